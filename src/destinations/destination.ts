@@ -1,0 +1,213 @@
+import type { z } from 'zod';
+
+/**
+ * The interface the engine loads through. Modelled on kysely's Dialect/Driver split: a backend is
+ * a small set of factory methods in its own folder (`duckdb/`, `postgres/`); the engine never
+ * imports a backend directly, only this file and `createDestination`.
+ *
+ * @example
+ * ```ts
+ * const dest = await createDestination({ type: 'duckdb', path: 'data/w.duckdb', schema: 'seedline' });
+ * await dest.lock({ holder: 'sync run_123', wait: false });
+ * await dest.ensureSystemTables();
+ * await dest.ensureTable(profilesTable);
+ * const unit = await dest.beginUnit('run_123');
+ * await unit.write('profiles', records);
+ * await unit.saveState([{ stream: 'profiles', partition: '*', cursor: '{"page":2}' }]);
+ * await unit.commit();
+ * await dest.close();
+ * ```
+ */
+export interface Destination {
+  /** What this backend can do. */
+  readonly capabilities: DestinationCapabilities;
+  /** Backend name (`duckdb` | `postgres`), for messages. */
+  readonly kind: DestinationKind;
+  /** The destination schema (default `seedline`). */
+  readonly schema: string;
+
+  /**
+   * Takes the single-writer lock (DuckDB: the file; Postgres: an advisory lock per schema).
+   * Throws `DestinationLockedError` naming the current holder, or waits when `wait` is true.
+   */
+  lock(options: LockOptions): Promise<void>;
+
+  /** Creates the schema and the `_seedline_*` system tables when missing. Idempotent. */
+  ensureSystemTables(): Promise<void>;
+
+  /**
+   * Creates the table (and its child tables) for a stream from its zod schema, or evolves it:
+   * fields new to the schema add nullable columns. Idempotent.
+   */
+  ensureTable(table: TableDefinition): Promise<void>;
+
+  /**
+   * Starts a load unit: everything written through it (rows, rejected records, state, seed
+   * ledger, batch ledger) commits in one transaction or not at all.
+   */
+  beginUnit(runId: string): Promise<LoadUnit>;
+
+  /** Runs read-only SQL (bound `$1`-style parameters) and returns plain rows. */
+  query<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+
+  /** Reads saved stream state, keyed by partition. */
+  readState(stream: string): Promise<Map<string, StateRow>>;
+  /** Reads the seed ledger of a stream, keyed by seed key. */
+  readSeeds(stream: string): Promise<Map<string, SeedRow>>;
+  /** Reads the batch intent log of a stream (all statuses), oldest first. */
+  readBatches(stream: string): Promise<BatchRow[]>;
+
+  /** Records the start or the end of a run in `_seedline_runs` (outside any unit; upsert on run_id). */
+  saveRun(run: RunRow): Promise<void>;
+  /** Reads runs, newest first. */
+  readRuns(limit: number): Promise<RunRow[]>;
+
+  /** Releases the lock and closes connections. */
+  close(): Promise<void>;
+}
+
+/** A backend's capabilities (as readonly booleans, each with its default stated). */
+export interface DestinationCapabilities {
+  /** Bulk writes go through a native bulk path (appender / COPY) rather than INSERTs. Default: true. */
+  readonly bulkLoad: boolean;
+  /** Several processes may read while one writes. DuckDB: false (the file is locked). Postgres: true. */
+  readonly concurrentReaders: boolean;
+  /** The JSON type is binary and indexable (jsonb). DuckDB: false. Postgres: true. */
+  readonly binaryJson: boolean;
+}
+
+/** Supported backends. */
+export type DestinationKind = 'duckdb' | 'postgres';
+
+/** How a stream's rows are written. */
+export type WriteMode = 'merge' | 'append' | 'replace' | 'history';
+
+/** Options of `lock`. */
+export interface LockOptions {
+  /** Who takes the lock (shown to a second writer), e.g. `seedline sync (pid 123, run r_…)`. */
+  holder: string;
+  /** Wait for the lock instead of failing. Default: false. */
+  wait?: boolean;
+}
+
+/** A stream's table, derived from its zod schema. */
+export interface TableDefinition {
+  /** Table name (validated against `^[a-z_][a-z0-9_]{0,62}$`). */
+  name: string;
+  /** The record schema; its top-level fields become columns, arrays of objects child tables. */
+  schema: z.ZodType;
+  /** Primary-key fields (required for merge and history; ignored by append). */
+  primaryKey: readonly string[];
+  /** Write mode. */
+  writeMode: WriteMode;
+}
+
+/** Result of `LoadUnit.write`. */
+export interface WriteOutcome {
+  /** Parent records written. */
+  records: number;
+  /** Rows written, parents and children. */
+  rows: number;
+  /** Records sent to `_seedline_rejected`. */
+  rejected: number;
+}
+
+/** One transaction's worth of rows and the state that says they were loaded. */
+export interface LoadUnit {
+  /**
+   * Writes records with the table's write mode. A record whose value does not fit its column's
+   * type goes to `_seedline_rejected` with the reason; the rest load.
+   */
+  write(table: string, records: readonly Record<string, unknown>[]): Promise<WriteOutcome>;
+  /** Records that failed validation upstream (schema parse), kept with their raw JSON and reason. */
+  reject(rows: readonly RejectedRow[]): Promise<void>;
+  /** Upserts stream state rows. */
+  saveState(rows: readonly StateRow[]): Promise<void>;
+  /** Upserts seed-ledger rows. */
+  saveSeeds(rows: readonly SeedRow[]): Promise<void>;
+  /** Upserts batch-ledger rows (on idempotency_key). */
+  saveBatches(rows: readonly BatchRow[]): Promise<void>;
+  /** Commits everything written through this unit. */
+  commit(): Promise<void>;
+  /** Discards everything written through this unit. */
+  rollback(): Promise<void>;
+}
+
+/** Row of `_seedline_state`. */
+export interface StateRow {
+  stream: string;
+  /** Partition key (`*` for unpartitioned streams). */
+  partition: string;
+  /** Opaque cursor, usually JSON. */
+  cursor: string;
+  updatedAt?: Date;
+}
+
+/** Status of a seed in the ledger. */
+export type SeedStatus = 'pending' | 'submitted' | 'fetched' | 'failed' | 'skipped';
+
+/** Row of `_seedline_seeds`. */
+export interface SeedRow {
+  stream: string;
+  /** Stable key of the seed (normalised). */
+  seedKey: string;
+  /** The seed exactly as the user wrote it. */
+  seed: string;
+  status: SeedStatus;
+  /** Canonical URL the service answered with, when known. */
+  canonicalUrl?: string | null;
+  jobId?: string | null;
+  credits?: number;
+  fetchedAt?: Date | null;
+  error?: string | null;
+  updatedAt?: Date;
+}
+
+/** Status of a batch intent. */
+export type BatchStatus = 'intent' | 'submitted' | 'completed' | 'failed';
+
+/** Row of `_seedline_batches`. */
+export interface BatchRow {
+  idempotencyKey: string;
+  stream: string;
+  /** sha256 of the exact request body. */
+  bodyHash: string;
+  /** The exact request body (JSON), so an unanswered intent can be resubmitted byte for byte. */
+  body: string;
+  jobId?: string | null;
+  status: BatchStatus;
+  /** Cursor of `GET /v1/batch/{id}/results` after the last loaded page. */
+  resultsCursor?: string | null;
+  itemCount: number;
+  createdAt?: Date;
+  updatedAt?: Date;
+}
+
+/** Row of `_seedline_rejected`. */
+export interface RejectedRow {
+  runId: string;
+  stream: string;
+  table: string;
+  /** The raw record as JSON text. */
+  record: string;
+  reason: string;
+}
+
+/** Row of `_seedline_runs`. */
+export interface RunRow {
+  runId: string;
+  startedAt: Date;
+  finishedAt?: Date | null;
+  /** `running` | `succeeded` | `partial` | `failed`. */
+  status: string;
+  /** JSON: per-stream summary. */
+  streams?: string | null;
+  creditsEstimated?: number;
+  creditsUsed?: number;
+  error?: string | null;
+}
+
+/** Connection settings of a destination. */
+export type DestinationConfig =
+  | { type: 'duckdb'; path: string; schema?: string }
+  | { type: 'postgres'; url: string; schema?: string };
