@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { isDuration } from '../util/duration.js';
+
+const Duration = z.string().refine(isDuration, { message: 'expected a duration such as 12h, 7d or 0s' });
+
+/** A seed list: inline values, a CSV file column, or a SQL query on the warehouse. */
+export const SeedSource = z.union([
+  z.array(z.string().min(1)),
+  z.strictObject({ file: z.string().min(1), column: z.string().min(1).default('url') }),
+  z.strictObject({ sql: z.string().min(1) }),
+]);
+export type SeedSource = z.infer<typeof SeedSource>;
+
+/** One headcount seed: a company and its filters. */
+export const HeadcountSeed = z.strictObject({
+  company_url: z.string().min(1),
+  filters: z.record(z.string(), z.unknown()).default({}),
+});
+
+/** A configured people or company search. */
+export const SearchDefinition = z.strictObject({
+  id: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a short id of a-z, 0-9, _ or -'),
+  filters: z.record(z.string(), z.unknown()).optional(),
+  search_url: z.string().optional(),
+  max_results: z.number().int().min(1).max(1000).default(25),
+  variant: z.enum(['default', 'sales-nav', 'standard']).default('default'),
+});
+
+const refreshable = { refresh_after: Duration.default('7d') };
+
+/** Per-stream options; a stream runs when its key is present under `streams`. */
+export const StreamsConfig = z.strictObject({
+  profiles: z
+    .strictObject({ ...refreshable, with_followers_and_connections: z.boolean().default(false), history: z.boolean().default(false) })
+    .optional(),
+  companies: z.strictObject({ ...refreshable }).optional(),
+  posts: z.strictObject({ ...refreshable }).optional(),
+  headcount: z.strictObject({}).optional(),
+  jobs: z
+    .strictObject({
+      ...refreshable,
+      refresh_after: Duration.default('1d'),
+      keywords: z.array(z.string().min(1)).default([]),
+      per_company: z.boolean().default(true),
+      max_results: z.number().int().min(1).max(100).default(25),
+    })
+    .optional(),
+  activity: z
+    .strictObject({
+      ...refreshable,
+      refresh_after: Duration.default('1d'),
+      kinds: z.array(z.enum(['posts', 'comments', 'reactions', 'reposts'])).min(1).default(['posts']),
+      posted_within: z.enum(['24h', 'week', 'month', 'all']).default('all'),
+      max_pages: z.number().int().min(1).default(10),
+    })
+    .optional(),
+  company_posts: z.strictObject({ ...refreshable, refresh_after: Duration.default('1d'), max_pages: z.number().int().min(1).default(10) }).optional(),
+  people_search: z.strictObject({ searches: z.array(SearchDefinition).min(1) }).optional(),
+  company_search: z.strictObject({ searches: z.array(SearchDefinition).min(1) }).optional(),
+  triggers: z.strictObject({ signal_id: z.string().optional() }).optional(),
+  signals: z.strictObject({}).optional(),
+  usage: z.strictObject({ months: z.number().int().min(1).max(12).default(2) }).optional(),
+  account: z.strictObject({}).optional(),
+});
+export type StreamsConfig = z.infer<typeof StreamsConfig>;
+
+/** Options of the embedded sandbox (`api.base_url: sandbox`). */
+export const EmbeddedSandboxConfig = z.strictObject({
+  seed: z.number().int().default(1),
+  latency_ms: z.tuple([z.number().min(0), z.number().min(0)]).default([0, 0]),
+  rpm: z.number().int().min(1).default(6000),
+  faults: z.partialRecord(z.enum(['429', '500', '504', 'upstream_error']), z.number().min(0).max(1)).default({}),
+});
+
+/** The whole seedline config file. */
+export const SeedlineConfig = z.strictObject({
+  api: z.strictObject({
+    base_url: z.union([z.literal('sandbox'), z.url({ protocol: /^https?$/ })]),
+    api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
+    auth: z.enum(['api-key', 'token']).default('api-key'),
+    max_concurrency: z.number().int().min(1).max(256).default(16),
+    sandbox: EmbeddedSandboxConfig.prefault({}),
+  }),
+  destination: z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('duckdb'), path: z.string().min(1), schema: z.string().default('seedline') }),
+    z.strictObject({ type: z.literal('postgres'), url: z.string().min(1), schema: z.string().default('seedline') }),
+  ]),
+  seeds: z
+    .strictObject({
+      profiles: SeedSource.optional(),
+      companies: SeedSource.optional(),
+      posts: SeedSource.optional(),
+      headcount: z.array(HeadcountSeed).optional(),
+    })
+    .prefault({}),
+  streams: StreamsConfig,
+  budget: z
+    .strictObject({ max_credits_per_run: z.number().int().min(0).optional() })
+    .prefault({}),
+  batch: z
+    .strictObject({
+      chunk_size: z.number().int().min(1).max(1000).default(1000),
+      poll_interval_ms: z.number().int().min(10).default(500),
+    })
+    .prefault({}),
+});
+export type SeedlineConfig = z.infer<typeof SeedlineConfig>;

@@ -1,0 +1,16 @@
+/** The run's credit budget cannot cover the next call: the stream stops, nothing is spent past it. */
+export class BudgetExhaustedError extends Error {
+  readonly code = 'SEEDLINE_BUDGET_EXHAUSTED';
+  constructor(needed: number, remaining: number) {
+    super(
+      `the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain. ` +
+        'Raise budget.max_credits_per_run or run again later; work already loaded is kept.',
+    );
+    this.name = 'BudgetExhaustedError';
+  }
+}
+
+/** A stream whose manifest or options cannot run as written. */
+export class StreamDefinitionError extends Error {
+  readonly code = 'SEEDLINE_STREAM_INVALID';
+}

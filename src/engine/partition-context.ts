@@ -1,0 +1,21 @@
+import { assertIdentifier } from './identifier.js';
+import type { PartitionContext } from './partitions.js';
+import type { StreamContext } from './stream-context.js';
+
+/** The partition context of a stream: its options, the seeds, and reads of parent tables. */
+export function partitionContext(ctx: StreamContext): PartitionContext {
+  return {
+    options: ctx.options,
+    seeds: ctx.seeds,
+    now: ctx.now(),
+    readTable: async (table, columns) => {
+      [table, ...columns].forEach(assertIdentifier);
+      const exists = await ctx.destination.query<{ n: number }>(
+        'select count(*) as n from information_schema.tables where table_schema = $1 and table_name = $2',
+        [ctx.destination.schema, table],
+      );
+      if (Number(exists[0]?.n ?? 0) === 0) return [];
+      return ctx.destination.query(`select ${columns.map((c) => `"${c}"`).join(', ')} from "${ctx.destination.schema}"."${table}" order by 1`);
+    },
+  };
+}

@@ -1,0 +1,286 @@
+import PQueue from 'p-queue';
+import type { RequestStreamNode } from '../manifest/manifest-schema.js';
+import { lookup, renderTemplate } from '../manifest/template.js';
+import { parseDuration } from '../util/duration.js';
+import type { Destination, StateRow } from '../destinations/destination.js';
+import { BudgetExhaustedError } from './engine-errors.js';
+import { LoadWriter } from './load-writer.js';
+import { resolvePartitions, type Partition } from './partitions.js';
+import { callByName } from './service-calls.js';
+import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { TableShaper, type ShapedRecords } from './table-shaper.js';
+import { partitionContext } from './partition-context.js';
+import { creditsOf } from './credits.js';
+
+/** Saved state of one partition of a request stream (JSON in `_seedline_state.cursor`). */
+export interface PartitionState {
+  /** When the last complete pass ended (ISO). */
+  completed_at?: string;
+  /** Newest incremental value loaded by complete passes. */
+  newest?: string;
+  /** A pass under way: where to resume after a crash. */
+  pending?: PageState;
+  /** The last error of this partition, if its last attempt failed. */
+  error?: string;
+}
+
+/** Where a pass stands. */
+interface PageState {
+  number: number;
+  token?: string | null;
+  cursor?: string | null;
+  /** Newest incremental value seen so far in this pass. */
+  newest?: string;
+}
+
+/** What a request stream would do now, without calling the service: partitions due and their first-page credits. */
+export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext): Promise<StreamPlan> {
+  const { partitions, todo } = await partitionsDue(manifest, ctx);
+  const estimatedCredits = todo.reduce(
+    (sum, p) => sum + creditsOf(manifest.credits_per_page, { partition: p.values, options: ctx.options }),
+    0,
+  );
+  return { stream: manifest.name, units: todo.length, resumed: 0, skipped: partitions.length - todo.length, estimatedCredits };
+}
+
+async function partitionsDue(manifest: RequestStreamNode, ctx: StreamContext) {
+  const partitions = await resolvePartitions(manifest.partitions, partitionContext(ctx));
+  const states = await readStates(ctx.destination, manifest.name);
+  const now = ctx.now();
+  const refreshMs = refreshAfterMs(manifest.refresh_after, ctx.options);
+  const todo = partitions.filter((p) => ctx.fullRefresh || !isFresh(states.get(p.key), p, refreshMs, now));
+  return { partitions, states, todo };
+}
+
+/** Runs a request stream: per partition, page by page, each page committed with its state. */
+export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext): Promise<StreamOutcome> {
+  const outcome = emptyOutcome(manifest.name);
+  const { partitions, states, todo } = await partitionsDue(manifest, ctx);
+  outcome.skipped = partitions.length - todo.length;
+  ctx.reporter.streamStarted(manifest.name, todo.length);
+
+  const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
+  const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name);
+  const buffered = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace';
+  const pending: { groups: ShapedRecords[]; states: StateRow[] } = { groups: [], states: [] };
+  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, buffered ? pending : undefined);
+
+  const queue = new PQueue({ concurrency: ctx.concurrency });
+  let done = 0;
+  let budgetStop: BudgetExhaustedError | undefined;
+  for (const partition of todo) {
+    void queue.add(async () => {
+      if (budgetStop) return;
+      try {
+        await runner.run(partition, ctx.fullRefresh ? {} : (states.get(partition.key) ?? {}));
+      } catch (error) {
+        if (error instanceof BudgetExhaustedError) budgetStop = error;
+        else await runner.recordFailure(partition, states.get(partition.key) ?? {}, error as Error);
+      }
+      ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
+    });
+  }
+  await queue.onIdle();
+  if (buffered && !budgetStop && outcome.failed === 0) await runner.flushBuffered(pending);
+  if (budgetStop) {
+    outcome.status = 'partial';
+    noteError(outcome, budgetStop.message);
+    ctx.reporter.notice(manifest.name, budgetStop.message);
+  }
+  if (outcome.failed > 0) outcome.status = outcome.failed === todo.length && outcome.records === 0 ? 'failed' : 'partial';
+  return outcome;
+}
+
+class PartitionRunner {
+  private readonly call;
+
+  constructor(
+    private readonly manifest: RequestStreamNode,
+    private readonly ctx: StreamContext,
+    private readonly shaper: TableShaper,
+    private readonly writer: LoadWriter,
+    private readonly outcome: StreamOutcome,
+    private readonly buffer?: { groups: ShapedRecords[]; states: StateRow[] },
+  ) {
+    this.call = callByName(manifest.call);
+  }
+
+  /** Pages through one partition, committing each page with the state that resumes after it. */
+  async run(partition: Partition, saved: PartitionState): Promise<void> {
+    let page: PageState = saved.pending ?? { number: 1 };
+    const maxPages = this.maxPages(partition);
+    for (;;) {
+      const response = await this.fetchPage(partition, saved, page);
+      const records = recordsOf(lookup(response, String(renderTemplate(this.manifest.records, { partition: partition.values }))));
+      const { fresh, reachedKnown, newest } = this.incremental(records, saved);
+      const passNewest = maxIso(page.newest, newest);
+      const next = reachedKnown ? undefined : this.nextPage(response, page, maxPages);
+      const state: PartitionState = next
+        ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
+        : { completed_at: this.ctx.now().toISOString(), newest: maxIso(saved.newest, passNewest) };
+      await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
+      if (!next) return;
+      page = { ...next, newest: passNewest };
+    }
+  }
+
+  /** Marks a partition failed in its state (keeping where a pass stood), so the run can go on. */
+  async recordFailure(partition: Partition, saved: PartitionState, error: Error): Promise<void> {
+    this.outcome.failed++;
+    const message = `${partition.key}: ${error.message}`;
+    noteError(this.outcome, message);
+    this.ctx.reporter.notice(this.manifest.name, message);
+    const row = stateRow(this.manifest.name, partition.key, { ...saved, error: error.message });
+    await this.ctx.writeLock.run(async () => {
+      const unit = await this.ctx.destination.beginUnit(this.ctx.runId);
+      try {
+        await unit.saveState([row]);
+        await unit.commit();
+      } catch (commitError) {
+        await unit.rollback();
+        throw commitError;
+      }
+    });
+  }
+
+  /** Writes everything buffered by a replace-mode stream in one unit. */
+  async flushBuffered(buffer: { groups: ShapedRecords[]; states: StateRow[] }): Promise<void> {
+    const byTable = new Map<string, ShapedRecords>();
+    for (const group of buffer.groups) {
+      const merged = byTable.get(group.table.name) ?? { table: group.table, rows: [], rejected: [] };
+      merged.rows.push(...group.rows);
+      merged.rejected.push(...group.rejected);
+      byTable.set(group.table.name, merged);
+    }
+    await this.writeUnit([...byTable.values()], buffer.states);
+  }
+
+  private async fetchPage(partition: Partition, saved: PartitionState, page: PageState) {
+    const context = {
+      partition: partition.values,
+      options: this.ctx.options,
+      state: { newest: this.ctx.fullRefresh ? undefined : saved.newest, days_since_last: daysSince(saved.completed_at, this.ctx.now()) },
+      page,
+    };
+    const args = renderTemplate(this.manifest.args, context) as Record<string, unknown>;
+    if (this.manifest.paginator.type === 'page_token' && page.number > 1) {
+      args.page = page.number;
+      if (page.token) args.pagination_token = page.token;
+    }
+    const reservation = this.ctx.budget.reserve(creditsOf(this.manifest.credits_per_page, context));
+    let credits = 0;
+    try {
+      const response = await this.call(this.ctx.client, args);
+      credits = response.meta.creditsUsed ?? 0;
+      return response;
+    } finally {
+      reservation.settle(credits);
+      this.outcome.credits += credits;
+    }
+  }
+
+  private incremental(records: unknown[], saved: PartitionState): { fresh: unknown[]; reachedKnown: boolean; newest?: string } {
+    const node = this.manifest.incremental;
+    if (node.type === 'none') return { fresh: records, reachedKnown: false };
+    const stamps = records.map((r) => firstField(r, node.field));
+    const newest = stamps.reduce<string | undefined>((max, s) => maxIso(max, s), undefined);
+    if (node.type === 'since' || this.ctx.fullRefresh || saved.newest === undefined) return { fresh: records, reachedKnown: false, newest };
+    const known = Date.parse(saved.newest);
+    const isNew = (stamp: string | undefined) => stamp === undefined || Date.parse(stamp) > known;
+    return { fresh: records.filter((_, i) => isNew(stamps[i])), reachedKnown: stamps.some((s) => !isNew(s)), newest };
+  }
+
+  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState, maxPages: number): PageState | undefined {
+    const paginator = this.manifest.paginator;
+    if (paginator.type === 'cursor') return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
+    if (paginator.type === 'none') return undefined;
+    const data = response.data as { pagination?: { has_more?: boolean }; pagination_token?: string | null };
+    const more = data.pagination?.has_more === true && page.number < maxPages;
+    return more ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
+  }
+
+  private maxPages(partition: Partition): number {
+    const paginator = this.manifest.paginator;
+    if (paginator.type !== 'page_token') return Number.MAX_SAFE_INTEGER;
+    return Number(renderTemplate(paginator.max_pages, { options: this.ctx.options, partition: partition.values })) || 10;
+  }
+
+  private async commit(partition: Partition, shaped: ShapedRecords, state: PartitionState): Promise<void> {
+    const row = stateRow(this.manifest.name, partition.key, state);
+    if (this.buffer) {
+      this.buffer.groups.push(shaped);
+      this.buffer.states.push(row);
+      return;
+    }
+    await this.writeUnit([shaped], [row]);
+  }
+
+  private async writeUnit(groups: ShapedRecords[], states: StateRow[]): Promise<void> {
+    await this.ctx.writeLock.run(async () => {
+      await this.writer.ensure(groups.map((g) => g.table));
+      const unit = await this.ctx.destination.beginUnit(this.ctx.runId);
+      try {
+        addLoad(this.outcome, await this.writer.write(unit, groups));
+        await unit.saveState(states);
+        await unit.commit();
+      } catch (error) {
+        await unit.rollback();
+        throw error;
+      }
+    });
+  }
+}
+
+async function readStates(destination: Destination, stream: string): Promise<Map<string, PartitionState>> {
+  const rows = await destination.readState(stream);
+  return new Map([...rows].map(([key, row]) => [key, parseState(row.cursor)]));
+}
+
+function parseState(cursor: string): PartitionState {
+  try {
+    return JSON.parse(cursor) as PartitionState;
+  } catch {
+    return {};
+  }
+}
+
+function stateRow(stream: string, partition: string, state: PartitionState): StateRow {
+  return { stream, partition, cursor: JSON.stringify(state) };
+}
+
+function isFresh(state: PartitionState | undefined, partition: Partition, refreshMs: number | undefined, now: Date): boolean {
+  if (!state?.completed_at || state.pending) return false;
+  if (partition.final) return true;
+  return refreshMs !== undefined && now.getTime() - Date.parse(state.completed_at) < refreshMs;
+}
+
+/** The stream's `refresh_after` in ms, or undefined when it has none (it always runs). */
+export function refreshAfterMs(template: unknown, options: Record<string, unknown>): number | undefined {
+  if (template === undefined) return undefined;
+  const rendered = renderTemplate(template, { options });
+  return typeof rendered === 'string' && rendered !== '' ? parseDuration(rendered) : undefined;
+}
+
+function daysSince(iso: string | undefined, now: Date): number | undefined {
+  if (!iso) return undefined;
+  return Math.max(1, Math.ceil((now.getTime() - Date.parse(iso)) / 86_400_000));
+}
+
+function recordsOf(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  return value === undefined || value === null ? [] : [value];
+}
+
+function firstField(record: unknown, fields: readonly string[]): string | undefined {
+  for (const field of fields) {
+    const value = lookup(record, field);
+    if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value;
+  }
+  return undefined;
+}
+
+function maxIso(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}

@@ -1,0 +1,57 @@
+import type { Meta } from '../../schemas/common.js';
+import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
+
+/** A typed response as the client returns it. */
+export interface ServiceResponse<T = unknown> {
+  data: T;
+  meta: Meta;
+}
+
+type Body = Record<string, unknown>;
+
+/**
+ * The part of `ApiClient` the engine uses, declared structurally so the engine depends on
+ * behaviour, not on the client module (and tests can drive it with the real client over HTTP).
+ */
+export interface ServiceClient {
+  searchJobs(body: Body): Promise<ServiceResponse>;
+  profileActivity(body: Body): Promise<ServiceResponse>;
+  companyPosts(body: Body): Promise<ServiceResponse>;
+  searchPeople(body: Body, variant?: 'default' | 'sales-nav' | 'standard'): Promise<ServiceResponse>;
+  searchCompanies(body: Body, variant?: 'default' | 'sales-nav' | 'standard'): Promise<ServiceResponse>;
+  listTriggers(query?: Body): Promise<ServiceResponse>;
+  listSignals(query?: Body): Promise<ServiceResponse>;
+  getSignalUsage(query?: Body): Promise<ServiceResponse>;
+  getAccount(): Promise<ServiceResponse>;
+  submitBatch(body: { items: Body[]; webhook_url?: string }, options: { idempotencyKey?: string }): Promise<ServiceResponse<BatchJob>>;
+  getBatchResults(jobId: string, query?: { cursor?: string; limit?: number; status?: 'succeeded' | 'failed' }): Promise<ServiceResponse<BatchResultEntry[]>>;
+}
+
+type Call = (client: ServiceClient, args: Body) => Promise<ServiceResponse>;
+
+/** The client calls a request-stream manifest may name in `call`. */
+export const serviceCalls = {
+  searchJobs: (c, a) => c.searchJobs(a),
+  profileActivity: (c, a) => c.profileActivity(a),
+  companyPosts: (c, a) => c.companyPosts(a),
+  searchPeople: (c, a) => c.searchPeople(a.body as Body, variantOf(a.variant)),
+  searchCompanies: (c, a) => c.searchCompanies(a.body as Body, variantOf(a.variant)),
+  listTriggers: (c, a) => c.listTriggers(a),
+  listSignals: (c, a) => c.listSignals(a),
+  getSignalUsage: (c, a) => c.getSignalUsage(a),
+  getAccount: (c) => c.getAccount(),
+} satisfies Record<string, Call>;
+
+/** A call name known to the engine. */
+export type CallName = keyof typeof serviceCalls;
+
+/** Looks a call up by name; throws naming the known ones. */
+export function callByName(name: string): Call {
+  const call = (serviceCalls as Record<string, Call>)[name];
+  if (!call) throw new Error(`unknown call "${name}": known calls are ${Object.keys(serviceCalls).join(', ')}`);
+  return call;
+}
+
+function variantOf(value: unknown): 'default' | 'sales-nav' | 'standard' | undefined {
+  return value === 'sales-nav' || value === 'standard' || value === 'default' ? value : undefined;
+}

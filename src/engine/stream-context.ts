@@ -1,0 +1,91 @@
+import type { Destination } from '../destinations/destination.js';
+import type { Mutex } from '../util/mutex.js';
+import type { Budget } from './budget.js';
+import type { ServiceClient } from './service-calls.js';
+
+/** Progress events of a run, rendered by the CLI as bars on a terminal or as log lines. */
+export interface Reporter {
+  /** A stream starts with `total` units of work (seeds or partitions). */
+  streamStarted(stream: string, total: number): void;
+  /** Progress of a stream: units done so far and credits spent by it. */
+  streamProgress(stream: string, progress: { done: number; credits: number }): void;
+  /** A stream ended. */
+  streamFinished(outcome: StreamOutcome): void;
+  /** A one-line notice (a retry, a skipped partition, a budget stop). */
+  notice(stream: string, message: string): void;
+}
+
+/** What one stream did in a run. */
+export interface StreamOutcome {
+  stream: string;
+  /** `succeeded`, `partial` (some units failed or the budget stopped it), `failed`, or `skipped`. */
+  status: 'succeeded' | 'partial' | 'failed' | 'skipped';
+  /** Parent records loaded. */
+  records: number;
+  /** Rows loaded including child rows. */
+  rows: number;
+  /** Units skipped because they are fresh (or final and loaded). */
+  skipped: number;
+  /** Units that failed (seed ledger `failed`, or partitions with an error). */
+  failed: number;
+  /** Records sent to `_seedline_rejected`. */
+  rejected: number;
+  /** Credits spent (what the calls cost, billed or not). */
+  credits: number;
+  /** Up to a few error messages. */
+  errors: string[];
+}
+
+/** What a stream would do now (from `seedline plan`), without spending. */
+export interface StreamPlan {
+  stream: string;
+  /** Seeds or partitions that need a call. */
+  units: number;
+  /** Items of recorded batch jobs a run would re-attach to (already paid for). */
+  resumed: number;
+  /** Units skipped as fresh. */
+  skipped: number;
+  /** Worst-case credits of the units (first page only for paged streams). */
+  estimatedCredits: number;
+}
+
+/** Everything a stream runner needs; built once per run. */
+export interface StreamContext {
+  runId: string;
+  runStartedAt: Date;
+  /** The stream's options from the config (`streams.<name>`). */
+  options: Record<string, unknown>;
+  /** Resolved seed lists by config key. */
+  seeds: Record<string, unknown>;
+  destination: Destination;
+  client: ServiceClient;
+  budget: Budget;
+  reporter: Reporter;
+  /** Serialises load units: one transaction at a time per destination. */
+  writeLock: Mutex;
+  /** Ignore freshness: fetch everything again. */
+  fullRefresh: boolean;
+  /** Calls in flight at once for request streams. */
+  concurrency: number;
+  /** Batch settings. */
+  batch: { chunkSize: number; pollIntervalMs: number; concurrentJobs: number };
+  /** Now (injectable for tests). */
+  now(): Date;
+}
+
+/** A fresh outcome with zero counts. */
+export function emptyOutcome(stream: string): StreamOutcome {
+  return { stream, status: 'succeeded', records: 0, rows: 0, skipped: 0, failed: 0, rejected: 0, credits: 0, errors: [] };
+}
+
+/** Adds a load's counts to an outcome. */
+export function addLoad(outcome: StreamOutcome, load: { records: number; rows: number; rejected: number }): void {
+  outcome.records += load.records;
+  outcome.rows += load.rows;
+  outcome.rejected += load.rejected;
+}
+
+/** Notes an error on an outcome (keeps the first few). */
+export function noteError(outcome: StreamOutcome, message: string): void {
+  if (outcome.errors.length < 5) outcome.errors.push(message);
+}

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+
+// The stream-manifest language: every node carries a `type`, mapped by a registry in the engine
+// (`satisfies Record<Type, Factory>`), as in Airbyte's declarative manifests.
+
+/** A template: any YAML value whose strings may hold `{{ path }}` placeholders. */
+const Template = z.unknown();
+
+/** How rows are written to a table. */
+export const WriteModeNode = z.enum(['merge', 'append', 'replace', 'history']);
+
+/** A destination table of a stream. */
+export const TableNode = z.strictObject({
+  /** Table name; may be a template (`activity_{{ partition.kind }}`). */
+  name: z.string(),
+  /** Name of the record schema in the schema registry; may be a template. */
+  schema: z.string(),
+  /** Primary-key fields (merge and history). */
+  primary_key: z.array(z.string()).default([]),
+  /** Write mode; may be a template resolving to one of the modes. */
+  write_mode: z.string().default('merge'),
+  /** Columns added to every record, as templates over `partition`, `record`, `run`. */
+  columns: z.record(z.string(), Template).default({}),
+});
+export type TableNode = z.infer<typeof TableNode>;
+
+const when = { when: Template.optional() };
+
+/** Where a stream's partitions come from. */
+export type PartitionNode =
+  | { type: 'seeds'; seeds: string; as: string; seed_kind: 'profile' | 'company' | 'post' | 'raw'; when?: unknown }
+  | { type: 'parent'; table: string; columns: string[]; key: string; when?: unknown; expand?: Record<string, unknown> }
+  | { type: 'list'; values: unknown; key: string; when?: unknown }
+  | { type: 'months'; count: unknown; when?: unknown }
+  | { type: 'single'; values?: Record<string, unknown>; when?: unknown }
+  | { type: 'union'; of: PartitionNode[] };
+
+export const PartitionNode: z.ZodType<PartitionNode> = z.lazy(() =>
+  z.discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('seeds'),
+      seeds: z.string(),
+      as: z.string().default('url'),
+      seed_kind: z.enum(['profile', 'company', 'post', 'raw']).default('raw'),
+      ...when,
+    }),
+    z.strictObject({
+      type: z.literal('parent'),
+      table: z.string(),
+      columns: z.array(z.string()).min(1),
+      key: z.string(),
+      expand: z.record(z.string(), Template).optional(),
+      ...when,
+    }),
+    z.strictObject({ type: z.literal('list'), values: Template, key: z.string(), ...when }),
+    z.strictObject({ type: z.literal('months'), count: Template, ...when }),
+    z.strictObject({ type: z.literal('single'), values: z.record(z.string(), Template).optional(), ...when }),
+    z.strictObject({ type: z.literal('union'), of: z.array(PartitionNode).min(1) }),
+  ]),
+) as z.ZodType<PartitionNode>;
+
+/** How a partition pages. */
+export const PaginatorNode = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  /** Body `page` + `pagination_token`; stops when `pagination.has_more` is false or the token is null. */
+  z.strictObject({ type: z.literal('page_token'), max_pages: Template.default(10) }),
+  /** `cursor` argument from `meta.nextCursor`; stops when it is null. */
+  z.strictObject({ type: z.literal('cursor'), limit: z.number().int().min(1).default(100) }),
+]);
+export type PaginatorNode = z.infer<typeof PaginatorNode>;
+
+/** One field name or several (the first present in a record wins). */
+const FieldList = z.union([z.string(), z.array(z.string()).min(1)]).transform((f) => (Array.isArray(f) ? f : [f]));
+
+/** What makes a re-run cheap. */
+export const IncrementalNode = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  /** Stop paging at records not newer than the newest `field` saved by the last complete pass. */
+  z.strictObject({ type: z.literal('newest'), field: FieldList }),
+  /** Pass the newest saved `field` as the request's `since`. */
+  z.strictObject({ type: z.literal('since'), field: FieldList }),
+]);
+export type IncrementalNode = z.infer<typeof IncrementalNode>;
+
+/** A stream fed by batch jobs (`POST /v1/batch`), one item per seed. */
+export const BatchStreamNode = z.strictObject({
+  type: z.literal('batch'),
+  name: z.string(),
+  description: z.string().optional(),
+  depends_on: z.array(z.string()).default([]),
+  operation: z.string(),
+  partitions: PartitionNode,
+  /** Item params as a template over `partition` and `options`. */
+  params: z.record(z.string(), Template),
+  /** Worst-case credits of one item (for plan and budget). */
+  credits_per_item: z.number().int().min(0).default(1),
+  /** Seeds fetched within this duration are skipped (template, e.g. `{{ options.refresh_after }}`). */
+  refresh_after: Template.optional(),
+  table: TableNode,
+});
+export type BatchStreamNode = z.infer<typeof BatchStreamNode>;
+
+/** A stream fed by direct calls, per partition, page by page. */
+export const RequestStreamNode = z.strictObject({
+  type: z.literal('request'),
+  name: z.string(),
+  description: z.string().optional(),
+  depends_on: z.array(z.string()).default([]),
+  /** The ApiClient method to call. */
+  call: z.string(),
+  /** Its argument, as a template over `partition`, `options`, `state`, `page`. */
+  args: Template.default({}),
+  partitions: PartitionNode.default({ type: 'single' }),
+  paginator: PaginatorNode.default({ type: 'none' }),
+  /** Path to the records in the response (`data.posts`); a single object is one record. */
+  records: z.string(),
+  incremental: IncrementalNode.default({ type: 'none' }),
+  refresh_after: Template.optional(),
+  /** Worst-case credits of one page (for plan and budget); a template. */
+  credits_per_page: Template.default(0),
+  table: TableNode,
+});
+export type RequestStreamNode = z.infer<typeof RequestStreamNode>;
+
+/** One stream manifest (`streams/<name>.stream.yaml`). */
+export const StreamManifest = z.discriminatedUnion('type', [BatchStreamNode, RequestStreamNode]);
+export type StreamManifest = z.infer<typeof StreamManifest>;

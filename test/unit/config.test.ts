@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/config/config-errors.js';
+import { loadManifests } from '../../src/manifest/load-manifests.js';
+
+const valid = `
+api:
+  base_url: sandbox
+  api_key: \${SEEDLINE_API_KEY:-svc_test_demo}
+destination: { type: duckdb, path: data/x.duckdb }
+seeds:
+  profiles: [jane-doe]
+streams:
+  profiles: { refresh_after: 7d }
+  activity: { kinds: [posts] }
+budget: { max_credits_per_run: 100 }
+`;
+
+function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): readonly string[] {
+  try {
+    parseConfig(text, 'test.yaml', env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('config', () => {
+  it('given a valid config without the env var, when parsed, then the default applies and defaults fill in', () => {
+    const config = parseConfig(valid, 'test.yaml', {});
+    expect(config.api.api_key).toBe('svc_test_demo');
+    expect(config.destination).toMatchObject({ type: 'duckdb', schema: 'seedline' });
+    expect(config.streams.activity).toMatchObject({ kinds: ['posts'], posted_within: 'all', refresh_after: '1d' });
+  });
+
+  it('given the env var, when parsed, then it wins over the default', () => {
+    expect(parseConfig(valid, 'test.yaml', { SEEDLINE_API_KEY: 'svc_live_x' }).api.api_key).toBe('svc_live_x');
+  });
+
+  it('given bad values, when parsed, then every problem names its exact key', () => {
+    const problems = problemsOf(valid.replace('refresh_after: 7d', 'refresh_after: soon').replace('kinds: [posts]', 'kinds: [likes]').replace('max_credits_per_run: 100', 'max_credits_per_run: lots'));
+    expect(problems.some((p) => p.startsWith('streams.profiles.refresh_after:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('streams.activity.kinds[0]:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('budget.max_credits_per_run:'))).toBe(true);
+  });
+
+  it('given an unknown key and a missing variable without default, when parsed, then both are reported', () => {
+    const problems = problemsOf(valid.replace('api_key: ${SEEDLINE_API_KEY:-svc_test_demo}', 'api_key: ${MY_KEY}\n  colour: red'));
+    expect(problems).toContain('api: unknown key "colour"');
+    expect(problems.some((p) => p.startsWith('api.api_key: environment variable MY_KEY is not set'))).toBe(true);
+  });
+
+  it('given an unknown stream, when parsed, then it is named', () => {
+    expect(problemsOf(valid.replace('activity:', 'activty:'))).toContain('streams: unknown key "activty"');
+  });
+
+  it('given the built-in manifests, when loaded, then every stream of the issue is there and valid', async () => {
+    const manifests = await loadManifests();
+    expect([...manifests.keys()].sort()).toEqual(
+      ['account', 'activity', 'companies', 'company_posts', 'company_search', 'headcount', 'jobs', 'people_search', 'posts', 'profiles', 'signals', 'triggers', 'usage'].sort(),
+    );
+  });
+});

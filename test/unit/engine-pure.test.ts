@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { renderTemplate } from '../../src/manifest/template.js';
+import { seedKey } from '../../src/engine/seed-keys.js';
+import { Budget } from '../../src/engine/budget.js';
+import { BudgetExhaustedError } from '../../src/engine/engine-errors.js';
+import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
+import { creditsOf } from '../../src/engine/credits.js';
+import { parseDuration } from '../../src/util/duration.js';
+import { parseCsv } from '../../src/util/csv.js';
+import { stableJson } from '../../src/util/stable-json.js';
+
+const context = (over: Partial<PartitionContext> = {}): PartitionContext => ({
+  options: {},
+  seeds: {},
+  readTable: async () => [],
+  now: new Date('2026-11-15T12:00:00Z'),
+  ...over,
+});
+
+describe('templates', () => {
+  it('given a whole-value placeholder, when rendered, then the value keeps its type', () => {
+    expect(renderTemplate('{{ options.max }}', { options: { max: 25 } })).toBe(25);
+    expect(renderTemplate({ kinds: '{{ options.kinds }}' }, { options: { kinds: ['posts'] } })).toEqual({ kinds: ['posts'] });
+  });
+
+  it('given embedded placeholders, when rendered, then they are interpolated as text', () => {
+    expect(renderTemplate('activity_{{ partition.kind }}', { partition: { kind: 'comments' } })).toBe('activity_comments');
+  });
+
+  it('given a placeholder with no value, when rendered in an object, then the key is dropped', () => {
+    expect(renderTemplate({ url: '{{ partition.url }}', urn: '{{ partition.urn }}' }, { partition: { url: 'u' } })).toEqual({ url: 'u' });
+  });
+});
+
+describe('seed keys', () => {
+  it('given the same profile written three ways, when keyed, then the keys are equal', () => {
+    const keys = ['https://www.network.example/in/Jane-Doe/?trk=abc', 'jane-doe', 'https://other.example/in/jane%2Ddoe'].map((s) => seedKey('profile', s));
+    expect(new Set(keys)).toEqual(new Set(['jane-doe']));
+  });
+
+  it('given a company URL with a sub-page, when keyed, then the slug after /company/ is the key', () => {
+    expect(seedKey('company', 'https://www.network.example/company/Acme/about/')).toBe('acme');
+  });
+});
+
+describe('budget', () => {
+  it('given reservations up to the limit, when one more is asked, then it is refused and nothing is spent past the limit', () => {
+    const budget = new Budget(10);
+    const first = budget.reserve(6);
+    expect(() => budget.reserve(5)).toThrow(BudgetExhaustedError);
+    first.settle(2);
+    expect(budget.spent).toBe(2);
+    expect(budget.remaining).toBe(8);
+    expect(budget.itemsThatFit(3)).toBe(2);
+  });
+
+  it('given no limit, when reserving, then everything fits', () => {
+    const budget = new Budget(undefined);
+    budget.reserve(1_000_000).settle(7);
+    expect(budget.spent).toBe(7);
+    expect(budget.remaining).toBe(Infinity);
+  });
+});
+
+describe('partitions', () => {
+  it('given seeds that name one profile twice, when resolved, then one partition per key keeps the first seed', async () => {
+    const parts = await resolvePartitions(
+      { type: 'seeds', seeds: 'profiles', as: 'url', seed_kind: 'profile' },
+      context({ seeds: { profiles: ['https://x/in/a-b/', 'a-b', 'c-d'] } }),
+    );
+    expect(parts.map((p) => [p.key, p.values.url])).toEqual([
+      ['a-b', 'https://x/in/a-b/'],
+      ['c-d', 'c-d'],
+    ]);
+  });
+
+  it('given parent rows and an expand list, when resolved, then each row is crossed with each value', async () => {
+    const parts = await resolvePartitions(
+      { type: 'parent', table: 'profiles', columns: ['url', 'urn'], key: '{{ row.url }}', expand: { kind: '{{ options.kinds }}' } },
+      context({ options: { kinds: ['posts', 'comments'] }, readTable: async () => [{ url: 'u1', urn: 'n1' }] }),
+    );
+    expect(parts.map((p) => p.key)).toEqual(['u1|kind=posts', 'u1|kind=comments']);
+    expect(parts[1]!.values).toMatchObject({ url: 'u1', urn: 'n1', kind: 'comments' });
+  });
+
+  it('given a union with a false `when`, when resolved, then that branch adds nothing', async () => {
+    const parts = await resolvePartitions(
+      {
+        type: 'union',
+        of: [
+          { type: 'seeds', seeds: 'companies', as: 'company_url', seed_kind: 'company', when: '{{ options.per_company }}' },
+          { type: 'single', values: { keywords: '{{ options.keywords }}' }, when: '{{ options.keywords }}' },
+        ],
+      },
+      context({ options: { per_company: false, keywords: ['data'] }, seeds: { companies: ['acme'] } }),
+    );
+    expect(parts).toEqual([{ key: '*', values: { keywords: ['data'], key: '*' } }]);
+  });
+
+  it('given two months, when resolved mid-month, then the past month is final and the open one is not', async () => {
+    const parts = await resolvePartitions({ type: 'months', count: 2 }, context());
+    expect(parts.map((p) => [p.key, p.final])).toEqual([
+      ['2026-10-01T00:00:00.000Z', true],
+      ['2026-11-01T00:00:00.000Z', false],
+    ]);
+  });
+});
+
+describe('small parsers', () => {
+  it('given durations, when parsed, then they are milliseconds; junk is refused', () => {
+    expect(parseDuration('7d')).toBe(604_800_000);
+    expect(parseDuration('0s')).toBe(0);
+    expect(() => parseDuration('seven days')).toThrow(/not a duration/);
+  });
+
+  it('given quoted CSV, when parsed, then quotes, commas and CRLF are handled', () => {
+    expect(parseCsv('url,note\r\n"https://x/in/a","say ""hi"", ok"\r\nb,\n')).toEqual([
+      ['url', 'note'],
+      ['https://x/in/a', 'say "hi", ok'],
+      ['b', ''],
+    ]);
+  });
+
+  it('given objects with keys in another order, when serialised stably, then the text is equal', () => {
+    expect(stableJson({ b: 1, a: { d: 2, c: [3] } })).toBe(stableJson({ a: { c: [3], d: 2 }, b: 1 }));
+  });
+
+  it('given a search cost node, when evaluated, then pages of 25 cost 2 each', () => {
+    expect(creditsOf({ pages_of: '{{ partition.max_results }}', size: 25, each: 2 }, { partition: { max_results: 60 } })).toBe(6);
+    expect(creditsOf('{{ options.max_results }}', { options: { max_results: 10 } })).toBe(10);
+  });
+});
