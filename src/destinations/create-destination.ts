@@ -1,0 +1,23 @@
+import type { Destination, DestinationConfig } from './destination.js';
+import { DuckDbDestination } from './duckdb/duckdb-destination.js';
+import { PostgresDestination } from './postgres/postgres-destination.js';
+
+/**
+ * Builds the destination of a config. Nothing is opened yet: the DuckDB file opens on `lock` or
+ * the first statement, Postgres connects on first use. The schema defaults to `seedline`.
+ *
+ * @example
+ * ```ts
+ * const dest = await createDestination({ type: 'duckdb', path: 'data/warehouse.duckdb' });
+ * await dest.lock({ holder: `seedline sync (pid ${process.pid})` });
+ * await dest.ensureSystemTables();
+ * ```
+ */
+export async function createDestination(config: DestinationConfig): Promise<Destination> {
+  switch (config.type) {
+    case 'duckdb':
+      return new DuckDbDestination({ path: config.path, schema: config.schema ?? 'seedline' });
+    case 'postgres':
+      return new PostgresDestination({ url: config.url, schema: config.schema ?? 'seedline' });
+  }
+}

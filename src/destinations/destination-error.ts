@@ -1,0 +1,103 @@
+/** Stable codes of destination errors. */
+export type DestinationErrorCode =
+  | 'SEEDLINE_DESTINATION_LOCKED'
+  | 'SEEDLINE_INVALID_IDENTIFIER'
+  | 'SEEDLINE_INVALID_TABLE_DEFINITION'
+  | 'SEEDLINE_UNKNOWN_TABLE'
+  | 'SEEDLINE_DESTINATION_WRITE_FAILED'
+  | 'SEEDLINE_DESTINATION_QUERY_FAILED'
+  | 'SEEDLINE_DESTINATION_UNAVAILABLE'
+  | 'SEEDLINE_UNIT_CLOSED';
+
+/** Base class of every error a destination throws on purpose; `code` is stable, the message says what to do. */
+export class DestinationError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: DestinationErrorCode;
+
+  constructor(code: DestinationErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Another writer holds the destination's single-writer lock. */
+export class DestinationLockedError extends DestinationError {
+  /** Who holds the lock, as that writer described itself (or what the engine reported). */
+  readonly holder: string;
+
+  constructor(target: string, holder: string, options?: { cause?: unknown }) {
+    super(
+      'SEEDLINE_DESTINATION_LOCKED',
+      `${target} is locked by another writer: ${holder}. Wait for it to finish, stop it, or run again with --wait.`,
+      options,
+    );
+    this.holder = holder;
+  }
+}
+
+/** A table, column or schema name does not match `^[a-z_][a-z0-9_]{0,62}$`. */
+export class InvalidIdentifierError extends DestinationError {
+  /** The rejected name. */
+  readonly identifier: string;
+
+  constructor(identifier: string, what: string) {
+    super(
+      'SEEDLINE_INVALID_IDENTIFIER',
+      `Invalid ${what} name ${JSON.stringify(identifier.slice(0, 100))}: names must match ^[a-z_][a-z0-9_]{0,62}$ (lowercase letters, digits, underscores; at most 63 characters). Rename it in the stream or config.`,
+    );
+    this.identifier = identifier;
+  }
+}
+
+/** A table definition cannot be turned into tables (e.g. merge without a primary key). */
+export class InvalidTableDefinitionError extends DestinationError {
+  constructor(table: string, problem: string) {
+    super('SEEDLINE_INVALID_TABLE_DEFINITION', `Table ${table}: ${problem}. Fix the stream definition.`);
+  }
+}
+
+/** `write` was called for a table that `ensureTable` has not prepared in this process. */
+export class UnknownTableError extends DestinationError {
+  constructor(table: string) {
+    super('SEEDLINE_UNKNOWN_TABLE', `Table ${table} is not known to this destination: call ensureTable() with its definition before writing to it.`);
+  }
+}
+
+/** A statement of a load unit failed; nothing of the unit is committed. */
+export class DestinationWriteError extends DestinationError {
+  constructor(what: string, cause: unknown) {
+    super(
+      'SEEDLINE_DESTINATION_WRITE_FAILED',
+      `${what} failed: ${describeCause(cause)}. Nothing of this load unit was committed; roll it back and run again.`,
+      { cause },
+    );
+  }
+}
+
+/** A `query` failed. */
+export class DestinationQueryError extends DestinationError {
+  constructor(cause: unknown) {
+    super('SEEDLINE_DESTINATION_QUERY_FAILED', `Query failed: ${describeCause(cause)}. Check the SQL and its parameters.`, { cause });
+  }
+}
+
+/** The warehouse could not be opened or reached. */
+export class DestinationUnavailableError extends DestinationError {
+  constructor(target: string, cause: unknown) {
+    super('SEEDLINE_DESTINATION_UNAVAILABLE', `Cannot open ${target}: ${describeCause(cause)}. Check the destination settings and that the database is running.`, { cause });
+  }
+}
+
+/** The load unit was already committed, rolled back, or failed. */
+export class UnitClosedError extends DestinationError {
+  constructor(state: string) {
+    super('SEEDLINE_UNIT_CLOSED', `This load unit is ${state}: begin a new unit (a failed unit must be rolled back).`);
+  }
+}
+
+/** The message of an unknown thrown value, without a stack. */
+export function describeCause(cause: unknown): string {
+  if (cause instanceof Error) return cause.message;
+  return String(cause);
+}

@@ -1,0 +1,96 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { DestinationLockedError, DestinationUnavailableError } from '../destination-error.js';
+
+/** One open DuckDB file, shared by every destination of this process that points at it. */
+export interface SharedDuckDbFile {
+  /** Absolute path (or `:memory:`). */
+  readonly path: string;
+  readonly instance: DuckDBInstance;
+  /** Destinations using it. */
+  refs: number;
+  /** The destination holding the single-writer lock in this process, and how it described itself. */
+  writer: { owner: object; holder: string } | null;
+}
+
+/** Contents of the `<path>.lock` sidecar, written by the writer after it opened the file. */
+interface Sidecar {
+  holder: string;
+  pid: number;
+  host: string;
+  since: string;
+}
+
+// DuckDB locks the file per process, and a second instance on the same file inside one process
+// would not be refused (POSIX locks are per process): the process shares one instance per file.
+const open = new Map<string, Promise<SharedDuckDbFile>>();
+
+/**
+ * The DuckDB file lock, plus what DuckDB cannot say: who holds it. DuckDB refuses a second
+ * process; inside one process, the writer slot of the shared instance refuses a second writer.
+ * The holder's description is kept in a `<path>.lock` sidecar for writers of other processes.
+ */
+export const duckDbFileLock = {
+  /** Opens (or shares) the file; throws `DestinationLockedError` when another process holds it. */
+  async open(path: string): Promise<SharedDuckDbFile> {
+    const key = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
+    let pending = open.get(key);
+    if (!pending) {
+      pending = DuckDBInstance.create(path === ':memory:' ? ':memory:' : key).then(
+        (instance) => ({ path: key, instance, refs: 0, writer: null }),
+        (error: unknown) => {
+          open.delete(key);
+          throw asLockError(key, error);
+        },
+      );
+      open.set(key, pending);
+    }
+    const file = await pending;
+    file.refs++;
+    return file;
+  },
+
+  /** Takes the writer slot for `owner`; throws `DestinationLockedError` naming the holder when taken. */
+  claim(file: SharedDuckDbFile, owner: object, holder: string): void {
+    if (file.writer && file.writer.owner !== owner) throw new DestinationLockedError(`DuckDB file ${file.path}`, file.writer.holder);
+    file.writer = { owner, holder };
+    if (file.path.startsWith(':memory:')) return;
+    const sidecar: Sidecar = { holder, pid: process.pid, host: hostname(), since: new Date().toISOString() };
+    try {
+      writeFileSync(`${file.path}.lock`, `${JSON.stringify(sidecar)}\n`);
+    } catch {
+      // The sidecar only improves the message another writer sees; the file lock is DuckDB's.
+    }
+  },
+
+  /** Gives the writer slot back (when `owner` holds it). */
+  unclaim(file: SharedDuckDbFile, owner: object): void {
+    if (file.writer?.owner !== owner) return;
+    file.writer = null;
+    if (!file.path.startsWith(':memory:')) rmSync(`${file.path}.lock`, { force: true });
+  },
+
+  /** Drops one reference; the last one closes the instance (and DuckDB releases the file). */
+  release(file: SharedDuckDbFile): void {
+    file.refs--;
+    if (file.refs > 0) return;
+    open.delete(file.path);
+    file.instance.closeSync();
+  },
+};
+
+function asLockError(path: string, error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!/could not set lock|conflicting lock/i.test(message)) return new DestinationUnavailableError(`DuckDB file ${path}`, error);
+  let holder: string;
+  try {
+    const sidecar = JSON.parse(readFileSync(`${path}.lock`, 'utf8')) as Sidecar;
+    holder = `${sidecar.holder} (pid ${sidecar.pid} on ${sidecar.host}, since ${sidecar.since})`;
+  } catch {
+    const pid = /PID (\d+)/i.exec(message)?.[1];
+    holder = pid ? `process ${pid}` : 'another process';
+  }
+  return new DestinationLockedError(`DuckDB file ${path}`, holder, { cause: error });
+}

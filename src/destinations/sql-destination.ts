@@ -1,0 +1,487 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
+import type {
+  BatchRow,
+  Destination,
+  DestinationCapabilities,
+  DestinationKind,
+  LoadUnit,
+  LockOptions,
+  RejectedRow,
+  RunRow,
+  SeedRow,
+  StateRow,
+  TableDefinition,
+  WriteOutcome,
+} from './destination.js';
+import { DestinationError, DestinationQueryError, DestinationWriteError, UnitClosedError, UnknownTableError } from './destination-error.js';
+import { assertIdentifier } from './identifiers.js';
+import type { CellValue, ShapedRows } from './record-shaper.js';
+import { shapeRecords } from './record-shaper.js';
+import type { SystemTable } from './system-tables.js';
+import {
+  batchFromDb,
+  batchToDb,
+  rejectedToDb,
+  runFromDb,
+  runToDb,
+  seedFromDb,
+  seedToDb,
+  stateFromDb,
+  stateToDb,
+  systemTables,
+} from './system-tables.js';
+import type { LogicalType, PhysicalColumn, TableLayout, TableShape } from './table-layout.js';
+import { childKeyColumns, childShape, parentShape, tableLayout } from './table-layout.js';
+
+/** A compiled statement: SQL with `$n` placeholders and its bound values. */
+export interface Statement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/** One connection of a backend, held for a unit or a single operation. */
+export interface SqlSession {
+  /** Runs a statement; resolves to the number of rows it changed. */
+  run(statement: Statement): Promise<number>;
+  /** Runs a statement; resolves to its rows as plain JS values (see `Destination.query`). */
+  all(statement: Statement): Promise<Record<string, unknown>[]>;
+  /** Bulk-loads rows into a (temporary staging) table through the backend's native path. */
+  bulkInsert(table: string, columns: readonly PhysicalColumn[], rows: readonly CellValue[][]): Promise<void>;
+  /** Returns the connection; `broken` discards it. */
+  release(broken?: boolean): Promise<void>;
+}
+
+/** What differs between the SQL backends. */
+export interface SqlDialectTraits {
+  /** SQL type of a logical column type. */
+  sqlType(type: LogicalType): string;
+  /** Logical type of a type name as `information_schema.columns.data_type` reports it. */
+  logicalType(dataType: string): LogicalType;
+  /** Strings with U+0000 are refused (Postgres). */
+  rejectNul: boolean;
+  /** Data tables get primary keys and indexes (Postgres; DuckDB's ART indexes make delete+insert of a key in one transaction fail). */
+  indexes: boolean;
+  /** Run ANALYZE on staging tables so the planner uses the indexes (Postgres). */
+  analyzeStaging: boolean;
+  /** Statement that opens a transaction. */
+  begin: string;
+}
+
+/**
+ * The write-mode logic shared by the SQL backends: tables from zod, staging and merge, history,
+ * system tables. A backend supplies sessions (connections), its bulk path, its type names and
+ * its lock. Statements are built with kysely (identifiers quoted by kysely, values bound).
+ */
+export abstract class SqlDestination implements Destination {
+  abstract readonly capabilities: DestinationCapabilities;
+  abstract readonly kind: DestinationKind;
+  readonly schema: string;
+  protected abstract readonly db: Kysely<any>;
+  protected abstract readonly traits: SqlDialectTraits;
+  private readonly tables = new Map<string, TableLayout>();
+  private lastTimestamp = 0;
+  private stagingCounter = 0;
+
+  protected constructor(schema: string) {
+    this.schema = assertIdentifier(schema, 'schema');
+  }
+
+  abstract lock(options: LockOptions): Promise<void>;
+  abstract close(): Promise<void>;
+  /** Opens a session (a connection of its own). */
+  protected abstract openSession(): Promise<SqlSession>;
+
+  async ensureSystemTables(): Promise<void> {
+    await this.withSession(async (session) => {
+      await session.run(this.db.schema.createSchema(this.schema).ifNotExists().compile());
+      for (const table of Object.values(systemTables) as SystemTable[]) {
+        let builder = this.db.schema.createTable(this.qualified(table.name)).ifNotExists();
+        for (const [name, type, notNull] of table.columns) {
+          builder = builder.addColumn(name, sql.raw(this.traits.sqlType(type)), (col) => (notNull ? col.notNull() : col));
+        }
+        if (table.primaryKey.length > 0) builder = builder.addPrimaryKeyConstraint(`${table.name}_pkey`, table.primaryKey as never[]);
+        await session.run(builder.compile());
+      }
+    });
+  }
+
+  async ensureTable(definition: TableDefinition): Promise<void> {
+    const layout = tableLayout(definition);
+    await this.withSession(async (session) => {
+      await session.run({ sql: this.traits.begin, parameters: [] });
+      try {
+        await session.run(this.db.schema.createSchema(this.schema).ifNotExists().compile());
+        const shapes: { shape: TableShape; child: boolean }[] = [
+          { shape: parentShape(layout), child: false },
+          ...layout.children.map((child) => ({ shape: childShape(layout, child), child: true })),
+        ];
+        const actual = new Map<string, string>();
+        for (const { shape, child } of shapes) {
+          const existing = await this.columnsOf(session, shape.name);
+          if (existing.size === 0) {
+            await this.createTable(session, layout, shape, child);
+          } else {
+            for (const column of shape.columns) {
+              if (existing.has(column.name)) continue;
+              await session.run(
+                this.db.schema.alterTable(this.qualified(shape.name)).addColumn(column.name, sql.raw(this.traits.sqlType(column.type))).compile(),
+              );
+            }
+          }
+          for (const [name, type] of existing) actual.set(`${shape.name}.${name}`, type);
+        }
+        await session.run({ sql: 'COMMIT', parameters: [] });
+        // Values are checked against the column types the table really has, not the ones the schema would create today.
+        for (const column of layout.columns) {
+          const type = actual.get(`${layout.name}.${column.name}`);
+          if (type) column.type = this.traits.logicalType(type);
+        }
+        for (const child of layout.children) {
+          for (const column of child.columns) {
+            const type = actual.get(`${child.name}.${column.name}`);
+            if (type) column.type = this.traits.logicalType(type);
+          }
+        }
+        this.tables.set(layout.name, layout);
+      } catch (error) {
+        await session.run({ sql: 'ROLLBACK', parameters: [] }).catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  async beginUnit(runId: string): Promise<LoadUnit> {
+    const session = await this.openSession();
+    try {
+      await session.run({ sql: this.traits.begin, parameters: [] });
+    } catch (error) {
+      await session.release(true);
+      throw new DestinationWriteError('Starting a load unit', error);
+    }
+    return new SqlLoadUnit(this, session, runId);
+  }
+
+  async query<Row extends Record<string, unknown> = Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.withSession(async (session) => {
+      try {
+        return (await session.all({ sql: text, parameters: params })) as Row[];
+      } catch (error) {
+        throw new DestinationQueryError(error);
+      }
+    });
+  }
+
+  async readState(stream: string): Promise<Map<string, StateRow>> {
+    const rows = await this.readSystem(this.db.selectFrom(this.qualified(systemTables.state.name)).selectAll().where('stream', '=', stream).compile());
+    return new Map(rows.map(stateFromDb).map((row) => [row.partition, row]));
+  }
+
+  async readSeeds(stream: string): Promise<Map<string, SeedRow>> {
+    const rows = await this.readSystem(this.db.selectFrom(this.qualified(systemTables.seeds.name)).selectAll().where('stream', '=', stream).compile());
+    return new Map(rows.map(seedFromDb).map((row) => [row.seedKey, row]));
+  }
+
+  async readBatches(stream: string): Promise<BatchRow[]> {
+    const rows = await this.readSystem(
+      this.db
+        .selectFrom(this.qualified(systemTables.batches.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .orderBy('created_at')
+        .orderBy('idempotency_key')
+        .compile(),
+    );
+    return rows.map(batchFromDb);
+  }
+
+  async saveRun(run: RunRow): Promise<void> {
+    await this.withSession((session) => session.run(this.upsert(systemTables.runs, [runToDb(run)])));
+  }
+
+  async readRuns(limit: number): Promise<RunRow[]> {
+    const rows = await this.readSystem(
+      this.db
+        .selectFrom(this.qualified(systemTables.runs.name))
+        .selectAll()
+        .orderBy('started_at', 'desc')
+        .orderBy('run_id', 'desc')
+        .limit(Math.max(0, Math.floor(limit)))
+        .compile(),
+    );
+    return rows.map(runFromDb);
+  }
+
+  /** `schema.table`, validated, for kysely to quote. */
+  protected qualified(table: string): string {
+    return `${this.schema}.${assertIdentifier(table, 'table')}`;
+  }
+
+  /** Runs `fn` on a session of its own and releases it. */
+  protected async withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
+    const session = await this.openSession();
+    let broken = false;
+    try {
+      return await fn(session);
+    } catch (error) {
+      broken = !(error instanceof DestinationError);
+      throw error;
+    } finally {
+      await session.release(broken);
+    }
+  }
+
+  /** Writes one batch of records inside a unit's transaction. */
+  async writeInUnit(session: SqlSession, runId: string, table: string, records: readonly Record<string, unknown>[]): Promise<WriteOutcome> {
+    const layout = this.tables.get(table);
+    if (!layout) throw new UnknownTableError(table);
+    const loadedAt = this.nextTimestamp();
+    const batch = shapeRecords(layout, records, { runId, loadedAt, rejectNul: this.traits.rejectNul });
+    if (batch.rejected.length > 0) {
+      const now = new Date();
+      const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream: table, table, record: safeJson(r.record), reason: r.reason }, now));
+      await this.insertRejected(session, rows);
+    }
+    let rows = 0;
+    if (batch.records > 0) {
+      const parentStage = await this.stage(session, batch.parent);
+      const childStages: string[] = [];
+      for (const child of batch.children) childStages.push(await this.stage(session, child));
+      rows = await this.apply(session, layout, batch.parent, parentStage, batch.children, childStages, runId);
+      for (const stage of [parentStage, ...childStages]) await session.run(sql`drop table ${sql.table(stage)}`.compile(this.db));
+    }
+    return { records: batch.records, rows, rejected: batch.rejected.length };
+  }
+
+  /** Inserts rejected rows (already in `_seedline_rejected` shape). */
+  async insertRejected(session: SqlSession, rows: Record<string, unknown>[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 500) {
+      await session.run(this.db.insertInto(this.qualified(systemTables.rejected.name)).values(rows.slice(i, i + 500)).compile());
+    }
+  }
+
+  /** An upsert of system-table rows on the table's primary key; the last of duplicate keys wins. */
+  upsert(table: SystemTable, rows: Record<string, unknown>[]): Statement {
+    const unique = new Map<string, Record<string, unknown>>();
+    for (const row of rows) unique.set(JSON.stringify(table.primaryKey.map((k) => row[k])), row);
+    const updated = table.columns.map(([name]) => name).filter((name) => !table.primaryKey.includes(name) && name !== 'created_at');
+    return this.db
+      .insertInto(this.qualified(table.name))
+      .values([...unique.values()])
+      .onConflict((oc) =>
+        oc.columns(table.primaryKey as string[]).doUpdateSet(Object.fromEntries(updated.map((name) => [name, sql.ref(`excluded.${name}`)]))),
+      )
+      .compile();
+  }
+
+  private async readSystem(statement: Statement): Promise<Record<string, unknown>[]> {
+    return this.withSession((session) => session.all(statement));
+  }
+
+  private async columnsOf(session: SqlSession, table: string): Promise<Map<string, string>> {
+    const rows = await session.all(
+      this.db
+        .selectFrom('information_schema.columns')
+        .select(['column_name', 'data_type'])
+        .where('table_schema', '=', this.schema)
+        .where('table_name', '=', table)
+        .orderBy('ordinal_position')
+        .compile(),
+    );
+    return new Map(rows.map((row) => [String(row.column_name), String(row.data_type)]));
+  }
+
+  private async createTable(session: SqlSession, layout: TableLayout, shape: TableShape, child: boolean): Promise<void> {
+    let builder = this.db.schema.createTable(this.qualified(shape.name)).ifNotExists();
+    for (const column of shape.columns) builder = builder.addColumn(column.name, sql.raw(this.traits.sqlType(column.type)));
+    const merge = layout.writeMode === 'merge' && !child;
+    if (this.traits.indexes && merge) builder = builder.addPrimaryKeyConstraint(indexName(shape.name, 'pkey'), layout.primaryKey as never[]);
+    await session.run(builder.compile());
+    if (!this.traits.indexes) return;
+    const keys = child ? childKeyColumns(layout).map((c) => c.name) : layout.writeMode === 'history' ? layout.primaryKey : [];
+    if (keys.length > 0) {
+      await session.run(this.db.schema.createIndex(indexName(shape.name, 'key')).ifNotExists().on(this.qualified(shape.name)).columns(keys).compile());
+    }
+  }
+
+  private async stage(session: SqlSession, rows: ShapedRows): Promise<string> {
+    const name = `_seedline_stage_${++this.stagingCounter}`;
+    const columns = sql.join(rows.shape.columns.map((c) => sql.ref(c.name)));
+    await session.run(sql`create temporary table ${sql.table(name)} as select ${columns} from ${sql.table(this.qualified(rows.shape.name))} limit 0`.compile(this.db));
+    if (rows.rows.length > 0) await session.bulkInsert(name, rows.shape.columns, rows.rows);
+    if (this.traits.analyzeStaging) await session.run(sql`analyze ${sql.table(name)}`.compile(this.db));
+    return name;
+  }
+
+  /** Moves staged rows into the tables according to the write mode; resolves to the rows inserted. */
+  private async apply(
+    session: SqlSession,
+    layout: TableLayout,
+    parent: ShapedRows,
+    parentStage: string,
+    children: ShapedRows[],
+    childStages: string[],
+    runId: string,
+  ): Promise<number> {
+    const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.qualified(name))}`;
+    const columnList = (shape: TableShape): RawBuilder<unknown> => sql.join(shape.columns.map((c) => sql.ref(c.name)));
+    const keyMatch = (left: string, leftColumns: readonly string[], right: string, rightColumns: readonly string[]): RawBuilder<unknown> =>
+      sql.join(
+        leftColumns.map((column, i) => sql`${sql.ref(`${left}.${column}`)} = ${sql.ref(`${right}.${rightColumns[i]!}`)}`),
+        sql` and `,
+      );
+    const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.db));
+    const insertAll = (shape: TableShape, stage: string): Promise<number> =>
+      run(sql`insert into ${target(shape.name)} (${columnList(shape)}) select ${columnList(shape)} from ${sql.table(stage)}`);
+    const parentKeys = layout.primaryKey;
+    const childKeys = childKeyColumns(layout)
+      .map((c) => c.name)
+      .slice(0, parentKeys.length);
+    let inserted = 0;
+
+    switch (layout.writeMode) {
+      case 'append':
+        inserted += await insertAll(parent.shape, parentStage);
+        for (let i = 0; i < children.length; i++) if (children[i]!.rows.length > 0) inserted += await insertAll(children[i]!.shape, childStages[i]!);
+        return inserted;
+      case 'replace':
+        // Rows of earlier runs go, rows of this run (earlier pages) stay: readers see the old table until commit.
+        for (const shape of [parent.shape, ...children.map((c) => c.shape)]) {
+          await run(sql`delete from ${target(shape.name)} where ${sql.ref('_run_id')} is distinct from ${runId}`);
+        }
+        inserted += await insertAll(parent.shape, parentStage);
+        for (let i = 0; i < children.length; i++) if (children[i]!.rows.length > 0) inserted += await insertAll(children[i]!.shape, childStages[i]!);
+        return inserted;
+      case 'merge':
+        for (const child of children) {
+          await run(
+            sql`delete from ${target(child.shape.name)} as c where exists (select 1 from ${sql.table(parentStage)} as s where ${keyMatch('s', parentKeys, 'c', childKeys)})`,
+          );
+        }
+        await run(sql`delete from ${target(parent.shape.name)} as t where exists (select 1 from ${sql.table(parentStage)} as s where ${keyMatch('s', parentKeys, 't', parentKeys)})`);
+        inserted += await insertAll(parent.shape, parentStage);
+        for (let i = 0; i < children.length; i++) if (children[i]!.rows.length > 0) inserted += await insertAll(children[i]!.shape, childStages[i]!);
+        return inserted;
+      case 'history': {
+        const table = target(parent.shape.name);
+        const stage = sql.table(parentStage);
+        await run(
+          sql`update ${table} as t set ${sql.ref('_valid_to')} = s.${sql.ref('_valid_from')} from ${stage} as s where ${keyMatch('s', parentKeys, 't', parentKeys)} and t.${sql.ref('_valid_to')} is null and t.${sql.ref('_row_hash')} <> s.${sql.ref('_row_hash')}`,
+        );
+        inserted += await run(
+          sql`insert into ${table} (${columnList(parent.shape)}) select ${sql.join(parent.shape.columns.map((c) => sql.ref(`s.${c.name}`)))} from ${stage} as s where not exists (select 1 from ${table} as t where ${keyMatch('t', parentKeys, 's', parentKeys)} and t.${sql.ref('_valid_to')} is null)`,
+        );
+        for (let i = 0; i < children.length; i++) {
+          const child = children[i]!;
+          if (child.rows.length === 0) continue;
+          inserted += await run(
+            sql`insert into ${target(child.shape.name)} (${columnList(child.shape)}) select ${sql.join(child.shape.columns.map((c) => sql.ref(`c.${c.name}`)))} from ${sql.table(childStages[i]!)} as c where exists (select 1 from ${table} as t where ${keyMatch('t', parentKeys, 'c', childKeys)} and t.${sql.ref('_valid_from')} = c.${sql.ref('_parent_valid_from')})`,
+          );
+        }
+        return inserted;
+      }
+    }
+  }
+
+  private nextTimestamp(): number {
+    this.lastTimestamp = Math.max(Date.now(), this.lastTimestamp + 1);
+    return this.lastTimestamp;
+  }
+}
+
+/** A unit: one transaction on one session. */
+class SqlLoadUnit implements LoadUnit {
+  private state: 'open' | 'committed' | 'rolled back' | 'failed' = 'open';
+
+  constructor(
+    private readonly destination: SqlDestination,
+    private readonly session: SqlSession,
+    private readonly runId: string,
+  ) {}
+
+  write(table: string, records: readonly Record<string, unknown>[]): Promise<WriteOutcome> {
+    return this.guard(`Writing ${records.length} records to ${table}`, () => this.destination.writeInUnit(this.session, this.runId, table, records));
+  }
+
+  reject(rows: readonly RejectedRow[]): Promise<void> {
+    if (rows.length === 0) return this.guard('Saving rejected records', async () => undefined);
+    const now = new Date();
+    return this.guard('Saving rejected records', () => this.destination.insertRejected(this.session, rows.map((row) => rejectedToDb(row, now))));
+  }
+
+  saveState(rows: readonly StateRow[]): Promise<void> {
+    const now = new Date();
+    return this.upsert('Saving stream state', systemTables.state, rows.map((row) => stateToDb(row, now)));
+  }
+
+  saveSeeds(rows: readonly SeedRow[]): Promise<void> {
+    const now = new Date();
+    return this.upsert('Saving the seed ledger', systemTables.seeds, rows.map((row) => seedToDb(row, now)));
+  }
+
+  saveBatches(rows: readonly BatchRow[]): Promise<void> {
+    const now = new Date();
+    return this.upsert('Saving the batch ledger', systemTables.batches, rows.map((row) => batchToDb(row, now)));
+  }
+
+  async commit(): Promise<void> {
+    if (this.state !== 'open') throw new UnitClosedError(this.state);
+    try {
+      await this.session.run({ sql: 'COMMIT', parameters: [] });
+      this.state = 'committed';
+      await this.session.release();
+    } catch (error) {
+      this.state = 'failed';
+      await this.session.run({ sql: 'ROLLBACK', parameters: [] }).catch(() => undefined);
+      await this.session.release(true);
+      throw new DestinationWriteError('Committing the load unit', error);
+    }
+  }
+
+  async rollback(): Promise<void> {
+    if (this.state === 'committed' || this.state === 'rolled back') return;
+    const wasFailed = this.state === 'failed';
+    this.state = 'rolled back';
+    let broken = false;
+    try {
+      await this.session.run({ sql: 'ROLLBACK', parameters: [] });
+    } catch (error) {
+      // A failed statement may already have ended the transaction; the connection is discarded either way.
+      broken = true;
+      if (!wasFailed) throw new DestinationWriteError('Rolling back the load unit', error);
+    } finally {
+      await this.session.release(broken);
+    }
+  }
+
+  private upsert(what: string, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
+    return this.guard(what, async () => {
+      for (let i = 0; i < rows.length; i += 500) await this.session.run(this.destination.upsert(table, rows.slice(i, i + 500)));
+    });
+  }
+
+  private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (this.state !== 'open') throw new UnitClosedError(this.state);
+    try {
+      return await fn();
+    } catch (error) {
+      this.state = 'failed';
+      if (error instanceof DestinationError) throw error;
+      throw new DestinationWriteError(what, error);
+    }
+  }
+}
+
+function safeJson(record: unknown): string {
+  try {
+    return JSON.stringify(record, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
+  } catch {
+    return String(record);
+  }
+}
+
+function indexName(table: string, suffix: string): string {
+  const name = `${table}_${suffix}`;
+  return name.length <= 63 ? name : `${table.slice(0, 40)}_${createHash('sha1').update(table).digest('hex').slice(0, 12)}_${suffix}`;
+}

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Destination, DestinationKind } from '../../src/destinations/destination.js';
+import { createDestination } from '../../src/destinations/create-destination.js';
+import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from './postgres.js';
+
+/** A fresh, empty place to load into: a temp DuckDB file, or a fresh Postgres schema. */
+export interface TestTarget {
+  kind: DestinationKind;
+  /** DuckDB file path, or the Postgres schema. */
+  where: string;
+  /** A new destination on this target (each call is a separate writer). */
+  open(): Promise<Destination>;
+  /** Closes what `open` returned and removes the target. */
+  dispose(): Promise<void>;
+}
+
+/** The backends every contract test runs against. */
+export const destinationKinds: readonly DestinationKind[] = ['duckdb', 'postgres'];
+
+/** Whether a backend can run here (Postgres: the server answers; see test/helpers/postgres.ts). */
+export async function backendAvailable(kind: DestinationKind): Promise<boolean> {
+  return kind === 'duckdb' ? true : postgresAvailable();
+}
+
+/** Makes a fresh target of a backend. */
+export function makeTestTarget(kind: DestinationKind): TestTarget {
+  const opened: Destination[] = [];
+  if (kind === 'duckdb') {
+    const dir = mkdtempSync(join(tmpdir(), 'seedline-dest-'));
+    const path = join(dir, 'warehouse.duckdb');
+    return {
+      kind,
+      where: path,
+      async open() {
+        const destination = await createDestination({ type: 'duckdb', path });
+        opened.push(destination);
+        return destination;
+      },
+      async dispose() {
+        for (const destination of opened) await destination.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  return {
+    kind,
+    where: schema,
+    async open() {
+      const destination = await createDestination({ type: 'postgres', url: testPostgresUrl, schema });
+      opened.push(destination);
+      return destination;
+    },
+    async dispose() {
+      for (const destination of opened) await destination.close();
+      await dropPostgresSchema(schema);
+    },
+  };
+}
+
+/** A small, realistic profile record (with positions and education). */
+export function profileRecord(n: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    url: `https://network.example/in/person-${n}`,
+    public_identifier: `person-${n}`,
+    urn: 1000 + n,
+    full_name: `Person ${n}`,
+    headline: `Engineer #${n}`,
+    location: { city: 'Lyon', region: 'ARA', country: 'FR' },
+    current_company: { name: 'Acme', url: 'https://network.example/company/acme', title: 'Engineer', headcount: 120 },
+    positions: [
+      { title: 'Engineer', company: 'Acme', started_at: '2021-03', skills: ['ts', 'sql'] },
+      { title: 'Intern', company: 'Initech', started_at: '2019', ended_at: '2020-08' },
+    ],
+    education: [{ school: 'INSA', degree: 'MSc', field: 'CS' }],
+    skills: ['typescript', 'postgres'],
+    connections_count: 500 + n,
+    followers_count: 10 * n,
+    scraped_at: '2024-05-01T12:00:00.000Z',
+    ...overrides,
+  };
+}

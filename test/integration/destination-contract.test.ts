@@ -1,0 +1,349 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Profile } from '../../schemas/profile.js';
+import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
+import { backendAvailable, destinationKinds, makeTestTarget, profileRecord } from '../helpers/destinations.js';
+import type { TestTarget } from '../helpers/destinations.js';
+
+const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
+
+for (const kind of destinationKinds) {
+  describe(`${kind} destination contract`, () => {
+    let available = false;
+    let target: TestTarget | null = null;
+    beforeAll(async () => {
+      available = await backendAvailable(kind);
+    });
+    afterEach(async () => {
+      await target?.dispose();
+      target = null;
+    });
+
+    async function open(): Promise<Destination> {
+      target ??= makeTestTarget(kind);
+      const destination = await target.open();
+      await destination.ensureSystemTables();
+      return destination;
+    }
+
+    it('given system tables, when state, seeds, batches and runs are saved, then they read back as saved', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureSystemTables();
+      const at = new Date('2024-05-01T10:00:00.000Z');
+      const unit = await dest.beginUnit('run_1');
+      await unit.saveState([{ stream: 'profiles', partition: '*', cursor: '{"page":2}', updatedAt: at }]);
+      await unit.saveState([{ stream: 'profiles', partition: '*', cursor: '{"page":3}', updatedAt: at }]);
+      await unit.saveSeeds([
+        { stream: 'profiles', seedKey: 'a', seed: 'https://x/in/a', status: 'fetched', jobId: 'job_1', credits: 1, fetchedAt: at, updatedAt: at },
+        { stream: 'profiles', seedKey: 'b', seed: 'https://x/in/b', status: 'pending', updatedAt: at },
+      ]);
+      await unit.saveBatches([
+        { idempotencyKey: 'k1', stream: 'profiles', bodyHash: 'h', body: '{"urls":["a"]}', status: 'intent', itemCount: 1, createdAt: at, updatedAt: at },
+      ]);
+      await unit.saveBatches([
+        { idempotencyKey: 'k1', stream: 'profiles', bodyHash: 'h', body: '{"urls":["a"]}', status: 'submitted', jobId: 'job_1', resultsCursor: 'c2', itemCount: 1, updatedAt: at },
+      ]);
+      await unit.commit();
+
+      expect(await dest.readState('profiles')).toEqual(new Map([['*', { stream: 'profiles', partition: '*', cursor: '{"page":3}', updatedAt: at }]]));
+      const seeds = await dest.readSeeds('profiles');
+      expect(seeds.get('a')).toEqual({ stream: 'profiles', seedKey: 'a', seed: 'https://x/in/a', status: 'fetched', canonicalUrl: null, jobId: 'job_1', credits: 1, fetchedAt: at, error: null, updatedAt: at });
+      expect(seeds.get('b')?.status).toBe('pending');
+      const batches = await dest.readBatches('profiles');
+      expect(batches).toHaveLength(1);
+      expect(batches[0]).toMatchObject({ idempotencyKey: 'k1', status: 'submitted', jobId: 'job_1', resultsCursor: 'c2', itemCount: 1, createdAt: at });
+
+      const started = new Date('2024-05-01T09:00:00.000Z');
+      await dest.saveRun({ runId: 'run_1', startedAt: started, status: 'running' });
+      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2 });
+      await dest.saveRun({ runId: 'run_0', startedAt: new Date('2024-04-01T00:00:00Z'), status: 'failed', error: 'boom' });
+      const runs = await dest.readRuns(10);
+      expect(runs.map((r) => r.runId)).toEqual(['run_1', 'run_0']);
+      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null });
+    });
+
+    it('given a merge table, when a record is written again with fewer positions, then the parent is updated and its children replaced', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable(profiles);
+      let unit = await dest.beginUnit('run_1');
+      const first = await unit.write('profiles', [profileRecord(1), profileRecord(2, { unknown_field: { a: 1 } })]);
+      await unit.commit();
+      expect(first).toEqual({ records: 2, rows: 2 + 4 + 2, rejected: 0 });
+
+      unit = await dest.beginUnit('run_2');
+      await unit.write('profiles', [profileRecord(1, { headline: 'Staff engineer', positions: [{ title: 'Staff', company: 'Acme' }] })]);
+      await unit.commit();
+
+      const rows = await dest.query('select url, headline, location__city, current_company__headcount, skills, _extra, _run_id, _loaded_at from seedline_placeholder order by url'.replace('seedline_placeholder', `${dest.schema}.profiles`));
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatchObject({ url: 'https://network.example/in/person-1', headline: 'Staff engineer', location__city: 'Lyon', current_company__headcount: 120, skills: ['typescript', 'postgres'], _extra: null, _run_id: 'run_2' });
+      expect(rows[1]).toMatchObject({ _extra: { unknown_field: { a: 1 } }, _run_id: 'run_1' });
+      expect(typeof rows[0]!._loaded_at).toBe('string');
+      const positions = await dest.query(`select _parent_url, _index, title, skills from ${dest.schema}.profiles__positions order by _parent_url, _index`);
+      expect(positions).toEqual([
+        { _parent_url: 'https://network.example/in/person-1', _index: 0, title: 'Staff', skills: null },
+        { _parent_url: 'https://network.example/in/person-2', _index: 0, title: 'Engineer', skills: ['ts', 'sql'] },
+        { _parent_url: 'https://network.example/in/person-2', _index: 1, title: 'Intern', skills: null },
+      ]);
+      const education = await dest.query(`select count(*) as n from ${dest.schema}.profiles__education`);
+      expect(education).toEqual([{ n: 2 }]);
+    });
+
+    it('given a merge table, when one batch holds the same key twice, then the last record wins', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable(profiles);
+      const unit = await dest.beginUnit('run_1');
+      const outcome = await unit.write('profiles', [profileRecord(1, { headline: 'old' }), profileRecord(1, { headline: 'new' })]);
+      await unit.commit();
+      expect(outcome.records).toBe(1);
+      expect(await dest.query(`select headline from ${dest.schema}.profiles`)).toEqual([{ headline: 'new' }]);
+    });
+
+    it('given an append table, when the same records are written twice, then both copies are kept', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable({ name: 'events', schema: z.object({ id: z.string(), n: z.number().int() }), primaryKey: [], writeMode: 'append' });
+      for (const run of ['run_1', 'run_2']) {
+        const unit = await dest.beginUnit(run);
+        await unit.write('events', [{ id: 'a', n: 1 }, { id: 'b', n: 2 }]);
+        await unit.commit();
+      }
+      expect(await dest.query(`select id, count(*) as n from ${dest.schema}.events group by id order by id`)).toEqual([
+        { id: 'a', n: 2 },
+        { id: 'b', n: 2 },
+      ]);
+    });
+
+    it('given a replace table, when a new run writes, then only that run\'s rows remain, across its units', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable({ ...profiles, writeMode: 'replace' });
+      let unit = await dest.beginUnit('run_1');
+      await unit.write('profiles', [profileRecord(1), profileRecord(2), profileRecord(3)]);
+      await unit.commit();
+
+      const reader = await open();
+      unit = await dest.beginUnit('run_2');
+      await unit.write('profiles', [profileRecord(4)]);
+      // Before commit, another session still sees the complete previous table.
+      expect(await reader.query(`select count(*) as n from ${dest.schema}.profiles`)).toEqual([{ n: 3 }]);
+      await unit.commit();
+      unit = await dest.beginUnit('run_2');
+      await unit.write('profiles', [profileRecord(5)]);
+      await unit.commit();
+
+      expect(await dest.query(`select public_identifier, _run_id from ${dest.schema}.profiles order by 1`)).toEqual([
+        { public_identifier: 'person-4', _run_id: 'run_2' },
+        { public_identifier: 'person-5', _run_id: 'run_2' },
+      ]);
+      expect(await dest.query(`select count(*) as n from ${dest.schema}.profiles__positions`)).toEqual([{ n: 4 }]);
+    });
+
+    it('given a history table, when a record is unchanged then changed, then only the change adds a version', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable({ ...profiles, writeMode: 'history' });
+      for (const [run, headline] of [['run_1', 'Engineer'], ['run_2', 'Engineer'], ['run_3', 'Manager']] as const) {
+        const unit = await dest.beginUnit(run);
+        await unit.write('profiles', [profileRecord(1, { headline })]);
+        await unit.commit();
+      }
+      const versions = await dest.query<{ headline: string; _valid_from: string; _valid_to: string | null; _run_id: string }>(
+        `select headline, _valid_from, _valid_to, _run_id, _row_hash from ${dest.schema}.profiles order by _valid_from`,
+      );
+      expect(versions.map((v) => [v.headline, v._run_id, v._valid_to === null])).toEqual([
+        ['Engineer', 'run_1', false],
+        ['Manager', 'run_3', true],
+      ]);
+      expect(versions[0]!._valid_to).toBe(versions[1]!._valid_from);
+      const children = await dest.query(`select _parent_valid_from, count(*) as n from ${dest.schema}.profiles__positions group by 1 order by 1`);
+      expect(children).toEqual([
+        { _parent_valid_from: versions[0]!._valid_from, n: 2 },
+        { _parent_valid_from: versions[1]!._valid_from, n: 2 },
+      ]);
+    });
+
+    it('given a table, when the schema gains a field, then a nullable column is added and old rows keep null', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const v1 = z.object({ id: z.string(), name: z.string() });
+      await dest.ensureTable({ name: 'things', schema: v1, primaryKey: ['id'], writeMode: 'merge' });
+      let unit = await dest.beginUnit('run_1');
+      await unit.write('things', [{ id: 'a', name: 'A', score: 3 }]);
+      await unit.commit();
+      const v2 = v1.extend({ score: z.number().int().optional(), tags: z.array(z.object({ tag: z.string() })).optional() });
+      await dest.ensureTable({ name: 'things', schema: v2, primaryKey: ['id'], writeMode: 'merge' });
+      await dest.ensureTable({ name: 'things', schema: v2, primaryKey: ['id'], writeMode: 'merge' });
+      unit = await dest.beginUnit('run_2');
+      await unit.write('things', [{ id: 'b', name: 'B', score: 4, tags: [{ tag: 'x' }] }]);
+      await unit.commit();
+      expect(await dest.query(`select id, score, _extra from ${dest.schema}.things order by id`)).toEqual([
+        { id: 'a', score: null, _extra: { score: 3 } },
+        { id: 'b', score: 4, _extra: null },
+      ]);
+      expect(await dest.query(`select _parent_id, _index, tag from ${dest.schema}.things__tags`)).toEqual([{ _parent_id: 'b', _index: 0, tag: 'x' }]);
+    });
+
+    it('given values that do not fit their columns, when written, then those records go to _seedline_rejected and the rest load', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable(profiles);
+      // The column stays BIGINT when the schema later says string: a string no longer fits it.
+      const loosened = Profile.extend({ connections_count: z.string().optional() });
+      await dest.ensureTable({ ...profiles, schema: loosened });
+      const unit = await dest.beginUnit('run_1');
+      const outcome = await unit.write('profiles', [
+        profileRecord(1),
+        profileRecord(2, { connections_count: '500+' }),
+        profileRecord(3, { scraped_at: 'yesterday-ish' }),
+        profileRecord(4, { positions: [{ title: 'x', company_headcount: 'many' }] }),
+      ]);
+      await unit.reject([{ runId: 'run_1', stream: 'profiles', table: 'profiles', record: '{"url":5}', reason: 'url: expected string' }]);
+      await unit.commit();
+      expect(outcome).toMatchObject({ records: 1, rejected: 3 });
+      expect(await dest.query(`select public_identifier from ${dest.schema}.profiles`)).toEqual([{ public_identifier: 'person-1' }]);
+      const rejected = await dest.query<{ record: string; reason: string; table: string }>(
+        `select run_id, stream, "table", record, reason from ${dest.schema}._seedline_rejected order by reason`,
+      );
+      expect(rejected.map((r) => r.reason)).toEqual([
+        'column company_headcount: expected an integer, got a string ("many")',
+        'column connections_count: expected an integer, got a string ("500+")',
+        'column scraped_at: unparseable timestamp "yesterday-ish"',
+        'url: expected string',
+      ]);
+      expect(JSON.parse(rejected[1]!.record)).toMatchObject({ public_identifier: 'person-2', connections_count: '500+' });
+    });
+
+    it('given a unit with state and 300k staged rows, when a later write fails inside the bulk load, then nothing of the unit is committed', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const slim = z.object({ id: z.string(), n: z.number().int() });
+      await dest.ensureTable({ name: 'big', schema: slim, primaryKey: ['id'], writeMode: 'merge' });
+      await dest.ensureTable({ name: 'small', schema: slim, primaryKey: ['id'], writeMode: 'append' });
+      // Someone narrows a column behind our back: 2^40 no longer fits, and only the database can tell.
+      await dest.query(kind === 'duckdb' ? `alter table ${dest.schema}.small alter column n type integer` : `alter table ${dest.schema}.small alter column n type integer`);
+      const unit = await dest.beginUnit('run_1');
+      await unit.saveState([{ stream: 'big', partition: '*', cursor: 'page-2' }]);
+      const rows = Array.from({ length: 300_000 }, (_, i) => ({ id: `r${i}`, n: i }));
+      expect((await unit.write('big', rows)).rows).toBe(300_000);
+      await expect(unit.write('small', [{ id: 'ok', n: 1 }, { id: 'too-big', n: 2 ** 40 }])).rejects.toMatchObject({ code: 'SEEDLINE_DESTINATION_WRITE_FAILED' });
+      await expect(unit.commit()).rejects.toMatchObject({ code: 'SEEDLINE_UNIT_CLOSED' });
+      await unit.rollback();
+
+      expect(await dest.query(`select count(*) as n from ${dest.schema}.big`)).toEqual([{ n: 0 }]);
+      expect(await dest.query(`select count(*) as n from ${dest.schema}.small`)).toEqual([{ n: 0 }]);
+      expect((await dest.readState('big')).size).toBe(0);
+
+      const next = await dest.beginUnit('run_2');
+      await next.write('small', [{ id: 'ok', n: 1 }]);
+      await next.saveState([{ stream: 'small', partition: '*', cursor: 'done' }]);
+      await next.commit();
+      expect(await dest.query(`select id, n from ${dest.schema}.small`)).toEqual([{ id: 'ok', n: 1 }]);
+    });
+
+    it('given a unit, when a record throws while being read, then the unit rolls back cleanly', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable(profiles);
+      const unit = await dest.beginUnit('run_1');
+      await unit.write('profiles', [profileRecord(1)]);
+      const exploding = profileRecord(2);
+      Object.defineProperty(exploding, 'headline', { enumerable: true, get: () => { throw new Error('upstream stream broke'); } });
+      await expect(unit.write('profiles', [profileRecord(3), exploding])).rejects.toThrow(/upstream stream broke/);
+      await unit.rollback();
+      expect(await dest.query(`select count(*) as n from ${dest.schema}.profiles`)).toEqual([{ n: 0 }]);
+    });
+
+    it('given a writer holding the lock, when a second writer locks, then it gets an error naming the holder, and with wait it proceeds after release', async (ctx) => {
+      if (!available) return ctx.skip();
+      const first = await open();
+      await first.lock({ holder: 'seedline sync (run r_first)' });
+      const second = await target!.open();
+      await expect(second.lock({ holder: 'seedline sync (run r_second)' })).rejects.toMatchObject({
+        code: 'SEEDLINE_DESTINATION_LOCKED',
+        message: expect.stringContaining('seedline sync (run r_first)'),
+      });
+      let acquired = false;
+      const waiting = second.lock({ holder: 'seedline sync (run r_second)', wait: true }).then(() => {
+        acquired = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(acquired).toBe(false);
+      await first.close();
+      await waiting;
+      expect(acquired).toBe(true);
+      const third = await target!.open();
+      await expect(third.lock({ holder: 'third' })).rejects.toMatchObject({ message: expect.stringContaining('seedline sync (run r_second)') });
+    });
+
+    it('given hostile values, when written and read back, then every byte survives', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const schema = z.object({ id: z.string(), text: z.string(), data: z.record(z.string(), z.unknown()), at: z.string().meta({ sqlType: 'timestamp' }) });
+      await dest.ensureTable({ name: 'hostile', schema, primaryKey: ['id'], writeMode: 'merge' });
+      const nasty = `'; drop table x; -- "quoted" \\ back\\slash \\N \t tab \n newline \r\n crlf ${'é漢字🙂\u202e'} \\.`;
+      const big = 'x'.repeat(1024 * 1024 - 3) + '🙂';
+      const oddKeys = { '': 'empty', 'a.b': 1, 'with "quotes"': ['\\'], 'tab\tkey': { 'new\nline': true }, '🙂': null, '$1': '$2' };
+      const records = [
+        { id: 'nasty', text: nasty, data: oddKeys, at: '2024-02-29T23:59:59.999+02:00', 'extra "field"': nasty },
+        { id: 'big', text: big, data: { big }, at: '2024-01-01T00:00:00Z' },
+        { id: "it's", text: '', data: {}, at: '2024-01-01T00:00:00Z' },
+      ];
+      const unit = await dest.beginUnit('run_1');
+      expect((await unit.write('hostile', records)).records).toBe(3);
+      await unit.commit();
+      const rows = await dest.query<{ id: string; text: string; data: unknown; at: string; _extra: unknown }>(
+        `select id, text, data, "at", _extra from ${dest.schema}.hostile order by id`,
+      );
+      expect(rows.map((r) => r.id)).toEqual(['big', "it's", 'nasty']);
+      expect(rows[0]!.text).toBe(big);
+      expect(rows[0]!.data).toEqual({ big });
+      expect(rows[1]!.text).toBe('');
+      expect(rows[2]!.text).toBe(nasty);
+      expect(rows[2]!.data).toEqual(oddKeys);
+      expect(rows[2]!.at).toBe('2024-02-29T21:59:59.999Z');
+      expect(rows[2]!._extra).toEqual({ 'extra "field"': nasty });
+      expect(await dest.query('select $1 as v, $2 as w', [nasty, "x'); drop table y; --"])).toEqual([{ v: nasty, w: "x'); drop table y; --" }]);
+    });
+
+    it('given a string with U+0000, when written, then that record is rejected instead of truncated', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable({ name: 'nul', schema: z.object({ id: z.string(), v: z.string() }), primaryKey: ['id'], writeMode: 'append' });
+      const unit = await dest.beginUnit('run_1');
+      expect(await unit.write('nul', [{ id: 'a', v: 'a\u0000b' }, { id: 'b', v: 'fine' }])).toMatchObject({ records: 1, rejected: 1 });
+      await unit.commit();
+    });
+
+    it('given hostile names, when used as table, column or schema names, then they are refused with SEEDLINE_INVALID_IDENTIFIER', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const ok = z.object({ id: z.string() });
+      for (const name of ['Profiles', 'x; drop table y', 'a"b', 'a'.repeat(64), '1abc', 'profiles-2', 'é']) {
+        await expect(dest.ensureTable({ name, schema: ok, primaryKey: ['id'], writeMode: 'merge' })).rejects.toMatchObject({ code: 'SEEDLINE_INVALID_IDENTIFIER' });
+      }
+      await expect(
+        dest.ensureTable({ name: 'cols', schema: z.object({ id: z.string(), 'x"; drop table y; --': z.string() }), primaryKey: ['id'], writeMode: 'merge' }),
+      ).rejects.toMatchObject({ code: 'SEEDLINE_INVALID_IDENTIFIER' });
+      const { createDestination } = await import('../../src/destinations/create-destination.js');
+      await expect(createDestination({ type: 'duckdb', path: ':memory:', schema: 'bad"schema' })).rejects.toMatchObject({ code: 'SEEDLINE_INVALID_IDENTIFIER' });
+      const unit = await dest.beginUnit('run_1');
+      await expect(unit.write('not_ensured', [{ id: 'a' }])).rejects.toMatchObject({ code: 'SEEDLINE_UNKNOWN_TABLE' });
+      await unit.rollback();
+    });
+
+    it('given any backend, when querying, then values come back as plain JS of the same shapes', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const rows = await dest.query(
+        `select cast(42 as bigint) as small, cast(9007199254740993 as bigint) as big, cast('2024-05-01T12:00:00.123Z' as timestamptz) as at,
+                cast(1.5 as double precision) as d, true as b, cast(null as text) as nothing, cast($1 as text) as param`,
+        ['p'],
+      );
+      expect(rows).toEqual([{ small: 42, big: '9007199254740993', at: '2024-05-01T12:00:00.123Z', d: 1.5, b: true, nothing: null, param: 'p' }]);
+    });
+  });
+}
