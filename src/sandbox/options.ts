@@ -1,0 +1,74 @@
+/** Fault rates in [0, 1] per scrape or batch-submit request. */
+export interface FaultRates {
+  /** Share of requests answered 429 `rate_limited`. Default 0. */
+  '429'?: number;
+  /** Share answered 500 `internal_error`. Default 0. */
+  '500'?: number;
+  /** Share answered 504 `upstream_timeout`. Default 0. */
+  '504'?: number;
+  /** Share answered 502 `upstream_error`. Default 0. */
+  upstream_error?: number;
+}
+
+/** Options of `startSandbox`; every field is optional. */
+export interface SandboxOptions {
+  /** TCP port; 0 picks a free one. Default 0. */
+  port?: number;
+  /** Interface to listen on. Default '127.0.0.1'. */
+  host?: string;
+  /** Seed of fixtures, fault draws and latency draws. Default 1. */
+  seed?: number;
+  /** Simulated scrape latency range [min, max] in ms, before `timeScale`. Default [0, 0]. */
+  latencyMs?: [number, number];
+  /** Factor applied to simulated latency (e.g. 0.01 turns 2–8 s into 20–80 ms). Default 1. */
+  timeScale?: number;
+  /** Seeded fault injection rates. Default: none. */
+  faults?: FaultRates;
+  /** Requests per minute per key (sliding 60 s of real time). Default 600. */
+  rpm?: number;
+  /** Running batch jobs per account before 429. Default 5. */
+  concurrentBatchJobs?: number;
+  /** Starting balance of each `svc_live_*` account, in credits. Default 100000. */
+  balance?: number;
+  /** Batch items of one job that resolve in parallel, each taking the configured latency. Default 10. */
+  batchItemConcurrency?: number;
+  /** Start of the virtual clock. Default 2026-11-01T00:00:00Z. */
+  startTime?: Date | string;
+}
+
+/** Options with every default applied. */
+export interface ResolvedOptions {
+  port: number;
+  host: string;
+  seed: number;
+  latencyMs: [number, number];
+  timeScale: number;
+  faults: Required<FaultRates>;
+  rpm: number;
+  concurrentBatchJobs: number;
+  balance: number;
+  batchItemConcurrency: number;
+  startTime: Date;
+}
+
+/** Applies the documented defaults. */
+export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
+  return {
+    port: options.port ?? 0,
+    host: options.host ?? '127.0.0.1',
+    seed: options.seed ?? 1,
+    latencyMs: options.latencyMs ?? [0, 0],
+    timeScale: options.timeScale ?? 1,
+    faults: resolveFaults(options.faults),
+    rpm: options.rpm ?? 600,
+    concurrentBatchJobs: options.concurrentBatchJobs ?? 5,
+    balance: options.balance ?? 100_000,
+    batchItemConcurrency: Math.max(1, options.batchItemConcurrency ?? 10),
+    startTime: new Date(options.startTime ?? '2026-11-01T00:00:00Z'),
+  };
+}
+
+/** Fault rates with absent ones set to 0. */
+export function resolveFaults(faults: FaultRates = {}): Required<FaultRates> {
+  return { '429': faults['429'] ?? 0, '500': faults['500'] ?? 0, '504': faults['504'] ?? 0, upstream_error: faults.upstream_error ?? 0 };
+}

@@ -1,0 +1,66 @@
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox, SandboxOptions } from '../../src/sandbox/index.js';
+
+/** A test key (fixtures, zero spend). */
+export const TEST_KEY = 'svc_test_contract';
+/** A billed key. */
+export const LIVE_KEY = 'svc_live_contract';
+
+/** A parsed HTTP answer. */
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  method?: string;
+  body?: unknown;
+  /** API key (default {@link TEST_KEY}); null sends none. */
+  key?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** A sandbox plus a tiny fetch wrapper bound to it. */
+export interface SandboxHarness {
+  sandbox: Sandbox;
+  call<T = any>(path: string, options?: CallOptions): Promise<ApiResponse<T>>;
+  post<T = any>(path: string, body: unknown, options?: CallOptions): Promise<ApiResponse<T>>;
+  get<T = any>(path: string, options?: CallOptions): Promise<ApiResponse<T>>;
+}
+
+/** Starts a sandbox on port 0 and returns it with helpers; close it in afterAll. */
+export async function startHarness(options: SandboxOptions = {}): Promise<SandboxHarness> {
+  const sandbox = await startSandbox(options);
+  const call = async <T>(path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? TEST_KEY : opts.key;
+    if (key !== null) headers['x-api-key'] = key;
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${sandbox.url}${path}`, {
+      method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text), headers: response.headers };
+  };
+  return {
+    sandbox,
+    call,
+    post: (path, body, opts = {}) => call(path, { ...opts, body, method: opts.method ?? 'POST' }),
+    get: (path, opts = {}) => call(path, { ...opts, method: 'GET' }),
+  };
+}
+
+/** Waits (real time, bounded) until `probe` returns a truthy value. */
+export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
