@@ -31,7 +31,12 @@ const refreshable = { refresh_after: Duration.default('7d') };
 /** Per-stream options; a stream runs when its key is present under `streams`. */
 export const StreamsConfig = z.strictObject({
   profiles: z
-    .strictObject({ ...refreshable, with_followers_and_connections: z.boolean().default(false), history: z.boolean().default(false) })
+    .strictObject({
+      ...refreshable,
+      with_followers_and_connections: z.boolean().default(false),
+      /** `history` keeps every version of a profile (SCD2) instead of the latest only. */
+      write_mode: z.enum(['merge', 'history']).default('merge'),
+    })
     .optional(),
   companies: z.strictObject({ ...refreshable }).optional(),
   posts: z.strictObject({ ...refreshable }).optional(),

@@ -5,6 +5,7 @@ import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
 import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
+import { crashPoint } from './crash-point.js';
 import { BudgetExhaustedError } from './engine-errors.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
@@ -42,8 +43,7 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
   const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
-  const jobs = [...open.map((batch) => () => runner.resume(batch)), ...chunks.map((seeds) => () => runner.submitAndRead(seeds))];
-  for (const job of jobs) {
+  const enqueue = (job: () => Promise<void>) =>
     void queue.add(async () => {
       try {
         await job();
@@ -51,6 +51,14 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
         runner.fail(error as Error);
       }
     });
+  for (const batch of open) enqueue(() => runner.resume(batch));
+  for (const seeds of chunks) enqueue(() => runner.submitAndRead(seeds));
+  await queue.onIdle();
+  // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
+  // results: their seeds are fetched again, within the budget.
+  const orphans = await runner.orphanedSeeds();
+  for (const seeds of chunk(orphans.slice(0, ctx.budget.itemsThatFit(manifest.credits_per_item)), ctx.batch.chunkSize)) {
+    enqueue(() => runner.submitAndRead(seeds));
   }
   await queue.onIdle();
   if (outcome.failed > 0 && outcome.status === 'succeeded') outcome.status = 'partial';
@@ -72,6 +80,8 @@ class BatchRunner {
   private ledger = new Map<string, SeedRow>();
   /** Seeds skipped as fresh by the last `seedsToFetch`. */
   skipped = 0;
+  /** Recorded jobs the service answered 404 for. */
+  private readonly lost: BatchRow[] = [];
   private done = 0;
 
   constructor(
@@ -96,6 +106,16 @@ class BatchRunner {
     return todo;
   }
 
+  /** Seeds of lost jobs whose results were never loaded, as partitions to submit again. */
+  async orphanedSeeds(): Promise<Partition[]> {
+    const ledger = await this.ctx.destination.readSeeds(this.manifest.name);
+    return this.lost.flatMap((batch) =>
+      itemsOf(batch)
+        .filter((item) => ledger.get(item.ref)?.jobId === batch.jobId && ledger.get(item.ref)?.status === 'submitted')
+        .map((item) => ({ key: item.ref, values: { ...item.params, key: item.ref, seed: seedOf(item) } })),
+    );
+  }
+
   /** Records the intent, submits it and reads its results. */
   async submitAndRead(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
@@ -103,6 +123,7 @@ class BatchRunner {
       batches: [batch],
       seeds: seeds.map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null })),
     });
+    crashPoint('after-intent');
     await this.resume(batch);
   }
 
@@ -118,6 +139,11 @@ class BatchRunner {
     try {
       const submitted = needsSubmit ? await this.submit(batch) : batch;
       await this.readResults(submitted, spent);
+    } catch (error) {
+      if ((error as { type?: string }).type !== 'not_found' || needsSubmit) throw error;
+      await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
+      this.lost.push(batch);
+      this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
       if (reservation) reservation.settle(spent.credits);
       else this.ctx.budget.record(spent.credits);
@@ -137,6 +163,7 @@ class BatchRunner {
     let job;
     try {
       job = await this.ctx.client.submitBatch(body, { idempotencyKey: batch.idempotencyKey });
+      crashPoint('after-submit');
     } catch (error) {
       // 402 creates nothing: retire the intent so its seeds are chunked afresh next run.
       if ((error as { type?: string }).type === 'insufficient_credits') await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
@@ -195,11 +222,13 @@ class BatchRunner {
       } else {
         this.outcome.failed++;
         const error = `${entry.error?.type ?? 'failed'}: ${entry.error?.message ?? 'no message'}`;
+        noteError(this.outcome, `${String(values.seed)}: ${error}`);
         seeds.push(this.seedRow(entry.ref, String(values.seed), { ...base, status: 'failed', error }));
       }
     }
     const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: completed ? 'completed' : 'submitted' };
     await this.commit(groups, { batches: [saved], seeds });
+    crashPoint('mid-results');
     batch.resultsCursor = saved.resultsCursor;
     this.done += entries.length;
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });

@@ -3,6 +3,7 @@ import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
 import { parseDuration } from '../util/duration.js';
 import type { Destination, StateRow } from '../destinations/destination.js';
+import { crashPoint } from './crash-point.js';
 import { BudgetExhaustedError } from './engine-errors.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
@@ -222,6 +223,7 @@ class PartitionRunner {
       try {
         addLoad(this.outcome, await this.writer.write(unit, groups));
         await unit.saveState(states);
+        crashPoint('mid-page');
         await unit.commit();
       } catch (error) {
         await unit.rollback();

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { registerAccountCommand } from './account-command.js';
+import { registerPlanCommand } from './plan-command.js';
+import { registerQueryCommand } from './query-command.js';
+import { registerSandboxCommand } from './sandbox-command.js';
+import { registerStatusCommand } from './status-command.js';
+import { registerSyncCommand } from './sync-command.js';
+
+/** Builds the `seedline` command line; each command lives in its own file and registers itself here. */
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('seedline')
+    .description('Warehouse connector for a live professional-network data service: seeds in, typed tables out.')
+    .showHelpAfterError();
+  for (const register of [registerSyncCommand, registerPlanCommand, registerQueryCommand, registerStatusCommand, registerAccountCommand, registerSandboxCommand]) {
+    register(program);
+  }
+  return program;
+}
+
+function isEntryPoint(): boolean {
+  const invoked = process.argv[1];
+  if (!invoked) return false;
+  try {
+    return realpathSync(invoked) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) await buildProgram().parseAsync(process.argv);

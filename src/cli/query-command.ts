@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { formatCsv, formatTable } from './format-table.js';
+import { openSession } from './open-session.js';
+import { runCommand } from './run-command.js';
+
+/** `seedline query`: SQL over the loaded tables (the destination schema is the default search path). */
+export function registerQueryCommand(program: Command): void {
+  program
+    .command('query')
+    .description('Run SQL on the destination and print the rows')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('-f, --format <format>', 'table, json or csv', 'table')
+    .argument('<sql>', 'the query, e.g. "select full_name from seedline.profiles"')
+    .action((sql: string, opts: { config: string; format: string }) =>
+      runCommand(async () => {
+        if (!['table', 'json', 'csv'].includes(opts.format)) throw Object.assign(new Error(`--format must be table, json or csv, not "${opts.format}"`), { code: 'SEEDLINE_USAGE' });
+        const session = await openSession(opts.config);
+        try {
+          const rows = await session.destination.query(sql);
+          const text = opts.format === 'json' ? JSON.stringify(rows, null, 2) : opts.format === 'csv' ? formatCsv(rows) : formatTable(rows);
+          process.stdout.write(`${text}\n`);
+        } finally {
+          await session.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { formatTable } from './format-table.js';
+import { openSession } from './open-session.js';
+import { runCommand } from './run-command.js';
+
+/** `seedline status`: recent runs and the seed ledger by stream and status. */
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('Show recent runs, the seed ledger by status, and open batch jobs')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .action((opts: { config: string }) =>
+      runCommand(async () => {
+        const session = await openSession(opts.config);
+        try {
+          const { destination } = session;
+          const runs = (await destination.readRuns(5)).map((r) => ({
+            run: r.runId,
+            started: r.startedAt.toISOString(),
+            status: r.status,
+            credits: r.creditsUsed ?? 0,
+          }));
+          const seeds = await destination.query(
+            `select stream, status, count(*) as seeds, sum(credits) as credits from "${destination.schema}"._seedline_seeds group by stream, status order by stream, status`,
+          );
+          const batches = await destination.query(
+            `select stream, status, count(*) as jobs, sum(item_count) as items from "${destination.schema}"._seedline_batches group by stream, status order by stream, status`,
+          );
+          process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n`);
+        } finally {
+          await session.close();
+        }
+      }),
+    );
+}

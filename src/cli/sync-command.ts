@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import { runSync } from '../engine/pipeline.js';
+import type { RunResult } from '../engine/pipeline.js';
+import { loadManifests } from '../manifest/load-manifests.js';
+import { formatTable } from './format-table.js';
+import { openSession } from './open-session.js';
+import { createReporter } from './progress-reporter.js';
+import { runCommand } from './run-command.js';
+
+const sampleQuery = (schema: string) => `select p.full_name, p.headline, count(pos._index) as positions
+from "${schema}".profiles p left join "${schema}".profiles__positions pos on pos._parent_url = p.url
+group by p.full_name, p.headline order by p.full_name limit 5`;
+
+/** `seedline sync`: the main job. */
+export function registerSyncCommand(program: Command): void {
+  program
+    .command('sync')
+    .description('Fetch what is stale or new for each configured stream and load it into the destination')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('--streams <names>', 'only these streams, comma-separated (dependencies are not added)')
+    .option('--full-refresh', 'ignore freshness and incremental cursors: fetch everything again', false)
+    .option('--wait', 'wait for another writer to release the destination instead of failing', false)
+    .option('--sample-query', 'print a sample query of the loaded profiles afterwards', false)
+    .action((opts: { config: string; streams?: string; fullRefresh: boolean; wait: boolean; sampleQuery: boolean }) =>
+      runCommand(async () => {
+        const manifests = await loadManifests();
+        const session = await openSession(opts.config, { connect: true, lock: true, waitForLock: opts.wait });
+        try {
+          const account = await session.client!.getAccount();
+          const result = await runSync({
+            config: session.loaded.config,
+            baseDir: session.loaded.baseDir,
+            manifests,
+            destination: session.destination,
+            client: session.client!,
+            reporter: createReporter(),
+            only: opts.streams?.split(',').map((s) => s.trim()).filter(Boolean),
+            fullRefresh: opts.fullRefresh,
+            concurrentBatchJobs: account.data.rate_limit.concurrent_batch_jobs,
+          });
+          process.stdout.write(`${summary(result)}\n`);
+          if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
+            const sql = sampleQuery(session.destination.schema);
+            process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await session.destination.query(sql))}\n`);
+          }
+          return result.status === 'failed' ? 1 : 0;
+        } finally {
+          await session.close();
+        }
+      }),
+    );
+}
+
+/** The end-of-run table: rows loaded, skipped, failed and credits per stream. */
+export function summary(result: RunResult): string {
+  const rows = result.streams.map((s) => ({
+    stream: s.stream,
+    status: s.status,
+    records: s.records,
+    rows: s.rows,
+    skipped: s.skipped,
+    failed: s.failed,
+    rejected: s.rejected,
+    credits: s.credits,
+  }));
+  const problems = result.streams.flatMap((s) => s.errors.map((e) => `  ${s.stream}: ${e}`));
+  return [
+    `run ${result.runId}: ${result.status}, ${result.credits} credits`,
+    formatTable(rows),
+    ...(problems.length ? ['', 'Problems:', ...problems] : []),
+  ].join('\n');
+}
