@@ -1,0 +1,579 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'undici';
+import { z } from 'zod';
+import {
+  Account,
+  AccountPatchBody,
+  ActivityBody,
+  ActivityPage,
+  BatchJob,
+  BatchResultsPage,
+  BatchSubmitBody,
+  CheckResult,
+  Company,
+  CompanyEnrichBody,
+  CompanyPostsBody,
+  CompanyPostsPage,
+  CompanySearchBody,
+  CompanySearchResult,
+  describeIssues,
+  Diff,
+  HeadcountBody,
+  HeadcountResult,
+  JobSearchBody,
+  JobSearchResult,
+  PeopleSearchBody,
+  PeopleSearchResult,
+  Post,
+  PostEnrichBody,
+  PostSearchBody,
+  PostSearchResult,
+  Profile,
+  ProfileEnrichBody,
+  Signal,
+  SignalBulkBody,
+  SignalBulkResult,
+  SignalCreateBody,
+  SignalDeleteResult,
+  SignalPatchBody,
+  SignalPauseByTagBody,
+  SignalPauseByTagResult,
+  SignalPauseResult,
+  SignalResumeResult,
+  SignalUpdateResult,
+  SignalUsageRow,
+  TestWebhookResult,
+  TokenExchangeResponse,
+  Trigger,
+  WebhookDelivery,
+} from '../../schemas/index.js';
+import type { BatchResultsQuery, SignalListQuery, TriggerListQuery, UsageQuery } from '../../schemas/index.js';
+import { CreditMeter } from './credit-meter.js';
+import { InvalidApiKeyError, NetworkError, RequestValidationError, SeedlineClientError } from './errors.js';
+import { RateLimiter } from './rate-limiter.js';
+import { parseResponse } from './response-parser.js';
+import type { ApiResponse, RawResponse } from './response-parser.js';
+import { resolveRetryPolicy, withRetry } from './retry.js';
+import type { RetryPolicy } from './retry.js';
+import { TokenProvider } from './token-provider.js';
+
+export type { ApiResponse } from './response-parser.js';
+
+/** Options of {@link ApiClient}. */
+export interface ApiClientOptions {
+  /** Base address of the service, e.g. `https://api.example.com` or the sandbox's `http://127.0.0.1:PORT`. */
+  baseUrl: string;
+  /** The API key. Never logged and never part of an error message. */
+  apiKey: string;
+  /** `api-key` sends `X-API-Key`; `token` exchanges the key for a 24 h access token sent as the whole `Authorization` header. Default `api-key`. */
+  auth?: 'api-key' | 'token';
+  /** Overrides of the retry policy. Default {@link DEFAULT_RETRY_POLICY} (6 attempts, 5 min total wait). */
+  retry?: Partial<RetryPolicy>;
+  /** Limiter shared by every attempt. Default: a new unlimited {@link RateLimiter} ({@link ApiClient.connect} configures it from the account). */
+  limiter?: RateLimiter;
+  /** Per-attempt timeout for the headers and between body chunks. Default 300 000 ms (searches paginate server-side). */
+  timeoutMs?: number;
+  /** Observer of requests, answers, retries and token exchanges (no secrets in events). Default: none. */
+  onEvent?: (event: ClientEvent) => void;
+  /** Check request bodies against the strict request schemas before sending. Default true. */
+  validateRequests?: boolean;
+  /** Re-exchange the access token this long before its `exp`. Default 300 000 ms. */
+  tokenSafetyMarginMs?: number;
+}
+
+/** What the client reports through `onEvent`. Contains no key, token or secret. */
+export type ClientEvent =
+  | { type: 'request'; operation: string; method: string; path: string; attempt: number }
+  | { type: 'response'; operation: string; method: string; path: string; attempt: number; status: number; durationMs: number; requestId?: string | undefined }
+  | { type: 'retry'; operation: string; attempt: number; delayMs: number; code: string }
+  | { type: 'token-exchanged'; expiresAt: number };
+
+/** Variants of the people and company searches. */
+export type SearchVariant = 'default' | 'sales-nav' | 'standard';
+
+/** Options of calls that accept an Idempotency-Key. */
+export interface IdempotencyOptions {
+  /** The key; retries of one call always reuse it. Default: a random UUID per call. */
+  idempotencyKey?: string;
+}
+
+/** Data of POST /v1/signals/{id}/test: the check-now result, or the earlier alias shape. */
+export const SignalTestResult = z.union([
+  CheckResult,
+  z.looseObject({
+    check_id: z.string(),
+    matched: z.boolean(),
+    trigger_id: z.string().nullable().optional(),
+    diff: Diff.optional(),
+    webhook: z.unknown().optional(),
+  }),
+]);
+
+/** Data of PATCH /v1/account: the account settings (fields present as the service sends them). */
+export const AccountSettings = Account.partial();
+
+type Query = Record<string, string | number | undefined>;
+
+interface CallSpec<S extends z.ZodType> {
+  operation: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  schema: S;
+  query?: Query;
+  body?: unknown;
+  bodySchema?: z.ZodType;
+  idempotencyKey?: string;
+  batchSubmission?: boolean;
+  unauthenticated?: boolean;
+  bare?: boolean;
+}
+
+/**
+ * Typed client of the service: one method per endpoint, each resolving to `{ data, meta }` with
+ * `data` validated leniently. Retries, rate limiting, credit metering and token auth are built in.
+ *
+ * @example
+ * ```ts
+ * const client = await ApiClient.connect({ baseUrl: 'http://127.0.0.1:4010', apiKey: process.env.SEEDLINE_API_KEY! });
+ * const { data, meta } = await client.enrichProfile({ url: 'jane-doe' });
+ * console.log(data.full_name, meta.creditsUsed, client.credits.creditsUsed);
+ * await client.close();
+ * ```
+ */
+export class ApiClient {
+  /** Credits the service reported for this client's calls. */
+  readonly credits: CreditMeter = new CreditMeter();
+  /** The limiter every attempt passes through. */
+  readonly limiter: RateLimiter;
+  /** The base address without a trailing slash. */
+  readonly baseUrl: string;
+
+  readonly #apiKey: string;
+  readonly #auth: 'api-key' | 'token';
+  readonly #retry: RetryPolicy;
+  readonly #timeoutMs: number;
+  readonly #onEvent: ((event: ClientEvent) => void) | undefined;
+  readonly #validate: boolean;
+  readonly #agent: Agent;
+  readonly #tokens: TokenProvider;
+  readonly #origin: string;
+  #account: Account | undefined;
+  readonly #ownsLimiter: boolean;
+
+  constructor(options: ApiClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw new RangeError(`The base URL must be an absolute http(s) URL such as http://127.0.0.1:4010 (check --base-url)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The base URL must use http or https (check --base-url)');
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#origin = url.origin;
+    this.#apiKey = options.apiKey;
+    this.#auth = options.auth ?? 'api-key';
+    this.#retry = resolveRetryPolicy(options.retry);
+    this.#timeoutMs = options.timeoutMs ?? 300_000;
+    this.#onEvent = options.onEvent;
+    this.#validate = options.validateRequests ?? true;
+    this.limiter = options.limiter ?? new RateLimiter();
+    this.#ownsLimiter = options.limiter === undefined;
+    this.#agent = new Agent({ headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
+    this.#tokens = new TokenProvider(() => this.#exchange().then((r) => r.data.accessToken), {
+      safetyMarginMs: options.tokenSafetyMarginMs ?? 5 * 60 * 1000,
+      onExchanged: (expiresAt) => this.#emit({ type: 'token-exchanged', expiresAt }),
+    });
+  }
+
+  /**
+   * Creates a client, reads GET /v1/account and configures the limiter from
+   * `rate_limit.requests_per_minute` and `rate_limit.concurrent_batch_jobs`.
+   */
+  static async connect(options: ApiClientOptions): Promise<ApiClient> {
+    const client = new ApiClient(options);
+    try {
+      const { data } = await client.getAccount();
+      client.limiter.configure({
+        requestsPerMinute: data.rate_limit.requests_per_minute,
+        concurrentBatchJobs: data.rate_limit.concurrent_batch_jobs,
+      });
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+    return client;
+  }
+
+  /** The account read by the last {@link getAccount} (set by {@link connect}); undefined before. */
+  get account(): Account | undefined {
+    return this.#account;
+  }
+
+  /** POST /v1/profiles/enrich: 1 credit per successful profile. */
+  enrichProfile(body: ProfileEnrichBody): Promise<ApiResponse<Profile>> {
+    return this.#call({ operation: 'enrichProfile', method: 'POST', path: '/v1/profiles/enrich', body, bodySchema: ProfileEnrichBody, schema: Profile });
+  }
+
+  /** POST /v1/companies/enrich: 1 credit per successful company. */
+  enrichCompany(body: CompanyEnrichBody): Promise<ApiResponse<Company>> {
+    return this.#call({ operation: 'enrichCompany', method: 'POST', path: '/v1/companies/enrich', body, bodySchema: CompanyEnrichBody, schema: Company });
+  }
+
+  /** POST /v1/posts/enrich: 1 credit per successful post. */
+  enrichPost(body: PostEnrichBody): Promise<ApiResponse<Post>> {
+    return this.#call({ operation: 'enrichPost', method: 'POST', path: '/v1/posts/enrich', body, bodySchema: PostEnrichBody, schema: Post });
+  }
+
+  /** POST /v1/companies/headcount: 1 credit per successful query. */
+  companyHeadcount(body: HeadcountBody): Promise<ApiResponse<HeadcountResult>> {
+    return this.#call({ operation: 'companyHeadcount', method: 'POST', path: '/v1/companies/headcount', body, bodySchema: HeadcountBody, schema: HeadcountResult });
+  }
+
+  /** POST /v1/search/people (or `/sales-nav`, `/standard`): 2 credits per page scraped. Variant default `default`. */
+  searchPeople(body: PeopleSearchBody, variant: SearchVariant = 'default'): Promise<ApiResponse<PeopleSearchResult>> {
+    return this.#call({
+      operation: variant === 'default' ? 'searchPeople' : `searchPeople:${variant}`,
+      method: 'POST',
+      path: `/v1/search/people${variantSuffix(variant)}`,
+      body,
+      bodySchema: PeopleSearchBody,
+      schema: PeopleSearchResult,
+    });
+  }
+
+  /** POST /v1/search/companies (or `/sales-nav`, `/standard`): 2 credits per page scraped. Variant default `default`. */
+  searchCompanies(body: CompanySearchBody, variant: SearchVariant = 'default'): Promise<ApiResponse<CompanySearchResult>> {
+    return this.#call({
+      operation: variant === 'default' ? 'searchCompanies' : `searchCompanies:${variant}`,
+      method: 'POST',
+      path: `/v1/search/companies${variantSuffix(variant)}`,
+      body,
+      bodySchema: CompanySearchBody,
+      schema: CompanySearchResult,
+    });
+  }
+
+  /** POST /v1/search/jobs: 1 credit per job returned. */
+  searchJobs(body: JobSearchBody): Promise<ApiResponse<JobSearchResult>> {
+    return this.#call({ operation: 'searchJobs', method: 'POST', path: '/v1/search/jobs', body, bodySchema: JobSearchBody, schema: JobSearchResult });
+  }
+
+  /** POST /v1/search/posts: 2 credits per page of up to 25. */
+  searchPosts(body: PostSearchBody): Promise<ApiResponse<PostSearchResult>> {
+    return this.#call({ operation: 'searchPosts', method: 'POST', path: '/v1/search/posts', body, bodySchema: PostSearchBody, schema: PostSearchResult });
+  }
+
+  /** POST /v1/profiles/activity: 2 credits per page; one `kind` per request. */
+  profileActivity(body: ActivityBody): Promise<ApiResponse<ActivityPage>> {
+    return this.#call({ operation: 'profileActivity', method: 'POST', path: '/v1/profiles/activity', body, bodySchema: ActivityBody, schema: ActivityPage });
+  }
+
+  /** POST /v1/companies/posts: 2 credits per page. */
+  companyPosts(body: CompanyPostsBody): Promise<ApiResponse<CompanyPostsPage>> {
+    return this.#call({ operation: 'companyPosts', method: 'POST', path: '/v1/companies/posts', body, bodySchema: CompanyPostsBody, schema: CompanyPostsPage });
+  }
+
+  /**
+   * POST /v1/batch under the `concurrent_batch_jobs` limit. Free at submission. Every retry of this
+   * call reuses one Idempotency-Key (yours, or a random one), so a retry never creates a second job.
+   */
+  submitBatch(body: BatchSubmitBody, options: IdempotencyOptions = {}): Promise<ApiResponse<BatchJob>> {
+    return this.#call({
+      operation: 'submitBatch',
+      method: 'POST',
+      path: '/v1/batch',
+      body,
+      bodySchema: BatchSubmitBody,
+      schema: BatchJob,
+      idempotencyKey: options.idempotencyKey ?? randomUUID(),
+      batchSubmission: true,
+    });
+  }
+
+  /** GET /v1/batch/{job_id}: status, and `results`/`failures` once completed. Free. */
+  getBatch(jobId: string): Promise<ApiResponse<BatchJob>> {
+    return this.#call({ operation: 'getBatch', method: 'GET', path: `/v1/batch/${seg(jobId)}`, schema: BatchJob });
+  }
+
+  /** GET /v1/batch/{job_id}/results: result entries resolved so far; the next cursor is `meta.nextCursor`. Free. */
+  getBatchResults(jobId: string, query: BatchResultsQuery = {}): Promise<ApiResponse<BatchResultsPage>> {
+    return this.#call({
+      operation: 'getBatchResults',
+      method: 'GET',
+      path: `/v1/batch/${seg(jobId)}/results`,
+      query: { status: query.status, cursor: query.cursor, limit: query.limit },
+      schema: BatchResultsPage,
+    });
+  }
+
+  /** POST /v1/signals: the answer alone carries `notify.webhook_secret`. */
+  createSignal(body: SignalCreateBody): Promise<ApiResponse<Signal>> {
+    return this.#call({ operation: 'createSignal', method: 'POST', path: '/v1/signals', body, bodySchema: SignalCreateBody, schema: Signal });
+  }
+
+  /** POST /v1/signals/bulk: up to 1000 targets; retries reuse one Idempotency-Key. Free. */
+  bulkCreateSignals(body: SignalBulkBody, options: IdempotencyOptions = {}): Promise<ApiResponse<z.output<typeof SignalBulkResult>>> {
+    return this.#call({
+      operation: 'bulkCreateSignals',
+      method: 'POST',
+      path: '/v1/signals/bulk',
+      body,
+      bodySchema: SignalBulkBody,
+      schema: SignalBulkResult,
+      idempotencyKey: options.idempotencyKey ?? randomUUID(),
+    });
+  }
+
+  /** GET /v1/signals: one page; the next cursor is `meta.nextCursor`. */
+  listSignals(query: SignalListQuery = {}): Promise<ApiResponse<Signal[]>> {
+    return this.#call({
+      operation: 'listSignals',
+      method: 'GET',
+      path: '/v1/signals',
+      query: { cursor: query.cursor, limit: query.limit, tag: query.tag, status: query.status },
+      schema: z.array(Signal),
+    });
+  }
+
+  /** GET /v1/signals/{id}. */
+  getSignal(id: string): Promise<ApiResponse<Signal>> {
+    return this.#call({ operation: 'getSignal', method: 'GET', path: `/v1/signals/${seg(id)}`, schema: Signal });
+  }
+
+  /** PATCH /v1/signals/{id}: send only changed fields. Free. */
+  updateSignal(id: string, patch: SignalPatchBody): Promise<ApiResponse<z.output<typeof SignalUpdateResult>>> {
+    return this.#call({ operation: 'updateSignal', method: 'PATCH', path: `/v1/signals/${seg(id)}`, body: patch, bodySchema: SignalPatchBody, schema: SignalUpdateResult });
+  }
+
+  /** DELETE /v1/signals/{id}. */
+  deleteSignal(id: string): Promise<ApiResponse<z.output<typeof SignalDeleteResult>>> {
+    return this.#call({ operation: 'deleteSignal', method: 'DELETE', path: `/v1/signals/${seg(id)}`, schema: SignalDeleteResult });
+  }
+
+  /** POST /v1/signals/{id}/pause. Free. */
+  pauseSignal(id: string): Promise<ApiResponse<z.output<typeof SignalPauseResult>>> {
+    return this.#call({ operation: 'pauseSignal', method: 'POST', path: `/v1/signals/${seg(id)}/pause`, schema: SignalPauseResult });
+  }
+
+  /** POST /v1/signals/pause `{ tag }`: pauses every Signal carrying the tag; `data.paused` is the count. Free. */
+  pauseSignalsByTag(tag: string): Promise<ApiResponse<z.output<typeof SignalPauseByTagResult>>> {
+    return this.#call({
+      operation: 'pauseSignalsByTag',
+      method: 'POST',
+      path: '/v1/signals/pause',
+      body: { tag },
+      bodySchema: SignalPauseByTagBody,
+      schema: SignalPauseByTagResult,
+    });
+  }
+
+  /** POST /v1/signals/{id}/resume. */
+  resumeSignal(id: string): Promise<ApiResponse<z.output<typeof SignalResumeResult>>> {
+    return this.#call({ operation: 'resumeSignal', method: 'POST', path: `/v1/signals/${seg(id)}/resume`, schema: SignalResumeResult });
+  }
+
+  /** POST /v1/signals/{id}/check-now: one real, billed check. */
+  checkSignalNow(id: string): Promise<ApiResponse<z.output<typeof CheckResult>>> {
+    return this.#call({ operation: 'checkSignalNow', method: 'POST', path: `/v1/signals/${seg(id)}/check-now`, schema: CheckResult });
+  }
+
+  /** POST /v1/signals/{id}/test: the backward-compatible alias of check-now (either answer shape). */
+  testSignal(id: string): Promise<ApiResponse<z.output<typeof SignalTestResult>>> {
+    return this.#call({ operation: 'testSignal', method: 'POST', path: `/v1/signals/${seg(id)}/test`, schema: SignalTestResult });
+  }
+
+  /** POST /v1/signals/{id}/test-webhook: enqueues a signed `signal.test` delivery; retries reuse one Idempotency-Key. Free. */
+  testSignalWebhook(id: string, options: IdempotencyOptions = {}): Promise<ApiResponse<z.output<typeof TestWebhookResult>>> {
+    return this.#call({
+      operation: 'testSignalWebhook',
+      method: 'POST',
+      path: `/v1/signals/${seg(id)}/test-webhook`,
+      schema: TestWebhookResult,
+      idempotencyKey: options.idempotencyKey ?? randomUUID(),
+    });
+  }
+
+  /** GET /v1/triggers: one page ordered by `checked_at`; the next cursor is `meta.nextCursor`. Free. */
+  listTriggers(query: TriggerListQuery = {}): Promise<ApiResponse<z.output<typeof Trigger>[]>> {
+    return this.#call({
+      operation: 'listTriggers',
+      method: 'GET',
+      path: '/v1/triggers',
+      query: { cursor: query.cursor, limit: query.limit, signal_id: query.signal_id, since: query.since },
+      schema: z.array(Trigger),
+    });
+  }
+
+  /** GET /v1/usage/signals: usage rows grouped by `external_id`. Free. */
+  getSignalUsage(query: UsageQuery = {}): Promise<ApiResponse<z.output<typeof SignalUsageRow>[]>> {
+    return this.#call({
+      operation: 'getSignalUsage',
+      method: 'GET',
+      path: '/v1/usage/signals',
+      query: { group_by: query.group_by, from: query.from, to: query.to },
+      schema: z.array(SignalUsageRow),
+    });
+  }
+
+  /** GET /v1/account: balance, tier and limits. Free. Also updates {@link account} and the meter's balance. */
+  async getAccount(): Promise<ApiResponse<Account>> {
+    const answer = await this.#call({ operation: 'getAccount', method: 'GET', path: '/v1/account', schema: Account });
+    this.#account = answer.data;
+    this.credits.observeBalance(answer.data.credits_remaining);
+    return answer;
+  }
+
+  /** PATCH /v1/account: default and fallback webhook URLs; `webhook_secret` comes back when a default webhook is first set. */
+  updateAccount(body: AccountPatchBody): Promise<ApiResponse<z.output<typeof AccountSettings>>> {
+    return this.#call({ operation: 'updateAccount', method: 'PATCH', path: '/v1/account', body, bodySchema: AccountPatchBody, schema: AccountSettings });
+  }
+
+  /** GET /v1/webhook-deliveries/{delivery_id}. Free. */
+  getWebhookDelivery(id: string): Promise<ApiResponse<WebhookDelivery>> {
+    return this.#call({ operation: 'getWebhookDelivery', method: 'GET', path: `/v1/webhook-deliveries/${seg(id)}`, schema: WebhookDelivery });
+  }
+
+  /**
+   * POST /api/api-auth/authenticate `{ apiKey }` → `{ accessToken }` (a 24 h JWT). `meta` is
+   * synthesized (the answer has no envelope). With `auth: 'token'` the token is also cached for
+   * later calls; you never need to call this yourself.
+   */
+  async exchangeToken(): Promise<ApiResponse<z.output<typeof TokenExchangeResponse>>> {
+    const answer = await this.#exchange();
+    this.#tokens.set(answer.data.accessToken);
+    return answer;
+  }
+
+  /** Closes the connection pool, and the limiter's timers when the client created the limiter (a shared one is left running). */
+  async close(): Promise<void> {
+    if (this.#ownsLimiter) this.limiter.close();
+    await this.#agent.close();
+  }
+
+  #exchange(): Promise<ApiResponse<z.output<typeof TokenExchangeResponse>>> {
+    return this.#call({
+      operation: 'exchangeToken',
+      method: 'POST',
+      path: '/api/api-auth/authenticate',
+      body: { apiKey: this.#apiKey },
+      schema: TokenExchangeResponse,
+      unauthenticated: true,
+      bare: true,
+    });
+  }
+
+  async #call<S extends z.ZodType>(spec: CallSpec<S>): Promise<ApiResponse<z.output<S>>> {
+    if (this.#validate && spec.bodySchema) {
+      const checked = spec.bodySchema.safeParse(spec.body);
+      if (!checked.success) throw new RequestValidationError({ operation: spec.operation, reason: describeIssues(checked.error) });
+    }
+    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const run = async () => {
+      const useToken = this.#auth === 'token' && !spec.unauthenticated;
+      let token = useToken ? await this.#tokens.get() : undefined;
+      try {
+        return await this.#withRetries(spec, payload, token);
+      } catch (error) {
+        // An expired or revoked token: exchange once more and repeat, once.
+        if (!useToken || !(error instanceof InvalidApiKeyError)) throw error;
+        this.#tokens.invalidate(token);
+        token = await this.#tokens.get();
+        return await this.#withRetries(spec, payload, token);
+      }
+    };
+    const answer = spec.batchSubmission ? await this.limiter.scheduleBatchSubmission(run) : await run();
+    if (!spec.bare) this.credits.record(spec.operation, answer.meta);
+    return answer;
+  }
+
+  #withRetries<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined): Promise<ApiResponse<z.output<S>>> {
+    return withRetry((attempt) => this.#attempt(spec, payload, token, attempt), {
+      policy: this.#retry,
+      limiter: this.limiter,
+      onRetry: ({ attempt, delayMs, error }) =>
+        this.#emit({ type: 'retry', operation: spec.operation, attempt, delayMs, code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN' }),
+    });
+  }
+
+  async #attempt<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined, attempt: number): Promise<ApiResponse<z.output<S>>> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'seedline/0.1' };
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    if (!spec.unauthenticated) {
+      if (token !== undefined) headers.authorization = token;
+      else headers['x-api-key'] = this.#apiKey;
+    }
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
+
+    this.#emit({ type: 'request', operation: spec.operation, method: spec.method, path: spec.path, attempt });
+    const started = Date.now();
+    let raw: RawResponse;
+    try {
+      const answer = await request(this.baseUrl + spec.path + queryString(spec.query), {
+        method: spec.method,
+        headers,
+        body: payload,
+        dispatcher: this.#agent,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+      });
+      const chunks: Buffer[] = [];
+      let bodyError: unknown;
+      try {
+        for await (const chunk of answer.body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+      } catch (error) {
+        bodyError = error ?? new Error('body read failed');
+      }
+      raw = { status: answer.statusCode, headers: answer.headers, body: Buffer.concat(chunks) };
+      if (bodyError !== undefined) raw.bodyError = bodyError;
+    } catch (error) {
+      throw new NetworkError({ origin: this.#origin, causeCode: errorCode(error), cause: error });
+    }
+    const requestIdHeader = raw.headers['x-request-id'];
+    this.#emit({
+      type: 'response',
+      operation: spec.operation,
+      method: spec.method,
+      path: spec.path,
+      attempt,
+      status: raw.status,
+      durationMs: Date.now() - started,
+      requestId: Array.isArray(requestIdHeader) ? requestIdHeader[0] : requestIdHeader,
+    });
+    return parseResponse(raw, { operation: spec.operation, schema: spec.schema, bare: spec.bare ?? false, secrets: [this.#apiKey, token] });
+  }
+
+  #emit(event: ClientEvent): void {
+    if (!this.#onEvent) return;
+    try {
+      this.#onEvent(event);
+    } catch {
+      // An observer's bug must not break a paid call.
+    }
+  }
+}
+
+function variantSuffix(variant: SearchVariant): string {
+  return variant === 'default' ? '' : `/${variant}`;
+}
+
+function seg(id: string): string {
+  return encodeURIComponent(id);
+}
+
+function queryString(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+function errorCode(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return 'UNKNOWN';
+}
