@@ -1,0 +1,100 @@
+import { Option } from 'commander';
+import type { Command } from 'commander';
+import { ApiClient } from '../client/api-client.js';
+import { redactSecrets, SeedlineClientError } from '../client/errors.js';
+
+/** Where the command writes; injectable for tests. */
+export interface AccountCommandIo {
+  /** Standard output. Default `process.stdout.write`. */
+  out: (text: string) => void;
+  /** Standard error. Default `process.stderr.write`. */
+  err: (text: string) => void;
+}
+
+interface AccountOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  format: 'table' | 'json';
+}
+
+/**
+ * Adds `seedline account --base-url URL --api-key KEY [--format table|json]`: prints the account
+ * (balance, tier, limits, Signal spend). The key defaults to `SEEDLINE_API_KEY`, the URL to
+ * `SEEDLINE_BASE_URL`. Known failures print one line without a stack trace and set exit code 1.
+ *
+ * @example
+ * ```ts
+ * const program = new Command();
+ * registerAccountCommand(program);
+ * await program.parseAsync(['node', 'seedline', 'account', '--base-url', 'http://127.0.0.1:4010']);
+ * ```
+ */
+export function registerAccountCommand(program: Command, io: AccountCommandIo = defaultIo): void {
+  program
+    .command('account')
+    .description('Show the account: balance, volume band, rate limits and Signal spend (free call).')
+    .option('--base-url <url>', 'service base URL (default: $SEEDLINE_BASE_URL)')
+    .option('--api-key <key>', 'API key (default: $SEEDLINE_API_KEY)')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action(async (options: AccountOptions) => {
+      const baseUrl = options.baseUrl ?? process.env.SEEDLINE_BASE_URL;
+      const apiKey = options.apiKey ?? process.env.SEEDLINE_API_KEY;
+      if (!baseUrl) return failWith(io, 'No service URL: pass --base-url URL or set SEEDLINE_BASE_URL.');
+      if (!apiKey) return failWith(io, 'No API key: pass --api-key KEY or set SEEDLINE_API_KEY.');
+      let client: ApiClient;
+      try {
+        // A one-off read: fail fast instead of the sync's long retry budget.
+        client = new ApiClient({ baseUrl, apiKey, retry: { maxAttempts: 2, maxTotalWaitMs: 5_000 }, timeoutMs: 30_000 });
+      } catch (error) {
+        return failWith(io, error instanceof Error ? error.message : String(error), [apiKey]);
+      }
+      try {
+        const { data } = await client.getAccount();
+        const shown = withoutSecrets(data);
+        io.out(options.format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : formatTable(shown));
+      } catch (error) {
+        const message = error instanceof SeedlineClientError ? error.message : `Unexpected failure: ${error instanceof Error ? error.message : String(error)}`;
+        failWith(io, message, [apiKey]);
+      } finally {
+        await client.close();
+      }
+    });
+}
+
+const defaultIo: AccountCommandIo = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+};
+
+function failWith(io: AccountCommandIo, message: string, secrets: string[] = []): void {
+  io.err(`error: ${redactSecrets(message, secrets)}\n`);
+  process.exitCode = 1;
+}
+
+/** Drops secret-bearing fields (the account-level `webhook_secret`) before printing. */
+function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => !/secret|token|api_?key/i.test(key))
+        .map(([key, inner]) => [key, withoutSecrets(inner)]),
+    );
+  }
+  return value;
+}
+
+/** Two columns, nested objects flattened to dotted keys. */
+function formatTable(value: unknown): string {
+  const rows: [string, string][] = [];
+  const walk = (prefix: string, inner: unknown) => {
+    if (inner && typeof inner === 'object' && !Array.isArray(inner)) {
+      for (const [key, child] of Object.entries(inner)) walk(prefix ? `${prefix}.${key}` : key, child);
+    } else {
+      rows.push([prefix, inner === null || inner === undefined ? '' : Array.isArray(inner) ? JSON.stringify(inner) : String(inner)]);
+    }
+  };
+  walk('', value);
+  const width = Math.max(...rows.map(([key]) => key.length), 5);
+  return `${rows.map(([key, text]) => `${key.padEnd(width)}  ${text}`).join('\n')}\n`;
+}
