@@ -125,6 +125,17 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
   return { parent, children, rejected, records: accepted.length };
 }
 
+const childColumnIndexes = new WeakMap<ChildLayout, Map<string, number>>();
+
+function columnIndexOf(child: ChildLayout): Map<string, number> {
+  let index = childColumnIndexes.get(child);
+  if (!index) {
+    index = new Map(child.columns.map((c, i) => [c.name, i]));
+    childColumnIndexes.set(child, index);
+  }
+  return index;
+}
+
 /** Fills `data` from `value` following `node`; returns the fields outside the schema (or undefined). */
 function walk(
   node: ObjectNode,
@@ -151,7 +162,7 @@ function walk(
       if (!Array.isArray(fieldValue)) throw new Rejection(`field ${prefix}${key}: expected an array, got ${kindOf(fieldValue)}`);
       const child = field.child;
       const rows = items[childIndex.get(child)!]!;
-      const childColumns = new Map(child.columns.map((c, i) => [c.name, i]));
+      const childColumns = columnIndexOf(child);
       for (const item of fieldValue) {
         if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new Rejection(`field ${prefix}${key}: expected objects in the list, got ${kindOf(item)}`);
         const childData: CellValue[] = new Array<CellValue>(child.columns.length).fill(null);
@@ -161,10 +172,15 @@ function walk(
       }
     }
   }
-  for (const key of Object.keys(value)) {
-    if (node.fields.has(key) || value[key] === undefined) continue;
-    (extra ??= {})[key] = value[key];
+  // Most records carry no unknown field: count first, collect only when there is one.
+  let known = 0;
+  for (const key in value) {
+    if (node.fields.has(key)) known++;
+    else if (value[key] !== undefined) {
+      (extra ??= {})[key] = value[key];
+    }
   }
+  void known;
   return extra;
 }
 

@@ -20,6 +20,8 @@ export interface DuckDbDestinationOptions {
   path: string;
   /** Schema of the tables. Default: `seedline`. */
   schema?: string;
+  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '256MB' }`). Default: none. */
+  settings?: Record<string, string>;
 }
 
 type AppendCell = (appender: DuckDBAppender, value: NonNullable<CellValue>) => void;
@@ -59,6 +61,7 @@ export class DuckDbDestination extends SqlDestination {
   };
   protected readonly db: Kysely<any>;
   private readonly path: string;
+  private readonly settings: Record<string, string> | undefined;
   private file: SharedDuckDbFile | null = null;
   private opening: Promise<SharedDuckDbFile> | null = null;
   private readonly idle: DuckDBConnection[] = [];
@@ -68,6 +71,7 @@ export class DuckDbDestination extends SqlDestination {
   constructor(options: DuckDbDestinationOptions) {
     super(options.schema ?? 'seedline');
     this.path = options.path;
+    this.settings = options.settings;
     this.db = new Kysely<any>({
       dialect: new DuckDbDialect({ acquire: () => this.acquire(), release: (connection) => this.releaseConnection(connection) }),
     });
@@ -114,7 +118,7 @@ export class DuckDbDestination extends SqlDestination {
   private async ensureOpen(): Promise<SharedDuckDbFile> {
     if (this.closed) throw new Error('This destination is closed');
     if (this.file) return this.file;
-    this.opening ??= duckDbFileLock.open(this.path);
+    this.opening ??= duckDbFileLock.open(this.path, this.settings);
     try {
       this.file = await this.opening;
       return this.file;

@@ -34,11 +34,11 @@ const open = new Map<string, Promise<SharedDuckDbFile>>();
  */
 export const duckDbFileLock = {
   /** Opens (or shares) the file; throws `DestinationLockedError` when another process holds it. */
-  async open(path: string): Promise<SharedDuckDbFile> {
+  async open(path: string, settings?: Record<string, string>): Promise<SharedDuckDbFile> {
     const key = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
     let pending = open.get(key);
     if (!pending) {
-      pending = DuckDBInstance.create(path === ':memory:' ? ':memory:' : key).then(
+      pending = DuckDBInstance.create(path === ':memory:' ? ':memory:' : key, settings).then(
         (instance) => ({ path: key, instance, refs: 0, writer: null }),
         (error: unknown) => {
           open.delete(key);

@@ -1,0 +1,321 @@
+/**
+ * Load benchmark of the destinations: N generated profile records (about five positions and two
+ * education entries each) loaded in merge mode through our Destination, in units, into DuckDB
+ * and Postgres; then the same data through each engine's own bulk path (DuckDB `read_json` of
+ * an NDJSON file, Postgres `COPY FROM STDIN` of CSV) into the same table shapes.
+ *
+ *   npx tsx bench/load.ts [N=100000] [--unit=5000] [--only=duckdb|postgres]
+ *
+ * Records are generated deterministically and streamed: memory does not grow with N.
+ */
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { Profile } from '../schemas/profile.js';
+import type { Destination, TableDefinition } from '../src/destinations/destination.js';
+import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
+import { PostgresDestination } from '../src/destinations/postgres/postgres-destination.js';
+import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
+
+const args = process.argv.slice(2);
+const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
+const UNIT = Number(args.find((a) => a.startsWith('--unit='))?.slice(7) ?? 5000);
+const ONLY = args.find((a) => a.startsWith('--only='))?.slice(7);
+const PG_URL = process.env.SEEDLINE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test';
+const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
+
+// ---------- deterministic generator ----------
+
+const TITLES = ['Software Engineer', 'Senior Engineer', 'Data Scientist', 'Product Manager', 'Designer', 'Engineering Manager', 'Analyst', 'Consultant'];
+const COMPANIES = ['Acme', 'Initech', 'Globex', 'Umbrella', 'Hooli', 'Stark Industries', 'Wayne Enterprises', 'Soylent'];
+const CITIES = [['Lyon', 'ARA', 'FR'], ['Berlin', 'BE', 'DE'], ['Austin', 'TX', 'US'], ['Toronto', 'ON', 'CA'], ['Pune', 'MH', 'IN']] as const;
+const SCHOOLS = ['INSA Lyon', 'TU Berlin', 'UT Austin', 'University of Toronto', 'IIT Bombay'];
+const SKILLS = ['typescript', 'sql', 'python', 'go', 'kubernetes', 'react', 'postgres', 'duckdb', 'leadership', 'figma'];
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
+
+/** The i-th profile record (same i, same record). */
+export function profileRecord(i: number): Record<string, unknown> {
+  const r = rng(i * 7919 + 17);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
+  const city = pick(CITIES);
+  const positionCount = 3 + Math.floor(r() * 5); // 3..7, mean 5
+  const positions = Array.from({ length: positionCount }, (_, p) => {
+    const company = pick(COMPANIES);
+    const start = 2024 - (p + 1) * 2 - Math.floor(r() * 2);
+    return {
+      title: pick(TITLES),
+      company,
+      company_url: `https://network.example/company/${company.toLowerCase().replace(/ /g, '-')}`,
+      network_id: String(100000 + Math.floor(r() * 900000)),
+      position_id: String(i * 10 + p),
+      started_at: `${start}-0${1 + Math.floor(r() * 9)}`,
+      ended_at: p === 0 ? null : `${start + 2}-0${1 + Math.floor(r() * 9)}`,
+      description: `Worked on ${pick(SKILLS)} and ${pick(SKILLS)} at ${company}; shipped things "that mattered".`,
+      skills: [pick(SKILLS), pick(SKILLS)],
+      company_industry: 'Software',
+      company_headcount: 50 + Math.floor(r() * 10000),
+    };
+  });
+  const education = Array.from({ length: 2 }, (_, e) => ({
+    school: pick(SCHOOLS),
+    degree: e === 0 ? 'MSc' : 'BSc',
+    field: 'Computer Science',
+    education_id: String(i * 10 + e),
+  }));
+  const current = positions[0]!;
+  return {
+    url: `https://network.example/in/person-${i}`,
+    public_identifier: `person-${i}`,
+    urn: 5_000_000 + i,
+    full_name: `Person ${i}`,
+    headline: `${current.title} at ${current.company}`,
+    location: { city: city[0], region: city[1], country: city[2] },
+    current_company: { name: current.company, url: current.company_url, title: current.title, industry: 'Software', headcount: current.company_headcount },
+    positions,
+    education,
+    skills: [pick(SKILLS), pick(SKILLS), pick(SKILLS)],
+    languages: ['English'],
+    connections_count: Math.floor(r() * 5000),
+    followers_count: Math.floor(r() * 20000),
+    scraped_at: new Date(Date.UTC(2024, 4, 1) + i * 1000).toISOString(),
+    locale: 'en_US',
+  };
+}
+
+// ---------- measuring ----------
+
+interface Result {
+  backend: string;
+  path: string;
+  records: number;
+  rows: number;
+  seconds: number;
+  peakRss: number;
+}
+
+async function measure(backend: string, path: string, fn: () => Promise<number>): Promise<Result> {
+  global.gc?.();
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  const started = performance.now();
+  const rows = await fn();
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(timer);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  const result = { backend, path, records: N, rows, seconds, peakRss: peak };
+  console.error(`  ${backend} ${path}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MB`);
+  return result;
+}
+
+async function loadOurs(dest: Destination): Promise<number> {
+  await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
+  await dest.ensureSystemTables();
+  await dest.ensureTable(profiles);
+  let rows = 0;
+  for (let start = 0; start < N; start += UNIT) {
+    const records: Record<string, unknown>[] = [];
+    for (let i = start; i < Math.min(N, start + UNIT); i++) records.push(profileRecord(i));
+    const unit = await dest.beginUnit('bench');
+    const outcome = await unit.write('profiles', records);
+    await unit.saveState([{ stream: 'profiles', partition: '*', cursor: String(start + records.length) }]);
+    await unit.commit();
+    rows += outcome.rows;
+    if (outcome.rejected > 0) throw new Error(`${outcome.rejected} records rejected`);
+  }
+  return rows;
+}
+
+// ---------- DuckDB ----------
+
+// The checkpoint runs once at close instead of after every few units (its cost is still inside the timing).
+const DUCKDB_SETTINGS = { memory_limit: '192MB', threads: '2', checkpoint_threshold: '1GB' };
+
+async function duckdbOurs(dir: string): Promise<number> {
+  const dest = new DuckDbDestination({ path: join(dir, 'ours.duckdb'), settings: DUCKDB_SETTINGS });
+  try {
+    return await loadOurs(dest);
+  } finally {
+    await dest.close();
+  }
+}
+
+async function duckdbNative(dir: string): Promise<number> {
+  // Same table shapes, created by our destination in another file, then filled by DuckDB alone.
+  const path = join(dir, 'native.duckdb');
+  const shapes = new DuckDbDestination({ path, settings: DUCKDB_SETTINGS });
+  await shapes.ensureSystemTables();
+  await shapes.ensureTable(profiles);
+  await shapes.close();
+
+  const ndjson = join(dir, 'profiles.ndjson');
+  const out = createWriteStream(ndjson);
+  let buffer = '';
+  for (let i = 0; i < N; i++) {
+    buffer += `${JSON.stringify(profileRecord(i))}\n`;
+    if (buffer.length > 1 << 20) {
+      if (!out.write(buffer)) await once(out, 'drain');
+      buffer = '';
+    }
+  }
+  out.end(buffer);
+  await once(out, 'finish');
+
+  const instance = await DuckDBInstance.create(path, DUCKDB_SETTINGS);
+  const c = await instance.connect();
+  const position = `STRUCT(title VARCHAR, company VARCHAR, company_url VARCHAR, network_id VARCHAR, position_id VARCHAR, started_at VARCHAR, ended_at VARCHAR, description VARCHAR, skills VARCHAR[], company_industry VARCHAR, company_headcount BIGINT)`;
+  const columns = `{url: 'VARCHAR', public_identifier: 'VARCHAR', urn: 'VARCHAR', full_name: 'VARCHAR', headline: 'VARCHAR',
+    location: 'STRUCT(city VARCHAR, region VARCHAR, country VARCHAR)',
+    current_company: 'STRUCT(name VARCHAR, url VARCHAR, title VARCHAR, industry VARCHAR, headcount BIGINT)',
+    positions: '${position}[]', education: 'STRUCT(school VARCHAR, degree VARCHAR, field VARCHAR, education_id VARCHAR)[]',
+    skills: 'JSON', languages: 'JSON', connections_count: 'BIGINT', followers_count: 'BIGINT', scraped_at: 'TIMESTAMPTZ', locale: 'VARCHAR'}`;
+  const src = `read_json('${ndjson.replace(/'/g, "''")}', format = 'newline_delimited', columns = ${columns})`;
+  await c.run('BEGIN TRANSACTION');
+  await c.run(`CREATE TEMP TABLE raw AS SELECT * FROM ${src}`);
+  const a = await c.run(`INSERT INTO seedline.profiles (url, public_identifier, urn, full_name, headline, location__city, location__region, location__country,
+      current_company__name, current_company__url, current_company__title, current_company__industry, current_company__headcount,
+      skills, languages, connections_count, followers_count, scraped_at, locale, _run_id, _loaded_at)
+    SELECT url, public_identifier, urn, full_name, headline, location.city, location.region, location.country,
+      current_company.name, current_company.url, current_company.title, current_company.industry, current_company.headcount,
+      skills, languages, connections_count, followers_count, scraped_at, locale, 'native', now() FROM raw`);
+  const b = await c.run(`INSERT INTO seedline.profiles__positions (_parent_url, _index, title, company, company_url, network_id, position_id, started_at, ended_at, description, skills, company_industry, company_headcount, _run_id, _loaded_at)
+    SELECT url, i - 1, p.title, p.company, p.company_url, p.network_id, p.position_id, p.started_at, p.ended_at, p.description, to_json(p.skills), p.company_industry, p.company_headcount, 'native', now()
+    FROM (SELECT url, unnest(positions) AS p, unnest(range(1, len(positions) + 1)) AS i FROM raw)`);
+  const e = await c.run(`INSERT INTO seedline.profiles__education (_parent_url, _index, school, degree, field, education_id, _run_id, _loaded_at)
+    SELECT url, i - 1, e.school, e.degree, e.field, e.education_id, 'native', now()
+    FROM (SELECT url, unnest(education) AS e, unnest(range(1, len(education) + 1)) AS i FROM raw)`);
+  await c.run('COMMIT');
+  c.closeSync();
+  instance.closeSync();
+  return a.rowsChanged + b.rowsChanged + e.rowsChanged;
+}
+
+// ---------- Postgres ----------
+
+async function postgresOurs(schema: string): Promise<number> {
+  const dest = new PostgresDestination({ url: PG_URL, schema });
+  try {
+    return await loadOurs(dest);
+  } finally {
+    await dest.close();
+  }
+}
+
+function csv(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /[",\n\r]/.test(text) || text === '' ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+async function postgresNative(schema: string): Promise<number> {
+  const shapes = new PostgresDestination({ url: PG_URL, schema });
+  await shapes.ensureSystemTables();
+  await shapes.ensureTable(profiles);
+  await shapes.close();
+
+  const tables = {
+    profiles: ['url', 'public_identifier', 'urn', 'full_name', 'headline', 'location__city', 'location__region', 'location__country', 'current_company__name', 'current_company__url', 'current_company__title', 'current_company__industry', 'current_company__headcount', 'skills', 'languages', 'connections_count', 'followers_count', 'scraped_at', 'locale', '_run_id', '_loaded_at'],
+    profiles__positions: ['_parent_url', '_index', 'title', 'company', 'company_url', 'network_id', 'position_id', 'started_at', 'ended_at', 'description', 'skills', 'company_industry', 'company_headcount', '_run_id', '_loaded_at'],
+    profiles__education: ['_parent_url', '_index', 'school', 'degree', 'field', 'education_id', '_run_id', '_loaded_at'],
+  };
+  const clients = await Promise.all(
+    Object.keys(tables).map(async () => {
+      const client = new pg.Client(postgresConnection(PG_URL));
+      await client.connect();
+      return client;
+    }),
+  );
+  const streams = Object.entries(tables).map(([table, cols], k) =>
+    clients[k]!.query(copyStreams.from(`COPY "${schema}"."${table}" (${cols.map((c) => `"${c}"`).join(', ')}) FROM STDIN WITH (FORMAT csv)`)),
+  );
+  const done = streams.map((s) => once(s, 'finish'));
+  const buffers = ['', '', ''];
+  const now = new Date().toISOString();
+  let rows = 0;
+  const flush = async (force: boolean): Promise<void> => {
+    for (let k = 0; k < 3; k++) {
+      if (buffers[k]!.length > (force ? 0 : 1 << 18)) {
+        if (!streams[k]!.write(buffers[k]!)) await once(streams[k]!, 'drain');
+        buffers[k] = '';
+      }
+    }
+  };
+  for (let i = 0; i < N; i++) {
+    const p = profileRecord(i) as any;
+    buffers[0] += [p.url, p.public_identifier, p.urn, p.full_name, p.headline, p.location.city, p.location.region, p.location.country, p.current_company.name, p.current_company.url, p.current_company.title, p.current_company.industry, p.current_company.headcount, p.skills, p.languages, p.connections_count, p.followers_count, p.scraped_at, p.locale, 'native', now].map(csv).join(',') + '\n';
+    p.positions.forEach((x: any, j: number) => {
+      buffers[1] += [p.url, j, x.title, x.company, x.company_url, x.network_id, x.position_id, x.started_at, x.ended_at, x.description, x.skills, x.company_industry, x.company_headcount, 'native', now].map(csv).join(',') + '\n';
+    });
+    p.education.forEach((x: any, j: number) => {
+      buffers[2] += [p.url, j, x.school, x.degree, x.field, x.education_id, 'native', now].map(csv).join(',') + '\n';
+    });
+    rows += 1 + p.positions.length + p.education.length;
+    if (i % 256 === 0) await flush(false);
+  }
+  await flush(true);
+  for (const s of streams) s.end();
+  await Promise.all(done);
+  await Promise.all(clients.map((c) => c.end()));
+  return rows;
+}
+
+async function postgresSchemaDrop(schema: string): Promise<void> {
+  const client = new pg.Client(postgresConnection(PG_URL));
+  await client.connect();
+  await client.query(`drop schema if exists "${schema}" cascade`);
+  await client.end();
+}
+
+// ---------- main ----------
+
+async function main(): Promise<void> {
+  console.error(`bench/load.ts: N=${N} profile records, units of ${UNIT}, merge mode`);
+  const results: Result[] = [];
+  if (ONLY !== 'postgres') {
+    const dir = mkdtempSync(join(tmpdir(), 'seedline-bench-'));
+    try {
+      results.push(await measure('duckdb', 'ours', () => duckdbOurs(dir)));
+      results.push(await measure('duckdb', 'native', () => duckdbNative(dir)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  if (ONLY !== 'duckdb') {
+    const suffix = randomBytes(4).toString('hex');
+    const ours = `bench_ours_${suffix}`;
+    const native = `bench_native_${suffix}`;
+    try {
+      results.push(await measure('postgres', 'ours', () => postgresOurs(ours)));
+      results.push(await measure('postgres', 'native', () => postgresNative(native)));
+    } finally {
+      await postgresSchemaDrop(ours).catch(() => undefined);
+      await postgresSchemaDrop(native).catch(() => undefined);
+    }
+  }
+  const header = ['backend', 'path', 'records', 'rows', 'seconds', 'records/s', 'rows/s', 'peak RSS MB', 'ours/native'];
+  const lines = results.map((r) => {
+    const native = results.find((x) => x.backend === r.backend && x.path === 'native');
+    const ratio = r.path === 'ours' && native ? (r.records / r.seconds / (native.records / native.seconds)).toFixed(2) : '';
+    return [r.backend, r.path, String(r.records), String(r.rows), r.seconds.toFixed(2), (r.records / r.seconds).toFixed(0), (r.rows / r.seconds).toFixed(0), (r.peakRss / 2 ** 20).toFixed(0), ratio];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  console.log(format(header));
+  for (const line of lines) console.log(format(line));
+  console.log(`process max RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+}
+
+await main();

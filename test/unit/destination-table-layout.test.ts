@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Profile } from '../../schemas/profile.js';
+import { tableLayout, parentShape, childShape } from '../../src/destinations/table-layout.js';
+import { shapeRecords } from '../../src/destinations/record-shaper.js';
+import { duckDbTypeMapper } from '../../src/destinations/duckdb/duckdb-type-mapper.js';
+import { postgresTypeMapper } from '../../src/destinations/postgres/postgres-type-mapper.js';
+import { escapeCopyText, encodeCopyRows } from '../../src/destinations/postgres/postgres-copy-encoder.js';
+
+const profiles = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' });
+const typeOf = (name: string): string | undefined => profiles.columns.find((c) => c.name === name)?.type;
+
+describe('table layout from zod', () => {
+  it('given the Profile schema, when laid out, then scalars, flattened objects, JSON arrays and meta types get their logical types', () => {
+    expect(typeOf('url')).toBe('text');
+    expect(typeOf('urn')).toBe('text'); // Id: union transformed to string, meta sqlType text
+    expect(typeOf('scraped_at')).toBe('timestamp'); // Timestamp: meta sqlType timestamp
+    expect(typeOf('connections_count')).toBe('bigint');
+    expect(typeOf('location__city')).toBe('text');
+    expect(typeOf('current_company__headcount')).toBe('bigint');
+    expect(typeOf('skills')).toBe('json');
+    expect(typeOf('recommendations')).toBe('json');
+    expect(typeOf('open_to_work__titles')).toBe('json');
+    expect(typeOf('positions')).toBeUndefined();
+  });
+
+  it('given arrays of objects, when laid out, then they become child tables with parent key, _index and their own _extra', () => {
+    expect(profiles.children.map((c) => c.name)).toEqual([
+      'profiles__positions',
+      'profiles__education',
+      'profiles__certifications',
+      'profiles__publications',
+      'profiles__patents',
+      'profiles__honors',
+      'profiles__projects',
+    ]);
+    const positions = childShape(profiles, profiles.children[0]!).columns;
+    expect(positions.slice(0, 2)).toEqual([
+      { name: '_parent_url', type: 'text' },
+      { name: '_index', type: 'bigint' },
+    ]);
+    expect(positions.find((c) => c.name === 'skills')?.type).toBe('json');
+    expect(positions.slice(-3).map((c) => c.name)).toEqual(['_extra', '_run_id', '_loaded_at']);
+  });
+
+  it('given history mode, when laid out, then the parent carries _valid_from, _valid_to and _row_hash, children _parent_valid_from', () => {
+    const history = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'history' });
+    expect(parentShape(history).columns.slice(-3).map((c) => c.name)).toEqual(['_valid_from', '_valid_to', '_row_hash']);
+    expect(childShape(history, history.children[0]!).columns.slice(0, 3).map((c) => c.name)).toEqual(['_parent_url', '_parent_valid_from', '_index']);
+  });
+
+  it('given doubles, booleans, dates, enums and camelCase, when laid out, then each maps as documented', () => {
+    const layout = tableLayout({
+      name: 't',
+      schema: z.object({ ratio: z.number(), ok: z.boolean(), at: z.date(), kind: z.enum(['a', 'b']), creditsUsed: z.int(), anything: z.unknown() }),
+      primaryKey: [],
+      writeMode: 'append',
+    });
+    expect(layout.columns).toEqual([
+      { name: 'ratio', type: 'double' },
+      { name: 'ok', type: 'boolean' },
+      { name: 'at', type: 'timestamp' },
+      { name: 'kind', type: 'text' },
+      { name: 'credits_used', type: 'bigint' },
+      { name: 'anything', type: 'json' },
+    ]);
+  });
+
+  it('given merge without a primary key or a hostile name, when laid out, then it is refused with a stable code', () => {
+    expect(() => tableLayout({ name: 'x', schema: z.object({ a: z.string() }), primaryKey: [], writeMode: 'merge' })).toThrow(expect.objectContaining({ code: 'SEEDLINE_INVALID_TABLE_DEFINITION' }));
+    expect(() => tableLayout({ name: 'X;drop', schema: z.object({ a: z.string() }), primaryKey: [], writeMode: 'append' })).toThrow(expect.objectContaining({ code: 'SEEDLINE_INVALID_IDENTIFIER' }));
+  });
+});
+
+describe('dialect type mappers', () => {
+  it('given each logical type, when mapped, then DuckDB and Postgres get their documented types and map back', () => {
+    const logical = ['text', 'bigint', 'double', 'boolean', 'timestamp', 'json'] as const;
+    expect(logical.map((t) => duckDbTypeMapper.sqlType(t))).toEqual(['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMPTZ', 'JSON']);
+    expect(logical.map((t) => postgresTypeMapper.sqlType(t))).toEqual(['text', 'bigint', 'double precision', 'boolean', 'timestamptz', 'jsonb']);
+    expect(['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMP WITH TIME ZONE', 'JSON'].map((t) => duckDbTypeMapper.logicalType(t))).toEqual([...logical]);
+    expect(['text', 'bigint', 'double precision', 'boolean', 'timestamp with time zone', 'jsonb'].map((t) => postgresTypeMapper.logicalType(t))).toEqual([...logical]);
+    expect(postgresTypeMapper.logicalType('integer')).toBe('bigint');
+  });
+});
+
+describe('record shaping', () => {
+  it('given records with unknown fields and misfits, when shaped, then unknown fields go to _extra and misfits are rejected with reasons', () => {
+    const batch = shapeRecords(
+      profiles,
+      [
+        { url: 'u1', public_identifier: 'p', urn: 1, scraped_at: '2024-01-01T00:00:00Z', surprise: { deep: [1] }, location: { city: 'Lyon', zip: '69001' } },
+        { url: 'u2', public_identifier: 'p', urn: 2, scraped_at: 'not a date' },
+        { url: 'u3', public_identifier: 'p', urn: 3, scraped_at: '2024-01-01T00:00:00Z', followers_count: 1.5 },
+      ],
+      { runId: 'r', loadedAt: 0 },
+    );
+    expect(batch.records).toBe(1);
+    expect(batch.rejected.map((r) => r.reason)).toEqual(['column scraped_at: unparseable timestamp "not a date"', 'column followers_count: expected a 64-bit integer, got 1.5']);
+    const extraIndex = batch.parent.shape.columns.findIndex((c) => c.name === '_extra');
+    expect(JSON.parse(batch.parent.rows[0]![extraIndex] as string)).toEqual({ surprise: { deep: [1] }, location: { zip: '69001' } });
+  });
+});
+
+describe('COPY text escaping', () => {
+  it('given hostile strings, when escaped, then backslashes and line/field breaks become escapes and nothing else changes', () => {
+    expect(escapeCopyText('plain é 🙂 "q" \'s\'')).toBe('plain é 🙂 "q" \'s\'');
+    expect(escapeCopyText('a\\b\tc\nd\re\\N')).toBe('a\\\\b\\tc\\nd\\re\\\\N');
+    expect([...encodeCopyRows(['text', 'bigint', 'boolean', 'timestamp', 'json'], [['x\ty', 12n, true, 0, '{"a":"\\n"}'], [null, null, null, null, null]])].join('')).toBe(
+      'x\\ty\t12\tt\t1970-01-01T00:00:00.000Z\t{"a":"\\\\n"}\n\\N\t\\N\t\\N\t\\N\t\\N\n',
+    );
+  });
+});
