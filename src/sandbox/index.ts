@@ -10,6 +10,7 @@ import { registerBatchRoutes } from './routes/batch.js';
 import { registerDeliveryRoutes } from './routes/deliveries.js';
 import { registerScrapeRoutes } from './routes/scrape.js';
 import { registerSignalRoutes } from './routes/signals.js';
+import { registerTriggerRoutes } from './routes/triggers.js';
 import { createSandboxServer } from './server.js';
 import { SignalStore } from './signals.js';
 import { createBaseState } from './state.js';
@@ -56,6 +57,7 @@ export function createSandboxState(options: SandboxOptions = {}): { state: Sandb
   registerScrapeRoutes(router);
   registerBatchRoutes(router);
   registerSignalRoutes(router);
+  registerTriggerRoutes(router);
   registerDeliveryRoutes(router);
   return { state, router };
 }

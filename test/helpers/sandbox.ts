@@ -64,3 +64,48 @@ export async function eventually<T>(probe: () => Promise<T | undefined | null | 
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** A request the test receiver got. */
+export interface ReceivedWebhook {
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  raw: string;
+  body: any;
+}
+
+/** A local webhook receiver recording every request; `status` decides the answer (default 200). */
+export interface WebhookReceiver {
+  url: string;
+  received: ReceivedWebhook[];
+  status: number;
+  close(): Promise<void>;
+}
+
+/** Starts a webhook receiver on a free loopback port. */
+export async function startReceiver(): Promise<WebhookReceiver> {
+  const { createServer } = await import('node:http');
+  const receiver: WebhookReceiver = { url: '', received: [], status: 200, close: async () => undefined };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      receiver.received.push({ url: req.url ?? '/', headers: req.headers, raw, body: JSON.parse(raw) });
+      res.writeHead(receiver.status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const address = server.address() as { port: number };
+  receiver.url = `http://127.0.0.1:${address.port}`;
+  receiver.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return receiver;
+}
+
+/** Verifies `X-Service-Signature` (`t=…,v1=…`) with node:crypto, as a receiver would. */
+export async function verifySignature(secret: string, header: string | string[] | undefined, raw: string): Promise<boolean> {
+  const { createHmac, timingSafeEqual } = await import('node:crypto');
+  const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(header));
+  if (!match) return false;
+  const expected = createHmac('sha256', secret).update(`${match[1]}.${raw}`).digest();
+  return timingSafeEqual(expected, Buffer.from(match[2] as string, 'hex')) && Math.abs(Date.now() / 1000 - Number(match[1])) <= 300;
+}
