@@ -18,6 +18,10 @@ import { TableShaper, type ShapedRecords } from './table-shaper.js';
 const KEY_VERSION = 'v1';
 /** Error types after which a seed is not retried until its refresh_after passes (it was paid for). */
 const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request']);
+/** Error types of items worth another attempt in the same run. */
+const TRANSIENT_FAILURES = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
+/** Extra rounds for items that failed for a passing reason. */
+const TRANSIENT_RETRY_ROUNDS = 2;
 
 type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: string };
 
@@ -56,11 +60,25 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   await queue.onIdle();
   // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
   // results: their seeds are fetched again, within the budget.
-  const orphans = await runner.orphanedSeeds();
-  for (const seeds of chunk(orphans.slice(0, ctx.budget.itemsThatFit(manifest.credits_per_item)), ctx.batch.chunkSize)) {
-    enqueue(() => runner.submitAndRead(seeds));
-  }
+  const resubmit = (seeds: Partition[]) => {
+    for (const part of chunk(seeds.slice(0, ctx.budget.itemsThatFit(manifest.credits_per_item)), ctx.batch.chunkSize)) {
+      enqueue(() => runner.submitAndRead(part));
+    }
+  };
+  resubmit(await runner.orphanedSeeds());
   await queue.onIdle();
+  // Items that failed for a passing reason (timeout, upstream error) get a bounded number of new
+  // attempts in this run; a failed attempt is not the thing paid for, so this is not paying twice.
+  for (let round = 0; round < TRANSIENT_RETRY_ROUNDS; round++) {
+    const retry = runner.takeTransientFailures();
+    if (retry.length === 0) break;
+    ctx.reporter.notice(manifest.name, `retrying ${retry.length} items that failed for a passing reason`);
+    resubmit(retry);
+    await queue.onIdle();
+  }
+  const stillFailing = runner.takeTransientFailures();
+  outcome.failed += stillFailing.length;
+  if (stillFailing.length > 0) noteError(outcome, `${stillFailing.length} items still failing after retries; they are retried on the next run`);
   if (outcome.failed > 0 && outcome.status === 'succeeded') outcome.status = 'partial';
   return outcome;
 }
@@ -82,6 +100,8 @@ class BatchRunner {
   skipped = 0;
   /** Recorded jobs the service answered 404 for. */
   private readonly lost: BatchRow[] = [];
+  /** Items of this run that failed for a passing reason, not yet retried. */
+  private transient: Partition[] = [];
   private done = 0;
 
   constructor(
@@ -114,6 +134,13 @@ class BatchRunner {
         .filter((item) => ledger.get(item.ref)?.jobId === batch.jobId && ledger.get(item.ref)?.status === 'submitted')
         .map((item) => ({ key: item.ref, values: { ...item.params, key: item.ref, seed: seedOf(item) } })),
     );
+  }
+
+  /** Hands over the items that failed for a passing reason since the last call (and forgets them). */
+  takeTransientFailures(): Partition[] {
+    const taken = this.transient;
+    this.transient = [];
+    return taken;
   }
 
   /** Records the intent, submits it and reads its results. */
@@ -220,9 +247,12 @@ class BatchRunner {
         const rejected = shaped.rejected[0]?.reason;
         seeds.push(this.seedRow(entry.ref, String(values.seed), { ...base, status: 'fetched', canonicalUrl: canonical, error: rejected ? `record rejected: ${rejected}` : null }));
       } else {
-        this.outcome.failed++;
         const error = `${entry.error?.type ?? 'failed'}: ${entry.error?.message ?? 'no message'}`;
-        noteError(this.outcome, `${String(values.seed)}: ${error}`);
+        if (TRANSIENT_FAILURES.has(entry.error?.type ?? '')) this.transient.push({ key: entry.ref, values });
+        else {
+          this.outcome.failed++;
+          noteError(this.outcome, `${String(values.seed)}: ${error}`);
+        }
         seeds.push(this.seedRow(entry.ref, String(values.seed), { ...base, status: 'failed', error }));
       }
     }

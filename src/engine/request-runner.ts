@@ -7,7 +7,7 @@ import { crashPoint } from './crash-point.js';
 import { BudgetExhaustedError } from './engine-errors.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { callByName } from './service-calls.js';
+import { callByName, type ServiceResponse } from './service-calls.js';
 import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
@@ -171,7 +171,7 @@ class PartitionRunner {
     const reservation = this.ctx.budget.reserve(creditsOf(this.manifest.credits_per_page, context));
     let credits = 0;
     try {
-      const response = await this.call(this.ctx.client, args);
+      const response = await this.call(this.ctx.client, args).catch(recoverPaidPage);
       credits = response.meta.creditsUsed ?? 0;
       return response;
     } finally {
@@ -231,6 +231,16 @@ class PartitionRunner {
       }
     });
   }
+}
+
+/**
+ * A page whose records do not all fit their schema was still paid for: take the raw envelope the
+ * client kept, so each record is validated on its own and misfits go to `_seedline_rejected`.
+ */
+function recoverPaidPage(error: unknown): ServiceResponse {
+  const raw = (error as { code?: string; raw?: unknown }).raw as Partial<ServiceResponse> | undefined;
+  if ((error as { code?: string }).code !== 'SEEDLINE_RESPONSE_SHAPE' || !raw || typeof raw !== 'object' || !('data' in raw)) throw error;
+  return { data: raw.data, meta: (raw.meta ?? {}) as ServiceResponse['meta'] };
 }
 
 async function readStates(destination: Destination, stream: string): Promise<Map<string, PartitionState>> {

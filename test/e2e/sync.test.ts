@@ -1,0 +1,259 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDestination } from '../../src/destinations/create-destination.js';
+import type { DestinationConfig } from '../../src/destinations/destination.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
+
+const PROFILES = Array.from({ length: 16 }, (_, i) => `https://www.network.example/in/person-${i}${i % 4 === 0 ? '/' : ''}`);
+const PRIVATE = ['https://www.network.example/in/private-hidden-one', 'deleted-gone-two'];
+const COMPANIES = ['acme-analytics', 'globex', 'initech', 'hooli'].map((c) => `https://www.network.example/company/${c}`);
+
+interface ConfigOptions {
+  sandbox: Sandbox;
+  destination: Record<string, unknown>;
+  key?: string;
+  streams?: Record<string, unknown>;
+  batch?: Record<string, unknown>;
+  budget?: number;
+}
+
+function configFor(o: ConfigOptions) {
+  return {
+    api: { base_url: o.sandbox.url, api_key: o.key ?? 'svc_live_e2e' },
+    destination: o.destination,
+    seeds: { profiles: [...PROFILES, ...PRIVATE], companies: COMPANIES },
+    streams: o.streams ?? {
+      profiles: { refresh_after: '7d' },
+      companies: {},
+      jobs: { keywords: ['data engineer'], max_results: 5 },
+      activity: { kinds: ['posts', 'comments'], max_pages: 2 },
+    },
+    batch: { chunk_size: 5, poll_interval_ms: 20, ...o.batch },
+    ...(o.budget === undefined ? {} : { budget: { max_credits_per_run: o.budget } }),
+  };
+}
+
+async function query(config: DestinationConfig, sql: string): Promise<Record<string, unknown>[]> {
+  const destination = await createDestination(config);
+  try {
+    return await destination.query(sql);
+  } finally {
+    await destination.close();
+  }
+}
+
+async function count(config: DestinationConfig, table: string): Promise<number> {
+  const rows = await query(config, `select count(*) as n from "${config.schema}"."${table}"`);
+  return Number(rows[0]?.n);
+}
+
+async function sync(configPath: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
+  return runCli(['sync', '--config', configPath, ...extra], { env });
+}
+
+const backends: { name: string; make: (dir: string, id: string) => Promise<DestinationConfig | undefined> }[] = [
+  { name: 'duckdb', make: async (dir) => ({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' }) },
+  {
+    name: 'postgres',
+    make: async (_dir, id) => {
+      if (!(await postgresAvailable())) return undefined;
+      const schema = `e2e_${id}_${process.pid}`;
+      await dropPostgresSchema(schema);
+      return { type: 'postgres', url: testPostgresUrl, schema };
+    },
+  },
+];
+
+describe.each(backends)('seedline sync into $name', ({ name, make }) => {
+  let sandbox: Sandbox;
+  let dest: DestinationConfig | undefined;
+  let configPath: string;
+  let first: Awaited<ReturnType<typeof sync>>;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ rpm: 100_000, concurrentBatchJobs: 5 });
+    const dir = await tempWorkspace();
+    dest = await make(dir, 'full');
+    if (!dest) return;
+    configPath = await writeConfig(dir, configFor({ sandbox, destination: dest }));
+    first = await sync(configPath);
+  }, 120_000);
+  afterAll(async () => {
+    await sandbox?.close();
+    if (dest?.type === 'postgres') await dropPostgresSchema(dest.schema!);
+  });
+
+  it('given the seeds, when synced, then every reachable profile loads with typed columns and linked children', async ({ skip }) => {
+    if (!dest) return skip(`${name} unavailable`);
+    expect(first.stderr).not.toMatch(/svc_live_e2e/);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/profiles\s+partial/);
+    expect(await count(dest, 'profiles')).toBe(PROFILES.length);
+    const orphans = await query(
+      dest,
+      `select count(*) as n from "${dest.schema}".profiles__positions c left join "${dest.schema}".profiles p on p.url = c._parent_url where p.url is null`,
+    );
+    expect(Number(orphans[0]?.n)).toBe(0);
+    expect(await count(dest, 'profiles__positions')).toBeGreaterThan(PROFILES.length);
+    const types = await query(
+      dest,
+      `select column_name, data_type from information_schema.columns where table_schema = '${dest.schema}' and table_name = 'profiles' and column_name in ('scraped_at', 'connections_count', 'urn', 'seed')`,
+    );
+    const typeOf = Object.fromEntries(types.map((t) => [t.column_name, String(t.data_type).toLowerCase()]));
+    expect(typeOf.scraped_at).toMatch(/timestamp/);
+    expect(typeOf.urn).toMatch(/varchar|text|character varying/);
+    expect(typeOf.seed).toMatch(/varchar|text|character varying/);
+    expect(await count(dest, 'companies')).toBe(COMPANIES.length);
+    expect(await count(dest, 'jobs')).toBeGreaterThan(0);
+    expect(await count(dest, 'activity_posts')).toBeGreaterThan(0);
+  });
+
+  it('given private and deleted seeds, when synced, then they end failed in the ledger with the reason and the run exits 0', async ({ skip }) => {
+    if (!dest) return skip(`${name} unavailable`);
+    const failed = await query(dest, `select seed, status, error from "${dest.schema}"._seedline_seeds where stream = 'profiles' and status <> 'fetched' order by seed`);
+    expect(failed.map((f) => f.seed).sort()).toEqual([...PRIVATE].sort());
+    for (const row of failed) {
+      expect(row.status).toBe('failed');
+      expect(String(row.error)).toMatch(/unprocessable_target/);
+    }
+    expect(first.stdout).toMatch(/unprocessable_target|failed/);
+  });
+
+  it('given unchanged seeds, when synced again, then it bills 0 credits and loads no duplicates', async ({ skip }) => {
+    if (!dest) return skip(`${name} unavailable`);
+    const billedBefore = sandbox.ledger.totalBilled();
+    const rowsBefore = await count(dest, 'profiles');
+    const positionsBefore = await count(dest, 'profiles__positions');
+    const second = await sync(configPath);
+    expect(second.code, second.stderr).toBe(0);
+    expect(sandbox.ledger.totalBilled()).toBe(billedBefore);
+    expect(await count(dest, 'profiles')).toBe(rowsBefore);
+    expect(await count(dest, 'profiles__positions')).toBe(positionsBefore);
+    expect(second.stdout).toMatch(/0 credits/);
+  });
+});
+
+describe('activity incremental', () => {
+  it('given new posts after the first run, when synced again, then only first pages are fetched and the new posts load', async () => {
+    const sandbox = await startSandbox({ rpm: 100_000 });
+    try {
+      const dir = await tempWorkspace();
+      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      const streams = { profiles: {}, activity: { kinds: ['posts'], refresh_after: '0s', max_pages: 3 } };
+      const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams }));
+      expect((await sync(configPath)).code).toBe(0);
+      const activityCalls = () => sandbox.ledger.entries.filter((e) => e.operation === 'profiles.activity' && e.credits > 0).length;
+      const callsBefore = activityCalls();
+      const postsBefore = await count(dest, 'activity_posts');
+      await sandbox.clock.advance(10 * 86_400_000);
+      const second = await sync(configPath);
+      expect(second.code, second.stderr).toBe(0);
+      const newCalls = activityCalls() - callsBefore;
+      expect(newCalls).toBeGreaterThan(0);
+      expect(newCalls).toBeLessThanOrEqual(PROFILES.length);
+      expect(await count(dest, 'activity_posts')).toBeGreaterThan(postsBefore);
+    } finally {
+      await sandbox.close();
+    }
+  }, 120_000);
+});
+
+describe('crash safety', () => {
+  const streams = { profiles: {}, activity: { kinds: ['posts'], max_pages: 2 } };
+  const snapshot = async (dest: DestinationConfig) => ({
+    profiles: await query(dest, `select url, full_name, headline from "${dest.schema}".profiles order by url`),
+    positions: await count(dest, 'profiles__positions'),
+    posts: await query(dest, `select record_key from "${dest.schema}".activity_posts order by record_key`),
+  });
+
+  let baseline: Awaited<ReturnType<typeof snapshot>>;
+  beforeAll(async () => {
+    const sandbox = await startSandbox({ rpm: 100_000 });
+    try {
+      const dir = await tempWorkspace();
+      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      expect((await sync(await writeConfig(dir, configFor({ sandbox, destination: dest, streams })))).code).toBe(0);
+      baseline = await snapshot(dest);
+    } finally {
+      await sandbox.close();
+    }
+  }, 120_000);
+
+  it.each(['after-intent', 'after-submit', 'mid-results:2', 'mid-page:3'])(
+    'given a kill -9 at %s, when the sync is rerun, then the tables equal an uninterrupted run and each item is billed once',
+    async (point) => {
+      const sandbox = await startSandbox({ rpm: 100_000 });
+      try {
+        const dir = await tempWorkspace();
+        const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+        const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams }));
+        const crashed = await sync(configPath, [], { SEEDLINE_TEST_CRASH_AT: point });
+        expect(crashed.signal).toBe('SIGKILL');
+        const rerun = await sync(configPath);
+        expect(rerun.code, rerun.stderr).toBe(0);
+        expect(await snapshot(dest)).toEqual(baseline);
+        const enrichTargets = sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich' && e.credits > 0).map((e) => e.target);
+        expect(enrichTargets.length).toBe(new Set(enrichTargets).size);
+        expect(enrichTargets.length).toBe(PROFILES.length + PRIVATE.length);
+      } finally {
+        await sandbox.close();
+      }
+    },
+    120_000,
+  );
+});
+
+describe('faults', () => {
+  it('given 5% 429 and 5% 504 answers, when synced, then it completes with the same rows as without faults', async () => {
+    const streams = { profiles: {}, companies: {}, activity: { kinds: ['posts'], max_pages: 1 } };
+    const rowsWith = async (faults: Record<string, number>) => {
+      const sandbox = await startSandbox({ rpm: 100_000, faults, seed: 7 });
+      try {
+        const dir = await tempWorkspace();
+        const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+        const result = await sync(await writeConfig(dir, configFor({ sandbox, destination: dest, streams })));
+        expect(result.code, result.stderr).toBe(0);
+        return {
+          profiles: await query(dest, `select url from "${dest.schema}".profiles order by url`),
+          companies: await count(dest, 'companies'),
+          posts: await count(dest, 'activity_posts'),
+        };
+      } finally {
+        await sandbox.close();
+      }
+    };
+    expect(await rowsWith({ '429': 0.05, '504': 0.05 })).toEqual(await rowsWith({}));
+  }, 180_000);
+});
+
+describe('config and budget', () => {
+  it('given a bad config, when synced, then it exits non-zero naming the key before any call', async () => {
+    const sandbox = await startSandbox();
+    try {
+      const dir = await tempWorkspace();
+      const config = configFor({ sandbox, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: { profiles: { refresh_after: 'weekly' } } });
+      const result = await sync(await writeConfig(dir, config));
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('streams.profiles.refresh_after');
+      expect(sandbox.ledger.entries.length).toBe(0);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('given a budget smaller than the work, when synced, then it never spends past the budget and says so', async () => {
+    const sandbox = await startSandbox({ rpm: 100_000 });
+    try {
+      const dir = await tempWorkspace();
+      const config = configFor({ sandbox, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: { profiles: {} }, budget: 7 });
+      const result = await sync(await writeConfig(dir, config));
+      expect(result.code, result.stderr).toBe(0);
+      expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(7);
+      expect(result.stdout + result.stderr).toMatch(/budget/);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+});
