@@ -14,7 +14,8 @@ import {
 import type { BatchOperation } from '../../schemas/index.js';
 import { buildActivityPage, buildCompanyPostsPage, profileAuthor } from './fixtures/activity.js';
 import { canonicalCompany, canonicalPost, canonicalProfile, companyFromDomain, companyFromNetworkId, profileFromUrn } from './fixtures/canonical.js';
-import type { TargetRef } from './fixtures/canonical.js';
+import type { PostRef, TargetRef } from './fixtures/canonical.js';
+import { pickFields } from './fixtures/fields.js';
 import { buildCompany } from './fixtures/company.js';
 import { buildPost, urnOfToken } from './fixtures/post.js';
 import { buildProfile, COUNT_FIELDS, profileName } from './fixtures/profile.js';
@@ -73,61 +74,68 @@ function companyRef(body: { url?: string | undefined; domain?: string | undefine
 const profileRef = (body: { url?: string | undefined; urn?: string | undefined }) =>
   body.url !== undefined ? canonicalProfile(body.url) : profileFromUrn(body.urn as string);
 
-const flat = () => 1;
+/** Single-entity enrichment: 1 credit, rule 1 in batches, a 422 not charged on the single endpoint. */
+const ENTITY = { billAtSubmission: true, unprocessableCredits: 0, latencyFactor: () => 1, worstCase: () => 1 } as const;
+/** Activity and company-post pages: 2 credits per non-empty page, reserved in batches, a 422 billed. */
+const FEED = { billAtSubmission: false, unprocessableCredits: 2, latencyFactor: () => 1, worstCase: () => 2 } as const;
 
-function searchResult(outcome: SearchOutcome, target: string): OperationResult {
-  const result: OperationResult = { data: outcome.data, credits: pageCost(outcome.pages), reason: 'success', target };
-  if (outcome.resolvedSearchUrl !== undefined) result.resolvedSearchUrl = outcome.resolvedSearchUrl;
-  return result;
+function feedResult(data: Record<string, unknown>, ref: TargetRef): OperationResult {
+  const returned = (data.pagination as { returned: number }).returned;
+  return { data, credits: returned > 0 ? 2 : 0, reason: 'success', target: ref.url };
 }
 
-function peopleSearch(path: string, name: string, variant: SearchVariant): Operation<z.infer<typeof PeopleSearchBody>> {
+/** A search paid per scraped page of 25; `billAtSubmission` for Sales Navigator (rule 1). */
+function searchOperation<B extends { max_results?: number | undefined }>(
+  path: string,
+  name: string,
+  schema: z.ZodType<B>,
+  billAtSubmission: boolean,
+  search: (seed: number, body: B, nowMs: number) => SearchOutcome,
+  label: (body: B, outcome: SearchOutcome) => string,
+): Operation<B> {
   return {
     name,
     path,
-    schema: PeopleSearchBody,
+    schema,
     creditsDoc: '2 credits per page scraped (up to 25 results per page); empty pages free',
-    billAtSubmission: variant === 'sales-nav',
+    billAtSubmission,
     unprocessableCredits: 0,
     latencyFactor: (body) => searchPages(body.max_results),
     worstCase: (body) => pageCost(searchPages(body.max_results)),
     target: () => null,
     run: (body, env) => {
-      const outcome = searchPeople(env.seed, body, variant, env.nowMs);
-      return searchResult(outcome, outcome.resolvedSearchUrl as string);
+      const outcome = search(env.seed, body, env.nowMs);
+      const result: OperationResult = { data: outcome.data, credits: pageCost(outcome.pages), reason: 'success', target: label(body, outcome) };
+      if (outcome.resolvedSearchUrl !== undefined) result.resolvedSearchUrl = outcome.resolvedSearchUrl;
+      return result;
     },
   };
 }
 
-function companySearch(path: string, name: string, variant: SearchVariant): Operation<z.infer<typeof CompanySearchBody>> {
-  return {
-    name,
-    path,
-    schema: CompanySearchBody,
-    creditsDoc: '2 credits per page scraped (up to 25 results per page); empty pages free',
-    billAtSubmission: false,
-    unprocessableCredits: 0,
-    latencyFactor: (body) => searchPages(body.max_results),
-    worstCase: (body) => pageCost(searchPages(body.max_results)),
-    target: () => null,
-    run: (body, env) => {
-      const outcome = searchCompanies(env.seed, body, variant, env.nowMs);
-      return searchResult(outcome, outcome.resolvedSearchUrl as string);
-    },
-  };
+const byResolvedUrl = (_body: unknown, outcome: SearchOutcome) => outcome.resolvedSearchUrl as string;
+
+function peopleSearch(path: string, name: string, variant: SearchVariant) {
+  return searchOperation(path, name, PeopleSearchBody, variant === 'sales-nav', (seed, body, nowMs) => searchPeople(seed, body, variant, nowMs), byResolvedUrl);
+}
+
+function companySearch(path: string, name: string, variant: SearchVariant) {
+  return searchOperation(path, name, CompanySearchBody, false, (seed, body, nowMs) => searchCompanies(seed, body, variant, nowMs), byResolvedUrl);
+}
+
+function wantsCounts(body: z.infer<typeof ProfileEnrichBody>): boolean {
+  return body.with_followers_and_connections === true || (body.fields ?? []).some((f) => (COUNT_FIELDS as readonly string[]).includes(f));
 }
 
 const profilesEnrich: Operation<z.infer<typeof ProfileEnrichBody>> = {
+  ...ENTITY,
   name: 'profiles.enrich',
   path: '/v1/profiles/enrich',
   schema: ProfileEnrichBody,
   creditsDoc: '1 credit per successful profile',
-  billAtSubmission: true,
   // The spec's errors table bills 422 everywhere, but the enrichment pages say a private or deleted
   // target is not charged; the single endpoint follows the enrichment pages (batch items follow rule 1).
   unprocessableCredits: 0,
   latencyFactor: (body) => (wantsCounts(body) ? 1.5 : 1),
-  worstCase: () => 1,
   target: (body) => profileRef(body),
   run: (body, env, target) => {
     const ref = target as TargetRef;
@@ -136,61 +144,42 @@ const profilesEnrich: Operation<z.infer<typeof ProfileEnrichBody>> = {
   },
 };
 
-function wantsCounts(body: z.infer<typeof ProfileEnrichBody>): boolean {
-  return body.with_followers_and_connections === true || (body.fields ?? []).some((f) => (COUNT_FIELDS as readonly string[]).includes(f));
-}
-
 const companiesEnrich: Operation<z.infer<typeof CompanyEnrichBody>> = {
+  ...ENTITY,
   name: 'companies.enrich',
   path: '/v1/companies/enrich',
   schema: CompanyEnrichBody,
   creditsDoc: '1 credit per successful company',
-  billAtSubmission: true,
-  unprocessableCredits: 0,
-  latencyFactor: flat,
-  worstCase: () => 1,
   target: (body) => companyRef(body),
   run: (body, env, target) => {
     const ref = target as TargetRef;
-    let data = buildCompany(env.seed, ref, env.nowMs);
-    if (body.fields !== undefined) {
-      const keep = new Set(['url', 'network_id', 'scraped_at', ...body.fields]);
-      data = Object.fromEntries(Object.entries(data).filter(([key]) => keep.has(key)));
-    }
+    const data = pickFields(buildCompany(env.seed, ref, env.nowMs), ['url', 'network_id', 'scraped_at'], body.fields);
     return { data, credits: 1, reason: 'success', target: ref.url };
   },
 };
 
 const postsEnrich: Operation<z.infer<typeof PostEnrichBody>> = {
+  ...ENTITY,
   name: 'posts.enrich',
   path: '/v1/posts/enrich',
   schema: PostEnrichBody,
   creditsDoc: '1 credit per successful post',
-  billAtSubmission: true,
-  unprocessableCredits: 0,
-  latencyFactor: flat,
-  worstCase: () => 1,
   target: (body, env) => canonicalPost(body, (token) => urnOfToken(env.seed, token, env.nowMs)),
   run: (_body, env, target) => {
-    const ref = canonicalPostRef(target);
+    const ref = target as PostRef;
     const author = ref.author ? profileAuthor(env.seed, ref.author) : { name: profileName(env.seed, `urn-${ref.urn}`), url: ref.url };
     return { data: buildPost(env.seed, ref, env.nowMs, author), credits: 1, reason: 'post_found', target: ref.url };
   },
 };
 
-function canonicalPostRef(target: TargetRef | null) {
-  return target as ReturnType<typeof canonicalPost>;
-}
-
 const companiesHeadcount: Operation<z.infer<typeof HeadcountBody>> = {
+  ...ENTITY,
   name: 'companies.headcount',
   path: '/v1/companies/headcount',
   schema: HeadcountBody,
   creditsDoc: '1 credit per successful query',
   billAtSubmission: false,
   unprocessableCredits: 1,
-  latencyFactor: flat,
-  worstCase: () => 1,
   target: (body) => canonicalCompany(body.company_url),
   run: (body, env, target) => {
     const ref = target as TargetRef;
@@ -205,7 +194,7 @@ const searchJobsOp: Operation<z.infer<typeof JobSearchBody>> = {
   creditsDoc: '1 credit per job returned; zero-result queries free',
   billAtSubmission: false,
   unprocessableCredits: 0,
-  latencyFactor: flat,
+  latencyFactor: () => 1,
   worstCase: (body) => body.max_results ?? 25,
   target: (body) => (body.company_url !== undefined ? canonicalCompany(body.company_url) : null),
   run: (body, env, target) => {
@@ -215,53 +204,26 @@ const searchJobsOp: Operation<z.infer<typeof JobSearchBody>> = {
   },
 };
 
-const searchPostsOp: Operation<z.infer<typeof PostSearchBody>> = {
-  name: 'search.posts',
-  path: '/v1/search/posts',
-  schema: PostSearchBody,
-  creditsDoc: '2 credits per page of up to 25 posts; empty pages free',
-  billAtSubmission: false,
-  unprocessableCredits: 0,
-  latencyFactor: (body) => searchPages(body.max_results),
-  worstCase: (body) => pageCost(searchPages(body.max_results)),
-  target: () => null,
-  run: (body, env) => searchResult(searchPosts(env.seed, body, env.nowMs), `posts:${body.keywords}`),
-};
+const searchPostsOp = searchOperation('/v1/search/posts', 'search.posts', PostSearchBody, false, searchPosts, (body) => `posts:${body.keywords}`);
 
 const profilesActivity: Operation<z.infer<typeof ActivityBody>> = {
+  ...FEED,
   name: 'profiles.activity',
   path: '/v1/profiles/activity',
   schema: ActivityBody,
   creditsDoc: '2 credits per page (up to 25 items); empty pages free; each kind is its own scrape',
-  billAtSubmission: false,
-  unprocessableCredits: 2,
-  latencyFactor: flat,
-  worstCase: () => 2,
   target: (body) => profileRef(body),
-  run: (body, env, target) => {
-    const ref = target as TargetRef;
-    const data = buildActivityPage(env.seed, ref, body.kind, body, env.nowMs);
-    const returned = (data.pagination as { returned: number }).returned;
-    return { data, credits: returned > 0 ? 2 : 0, reason: 'success', target: ref.url };
-  },
+  run: (body, env, target) => feedResult(buildActivityPage(env.seed, target as TargetRef, body.kind, body, env.nowMs), target as TargetRef),
 };
 
 const companiesPosts: Operation<z.infer<typeof CompanyPostsBody>> = {
+  ...FEED,
   name: 'companies.posts',
   path: '/v1/companies/posts',
   schema: CompanyPostsBody,
   creditsDoc: '2 credits per page (up to 25 posts); empty pages free',
-  billAtSubmission: false,
-  unprocessableCredits: 2,
-  latencyFactor: flat,
-  worstCase: () => 2,
   target: (body) => companyRef(body),
-  run: (body, env, target) => {
-    const ref = target as TargetRef;
-    const data = buildCompanyPostsPage(env.seed, ref, body, env.nowMs);
-    const returned = (data.pagination as { returned: number }).returned;
-    return { data, credits: returned > 0 ? 2 : 0, reason: 'success', target: ref.url };
-  },
+  run: (body, env, target) => feedResult(buildCompanyPostsPage(env.seed, target as TargetRef, body, env.nowMs), target as TargetRef),
 };
 
 const peopleClassic = peopleSearch('/v1/search/people', 'search.people', 'classic');

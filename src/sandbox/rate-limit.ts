@@ -22,8 +22,8 @@ export class RateLimiter {
 
   constructor(private readonly limit: number) {}
 
-  /** Counts one request of `key` (refused requests are not counted). */
-  hit(key: string, nowMs = Date.now()): RateDecision {
+  /** Counts one request of `key` (refused requests are not counted); `count` false only reports the window. */
+  hit(key: string, nowMs = Date.now(), count = true): RateDecision {
     const second = Math.floor(nowMs / 1000);
     let window = this.windows.get(key);
     if (!window) {
@@ -40,6 +40,7 @@ export class RateLimiter {
       }
     }
     const resetAt = oldest + BUCKETS;
+    if (!count) return { allowed: true, limit: this.limit, remaining: Math.max(0, this.limit - used), resetAt, retryAfter: 0 };
     if (used >= this.limit) return { allowed: false, limit: this.limit, remaining: 0, resetAt, retryAfter: Math.max(1, resetAt - second) };
     const slot = second % BUCKETS;
     if (window.seconds[slot] !== second) {

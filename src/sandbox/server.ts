@@ -71,12 +71,10 @@ async function handleV1(state: SandboxState, router: Router, req: IncomingMessag
   try {
     const account = authenticate(state, req);
     const method = req.method ?? 'GET';
-    // GET /v1/account "may be polled freely": it does not count against the limit.
-    if (!(method === 'GET' && path === '/v1/account')) {
-      const decision = state.limiter.hit(account.id);
-      headers = rateHeaders(decision);
-      if (!decision.allowed) throw new SandboxError('rate_limited', `more than ${decision.limit} requests per minute`, decision.retryAfter);
-    }
+    // GET /v1/account "may be polled freely": it reports the window without counting against it.
+    const decision = state.limiter.hit(account.id, Date.now(), !(method === 'GET' && path === '/v1/account'));
+    headers = rateHeaders(decision);
+    if (!decision.allowed) throw new SandboxError('rate_limited', `more than ${decision.limit} requests per minute`, decision.retryAfter);
     const route = router.match(method, path);
     const raw = await readBody(req);
     if (!route) throw new SandboxError('not_found', `no such endpoint: ${method} ${path}`);

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/index.js';
 
@@ -51,6 +52,29 @@ export async function startHarness(options: SandboxOptions = {}): Promise<Sandbo
     call,
     post: (path, body, opts = {}) => call(path, { ...opts, body, method: opts.method ?? 'POST' }),
     get: (path, opts = {}) => call(path, { ...opts, method: 'GET' }),
+  };
+}
+
+/** Registers beforeAll/afterAll hooks that start and close one sandbox for the file; the harness is usable inside tests. */
+export function useHarness(options: SandboxOptions = {}): SandboxHarness {
+  let current: SandboxHarness | undefined;
+  beforeAll(async () => {
+    current = await startHarness(options);
+  });
+  afterAll(async () => {
+    await current?.sandbox.close();
+  });
+  const need = (): SandboxHarness => {
+    if (!current) throw new Error('the sandbox starts in beforeAll; use the harness inside tests');
+    return current;
+  };
+  return {
+    get sandbox() {
+      return need().sandbox;
+    },
+    call: (path, opts) => need().call(path, opts),
+    post: (path, body, opts) => need().post(path, body, opts),
+    get: (path, opts) => need().get(path, opts),
   };
 }
 

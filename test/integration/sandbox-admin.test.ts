@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness } from '../helpers/sandbox.js';
-import type { SandboxHarness } from '../helpers/sandbox.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/sandbox.js';
 
-let h: SandboxHarness;
-beforeAll(async () => {
-  h = await startHarness({ seed: 9, latencyMs: [10, 10], balance: 2 });
-});
-afterAll(async () => {
-  await h.sandbox.close();
-});
+const h = useHarness({ seed: 9, latencyMs: [10, 10], balance: 2 });
 
 describe('admin routes under /__sandbox/', () => {
   it('given a clock advance or set, when posted, then the virtual clock moves', async () => {

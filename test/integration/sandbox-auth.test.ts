@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Account, envelope, TokenExchangeError, TokenExchangeResponse } from '../../schemas/index.js';
-import { startHarness } from '../helpers/sandbox.js';
-import type { SandboxHarness } from '../helpers/sandbox.js';
+import { useHarness } from '../helpers/sandbox.js';
 
-let h: SandboxHarness;
-beforeAll(async () => {
-  h = await startHarness({ rpm: 5 });
-});
-afterAll(async () => {
-  await h.sandbox.close();
-});
+const h = useHarness({ rpm: 5 });
 
 describe('authentication', () => {
   it('given no key or a foreign key, when calling /v1, then 401 invalid_api_key with a requestId', async () => {
@@ -69,6 +62,8 @@ describe('GET and PATCH /v1/account', () => {
     const account = envelope(Account).parse((await h.get('/v1/account', { key })).body);
     expect(account.data).toMatchObject({ default_webhook_url: 'https://hooks.example/a', fallback_webhook_url: 'https://hooks.example/f', credits_remaining: 100_000 });
     expect(account.meta).toMatchObject({ creditsUsed: 0, billed: false });
+    const polled = await h.get('/v1/account', { key });
+    expect(polled.headers.get('x-ratelimit-remaining')).toBe((await h.get('/v1/account', { key })).headers.get('x-ratelimit-remaining'));
     expect((await h.call('/v1/account', { method: 'PATCH', key, body: { colour: 'red' } })).status).toBe(400);
   });
 });

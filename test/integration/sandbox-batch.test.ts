@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BatchJob, BatchResultsPage, envelope } from '../../schemas/index.js';
-import { startHarness } from '../helpers/sandbox.js';
-import type { SandboxHarness } from '../helpers/sandbox.js';
+import { startHarness, useHarness } from '../helpers/sandbox.js';
 
-let h: SandboxHarness;
-beforeAll(async () => {
-  h = await startHarness({ seed: 5, concurrentBatchJobs: 2, batchItemConcurrency: 3, balance: 1000 });
-});
-afterAll(async () => {
-  await h.sandbox.close();
-});
+const h = useHarness({ seed: 5, concurrentBatchJobs: 2, batchItemConcurrency: 3, balance: 1000 });
 
 const profileItem = (url: string, ref?: string) => ({ operation: 'profiles.enrich', params: { url }, ...(ref ? { ref } : {}) });
 

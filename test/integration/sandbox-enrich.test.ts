@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ActivityPage,
   Company,
@@ -13,16 +13,9 @@ import {
   PostSearchResult,
   Profile,
 } from '../../schemas/index.js';
-import { LIVE_KEY, startHarness, TEST_KEY } from '../helpers/sandbox.js';
-import type { SandboxHarness } from '../helpers/sandbox.js';
+import { LIVE_KEY, useHarness, TEST_KEY } from '../helpers/sandbox.js';
 
-let h: SandboxHarness;
-beforeAll(async () => {
-  h = await startHarness({ seed: 3 });
-});
-afterAll(async () => {
-  await h.sandbox.close();
-});
+const h = useHarness({ seed: 3 });
 
 describe('POST /v1/profiles/enrich', () => {
   it('given a live key, when a profile is enriched, then 1 credit is billed and the answer validates', async () => {

@@ -1,15 +1,8 @@
 import { validate, compileErrors } from '@readme/openapi-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness } from '../helpers/sandbox.js';
-import type { SandboxHarness } from '../helpers/sandbox.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/sandbox.js';
 
-let h: SandboxHarness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.sandbox.close();
-});
+const h = useHarness();
 
 describe('GET /openapi.json', () => {
   it('given the served document, when validated by a real OpenAPI parser, then it is valid 3.1 at version 1.0.0', async () => {

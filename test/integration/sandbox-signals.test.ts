@@ -13,21 +13,19 @@ import {
   Trigger,
   WebhookDelivery,
 } from '../../schemas/index.js';
-import { startHarness, startReceiver, verifySignature } from '../helpers/sandbox.js';
-import type { SandboxHarness, WebhookReceiver } from '../helpers/sandbox.js';
+import { startHarness, startReceiver, useHarness, verifySignature } from '../helpers/sandbox.js';
+import type { WebhookReceiver } from '../helpers/sandbox.js';
 
 const DAY = 86_400_000;
-let h: SandboxHarness;
+const h = useHarness({ seed: 11 });
 let receiver: WebhookReceiver;
 let keyCounter = 0;
 let key: string;
 
 beforeAll(async () => {
-  h = await startHarness({ seed: 11 });
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  await h.sandbox.close();
   await receiver.close();
 });
 beforeEach(() => {
@@ -224,6 +222,29 @@ describe('Signals: checks, Triggers and webhooks', () => {
   it('given no webhook configured anywhere, when test-webhook is called, then 400 invalid_request', async () => {
     const signal = await createSignal({ notify: undefined });
     expect((await h.post(`/v1/signals/${signal.id}/test-webhook`, undefined, { key })).body.error.type).toBe('invalid_request');
+  });
+});
+
+describe('company_jobs Signals', () => {
+  it('given a company board, when postings open and close over time, then the jobs diff lists added and removed URLs', async () => {
+    const signal = await createSignal({
+      target: { type: 'company_jobs', company_url: 'https://www.network.example/company/initech' },
+      criteria: { mode: 'field_change', fields: ['jobs'] },
+      schedule: { interval: '30d' },
+    });
+    expect(signal.estimated_monthly_credits).toBe(25);
+    expect((await h.post(`/v1/signals/${signal.id}/check-now`, undefined, { key })).body.data.is_baseline).toBe(true);
+    await h.sandbox.clock.advance(20 * DAY);
+    const check = await h.post(`/v1/signals/${signal.id}/check-now`, undefined, { key });
+    expect(check.body.data.status).toBe('matched');
+    const diff = check.body.data.diff.jobs;
+    expect(diff.added.length + diff.removed.length).toBeGreaterThan(0);
+    expect(check.body.data.credits_used).toBe(diff.after.length);
+  });
+
+  it('given criteria fields that do not fit the target, when created, then 400', async () => {
+    const res = await h.post('/v1/signals', signalBody({ target: { type: 'company_jobs', company_url: 'initech' } }), { key });
+    expect(res.status).toBe(400);
   });
 });
 
