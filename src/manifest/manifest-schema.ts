@@ -82,30 +82,35 @@ export const IncrementalNode = z.discriminatedUnion('type', [
 ]);
 export type IncrementalNode = z.infer<typeof IncrementalNode>;
 
+/** Fields every stream has. */
+const streamBase = {
+  /** Stream name: equals its file name and (usually) its table. */
+  name: z.string(),
+  description: z.string().optional(),
+  /** Streams whose tables this one reads (run first when both are selected). */
+  depends_on: z.array(z.string()).default([]),
+  /** Units fetched within this duration are skipped (a template, e.g. `{{ options.refresh_after }}`); none: always fetched. */
+  refresh_after: Template.optional(),
+  table: TableNode,
+};
+
 /** A stream fed by batch jobs (`POST /v1/batch`), one item per seed. */
 export const BatchStreamNode = z.strictObject({
   type: z.literal('batch'),
-  name: z.string(),
-  description: z.string().optional(),
-  depends_on: z.array(z.string()).default([]),
+  ...streamBase,
   operation: z.string(),
   partitions: PartitionNode,
   /** Item params as a template over `partition` and `options`. */
   params: z.record(z.string(), Template),
   /** Worst-case credits of one item (for plan and budget). */
   credits_per_item: z.number().int().min(0).default(1),
-  /** Seeds fetched within this duration are skipped (template, e.g. `{{ options.refresh_after }}`). */
-  refresh_after: Template.optional(),
-  table: TableNode,
 });
 export type BatchStreamNode = z.infer<typeof BatchStreamNode>;
 
 /** A stream fed by direct calls, per partition, page by page. */
 export const RequestStreamNode = z.strictObject({
   type: z.literal('request'),
-  name: z.string(),
-  description: z.string().optional(),
-  depends_on: z.array(z.string()).default([]),
+  ...streamBase,
   /** The ApiClient method to call. */
   call: z.string(),
   /** Its argument, as a template over `partition`, `options`, `state`, `page`. */
@@ -115,10 +120,8 @@ export const RequestStreamNode = z.strictObject({
   /** Path to the records in the response (`data.posts`); a single object is one record. */
   records: z.string(),
   incremental: IncrementalNode.default({ type: 'none' }),
-  refresh_after: Template.optional(),
   /** Worst-case credits of one page (for plan and budget); a template. */
   credits_per_page: Template.default(0),
-  table: TableNode,
 });
 export type RequestStreamNode = z.infer<typeof RequestStreamNode>;
 
