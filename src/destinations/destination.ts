@@ -211,3 +211,6 @@ export interface RunRow {
 export type DestinationConfig =
   | { type: 'duckdb'; path: string; schema?: string }
   | { type: 'postgres'; url: string; schema?: string };
+
+/** Validates and double-quotes an identifier, for the few statements built outside a backend. */
+export { quoteIdentifier } from './identifiers.js';

@@ -1,4 +1,4 @@
-import { assertIdentifier } from './identifier.js';
+import { quoteIdentifier } from '../destinations/destination.js';
 import type { PartitionContext } from './partitions.js';
 import type { StreamContext } from './stream-context.js';
 
@@ -9,13 +9,14 @@ export function partitionContext(ctx: StreamContext): PartitionContext {
     seeds: ctx.seeds,
     now: ctx.now(),
     readTable: async (table, columns) => {
-      [table, ...columns].forEach(assertIdentifier);
+      const from = `${quoteIdentifier(ctx.destination.schema, 'schema')}.${quoteIdentifier(table, 'table')}`;
+      const select = columns.map((c) => quoteIdentifier(c, 'column')).join(', ');
       const exists = await ctx.destination.query<{ n: number }>(
         'select count(*) as n from information_schema.tables where table_schema = $1 and table_name = $2',
         [ctx.destination.schema, table],
       );
       if (Number(exists[0]?.n ?? 0) === 0) return [];
-      return ctx.destination.query(`select ${columns.map((c) => `"${c}"`).join(', ')} from "${ctx.destination.schema}"."${table}" order by 1`);
+      return ctx.destination.query(`select ${select} from ${from} order by 1`);
     },
   };
 }
