@@ -135,6 +135,35 @@ describe.each(backends)('seedline sync into $name', ({ name, make }) => {
   });
 });
 
+describe('plan, query and status', () => {
+  it('given a synced warehouse, when planned, queried and inspected, then they report without calling the service', async () => {
+    const sandbox = await startSandbox({ rpm: 100_000 });
+    try {
+      const dir = await tempWorkspace();
+      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }));
+      const before = await runCli(['plan', '--config', configPath]);
+      expect(before.code, before.stderr).toBe(0);
+      expect(before.stdout).toMatch(new RegExp(`profiles\\s+${PROFILES.length + PRIVATE.length}\\s+0\\s+0\\s+${PROFILES.length + PRIVATE.length}`));
+      expect((await sync(configPath)).code).toBe(0);
+      const calls = sandbox.ledger.entries.length;
+
+      const after = await runCli(['plan', '--config', configPath]);
+      expect(after.stdout).toMatch(/profiles\s+0\s+0\s+18\s+0/);
+      const json = await runCli(['query', '--config', configPath, '--format', 'json', 'select count(*) as n from seedline.profiles']);
+      expect(JSON.parse(json.stdout)).toEqual([{ n: PROFILES.length }]);
+      const csv = await runCli(['query', '--config', configPath, '--format', 'csv', 'select seed, status from seedline._seedline_seeds where status = \'failed\' order by seed']);
+      expect(csv.stdout.trim().split('\n')).toEqual(['seed,status', ...[...PRIVATE].sort().map((s) => `${s},failed`)]);
+      const status = await runCli(['status', '--config', configPath]);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(/profiles\s+fetched\s+16/);
+      expect(sandbox.ledger.entries.length).toBe(calls);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+});
+
 describe('activity incremental', () => {
   it('given new posts after the first run, when synced again, then only first pages are fetched and the new posts load', async () => {
     const sandbox = await startSandbox({ rpm: 100_000 });
