@@ -6,6 +6,7 @@ import { registerAccountCommand } from './account-command.js';
 import { registerPlanCommand } from './plan-command.js';
 import { registerQueryCommand } from './query-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
+import { registerScheduleCommand } from './schedule-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
 
@@ -16,7 +17,15 @@ export function buildProgram(): Command {
     .name('seedline')
     .description('Warehouse connector for a live professional-network data service: seeds in, typed tables out.')
     .showHelpAfterError();
-  for (const register of [registerSyncCommand, registerPlanCommand, registerQueryCommand, registerStatusCommand, registerAccountCommand, registerSandboxCommand]) {
+  for (const register of [
+    registerSyncCommand,
+    registerPlanCommand,
+    registerQueryCommand,
+    registerStatusCommand,
+    registerScheduleCommand,
+    registerAccountCommand,
+    registerSandboxCommand,
+  ]) {
     register(program);
   }
   return program;

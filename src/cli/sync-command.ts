@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { runSync } from '../engine/pipeline.js';
-import type { RunResult } from '../engine/pipeline.js';
+import { runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
@@ -10,6 +9,20 @@ import { runCommand } from './run-command.js';
 const sampleQuery = (schema: string) => `select p.full_name, p.headline, count(pos._index) as positions
 from "${schema}".profiles p left join "${schema}".profiles__positions pos on pos._parent_url = p.url
 group by p.full_name, p.headline order by p.full_name limit 5`;
+
+/** Options of one sync run from the command line. */
+export interface SyncRunOptions {
+  /** Config file path. */
+  config: string;
+  /** Comma-separated stream names; default every configured stream. */
+  streams?: string;
+  /** Ignore freshness and incremental cursors. */
+  fullRefresh?: boolean;
+  /** Wait for another writer instead of failing. */
+  wait?: boolean;
+  /** Print a sample query of the loaded profiles afterwards. */
+  sampleQuery?: boolean;
+}
 
 /** `seedline sync`: the main job. */
 export function registerSyncCommand(program: Command): void {
@@ -21,34 +34,40 @@ export function registerSyncCommand(program: Command): void {
     .option('--full-refresh', 'ignore freshness and incremental cursors: fetch everything again', false)
     .option('--wait', 'wait for another writer to release the destination instead of failing', false)
     .option('--sample-query', 'print a sample query of the loaded profiles afterwards', false)
-    .action((opts: { config: string; streams?: string; fullRefresh: boolean; wait: boolean; sampleQuery: boolean }) =>
+    .action((opts: SyncRunOptions) =>
       runCommand(async () => {
-        const manifests = await loadManifests();
-        const session = await openSession(opts.config, { connect: true, lock: true, waitForLock: opts.wait });
-        try {
-          const account = await session.client!.getAccount();
-          const result = await runSync({
-            config: session.loaded.config,
-            baseDir: session.loaded.baseDir,
-            manifests,
-            destination: session.destination,
-            client: session.client!,
-            reporter: createReporter(),
-            only: opts.streams?.split(',').map((s) => s.trim()).filter(Boolean),
-            fullRefresh: opts.fullRefresh,
-            concurrentBatchJobs: account.data.rate_limit.concurrent_batch_jobs,
-          });
-          process.stdout.write(`${summary(result)}\n`);
-          if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
-            const sql = sampleQuery(session.destination.schema);
-            process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await session.destination.query(sql))}\n`);
-          }
-          return result.status === 'failed' ? 1 : 0;
-        } finally {
-          await session.close();
-        }
+        const result = await syncOnce(opts);
+        return result.status === 'failed' ? 1 : 0;
       }),
     );
+}
+
+/** One sync run: open the config and destination, run, print the summary, close. */
+export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
+  const manifests = await loadManifests();
+  const session = await openSession(opts.config, { connect: true, lock: true, waitForLock: opts.wait ?? false });
+  try {
+    const client = session.client!;
+    const result = await runSync({
+      config: session.loaded.config,
+      baseDir: session.loaded.baseDir,
+      manifests,
+      destination: session.destination,
+      client,
+      reporter: createReporter(),
+      only: opts.streams?.split(',').map((s) => s.trim()).filter(Boolean),
+      fullRefresh: opts.fullRefresh ?? false,
+      concurrentBatchJobs: client.limiter.concurrentBatchJobs,
+    });
+    process.stdout.write(`${summary(result)}\n`);
+    if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
+      const sql = sampleQuery(session.destination.schema);
+      process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await session.destination.query(sql))}\n`);
+    }
+    return result;
+  } finally {
+    await session.close();
+  }
 }
 
 /** The end-of-run table: rows loaded, skipped, failed and credits per stream. */
