@@ -1,5 +1,4 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { ApiClient } from '../client/index.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
@@ -40,8 +39,6 @@ export async function openSession(configPath: string, options: SessionOptions = 
   };
   try {
     const settings = destinationConfig(loaded);
-    // A fresh clone has no data/ folder yet: create the DuckDB file's folder rather than fail.
-    if (settings.type === 'duckdb') await mkdir(dirname(settings.path), { recursive: true });
     const destination = await createDestination(settings);
     closers.push(() => destination.close());
     if (options.lock) await destination.lock({ holder: `seedline sync (pid ${process.pid})`, wait: options.waitForLock ?? false });

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ChildLayout, LogicalType, ObjectNode, TableLayout, TableShape } from './table-layout.js';
-import { childShape, parentShape } from './table-layout.js';
+import { childKeyColumns, childShape, parentShape } from './table-layout.js';
 
 /**
  * A value ready for a bulk path: text and JSON as strings, bigint as number or bigint, double as
@@ -8,10 +8,17 @@ import { childShape, parentShape } from './table-layout.js';
  */
 export type CellValue = string | number | bigint | boolean | null;
 
-/** Rows of one table, in the order of its shape's columns. */
+/**
+ * Rows of one table, column by column: `columns[i]` holds the values of `shape.columns[i]`, each
+ * array `length` long. Bulk paths read them column-wise (DuckDB data chunks) or row-wise (COPY).
+ */
 export interface ShapedRows {
   shape: TableShape;
-  rows: CellValue[][];
+  columns: CellValue[][];
+  /** Number of rows. */
+  length: number;
+  /** `constant[i]` is true when every row has the same value in column i (`_run_id`, `_loaded_at`, …). */
+  constant: boolean[];
 }
 
 /** A record that does not fit its table, with the reason. */
@@ -27,6 +34,8 @@ export interface ShapedBatch {
   rejected: ShapeRejection[];
   /** Records accepted (after de-duplication on the primary key). */
   records: number;
+  /** Primary-key values of the accepted records, one array per key column (empty for keyless tables). */
+  keys: CellValue[][];
 }
 
 /** Options of `shapeRecords`. */
@@ -47,6 +56,74 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const JSON_NUL = /(?<!\\)(?:\\\\)*\\u0000/;
 
+/** One field of an object, resolved to what it fills. */
+type Step =
+  | { kind: 'column'; key: string; column: number; type: LogicalType; name: string }
+  | { kind: 'object'; key: string; node: NodePlan; path: string }
+  | { kind: 'child'; key: string; child: number; path: string };
+
+/** An object's fields, and the keys it knows (the others go to `_extra`). */
+interface NodePlan {
+  steps: Step[];
+  known: Set<string>;
+}
+
+/** The shaping plan of a table, compiled once from its layout (after `ensureTable` settled the column types). */
+interface Plan {
+  parent: TableShape;
+  node: NodePlan;
+  /** Index in the parent shape of the first data column (1 when a `_row_id` leads). */
+  offset: number;
+  width: number;
+  pk: number[];
+  children: { shape: TableShape; node: NodePlan; width: number; name: string }[];
+  /** Number of leading parent-key columns of the child shapes. */
+  childKeys: number;
+}
+
+const plans = new WeakMap<TableLayout, Plan>();
+
+function planOf(layout: TableLayout): Plan {
+  let plan = plans.get(layout);
+  if (plan) return plan;
+  const parent = parentShape(layout);
+  const offset = parent.columns.length - layout.columns.length - 3 - (layout.writeMode === 'history' ? 3 : 0);
+  const childIndex = new Map<ChildLayout, number>(layout.children.map((c, i) => [c, i]));
+  const children = layout.children.map((child) => {
+    const shape = childShape(layout, child);
+    const keys = shape.columns.length - child.columns.length - 4;
+    return { shape, node: compileNode(child.node, new Map(child.columns.map((c, i) => [c.name, keys + 1 + i])), childIndex, ''), width: shape.columns.length, name: child.name };
+  });
+  const columnIndex = new Map(layout.columns.map((c, i) => [c.name, offset + i]));
+  plan = {
+    parent,
+    node: compileNode(layout.node, columnIndex, childIndex, ''),
+    offset,
+    width: parent.columns.length,
+    pk: layout.primaryKey.map((pk) => columnIndex.get(pk)!),
+    children,
+    childKeys: childKeyColumns(layout).length,
+  };
+  plans.set(layout, plan);
+  return plan;
+}
+
+function compileNode(node: ObjectNode, columnIndex: Map<string, number>, childIndex: Map<ChildLayout, number>, prefix: string): NodePlan {
+  const steps: Step[] = [];
+  for (const [key, field] of node.fields) {
+    if (field.kind === 'column') steps.push({ kind: 'column', key, column: columnIndex.get(field.column.name)!, type: field.column.type, name: field.column.name });
+    else if (field.kind === 'object') steps.push({ kind: 'object', key, node: compileNode(field.node, columnIndex, childIndex, `${prefix}${key}.`), path: `${prefix}${key}` });
+    else steps.push({ kind: 'child', key, child: childIndex.get(field.child)!, path: `${prefix}${key}` });
+  }
+  return { steps, known: new Set(node.fields.keys()) };
+}
+
+/** Where a record's values go while it is shaped; truncated back when the record is rejected. */
+interface Target {
+  columns: CellValue[][];
+  row: number;
+}
+
 /**
  * Turns records into the rows of a table and its child tables, checking every value against its
  * column's type. A record with a value that does not fit (a string in a BIGINT column, an
@@ -54,133 +131,155 @@ const JSON_NUL = /(?<!\\)(?:\\\\)*\\u0000/;
  * merge and history mode, the last record of a primary key wins.
  */
 export function shapeRecords(layout: TableLayout, records: readonly Record<string, unknown>[], options: ShapeOptions): ShapedBatch {
-  const parentTable = parentShape(layout);
-  const childTables = layout.children.map((child) => childShape(layout, child));
-  const parent: ShapedRows = { shape: parentTable, rows: [] };
-  const children: ShapedRows[] = childTables.map((shape) => ({ shape, rows: [] }));
-  const rejected: ShapeRejection[] = [];
+  const plan = planOf(layout);
   const history = layout.writeMode === 'history';
   const keyed = layout.writeMode === 'merge' || history;
-  const width = layout.columns.length;
-  const pkIndexes = layout.primaryKey.map((pk) => layout.columns.findIndex((c) => c.name === pk));
-  const childIndex = new Map<ChildLayout, number>(layout.children.map((c, i) => [c, i]));
-  const columnIndex = new Map(layout.columns.map((c, i) => [c.name, i]));
   const noKey = layout.primaryKey.length === 0 && layout.children.length > 0;
   const rejectNul = options.rejectNul ?? false;
-
-  // Accepted records by key, so a later duplicate replaces an earlier one.
-  const accepted: { data: CellValue[]; extra: string | null; items: CellValue[][][] }[] = [];
+  const parent: Target = { columns: plan.parent.columns.map(() => []), row: 0 };
+  const children: Target[] = plan.children.map((c) => ({ columns: c.shape.columns.map(() => []), row: 0 }));
+  // Child rows' parent row, to drop them when a later duplicate replaces their parent.
+  const childParents: number[][] = plan.children.map(() => []);
+  const rejected: ShapeRejection[] = [];
   const byKey = new Map<string, number>();
+  const replaced: number[] = [];
+  const parentKeyColumns = noKey ? [0] : plan.pk;
 
   for (const record of records) {
+    const row = parent.row;
+    const childRows = children.map((c) => c.row);
     try {
       if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Rejection('record is not an object');
-      const data: CellValue[] = new Array<CellValue>(width).fill(null);
-      const items: CellValue[][][] = layout.children.map(() => []);
-      const extra = walk(layout.node, record, '', data, columnIndex, items, childIndex, rejectNul);
-      for (let i = 0; i < pkIndexes.length; i++) {
-        if (data[pkIndexes[i]!] === null) throw new Rejection(`primary-key column ${layout.primaryKey[i]} is null`);
+      const columns = parent.columns;
+      for (let c = 0; c < plan.width; c++) columns[c]![row] = null;
+      if (noKey) columns[0]![row] = randomUUID();
+      const extra = fill(plan.node, record, columns, row, children, plan, rejectNul);
+      for (let i = 0; i < plan.pk.length; i++) {
+        if (columns[plan.pk[i]!]![row] === null) throw new Rejection(`primary-key column ${layout.primaryKey[i]} is null`);
       }
-      const entry = { data, extra: extra === undefined ? null : stringifyJson(extra, '_extra', rejectNul), items };
-      if (keyed) {
-        const key = JSON.stringify(pkIndexes.map((i) => String(data[i])));
-        const previous = byKey.get(key);
-        if (previous !== undefined) {
-          accepted[previous] = entry;
-          continue;
+      columns[plan.offset + layout.columns.length]![row] = extra === undefined ? null : stringifyJson(extra, '_extra', rejectNul);
+      // Children were filled with their item columns only: add the parent key and index now that the record is accepted.
+      for (let k = 0; k < children.length; k++) {
+        const child = children[k]!;
+        for (let r = childRows[k]!, index = 0; r < child.row; r++, index++) {
+          for (let i = 0; i < parentKeyColumns.length; i++) child.columns[i]![r] = columns[parentKeyColumns[i]!]![row]!;
+          child.columns[plan.childKeys]![r] = index;
+          childParents[k]![r] = row;
         }
-        byKey.set(key, accepted.length);
       }
-      accepted.push(entry);
+      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(columns, row, children, childRows, plan, layout.columns.length);
+      if (keyed) {
+        const key = plan.pk.length === 1 ? String(columns[plan.pk[0]!]![row]) : JSON.stringify(plan.pk.map((i) => String(columns[i]![row])));
+        const previous = byKey.get(key);
+        if (previous !== undefined) replaced.push(previous);
+        byKey.set(key, row);
+      }
+      parent.row++;
     } catch (error) {
+      for (const column of parent.columns) column.length = row;
+      children.forEach((child, k) => {
+        for (const column of child.columns) column.length = childRows[k]!;
+        child.row = childRows[k]!;
+      });
       if (!(error instanceof Rejection)) throw error;
       rejected.push({ record, reason: error.message });
     }
   }
 
+  if (replaced.length > 0) {
+    const drop = new Set(replaced);
+    compact(parent, (r) => !drop.has(r));
+    children.forEach((child, k) => compact(child, (r) => !drop.has(childParents[k]![r]!)));
+  }
+
   const loadedAt = options.loadedAt;
-  for (const entry of accepted) {
-    const row: CellValue[] = [];
-    let rowId: string | null = null;
-    if (noKey) {
-      rowId = randomUUID();
-      row.push(rowId);
+  const parentRows = finish(plan.parent, parent, plan.offset + layout.columns.length + 1, [options.runId, loadedAt]);
+  if (history) {
+    const width = layout.columns.length;
+    parentRows.columns[plan.offset + width + 3] = new Array<CellValue>(parent.row).fill(loadedAt);
+    parentRows.columns[plan.offset + width + 4] = new Array<CellValue>(parent.row).fill(null);
+    parentRows.constant[plan.offset + width + 3] = true;
+    parentRows.constant[plan.offset + width + 4] = true;
+  }
+  const childRows = plan.children.map((child, k) => {
+    const shaped = finish(child.shape, children[k]!, child.width - 2, [options.runId, loadedAt]);
+    if (history) {
+      shaped.columns[plan.childKeys - 1] = new Array<CellValue>(shaped.length).fill(loadedAt);
+      shaped.constant[plan.childKeys - 1] = true;
     }
-    for (const value of entry.data) row.push(value);
-    row.push(entry.extra, options.runId, loadedAt);
-    if (history) row.push(loadedAt, null, rowHash(entry.data, entry.extra, entry.items));
-    parent.rows.push(row);
-    const parentKey: CellValue[] = noKey ? [rowId] : pkIndexes.map((i) => entry.data[i]!);
-    if (history) parentKey.push(loadedAt);
-    entry.items.forEach((childRows, c) => {
-      const target = children[c]!.rows;
-      childRows.forEach((item, index) => {
-        const childRow: CellValue[] = [...parentKey, index];
-        for (const value of item) childRow.push(value);
-        childRow.push(options.runId, loadedAt);
-        target.push(childRow);
-      });
-    });
-  }
-  return { parent, children, rejected, records: accepted.length };
+    return shaped;
+  });
+  return { parent: parentRows, children: childRows, rejected, records: parent.row, keys: plan.pk.map((i) => parentRows.columns[i]!) };
 }
 
-const childColumnIndexes = new WeakMap<ChildLayout, Map<string, number>>();
-
-function columnIndexOf(child: ChildLayout): Map<string, number> {
-  let index = childColumnIndexes.get(child);
-  if (!index) {
-    index = new Map(child.columns.map((c, i) => [c.name, i]));
-    childColumnIndexes.set(child, index);
+/** Keeps the rows `keep` accepts, in order. */
+function compact(target: Target, keep: (row: number) => boolean): void {
+  let out = 0;
+  for (let r = 0; r < target.row; r++) {
+    if (!keep(r)) continue;
+    if (out !== r) for (const column of target.columns) column[out] = column[r]!;
+    out++;
   }
-  return index;
+  for (const column of target.columns) column.length = out;
+  target.row = out;
 }
 
-/** Fills `data` from `value` following `node`; returns the fields outside the schema (or undefined). */
-function walk(
-  node: ObjectNode,
+/** Fills the constant columns from `first` on (`_run_id`, `_loaded_at`) and sizes the rest. */
+function finish(shape: TableShape, target: Target, first: number, values: CellValue[]): ShapedRows {
+  const constant = shape.columns.map(() => false);
+  for (let i = 0; i < values.length; i++) {
+    target.columns[first + i] = new Array<CellValue>(target.row).fill(values[i]!);
+    constant[first + i] = true;
+  }
+  for (const column of target.columns) if (column.length < target.row) column.length = target.row;
+  return { shape, columns: target.columns, length: target.row, constant };
+}
+
+/**
+ * Fills `columns[…][row]` from `value` following `node`; child items go to `children` (item
+ * columns only). Returns the fields outside the schema (or undefined).
+ */
+function fill(
+  node: NodePlan,
   value: Record<string, unknown>,
-  prefix: string,
-  data: CellValue[],
-  columnIndex: Map<string, number>,
-  items: CellValue[][][] | null,
-  childIndex: Map<ChildLayout, number>,
+  columns: CellValue[][],
+  row: number,
+  children: Target[] | null,
+  plan: Plan,
   rejectNul: boolean,
 ): Record<string, unknown> | undefined {
   let extra: Record<string, unknown> | undefined;
-  for (const [key, field] of node.fields) {
-    const fieldValue = value[key];
-    if (field.kind === 'column') {
-      data[columnIndex.get(field.column.name)!] = cell(fieldValue, field.column.type, field.column.name, rejectNul);
-    } else if (field.kind === 'object') {
+  for (const step of node.steps) {
+    const fieldValue = value[step.key];
+    if (step.kind === 'column') {
       if (fieldValue === null || fieldValue === undefined) continue;
-      if (typeof fieldValue !== 'object' || Array.isArray(fieldValue)) throw new Rejection(`field ${prefix}${key}: expected an object, got ${kindOf(fieldValue)}`);
-      const nested = walk(field.node, fieldValue as Record<string, unknown>, `${prefix}${key}.`, data, columnIndex, items, childIndex, rejectNul);
-      if (nested !== undefined) (extra ??= {})[key] = nested;
+      // Most values are plain strings in text columns: take them without the general checks.
+      if (step.type === 'text' && typeof fieldValue === 'string' && !(rejectNul && fieldValue.includes('\u0000'))) columns[step.column]![row] = fieldValue;
+      else columns[step.column]![row] = cell(fieldValue, step.type, step.name, rejectNul);
+    } else if (step.kind === 'object') {
+      if (fieldValue === null || fieldValue === undefined) continue;
+      if (typeof fieldValue !== 'object' || Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an object, got ${kindOf(fieldValue)}`);
+      const nested = fill(step.node, fieldValue as Record<string, unknown>, columns, row, children, plan, rejectNul);
+      if (nested !== undefined) (extra ??= {})[step.key] = nested;
     } else {
-      if (fieldValue === null || fieldValue === undefined || items === null) continue;
-      if (!Array.isArray(fieldValue)) throw new Rejection(`field ${prefix}${key}: expected an array, got ${kindOf(fieldValue)}`);
-      const child = field.child;
-      const rows = items[childIndex.get(child)!]!;
-      const childColumns = columnIndexOf(child);
+      if (fieldValue === null || fieldValue === undefined || children === null) continue;
+      if (!Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an array, got ${kindOf(fieldValue)}`);
+      const target = children[step.child]!;
+      const child = plan.children[step.child]!;
       for (const item of fieldValue) {
-        if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new Rejection(`field ${prefix}${key}: expected objects in the list, got ${kindOf(item)}`);
-        const childData: CellValue[] = new Array<CellValue>(child.columns.length).fill(null);
-        const childExtra = walk(child.node, item as Record<string, unknown>, `${prefix}${key}[].`, childData, childColumns, null, childIndex, rejectNul);
-        childData.push(childExtra === undefined ? null : stringifyJson(childExtra, `${child.name}._extra`, rejectNul));
-        rows.push(childData);
+        if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new Rejection(`field ${step.path}: expected objects in the list, got ${kindOf(item)}`);
+        const r = target.row;
+        const childColumns = target.columns;
+        for (let c = 0; c < child.width; c++) childColumns[c]![r] = null;
+        target.row++;
+        const childExtra = fill(child.node, item as Record<string, unknown>, childColumns, r, null, plan, rejectNul);
+        if (childExtra !== undefined) childColumns[child.width - 3]![r] = stringifyJson(childExtra, `${child.name}._extra`, rejectNul);
       }
     }
   }
-  // Most records carry no unknown field: count first, collect only when there is one.
-  let known = 0;
   for (const key in value) {
-    if (node.fields.has(key)) known++;
-    else if (value[key] !== undefined) {
-      (extra ??= {})[key] = value[key];
-    }
+    if (!node.known.has(key) && value[key] !== undefined) (extra ??= {})[key] = value[key];
   }
-  void known;
   return extra;
 }
 
@@ -230,24 +329,40 @@ export function cell(value: unknown, type: LogicalType, column: string, rejectNu
 function stringifyJson(value: unknown, column: string, rejectNul: boolean): string {
   let text: string | undefined;
   try {
-    text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-  } catch (error) {
-    throw new Rejection(`column ${column}: value cannot be written as JSON (${error instanceof Error ? error.message : String(error)})`);
+    // Without a replacer V8 takes its fast path; only a value holding a bigint needs the slow one.
+    text = JSON.stringify(value);
+  } catch {
+    try {
+      text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    } catch (error) {
+      throw new Rejection(`column ${column}: value cannot be written as JSON (${error instanceof Error ? error.message : String(error)})`);
+    }
   }
   if (text === undefined) return 'null';
-  if (rejectNul && JSON_NUL.test(text)) throw new Rejection(`column ${column}: JSON contains U+0000, which the warehouse cannot store`);
+  if (rejectNul && text.includes('\\u0000') && JSON_NUL.test(text)) throw new Rejection(`column ${column}: JSON contains U+0000, which the warehouse cannot store`);
   return text;
 }
 
-function rowHash(data: CellValue[], extra: string | null, items: CellValue[][][]): string {
+/** The hash of a record's data, `_extra` and child items (history mode: an unchanged record adds no version). */
+function rowHash(parent: CellValue[][], row: number, children: Target[], from: number[], plan: Plan, width: number): string {
+  const bigints = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v);
   const hash = createHash('sha1');
-  hash.update(JSON.stringify(data, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+  const data: CellValue[] = [];
+  for (let c = plan.offset; c < plan.offset + width; c++) data.push(parent[c]![row]!);
+  hash.update(JSON.stringify(data, bigints));
   hash.update('\u0001');
-  hash.update(extra ?? '');
-  for (const rows of items) {
+  hash.update((parent[plan.offset + width]![row] as string | null) ?? '');
+  children.forEach((child, k) => {
     hash.update('\u0002');
-    hash.update(JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
-  }
+    const childWidth = plan.children[k]!.width;
+    const items: CellValue[][] = [];
+    for (let r = from[k]!; r < child.row; r++) {
+      const item: CellValue[] = [];
+      for (let c = plan.childKeys + 1; c < childWidth - 2; c++) item.push(child.columns[c]![r]!);
+      items.push(item);
+    }
+    hash.update(JSON.stringify(items, bigints));
+  });
   return hash.digest('hex');
 }
 

@@ -17,7 +17,7 @@ import type {
 } from './destination.js';
 import { DestinationError, DestinationQueryError, DestinationWriteError, UnitClosedError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
-import type { CellValue, ShapedRows } from './record-shaper.js';
+import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
 import { shapeRecords } from './record-shaper.js';
 import type { SystemTable } from './system-tables.js';
 import {
@@ -47,10 +47,19 @@ export interface SqlSession {
   run(statement: Statement): Promise<number>;
   /** Runs a statement; resolves to its rows as plain JS values (see `Destination.query`). */
   all(statement: Statement): Promise<Record<string, unknown>[]>;
-  /** Bulk-loads rows into a (temporary staging) table through the backend's native path. */
-  bulkInsert(table: string, columns: readonly PhysicalColumn[], rows: readonly CellValue[][]): Promise<void>;
+  /** Bulk-loads rows into a table (or a temporary staging table) through the backend's native path. */
+  bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void>;
   /** Returns the connection; `broken` discards it. */
   release(broken?: boolean): Promise<void>;
+}
+
+/** The table a bulk load writes to. */
+export interface BulkTarget {
+  /** Schema of the table; null for a temporary staging table of the session. */
+  schema: string | null;
+  table: string;
+  /** The table's columns in their physical order (a backend that appends whole rows needs it). */
+  columns: readonly string[];
 }
 
 /** What differs between the SQL backends. */
@@ -63,8 +72,6 @@ export interface SqlDialectTraits {
   rejectNul: boolean;
   /** Data tables get primary keys and indexes (Postgres; DuckDB's ART indexes make delete+insert of a key in one transaction fail). */
   indexes: boolean;
-  /** Run ANALYZE on staging tables so the planner uses the indexes (Postgres). */
-  analyzeStaging: boolean;
   /** Statement that opens a transaction. */
   begin: string;
 }
@@ -81,6 +88,8 @@ export abstract class SqlDestination implements Destination {
   protected abstract readonly db: Kysely<any>;
   protected abstract readonly traits: SqlDialectTraits;
   private readonly tables = new Map<string, TableLayout>();
+  /** Column names of each data table in their physical order (evolution appends at the end). */
+  private readonly physical = new Map<string, string[]>();
   private lastTimestamp = 0;
   private stagingCounter = 0;
 
@@ -118,17 +127,22 @@ export abstract class SqlDestination implements Destination {
           ...layout.children.map((child) => ({ shape: childShape(layout, child), child: true })),
         ];
         const actual = new Map<string, string>();
+        const physical = new Map<string, string[]>();
         for (const { shape, child } of shapes) {
           const existing = await this.columnsOf(session, shape.name);
           if (existing.size === 0) {
             await this.createTable(session, layout, shape, child);
+            physical.set(shape.name, shape.columns.map((c) => c.name));
           } else {
+            const order = [...existing.keys()];
             for (const column of shape.columns) {
               if (existing.has(column.name)) continue;
               await session.run(
                 this.db.schema.alterTable(this.qualified(shape.name)).addColumn(column.name, sql.raw(this.traits.sqlType(column.type))).compile(),
               );
+              order.push(column.name);
             }
+            physical.set(shape.name, order);
           }
           for (const [name, type] of existing) actual.set(`${shape.name}.${name}`, type);
         }
@@ -145,6 +159,7 @@ export abstract class SqlDestination implements Destination {
           }
         }
         this.tables.set(layout.name, layout);
+        for (const [name, order] of physical) this.physical.set(name, order);
       } catch (error) {
         await session.run({ sql: 'ROLLBACK', parameters: [] }).catch(() => undefined);
         throw error;
@@ -243,14 +258,7 @@ export abstract class SqlDestination implements Destination {
       const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream: table, table, record: safeJson(r.record), reason: r.reason }, now));
       await this.insertRejected(session, rows);
     }
-    let rows = 0;
-    if (batch.records > 0) {
-      const parentStage = await this.stage(session, batch.parent);
-      const childStages: string[] = [];
-      for (const child of batch.children) childStages.push(await this.stage(session, child));
-      rows = await this.apply(session, layout, batch.parent, parentStage, batch.children, childStages, runId);
-      for (const stage of [parentStage, ...childStages]) await session.run(sql`drop table ${sql.table(stage)}`.compile(this.db));
-    }
+    const rows = batch.records > 0 ? await this.apply(session, layout, batch, runId) : 0;
     return { records: batch.records, rows, rejected: batch.rejected.length };
   }
 
@@ -305,83 +313,106 @@ export abstract class SqlDestination implements Destination {
     }
   }
 
+  /** Bulk-loads rows straight into their table; resolves to the rows loaded. */
+  private async load(session: SqlSession, rows: ShapedRows): Promise<number> {
+    if (rows.length === 0) return 0;
+    const columns = this.physical.get(rows.shape.name) ?? rows.shape.columns.map((c) => c.name);
+    await session.bulkInsert({ schema: this.schema, table: rows.shape.name, columns }, rows);
+    return rows.length;
+  }
+
+  /** Bulk-loads rows into a temporary table shaped like their table; resolves to its name. */
   private async stage(session: SqlSession, rows: ShapedRows): Promise<string> {
     const name = `_seedline_stage_${++this.stagingCounter}`;
-    const columns = sql.join(rows.shape.columns.map((c) => sql.ref(c.name)));
-    await session.run(sql`create temporary table ${sql.table(name)} as select ${columns} from ${sql.table(this.qualified(rows.shape.name))} limit 0`.compile(this.db));
-    if (rows.rows.length > 0) await session.bulkInsert(name, rows.shape.columns, rows.rows);
-    if (this.traits.analyzeStaging) await session.run(sql`analyze ${sql.table(name)}`.compile(this.db));
+    const columns = rows.shape.columns.map((c) => c.name);
+    await session.run(
+      sql`create temporary table ${sql.table(name)} as select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(this.qualified(rows.shape.name))} limit 0`.compile(this.db),
+    );
+    if (rows.length > 0) await session.bulkInsert({ schema: null, table: name, columns }, rows);
     return name;
   }
 
-  /** Moves staged rows into the tables according to the write mode; resolves to the rows inserted. */
-  private async apply(
-    session: SqlSession,
-    layout: TableLayout,
-    parent: ShapedRows,
-    parentStage: string,
-    children: ShapedRows[],
-    childStages: string[],
-    runId: string,
-  ): Promise<number> {
+  /**
+   * Writes shaped rows according to the write mode; resolves to the rows inserted. Merge, append
+   * and replace load straight into the tables (merge first deletes the batch's keys, children by
+   * their parent key, in one statement per table); history goes through staging tables.
+   */
+  private async apply(session: SqlSession, layout: TableLayout, batch: ShapedBatch, runId: string): Promise<number> {
+    const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.db));
     const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.qualified(name))}`;
-    const columnList = (shape: TableShape): RawBuilder<unknown> => sql.join(shape.columns.map((c) => sql.ref(c.name)));
+    const loadAll = async (): Promise<number> => {
+      let inserted = await this.load(session, batch.parent);
+      for (const child of batch.children) inserted += await this.load(session, child);
+      return inserted;
+    };
+    switch (layout.writeMode) {
+      case 'append':
+        return loadAll();
+      case 'replace':
+        // Rows of earlier runs go, rows of this run (earlier pages) stay: readers see the old table until commit.
+        for (const shape of [batch.parent.shape, ...batch.children.map((c) => c.shape)]) {
+          await run(sql`delete from ${target(shape.name)} where ${sql.ref('_run_id')} is distinct from ${runId}`);
+        }
+        return loadAll();
+      case 'merge': {
+        // The batch's keys go to a staging table once; each table then loses the rows of those keys in one statement.
+        const keyColumns = layout.primaryKey.map((pk) => batch.parent.shape.columns.find((c) => c.name === pk)!);
+        const keys = await this.stage(session, {
+          shape: { name: batch.parent.shape.name, columns: keyColumns },
+          columns: batch.keys,
+          length: batch.records,
+          constant: keyColumns.map(() => false),
+        });
+        const childKeys = childKeyColumns(layout).map((c) => c.name);
+        const match = (columns: readonly string[]): RawBuilder<unknown> =>
+          sql`exists (select 1 from ${sql.table(keys)} as k where ${sql.join(
+            columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
+            sql` and `,
+          )})`;
+        for (const child of batch.children) await run(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`);
+        await run(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`);
+        await run(sql`drop table ${sql.table(keys)}`);
+        return loadAll();
+      }
+      case 'history':
+        return this.applyHistory(session, layout, batch);
+    }
+  }
+
+  private async applyHistory(session: SqlSession, layout: TableLayout, batch: ShapedBatch): Promise<number> {
+    const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.db));
+    const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.qualified(name))}`;
+    const columnList = (shape: TableShape, alias: string): RawBuilder<unknown> => sql.join(shape.columns.map((c) => sql.ref(`${alias}.${c.name}`)));
     const keyMatch = (left: string, leftColumns: readonly string[], right: string, rightColumns: readonly string[]): RawBuilder<unknown> =>
       sql.join(
         leftColumns.map((column, i) => sql`${sql.ref(`${left}.${column}`)} = ${sql.ref(`${right}.${rightColumns[i]!}`)}`),
         sql` and `,
       );
-    const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.db));
-    const insertAll = (shape: TableShape, stage: string): Promise<number> =>
-      run(sql`insert into ${target(shape.name)} (${columnList(shape)}) select ${columnList(shape)} from ${sql.table(stage)}`);
     const parentKeys = layout.primaryKey;
     const childKeys = childKeyColumns(layout)
       .map((c) => c.name)
       .slice(0, parentKeys.length);
-    let inserted = 0;
-
-    switch (layout.writeMode) {
-      case 'append':
-        inserted += await insertAll(parent.shape, parentStage);
-        for (let i = 0; i < children.length; i++) if (children[i]!.rows.length > 0) inserted += await insertAll(children[i]!.shape, childStages[i]!);
-        return inserted;
-      case 'replace':
-        // Rows of earlier runs go, rows of this run (earlier pages) stay: readers see the old table until commit.
-        for (const shape of [parent.shape, ...children.map((c) => c.shape)]) {
-          await run(sql`delete from ${target(shape.name)} where ${sql.ref('_run_id')} is distinct from ${runId}`);
-        }
-        inserted += await insertAll(parent.shape, parentStage);
-        for (let i = 0; i < children.length; i++) if (children[i]!.rows.length > 0) inserted += await insertAll(children[i]!.shape, childStages[i]!);
-        return inserted;
-      case 'merge':
-        for (const child of children) {
-          await run(
-            sql`delete from ${target(child.shape.name)} as c where exists (select 1 from ${sql.table(parentStage)} as s where ${keyMatch('s', parentKeys, 'c', childKeys)})`,
-          );
-        }
-        await run(sql`delete from ${target(parent.shape.name)} as t where exists (select 1 from ${sql.table(parentStage)} as s where ${keyMatch('s', parentKeys, 't', parentKeys)})`);
-        inserted += await insertAll(parent.shape, parentStage);
-        for (let i = 0; i < children.length; i++) if (children[i]!.rows.length > 0) inserted += await insertAll(children[i]!.shape, childStages[i]!);
-        return inserted;
-      case 'history': {
-        const table = target(parent.shape.name);
-        const stage = sql.table(parentStage);
-        await run(
-          sql`update ${table} as t set ${sql.ref('_valid_to')} = s.${sql.ref('_valid_from')} from ${stage} as s where ${keyMatch('s', parentKeys, 't', parentKeys)} and t.${sql.ref('_valid_to')} is null and t.${sql.ref('_row_hash')} <> s.${sql.ref('_row_hash')}`,
-        );
-        inserted += await run(
-          sql`insert into ${table} (${columnList(parent.shape)}) select ${sql.join(parent.shape.columns.map((c) => sql.ref(`s.${c.name}`)))} from ${stage} as s where not exists (select 1 from ${table} as t where ${keyMatch('t', parentKeys, 's', parentKeys)} and t.${sql.ref('_valid_to')} is null)`,
-        );
-        for (let i = 0; i < children.length; i++) {
-          const child = children[i]!;
-          if (child.rows.length === 0) continue;
-          inserted += await run(
-            sql`insert into ${target(child.shape.name)} (${columnList(child.shape)}) select ${sql.join(child.shape.columns.map((c) => sql.ref(`c.${c.name}`)))} from ${sql.table(childStages[i]!)} as c where exists (select 1 from ${table} as t where ${keyMatch('t', parentKeys, 'c', childKeys)} and t.${sql.ref('_valid_from')} = c.${sql.ref('_parent_valid_from')})`,
-          );
-        }
-        return inserted;
-      }
+    const parentStage = await this.stage(session, batch.parent);
+    const table = target(batch.parent.shape.name);
+    const stage = sql.table(parentStage);
+    const plain = (shape: TableShape): RawBuilder<unknown> => sql.join(shape.columns.map((c) => sql.ref(c.name)));
+    await run(
+      sql`update ${table} as t set ${sql.ref('_valid_to')} = s.${sql.ref('_valid_from')} from ${stage} as s where ${keyMatch('s', parentKeys, 't', parentKeys)} and t.${sql.ref('_valid_to')} is null and t.${sql.ref('_row_hash')} <> s.${sql.ref('_row_hash')}`,
+    );
+    let inserted = await run(
+      sql`insert into ${table} (${plain(batch.parent.shape)}) select ${columnList(batch.parent.shape, 's')} from ${stage} as s where not exists (select 1 from ${table} as t where ${keyMatch('t', parentKeys, 's', parentKeys)} and t.${sql.ref('_valid_to')} is null)`,
+    );
+    const stages = [parentStage];
+    for (const child of batch.children) {
+      if (child.length === 0) continue;
+      const childStage = await this.stage(session, child);
+      stages.push(childStage);
+      inserted += await run(
+        sql`insert into ${target(child.shape.name)} (${plain(child.shape)}) select ${columnList(child.shape, 'c')} from ${sql.table(childStage)} as c where exists (select 1 from ${table} as t where ${keyMatch('t', parentKeys, 'c', childKeys)} and t.${sql.ref('_valid_from')} = c.${sql.ref('_parent_valid_from')})`,
+      );
     }
+    for (const name of stages) await run(sql`drop table ${sql.table(name)}`);
+    return inserted;
   }
 
   private nextTimestamp(): number {

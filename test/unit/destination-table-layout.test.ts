@@ -97,7 +97,7 @@ describe('record shaping', () => {
     expect(batch.records).toBe(1);
     expect(batch.rejected.map((r) => r.reason)).toEqual(['column scraped_at: unparseable timestamp "not a date"', 'column followers_count: expected a 64-bit integer, got 1.5']);
     const extraIndex = batch.parent.shape.columns.findIndex((c) => c.name === '_extra');
-    expect(JSON.parse(batch.parent.rows[0]![extraIndex] as string)).toEqual({ surprise: { deep: [1] }, location: { zip: '69001' } });
+    expect(JSON.parse(batch.parent.columns[extraIndex]![0] as string)).toEqual({ surprise: { deep: [1] }, location: { zip: '69001' } });
   });
 });
 
@@ -105,7 +105,8 @@ describe('COPY text escaping', () => {
   it('given hostile strings, when escaped, then backslashes and line/field breaks become escapes and nothing else changes', () => {
     expect(escapeCopyText('plain é 🙂 "q" \'s\'')).toBe('plain é 🙂 "q" \'s\'');
     expect(escapeCopyText('a\\b\tc\nd\re\\N')).toBe('a\\\\b\\tc\\nd\\re\\\\N');
-    expect([...encodeCopyRows(['text', 'bigint', 'boolean', 'timestamp', 'json'], [['x\ty', 12n, true, 0, '{"a":"\\n"}'], [null, null, null, null, null]])].join('')).toBe(
+    const columns = [['x\ty', null], [12n, null], [true, null], [0, null], ['{"a":"\\n"}', null]];
+    expect([...encodeCopyRows(['text', 'bigint', 'boolean', 'timestamp', 'json'], columns, 2)].join('')).toBe(
       'x\\ty\t12\tt\t1970-01-01T00:00:00.000Z\t{"a":"\\\\n"}\n\\N\t\\N\t\\N\t\\N\t\\N\n',
     );
   });

@@ -1,12 +1,13 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Kysely } from 'kysely';
-import { DuckDBTimestampTZValue } from '@duckdb/node-api';
-import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBDataChunk, DuckDBTimestampTZValue, DuckDBTypeId, DuckDBVector, JSToDuckDBValueConverter } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockedError } from '../destination-error.js';
-import type { CellValue } from '../record-shaper.js';
-import type { SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
+import type { CellValue, ShapedRows } from '../record-shaper.js';
+import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
 import { SqlDestination } from '../sql-destination.js';
-import type { PhysicalColumn } from '../table-layout.js';
 import { DuckDbDialect } from './duckdb-dialect.js';
 import type { SharedDuckDbFile } from './duckdb-file-lock.js';
 import { duckDbFileLock } from './duckdb-file-lock.js';
@@ -20,27 +21,36 @@ export interface DuckDbDestinationOptions {
   path: string;
   /** Schema of the tables. Default: `seedline`. */
   schema?: string;
-  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '256MB' }`). Default: none. */
+  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '256MB' }`). Default: `{ preserve_insertion_order: 'false' }`. */
   settings?: Record<string, string>;
 }
 
-type AppendCell = (appender: DuckDBAppender, value: NonNullable<CellValue>) => void;
+/** A cell as the vector of the table's column type takes it. */
+type ToVector = (value: NonNullable<CellValue>, type: DuckDBType) => DuckDBValue;
 
-const appendCell: Record<PhysicalColumn['type'], AppendCell> = {
-  text: (a, v) => a.appendVarchar(v as string),
-  json: (a, v) => a.appendVarchar(v as string),
-  bigint: (a, v) => a.appendBigInt(typeof v === 'bigint' ? v : BigInt(v as number)),
-  double: (a, v) => a.appendDouble(v as number),
-  boolean: (a, v) => a.appendBoolean(v as boolean),
-  timestamp: (a, v) => a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v as number) * 1000n)),
+const toVector: Partial<Record<DuckDBTypeId, ToVector>> = {
+  [DuckDBTypeId.VARCHAR]: (v) => (typeof v === 'string' ? v : String(v)),
+  [DuckDBTypeId.BIGINT]: (v) => (typeof v === 'bigint' ? v : BigInt(v as number)),
+  [DuckDBTypeId.DOUBLE]: (v) => Number(v),
+  [DuckDBTypeId.BOOLEAN]: (v) => v,
+  [DuckDBTypeId.TIMESTAMP_TZ]: (v) => new DuckDBTimestampTZValue(BigInt(v as number) * 1000n),
 };
+
+// A column someone changed behind our back (INTEGER, DECIMAL, …): the library converts, and refuses what does not fit.
+const toOtherVector: ToVector = (v, type) => JSToDuckDBValueConverter(v, type, JSToDuckDBValueConverter);
+
+/**
+ * Settings applied unless the caller sets them: no insertion order to keep lets DuckDB stream
+ * `INSERT … SELECT` without buffering it whole.
+ */
+const DEFAULT_SETTINGS: Record<string, string> = { preserve_insertion_order: 'false' };
 
 /**
  * The DuckDB backend (`@duckdb/node-api`). The file is opened lazily (by `lock` or the first
- * statement) and shared by destinations of the same process. Bulk writes go through the
- * appender into a temporary staging table of the unit's own connection, then `INSERT … SELECT`
- * inside the unit's transaction: the appender's periodic flushes land in the staging table, so
- * they can never commit part of a unit.
+ * statement) and shared by destinations of the same process; its folder is created when missing.
+ * Bulk writes append data chunks to the tables through the unit's own connection, inside its open
+ * transaction: the appender's periodic flushes join that transaction, so they can never commit
+ * part of a unit (history mode stages into temporary tables first).
  *
  * @example
  * ```ts
@@ -56,12 +66,11 @@ export class DuckDbDestination extends SqlDestination {
     logicalType: duckDbTypeMapper.logicalType,
     rejectNul: true,
     indexes: false,
-    analyzeStaging: false,
     begin: 'BEGIN TRANSACTION',
   };
   protected readonly db: Kysely<any>;
   private readonly path: string;
-  private readonly settings: Record<string, string> | undefined;
+  private readonly settings: Record<string, string>;
   private file: SharedDuckDbFile | null = null;
   private opening: Promise<SharedDuckDbFile> | null = null;
   private readonly idle: DuckDBConnection[] = [];
@@ -71,7 +80,7 @@ export class DuckDbDestination extends SqlDestination {
   constructor(options: DuckDbDestinationOptions) {
     super(options.schema ?? 'seedline');
     this.path = options.path;
-    this.settings = options.settings;
+    this.settings = { ...DEFAULT_SETTINGS, ...options.settings };
     this.db = new Kysely<any>({
       dialect: new DuckDbDialect({ acquire: () => this.acquire(), release: (connection) => this.releaseConnection(connection) }),
     });
@@ -118,7 +127,10 @@ export class DuckDbDestination extends SqlDestination {
   private async ensureOpen(): Promise<SharedDuckDbFile> {
     if (this.closed) throw new Error('This destination is closed');
     if (this.file) return this.file;
-    this.opening ??= duckDbFileLock.open(this.path, this.settings);
+    // A fresh clone has no data/ folder yet: create the file's folder rather than fail.
+    this.opening ??= (this.path === ':memory:' ? Promise.resolve(undefined) : mkdir(dirname(this.path), { recursive: true })).then(() =>
+      duckDbFileLock.open(this.path, this.settings),
+    );
     try {
       this.file = await this.opening;
       return this.file;
@@ -157,19 +169,37 @@ class DuckDbSession implements SqlSession {
     return duckDbRowsOf(await this.connection.runAndReadAll(statement.sql, bindDuckDbParameters(statement.parameters)));
   }
 
-  async bulkInsert(table: string, columns: readonly PhysicalColumn[], rows: readonly CellValue[][]): Promise<void> {
+  async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {
     // Staging tables are temporary: they live in the `temp` catalog of this connection.
-    const appender = await this.connection.createAppender(table, 'main', 'temp');
-    const cells = columns.map((column) => appendCell[column.type]);
-    const width = cells.length;
+    const appender = await this.connection.createAppender(target.table, target.schema ?? 'main', target.schema === null ? 'temp' : null);
     try {
-      for (const row of rows) {
-        for (let i = 0; i < width; i++) {
-          const value = row[i];
-          if (value === null || value === undefined) appender.appendNull();
-          else cells[i]!(appender, value);
+      const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+      const byName = new Map(rows.shape.columns.map((c, i) => [c.name, i]));
+      const sources = target.columns.map((name) => byName.get(name) ?? -1);
+      if (sources.length !== types.length) throw new Error(`Table ${target.table} has ${types.length} columns, expected ${sources.length}`);
+      const convert = types.map((type) => toVector[type.typeId] ?? toOtherVector);
+      const size = DuckDBVector.standardSize();
+      // One data chunk per vector size, filled column by column: no call per value for numbers, one per string.
+      for (let start = 0; start < rows.length; start += size) {
+        const count = Math.min(size, rows.length - start);
+        const chunk = DuckDBDataChunk.create(types, count);
+        for (let c = 0; c < types.length; c++) {
+          const vector = chunk.getColumnVector(c);
+          const source = sources[c]!;
+          if (source >= 0) {
+            const values = rows.columns[source]!;
+            const to = convert[c]!;
+            const type = types[c]!;
+            for (let i = 0; i < count; i++) {
+              const value = values[start + i];
+              vector.setItem(i, value === null || value === undefined ? null : to(value, type));
+            }
+          } else {
+            for (let i = 0; i < count; i++) vector.setItem(i, null);
+          }
+          vector.flush();
         }
-        appender.endRow();
+        appender.appendDataChunk(chunk);
       }
       appender.closeSync();
     } catch (error) {
@@ -177,7 +207,7 @@ class DuckDbSession implements SqlSession {
       try {
         appender.closeSync();
       } catch {
-        // The appender is unusable after a failed row; the transaction is rolled back by the unit.
+        // The appender is unusable after a failed chunk; the transaction is rolled back by the unit.
       }
       throw error;
     }

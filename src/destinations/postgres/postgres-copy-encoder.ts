@@ -27,25 +27,37 @@ const encoders: Record<LogicalType, CopyCellEncoder> = {
 };
 
 /**
- * Encodes rows as COPY text, yielding chunks of about `chunkSize` characters so a large batch
- * streams instead of building one huge string.
+ * Encodes rows given column by column (`columns[c][row]`) as COPY text, yielding chunks of about
+ * `chunkSize` characters so a large batch streams instead of building one huge string. Columns
+ * flagged in `constant` are encoded once.
  */
-export function* encodeCopyRows(types: readonly LogicalType[], rows: readonly CellValue[][], chunkSize = 256 * 1024): Generator<string> {
+export function* encodeCopyRows(
+  types: readonly LogicalType[],
+  columns: readonly (readonly CellValue[])[],
+  length: number,
+  constant: readonly boolean[] = [],
+  chunkSize = 1 << 20,
+): Generator<string> {
+  const width = types.length;
   const encode = types.map((type) => encoders[type]);
-  const width = encode.length;
-  let chunk = '';
-  for (const row of rows) {
-    let line = '';
-    for (let i = 0; i < width; i++) {
-      const value = row[i];
-      if (i > 0) line += '\t';
-      line += value === null || value === undefined ? '\\N' : encode[i]!(value);
-    }
-    chunk += `${line}\n`;
-    if (chunk.length >= chunkSize) {
-      yield chunk;
-      chunk = '';
+  const fixed = types.map((_, c) => (constant[c] && length > 0 ? encodeCell(encode[c]!, columns[c]![0]) : null));
+  const fields = new Array<string>(width);
+  let lines: string[] = [];
+  let size = 0;
+  for (let row = 0; row < length; row++) {
+    for (let c = 0; c < width; c++) fields[c] = fixed[c] ?? encodeCell(encode[c]!, columns[c]![row]);
+    const line = fields.join('\t');
+    lines.push(line);
+    size += line.length;
+    if (size >= chunkSize) {
+      yield `${lines.join('\n')}\n`;
+      lines = [];
+      size = 0;
     }
   }
-  if (chunk.length > 0) yield chunk;
+  if (lines.length > 0) yield `${lines.join('\n')}\n`;
+}
+
+function encodeCell(encode: CopyCellEncoder, value: CellValue | undefined): string {
+  return value === null || value === undefined ? '\\N' : encode(value);
 }

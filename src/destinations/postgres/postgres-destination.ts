@@ -5,10 +5,9 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationUnavailableError } from '../destination-error.js';
-import type { CellValue } from '../record-shaper.js';
-import type { SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
+import type { ShapedRows } from '../record-shaper.js';
+import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
 import { SqlDestination } from '../sql-destination.js';
-import type { PhysicalColumn } from '../table-layout.js';
 import { postgresConnection } from './postgres-connection.js';
 import { PostgresAdvisoryLock } from './postgres-advisory-lock.js';
 import { encodeCopyRows } from './postgres-copy-encoder.js';
@@ -26,8 +25,8 @@ export interface PostgresDestinationOptions {
 }
 
 /**
- * The Postgres backend (`pg`). Bulk writes go through `COPY … FROM STDIN` (text format) into a
- * temporary staging table inside the unit's transaction, then into the tables. The single-writer
+ * The Postgres backend (`pg`). Bulk writes go through `COPY … FROM STDIN` (text format) inside
+ * the unit's transaction, straight into the tables (history mode: into temporary staging tables). The single-writer
  * lock is an advisory lock per schema on a connection of its own.
  *
  * @example
@@ -44,7 +43,6 @@ export class PostgresDestination extends SqlDestination {
     logicalType: postgresTypeMapper.logicalType,
     rejectNul: true,
     indexes: true,
-    analyzeStaging: true,
     begin: 'BEGIN',
   };
   protected readonly db: Kysely<any>;
@@ -101,19 +99,13 @@ class PostgresSession implements SqlSession {
     return result.rows as Record<string, unknown>[];
   }
 
-  async bulkInsert(table: string, columns: readonly PhysicalColumn[], rows: readonly CellValue[][]): Promise<void> {
-    const list = columns.map((c) => `"${c.name}"`).join(', ');
-    // Staging names are ours and columns are validated identifiers; the data travels escaped in COPY text.
-    const copy = this.client.query(copyStreams.from(`COPY "${table}" (${list}) FROM STDIN`));
-    await pipeline(
-      Readable.from(
-        encodeCopyRows(
-          columns.map((c) => c.type),
-          rows,
-        ),
-      ),
-      copy,
-    );
+  async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {
+    const list = rows.shape.columns.map((c) => `"${c.name}"`).join(', ');
+    const table = target.schema === null ? `"${target.table}"` : `"${target.schema}"."${target.table}"`;
+    // Table names are validated identifiers and staging names are ours; the data travels escaped in COPY text.
+    const copy = this.client.query(copyStreams.from(`COPY ${table} (${list}) FROM STDIN`));
+    const types = rows.shape.columns.map((c) => c.type);
+    await pipeline(Readable.from(encodeCopyRows(types, rows.columns, rows.length, rows.constant)), copy);
   }
 
   async release(broken = false): Promise<void> {
