@@ -74,6 +74,8 @@ export interface SqlDialectTraits {
   indexes: boolean;
   /** Statement that opens a transaction. */
   begin: string;
+  /** `column` is among the values of a one-column subquery, written so the backend uses the column's index when it has one. */
+  inList(column: RawBuilder<unknown>, values: RawBuilder<unknown>): RawBuilder<unknown>;
 }
 
 /**
@@ -365,10 +367,12 @@ export abstract class SqlDestination implements Destination {
         });
         const childKeys = childKeyColumns(layout).map((c) => c.name);
         const match = (columns: readonly string[]): RawBuilder<unknown> =>
-          sql`exists (select 1 from ${sql.table(keys)} as k where ${sql.join(
-            columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
-            sql` and `,
-          )})`;
+          columns.length === 1
+            ? this.traits.inList(sql.ref(`t.${columns[0]!}`), sql`select ${sql.ref(`k.${layout.primaryKey[0]!}`)} from ${sql.table(keys)} as k`)
+            : sql`exists (select 1 from ${sql.table(keys)} as k where ${sql.join(
+                columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
+                sql` and `,
+              )})`;
         for (const child of batch.children) await run(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`);
         await run(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`);
         await run(sql`drop table ${sql.table(keys)}`);

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Kysely } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { DuckDBDataChunk, DuckDBTimestampTZValue, DuckDBTypeId, DuckDBVector, JSToDuckDBValueConverter } from '@duckdb/node-api';
 import type { DuckDBAppender, DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
@@ -67,6 +67,7 @@ export class DuckDbDestination extends SqlDestination {
     rejectNul: true,
     indexes: false,
     begin: 'BEGIN TRANSACTION',
+    inList: (column, values) => sql`${column} in (${values})`,
   };
   protected readonly db: Kysely<any>;
   private readonly path: string;
