@@ -6,24 +6,26 @@ import { renderTemplate } from '../manifest/template.js';
 import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from './crash-point.js';
+import type { Reservation } from './budget.js';
 import { BudgetExhaustedError } from './engine-errors.js';
+import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { refreshAfterMs } from './request-runner.js';
-import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { singleCalls, type ServiceResponse } from './service-calls.js';
+import { emptyOutcome, noteError, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
 const KEY_VERSION = 'v1';
-/** Error types after which a seed is not retried until its refresh_after passes (it was paid for). */
-const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request']);
+/** Error types after which a seed is not fetched again until its refresh_after passes (it was paid for). */
+const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request', 'idempotency_conflict']);
 /** Error types of items worth another attempt in the same run. */
 const TRANSIENT_FAILURES = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
 /** Result entries per read of `GET /v1/batch/{id}/results` (the service's maximum). */
 const RESULTS_PAGE_SIZE = 500;
-/** Extra rounds for items that failed for a passing reason. */
-const TRANSIENT_RETRY_ROUNDS = 2;
+/** Submission errors after which the intent can never succeed as written. */
+const RETIRING_SUBMIT_ERRORS = new Set(['insufficient_credits', 'invalid_request', 'idempotency_conflict']);
 
 type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: string };
 
@@ -36,64 +38,42 @@ type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: 
 export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamOutcome> {
   const outcome = emptyOutcome(manifest.name);
   const runner = new BatchRunner(manifest, ctx, outcome);
-  const open = (await ctx.destination.readBatches(manifest.name)).filter((b) => b.status === 'intent' || b.status === 'submitted');
-  const todo = await runner.seedsToFetch(open);
-  const affordable = todo.slice(0, ctx.budget.itemsThatFit(manifest.credits_per_item));
-  if (affordable.length < todo.length) {
-    const message = `budget: ${todo.length - affordable.length} seeds left for a later run (budget.max_credits_per_run)`;
-    outcome.status = 'partial';
-    noteError(outcome, message);
-    ctx.reporter.notice(manifest.name, message);
-  }
-  // Submission is free, so spread the seeds over every job slot the account allows: five jobs of
-  // 200 resolve about five times sooner than one job of 1,000.
-  const chunks = chunk(affordable, Math.min(ctx.batch.chunkSize, Math.max(1, Math.ceil(affordable.length / Math.max(1, ctx.batch.concurrentJobs)))));
+  const open = await openBatches(ctx, manifest.name);
+  // Unsubmitted intents of an earlier run reserve their items when they are sent: leave room for them.
+  const held = open.filter((b) => b.status === 'intent').reduce((n, b) => n + b.itemCount, 0);
+  const affordable = runner.withinBudget(await runner.seedsToFetch(open), held);
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
   const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
-  const enqueue = (job: () => Promise<void>) =>
-    void queue.add(async () => {
-      try {
-        await job();
-      } catch (error) {
-        runner.fail(error as Error);
-      }
-    });
+  const enqueue = (job: () => Promise<void>) => void queue.add(() => job().catch((error: Error) => runner.chunkFailed(error)));
   for (const batch of open) enqueue(() => runner.resume(batch));
-  for (const seeds of chunks) enqueue(() => runner.submitAndRead(seeds));
+  for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(() => runner.submitAndRead(seeds));
   await queue.onIdle();
   // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
   // results: their seeds are fetched again, within the budget.
-  const resubmit = (seeds: Partition[]) => {
-    for (const part of chunk(seeds.slice(0, ctx.budget.itemsThatFit(manifest.credits_per_item)), ctx.batch.chunkSize)) {
-      enqueue(() => runner.submitAndRead(part));
-    }
-  };
-  resubmit(await runner.orphanedSeeds());
+  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(() => runner.submitAndRead(seeds));
   await queue.onIdle();
-  // Items that failed for a passing reason (timeout, upstream error) get a bounded number of new
-  // attempts in this run; a failed attempt is not the thing paid for, so this is not paying twice.
-  for (let round = 0; round < TRANSIENT_RETRY_ROUNDS; round++) {
-    const retry = runner.takeTransientFailures();
-    if (retry.length === 0) break;
-    ctx.reporter.notice(manifest.name, `retrying ${retry.length} items that failed for a passing reason`);
-    resubmit(retry);
-    await queue.onIdle();
-  }
-  const stillFailing = runner.takeTransientFailures();
-  outcome.failed += stillFailing.length;
-  if (stillFailing.length > 0) noteError(outcome, `${stillFailing.length} items still failing after retries; they are retried on the next run`);
-  if (outcome.failed > 0 && outcome.status === 'succeeded') outcome.status = 'partial';
+  await runner.retryTransientFailures();
+  runner.settleStatus();
   return outcome;
 }
 
 /** What a batch stream would do now, without calling the service: seeds to fetch and their worst-case credits. */
 export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamPlan> {
   const runner = new BatchRunner(manifest, ctx, emptyOutcome(manifest.name));
-  const open = (await ctx.destination.readBatches(manifest.name)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+  const open = await openBatches(ctx, manifest.name);
   const todo = await runner.seedsToFetch(open);
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
   return { stream: manifest.name, units: todo.length, resumed, skipped: runner.skipped, estimatedCredits: todo.length * manifest.credits_per_item };
+}
+
+async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
+  return (await ctx.destination.readBatches(stream)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+}
+
+/** Submission is free, so seeds are spread over every job slot the account allows: five jobs of 200 resolve about five times sooner than one of 1,000. */
+function spreadChunkSize(seeds: number, batch: StreamContext['batch']): number {
+  return Math.min(batch.chunkSize, Math.max(1, Math.ceil(seeds / Math.max(1, batch.concurrentJobs))));
 }
 
 class BatchRunner {
@@ -104,8 +84,12 @@ class BatchRunner {
   skipped = 0;
   /** Recorded jobs the service answered 404 for. */
   private readonly lost: BatchRow[] = [];
-  /** Items of this run that failed for a passing reason, not yet retried. */
+  /** Items of this run that failed for a passing reason. */
   private transient: Partition[] = [];
+  /** Chunks that failed as a whole (network after retries, 402, a refused body). */
+  private failedChunks = 0;
+  /** Seeds left for a later run because the budget could not cover them. */
+  private deferred = 0;
   private done = 0;
 
   constructor(
@@ -114,7 +98,7 @@ class BatchRunner {
     private readonly outcome: StreamOutcome,
   ) {
     this.shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
-    this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name);
+    this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   }
 
   /** The seeds needing a fetch: not fresh, not failed for good recently, not in a recorded job. */
@@ -123,11 +107,22 @@ class BatchRunner {
     this.ledger = await this.ctx.destination.readSeeds(this.manifest.name);
     const inFlight = new Set(open.flatMap((batch) => itemsOf(batch).map((item) => item.ref)));
     const refreshMs = refreshAfterMs(this.manifest.refresh_after, this.ctx.options);
-    const now = this.ctx.now().getTime();
+    const now = this.ctx.now();
     const todo = partitions.filter((p) => !inFlight.has(p.key) && (this.ctx.fullRefresh || !this.isFresh(this.ledger.get(p.key), refreshMs, now)));
-    this.outcome.skipped = partitions.length - todo.length - partitions.filter((p) => inFlight.has(p.key)).length;
-    this.skipped = this.outcome.skipped;
+    this.skipped = this.outcome.skipped = partitions.length - todo.length - partitions.filter((p) => inFlight.has(p.key)).length;
     return todo;
+  }
+
+  /** The seeds the budget can cover (after `held` items already promised); the rest are counted and noted. */
+  withinBudget(seeds: Partition[], held = 0): Partition[] {
+    const fit = Math.max(0, this.ctx.budget.itemsThatFit(this.manifest.credits_per_item) - held);
+    if (fit < seeds.length) {
+      this.deferred += seeds.length - fit;
+      const message = `budget: ${seeds.length - fit} seeds left for a later run (budget.max_credits_per_run)`;
+      noteError(this.outcome, message);
+      this.ctx.reporter.notice(this.manifest.name, message);
+    }
+    return seeds.slice(0, fit);
   }
 
   /** Seeds of lost jobs whose results were never loaded, as partitions to submit again. */
@@ -136,69 +131,131 @@ class BatchRunner {
     return this.lost.flatMap((batch) =>
       itemsOf(batch)
         .filter((item) => ledger.get(item.ref)?.jobId === batch.jobId && ledger.get(item.ref)?.status === 'submitted')
-        .map((item) => ({ key: item.ref, values: { ...item.params, key: item.ref, seed: seedOf(item) } })),
+        .map(partitionOf),
     );
   }
 
-  /** Hands over the items that failed for a passing reason since the last call (and forgets them). */
-  takeTransientFailures(): Partition[] {
-    const taken = this.transient;
-    this.transient = [];
-    return taken;
-  }
-
-  /** Records the intent, submits it and reads its results. */
+  /** Records the intent (after reserving its worst case), submits it and reads its results. */
   async submitAndRead(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
-    await this.commit([], {
-      batches: [batch],
-      seeds: seeds.map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null })),
-    });
+    const reservation = this.ctx.budget.reserve(batch.itemCount * this.manifest.credits_per_item);
+    try {
+      await this.commit([], {
+        batches: [batch],
+        seeds: seeds.map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null })),
+      });
+    } catch (error) {
+      reservation.settle(0);
+      throw error;
+    }
     crashPoint('after-intent');
-    await this.resume(batch);
+    await this.resume(batch, reservation);
   }
 
   /**
    * Continues a recorded batch: submits an unanswered intent (same key), then reads results from
-   * its cursor. A new submission holds a worst-case reservation of the budget until its items
-   * have resolved; a job re-attached from an earlier run was reserved by that run.
+   * its cursor. A submission holds its worst-case reservation until its items have resolved; if
+   * reading stops early the items stay counted, because they bill at submission. A job recorded
+   * by an earlier run was reserved by that run: only what it costs now is counted.
    */
-  async resume(batch: BatchRow): Promise<void> {
-    const needsSubmit = !(batch.status === 'submitted' && batch.jobId);
-    const reservation = needsSubmit ? this.ctx.budget.reserve(batch.itemCount * this.manifest.credits_per_item) : undefined;
+  async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
+    let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
+    reservation ??= submitted ? undefined : this.ctx.budget.reserve(batch.itemCount * this.manifest.credits_per_item);
     const spent = { credits: 0 };
+    let completed = false;
+    let resend: Partition[] = [];
     try {
-      const submitted = needsSubmit ? await this.submit(batch) : batch;
-      await this.readResults(submitted, spent);
+      if (!submitted) {
+        const answer = await this.submit(batch);
+        if (Array.isArray(answer)) resend = answer;
+        else submitted = answer;
+      }
+      if (submitted) {
+        await this.readResults(submitted, spent);
+        completed = true;
+      }
     } catch (error) {
-      if ((error as { type?: string }).type !== 'not_found' || needsSubmit) throw error;
+      if ((error as { type?: string }).type !== 'not_found' || submitted !== batch) throw error;
       await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
       this.lost.push(batch);
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
-      if (reservation) reservation.settle(spent.credits);
+      const floor = submitted && !completed && reservation ? batch.itemCount * this.manifest.credits_per_item : 0;
+      if (reservation) reservation.settle(Math.max(spent.credits, floor));
       else this.ctx.budget.record(spent.credits);
     }
+    if (resend.length > 0) await this.submitAndRead(resend);
   }
 
-  /** Notes a failure of a whole chunk (budget, 402, network after retries): its seeds stay for a later run. */
-  fail(error: Error): void {
-    if (error instanceof BudgetExhaustedError || (error as { type?: string }).type === 'insufficient_credits') this.outcome.status = 'partial';
-    else this.outcome.status = this.outcome.records > 0 ? 'partial' : 'failed';
+  /** Notes a chunk that failed as a whole; its seeds stay for a later run. */
+  chunkFailed(error: Error): void {
+    if (!(error instanceof BudgetExhaustedError)) this.failedChunks++;
+    else this.deferred++;
     noteError(this.outcome, error.message);
     this.ctx.reporter.notice(this.manifest.name, error.message);
   }
 
-  private async submit(batch: BatchRow): Promise<BatchRow> {
+  /**
+   * Retries items that failed for a passing reason (timeout, upstream error) once each through
+   * the single endpoint, which bills only on success: a batch retry would bill the item again
+   * whatever its outcome.
+   */
+  async retryTransientFailures(): Promise<void> {
+    const retry = this.withinBudget(this.transient);
+    this.transient = [];
+    if (retry.length === 0) return;
+    this.ctx.reporter.notice(this.manifest.name, `retrying ${retry.length} items that failed for a passing reason, one by one (billed only on success)`);
+    const call = (singleCalls as Record<string, (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>>)[this.manifest.operation];
+    const queue = new PQueue({ concurrency: this.ctx.concurrency });
+    for (const partition of retry) {
+      void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error)));
+    }
+    await queue.onIdle();
+  }
+
+  /** Decides the stream's status from its counters, once everything has run. */
+  settleStatus(): void {
+    const { outcome } = this;
+    if (this.failedChunks > 0 && outcome.records === 0) outcome.status = 'failed';
+    else if (this.failedChunks > 0 || this.deferred > 0 || outcome.failed > 0) outcome.status = 'partial';
+  }
+
+  private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
+    const reservation = this.ctx.budget.reserve(this.manifest.credits_per_item);
+    let credits = 0;
+    try {
+      const response = await call(this.ctx.client, this.paramsFor(partition));
+      credits = response.meta.creditsUsed ?? 0;
+      this.outcome.credits += credits;
+      await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: response.data }, partition.values, null);
+    } catch (error) {
+      const type = (error as { type?: string }).type;
+      if (type === undefined) throw error;
+      await this.markFailed(partition, `${type}: ${(error as Error).message}`);
+    } finally {
+      reservation.settle(credits);
+    }
+  }
+
+  private async markFailed(partition: Partition, error: string): Promise<void> {
+    this.outcome.failed++;
+    noteError(this.outcome, `${String(partition.values.seed)}: ${error}`);
+    await this.commit([], { seeds: [this.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, fetchedAt: this.ctx.now() })] });
+  }
+
+  /** Sends an intent; answers the submitted row, or the seeds to send again when the service refused one item. */
+  private async submit(batch: BatchRow): Promise<BatchRow | Partition[]> {
     const body = JSON.parse(batch.body) as { items: BatchItemBody[] };
     let job;
     try {
       job = await this.ctx.client.submitBatch(body, { idempotencyKey: batch.idempotencyKey });
       crashPoint('after-submit');
     } catch (error) {
-      // 402 creates nothing: retire the intent so its seeds are chunked afresh next run.
-      if ((error as { type?: string }).type === 'insufficient_credits') await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
-      throw error;
+      const type = (error as { type?: string }).type ?? '';
+      if (!RETIRING_SUBMIT_ERRORS.has(type)) throw error;
+      const resend = await this.retire(batch, body.items, type, error as Error);
+      if (resend.length === 0) throw error;
+      return resend;
     }
     const submitted: BatchRow = { ...batch, status: 'submitted', jobId: job.data.job_id };
     await this.commit([], {
@@ -208,15 +265,33 @@ class BatchRunner {
     return submitted;
   }
 
+  /**
+   * Retires an intent the service refused as written, so it is never resent as is: on 402 its
+   * seeds stay pending for a later run; on a 400 naming `items[N]` that seed fails and the others
+   * are answered for sending again in a new intent; otherwise every seed fails with the reason.
+   */
+  private async retire(batch: BatchRow, items: BatchItemBody[], type: string, error: Error): Promise<Partition[]> {
+    const culprit = type === 'invalid_request' ? /items\[(\d+)\]/.exec(error.message)?.[1] : undefined;
+    const failed = type === 'insufficient_credits' ? [] : culprit === undefined ? items : items.filter((_, i) => i === Number(culprit));
+    const reason = `${type}: ${error.message}`;
+    await this.commit([], {
+      batches: [{ ...batch, status: 'failed' }],
+      seeds: failed.map((item) => this.seedRow(item.ref, seedOf(item), { status: 'failed', error: reason, fetchedAt: this.ctx.now() })),
+    });
+    this.outcome.failed += failed.length;
+    for (const item of failed) noteError(this.outcome, `${seedOf(item)}: ${reason}`);
+    if (culprit === undefined) return [];
+    return items.filter((_, i) => i !== Number(culprit)).map(partitionOf);
+  }
+
   private async readResults(batch: BatchRow, spent: { credits: number }): Promise<void> {
-    const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
     let cursor = batch.resultsCursor ?? undefined;
     let idle = 0;
     for (;;) {
       const page = await this.ctx.client.getBatchResults(batch.jobId!, { cursor, limit: RESULTS_PAGE_SIZE });
       const next = page.meta.nextCursor ?? null;
       const completed = next === null;
-      if (page.data.length > 0 || completed) await this.loadResults(batch, items, page.data, next, completed, spent);
+      if (page.data.length > 0 || completed) await this.loadResults(batch, page.data, next, completed, spent);
       if (completed) return;
       cursor = next;
       // Result reads count against the rate limit: read again at once only when a full page came
@@ -226,54 +301,55 @@ class BatchRunner {
     }
   }
 
-  private async loadResults(
-    batch: BatchRow,
-    items: Map<string, BatchItemBody>,
-    entries: BatchResultEntry[],
-    cursor: string | null,
-    completed: boolean,
-    spent: { credits: number },
-  ): Promise<void> {
-    const groups: ShapedRecords[] = [];
-    const seeds: SeedRow[] = [];
-    const fetchedAt = this.ctx.now();
-    for (const entry of entries) {
+  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, spent: { credits: number }): Promise<void> {
+    const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
+    const loads = entries.map((entry) => {
       const item = items.get(entry.ref);
-      const values = { ...(item?.params ?? {}), key: entry.ref, seed: item ? seedOf(item) : entry.ref };
-      this.outcome.credits += entry.credits_used;
       spent.credits += entry.credits_used;
-      const base = { jobId: batch.jobId, credits: entry.credits_used, fetchedAt };
-      if (entry.status === 'succeeded') {
-        const shaped = this.shaper.shape(values, [entry.data]);
-        groups.push(shaped);
-        const canonical = (entry.data as { url?: string } | undefined)?.url ?? null;
-        const rejected = shaped.rejected[0]?.reason;
-        seeds.push(this.seedRow(entry.ref, String(values.seed), { ...base, status: 'fetched', canonicalUrl: canonical, error: rejected ? `record rejected: ${rejected}` : null }));
-      } else {
-        const error = `${entry.error?.type ?? 'failed'}: ${entry.error?.message ?? 'no message'}`;
-        if (TRANSIENT_FAILURES.has(entry.error?.type ?? '')) this.transient.push({ key: entry.ref, values });
-        else {
-          this.outcome.failed++;
-          noteError(this.outcome, `${String(values.seed)}: ${error}`);
-        }
-        seeds.push(this.seedRow(entry.ref, String(values.seed), { ...base, status: 'failed', error }));
-      }
-    }
+      this.outcome.credits += entry.credits_used;
+      return this.shapeEntry(entry, item ? partitionOf(item).values : { key: entry.ref, seed: entry.ref }, batch.jobId ?? null);
+    });
     const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: completed ? 'completed' : 'submitted' };
-    await this.commit(groups, { batches: [saved], seeds });
+    await this.commit(
+      loads.flatMap((l) => (l.group ? [l.group] : [])),
+      { batches: [saved], seeds: loads.map((l) => l.seed) },
+    );
     crashPoint('mid-results');
     batch.resultsCursor = saved.resultsCursor;
     this.done += entries.length;
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
   }
 
+  private async loadEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null): Promise<void> {
+    const load = this.shapeEntry(entry, values, jobId);
+    await this.commit(load.group ? [load.group] : [], { seeds: [load.seed] });
+    this.ctx.reporter.streamProgress(this.manifest.name, { done: ++this.done, credits: this.outcome.credits });
+  }
+
+  /** The rows and the ledger row of one result entry; failures are counted, passing ones kept for a retry. */
+  private shapeEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null) {
+    const seed = String(values.seed);
+    const base = { jobId, fetchedAt: this.ctx.now() };
+    if (entry.status === 'succeeded') {
+      const group = this.shaper.shape(values, [entry.data]);
+      const rejected = group.rejected[0]?.reason;
+      const canonicalUrl = (entry.data as { url?: string } | undefined)?.url ?? null;
+      const row = this.seedRow(entry.ref, seed, { ...base, status: 'fetched', canonicalUrl, error: rejected ? `record rejected: ${rejected}` : null }, entry.credits_used);
+      return { group, seed: row };
+    }
+    const type = entry.error?.type ?? 'failed';
+    const error = `${type}: ${entry.error?.message ?? 'no message'}`;
+    if (TRANSIENT_FAILURES.has(type)) this.transient.push({ key: entry.ref, values });
+    else {
+      this.outcome.failed++;
+      noteError(this.outcome, `${seed}: ${error}`);
+    }
+    return { group: undefined, seed: this.seedRow(entry.ref, seed, { ...base, status: 'failed', error }, entry.credits_used) };
+  }
+
   private intentFor(seeds: Partition[]): BatchRow {
     const sorted = [...seeds].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const items: BatchItemBody[] = sorted.map((p) => ({
-      operation: this.manifest.operation,
-      params: renderTemplate(this.manifest.params, { partition: p.values, options: this.ctx.options }) as Record<string, unknown>,
-      ref: p.key,
-    }));
+    const items: BatchItemBody[] = sorted.map((p) => ({ operation: this.manifest.operation, params: this.paramsFor(p), ref: p.key }));
     const body = JSON.stringify({ items });
     // Keys derive from what is asked and from the last fetch of those seeds: a retry of the same
     // intent reuses its key; a later refresh of the same seeds gets a new one.
@@ -282,38 +358,46 @@ class BatchRunner {
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
   }
 
-  private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: number): boolean {
-    if (!row?.fetchedAt || refreshMs === undefined) return false;
-    const recent = now - row.fetchedAt.getTime() < refreshMs;
-    if (row.status === 'fetched') return recent;
-    return row.status === 'failed' && recent && PERMANENT_FAILURES.has(String(row.error).split(':')[0] ?? '');
+  private paramsFor(partition: Partition): Record<string, unknown> {
+    return (partition.values.params as Record<string, unknown> | undefined) ?? (renderTemplate(this.manifest.params, { partition: partition.values, options: this.ctx.options }) as Record<string, unknown>);
   }
 
-  private seedRow(key: string, seed: string, fields: Partial<SeedRow> & Pick<SeedRow, 'status'>): SeedRow {
+  private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {
+    if (!row || !isRecent(row.fetchedAt, refreshMs, now)) return false;
+    return row.status === 'fetched' || (row.status === 'failed' && PERMANENT_FAILURES.has(String(row.error).split(':')[0] ?? ''));
+  }
+
+  /** A ledger row; `addCredits` adds to what the seed has cost so far (every attempt counts). */
+  private seedRow(key: string, seed: string, fields: Partial<SeedRow> & Pick<SeedRow, 'status'>, addCredits = 0): SeedRow {
     const previous = this.ledger.get(key);
-    return { stream: this.manifest.name, seedKey: key, seed, canonicalUrl: previous?.canonicalUrl ?? null, fetchedAt: previous?.fetchedAt ?? null, ...fields };
+    return {
+      stream: this.manifest.name,
+      seedKey: key,
+      seed,
+      canonicalUrl: previous?.canonicalUrl ?? null,
+      fetchedAt: previous?.fetchedAt ?? null,
+      ...fields,
+      credits: (previous?.credits ?? 0) + addCredits,
+    };
   }
 
   private async commit(groups: ShapedRecords[], ledgers: { batches?: BatchRow[]; seeds?: SeedRow[] }): Promise<void> {
-    await this.ctx.writeLock.run(async () => {
-      await this.writer.ensure(groups.map((g) => g.table));
-      const unit = await this.ctx.destination.beginUnit(this.ctx.runId);
-      try {
-        addLoad(this.outcome, await this.writer.write(unit, groups));
-        if (ledgers.seeds?.length) await unit.saveSeeds(ledgers.seeds);
-        if (ledgers.batches?.length) await unit.saveBatches(ledgers.batches);
-        await unit.commit();
-      } catch (error) {
-        await unit.rollback();
-        throw error;
-      }
+    const counts = await this.writer.inUnit(groups, async (unit) => {
+      if (ledgers.seeds?.length) await unit.saveSeeds(ledgers.seeds);
+      if (ledgers.batches?.length) await unit.saveBatches(ledgers.batches);
     });
+    addLoad(this.outcome, counts);
     for (const seed of ledgers.seeds ?? []) this.ledger.set(seed.seedKey, seed);
   }
 }
 
 function itemsOf(batch: BatchRow): BatchItemBody[] {
   return (JSON.parse(batch.body) as { items: BatchItemBody[] }).items;
+}
+
+/** A recorded item as a partition that resends exactly its recorded params. */
+function partitionOf(item: BatchItemBody): Partition {
+  return { key: item.ref, values: { ...item.params, params: item.params, key: item.ref, seed: seedOf(item) } };
 }
 
 function seedOf(item: BatchItemBody): string {

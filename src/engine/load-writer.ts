@@ -1,5 +1,13 @@
 import type { Destination, LoadUnit, TableDefinition } from '../destinations/destination.js';
+import type { Mutex } from '../util/mutex.js';
 import type { ShapedRecords } from './table-shaper.js';
+
+/** Counts of one load. */
+export interface LoadCounts {
+  records: number;
+  rows: number;
+  rejected: number;
+}
 
 /**
  * Writes shaped records through load units, creating each table once per run before its first
@@ -12,10 +20,31 @@ export class LoadWriter {
     private readonly destination: Destination,
     private readonly runId: string,
     private readonly stream: string,
+    private readonly writeLock: Mutex,
   ) {}
 
-  /** Creates or evolves the tables, once per run each. Call before `beginUnit` (DDL is not part of a unit). */
-  async ensure(tables: readonly TableDefinition[]): Promise<void> {
+  /**
+   * Runs `fill` inside one load unit, after creating the groups' tables: writes the groups, lets
+   * `fill` add ledger and state rows, commits; any failure rolls everything back and rethrows.
+   * Units run one at a time per destination.
+   */
+  async inUnit(groups: readonly ShapedRecords[], fill: (unit: LoadUnit) => Promise<void>): Promise<LoadCounts> {
+    return this.writeLock.run(async () => {
+      await this.ensure(groups.map((g) => g.table));
+      const unit = await this.destination.beginUnit(this.runId);
+      try {
+        const counts = await this.write(unit, groups);
+        await fill(unit);
+        await unit.commit();
+        return counts;
+      } catch (error) {
+        await unit.rollback().catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  private async ensure(tables: readonly TableDefinition[]): Promise<void> {
     for (const table of tables) {
       if (this.ensured.has(table.name)) continue;
       await this.destination.ensureTable(table);
@@ -23,8 +52,7 @@ export class LoadWriter {
     }
   }
 
-  /** Writes rows and rejected records of each group into the unit; returns the counts. */
-  async write(unit: LoadUnit, groups: readonly ShapedRecords[]): Promise<{ records: number; rows: number; rejected: number }> {
+  private async write(unit: LoadUnit, groups: readonly ShapedRecords[]): Promise<LoadCounts> {
     const totals = { records: 0, rows: 0, rejected: 0 };
     for (const group of groups) {
       if (group.rows.length > 0) {

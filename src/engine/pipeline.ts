@@ -11,31 +11,53 @@ import { planRequestStream, runRequestStream } from './request-runner.js';
 import type { ServiceClient } from './service-calls.js';
 import { emptyOutcome, noteError, type Reporter, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 
-/** Inputs of a sync run. */
+/** What a sync or a plan works on; nothing here calls the service. */
 export interface SyncOptions {
+  /** The validated config. */
   config: SeedlineConfig;
   /** Folder that relative seed files resolve against. */
   baseDir: string;
+  /** Stream manifests by name. */
   manifests: ReadonlyMap<string, StreamManifest>;
+  /** The destination, opened (and, for a sync, locked). */
   destination: Destination;
-  client: ServiceClient;
-  reporter: Reporter;
   /** Only these streams (default: every stream under `streams` in the config). */
   only?: readonly string[];
   /** Ignore freshness and incremental cursors. Default: false. */
   fullRefresh?: boolean;
-  /** Concurrent batch jobs allowed by the account. Default: 1. */
-  concurrentBatchJobs?: number;
   /** Clock, injectable for tests. Default: `() => new Date()`. */
   now?: () => Date;
 }
 
+/** A sync made ready without any call: the streams in order and the resolved seeds. */
+export interface PreparedSync {
+  /** The options it was prepared from. */
+  options: SyncOptions;
+  /** Streams to run, dependencies first. */
+  streams: StreamManifest[];
+  /** Resolved seed lists by config key. */
+  seeds: Record<string, unknown>;
+}
+
+/** What running a prepared sync needs beyond it: the service and where progress goes. */
+export interface SyncIo {
+  /** The connected client. */
+  client: ServiceClient;
+  /** Progress events. */
+  reporter: Reporter;
+  /** Batch jobs the account may run at once. Default: 1. */
+  concurrentBatchJobs?: number;
+}
+
 /** What a run did. */
 export interface RunResult {
+  /** Id of the run in `_seedline_runs`. */
   runId: string;
   /** `succeeded`, `partial` (some seeds or partitions failed, or the budget stopped a stream) or `failed`. */
   status: 'succeeded' | 'partial' | 'failed';
+  /** One outcome per stream, in the order they ran. */
   streams: StreamOutcome[];
+  /** Credits the run's calls cost. */
   credits: number;
 }
 
@@ -49,31 +71,48 @@ const planners = {
   request: (manifest, ctx) => planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx),
 } satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext) => Promise<StreamPlan>>;
 
+const silentReporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
+const noCalls = new Proxy({} as ServiceClient, {
+  get: (_target, name) => () => Promise.reject(new StreamDefinitionError(`a plan makes no calls (${String(name)})`)),
+});
+
 /**
- * One sync run: resolve seeds, then extract and load each selected stream in dependency order,
- * recording the run in `_seedline_runs`. The caller has opened and locked the destination.
+ * Selects the streams and resolves every seed source, so a bad `--streams` or an unreadable seed
+ * file fails before the service is called.
  */
-export async function runSync(options: SyncOptions): Promise<RunResult> {
+export async function prepareSync(options: SyncOptions): Promise<PreparedSync> {
+  return { options, streams: selectStreams(options), seeds: await resolveAllSeeds(options) };
+}
+
+/**
+ * One sync run: extract and load each stream in dependency order, recording the run in
+ * `_seedline_runs` (a run that throws is recorded `failed`; runs left `running` by a killed
+ * process are marked `interrupted`). The caller has locked the destination.
+ */
+export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunResult> {
+  const { destination } = prepared.options;
   const runId = `run_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
   const startedAt = new Date();
-  const streams = selectStreams(options);
-  await options.destination.saveRun({ runId, startedAt, status: 'running' });
-  const contextFor = await contextFactory(options, runId, startedAt);
+  await markInterruptedRuns(destination);
+  await destination.saveRun({ runId, startedAt, status: 'running' });
+  const contextFor = contextFactory(prepared, io, runId, startedAt);
   const outcomes: StreamOutcome[] = [];
-  for (const manifest of streams) {
-    const ctx = contextFor(manifest.name);
-    let outcome: StreamOutcome;
-    try {
-      outcome = await runners[manifest.type](manifest, ctx);
-    } catch (error) {
-      outcome = { ...emptyOutcome(manifest.name), status: 'failed' };
-      noteError(outcome, (error as Error).message);
+  try {
+    for (const manifest of prepared.streams) {
+      const outcome = await runners[manifest.type](manifest, contextFor(manifest.name)).catch((error: Error) => {
+        const failed = { ...emptyOutcome(manifest.name), status: 'failed' as const };
+        noteError(failed, error.message);
+        return failed;
+      });
+      io.reporter.streamFinished(outcome);
+      outcomes.push(outcome);
     }
-    options.reporter.streamFinished(outcome);
-    outcomes.push(outcome);
+  } catch (error) {
+    await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message });
+    throw error;
   }
   const result: RunResult = { runId, status: overallStatus(outcomes), streams: outcomes, credits: outcomes.reduce((n, o) => n + o.credits, 0) };
-  await options.destination.saveRun({
+  await destination.saveRun({
     runId,
     startedAt,
     finishedAt: new Date(),
@@ -85,19 +124,11 @@ export async function runSync(options: SyncOptions): Promise<RunResult> {
   return result;
 }
 
-/** Inputs of a plan: those of a sync, without a client (a plan makes no call). */
-export type PlanOptions = Omit<SyncOptions, 'client' | 'reporter'>;
-
-const silentReporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
-const noCalls = new Proxy({} as ServiceClient, {
-  get: (_target, name) => () => Promise.reject(new Error(`a plan makes no calls (${String(name)})`)),
-});
-
 /** What a run would do now, per stream, with its worst-case credits: no call is made. */
-export async function planSync(options: PlanOptions): Promise<StreamPlan[]> {
-  const contextFor = await contextFactory({ ...options, client: noCalls, reporter: silentReporter }, 'plan', new Date());
+export async function planSync(prepared: PreparedSync): Promise<StreamPlan[]> {
+  const contextFor = contextFactory(prepared, { client: noCalls, reporter: silentReporter }, 'plan', new Date());
   const plans: StreamPlan[] = [];
-  for (const manifest of selectStreams(options)) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name)));
+  for (const manifest of prepared.streams) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name)));
   return plans;
 }
 
@@ -121,25 +152,24 @@ export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' 
   return ordered;
 }
 
-async function contextFactory(options: SyncOptions, runId: string, runStartedAt: Date): Promise<(stream: string) => StreamContext> {
-  const { config } = options;
-  const seeds = await resolveAllSeeds(options);
+function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date): (stream: string) => StreamContext {
+  const { config } = prepared.options;
   const budget = new Budget(config.budget.max_credits_per_run);
   const writeLock = new Mutex();
   return (stream) => ({
     runId,
     runStartedAt,
     options: (config.streams[stream as keyof typeof config.streams] ?? {}) as Record<string, unknown>,
-    seeds,
-    destination: options.destination,
-    client: options.client,
+    seeds: prepared.seeds,
+    destination: prepared.options.destination,
+    client: io.client,
     budget,
-    reporter: options.reporter,
+    reporter: io.reporter,
     writeLock,
-    fullRefresh: options.fullRefresh ?? false,
+    fullRefresh: prepared.options.fullRefresh ?? false,
     concurrency: config.api.max_concurrency,
-    batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: options.concurrentBatchJobs ?? 1 },
-    now: options.now ?? (() => new Date()),
+    batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1 },
+    now: prepared.options.now ?? (() => new Date()),
   });
 }
 
@@ -152,6 +182,12 @@ async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unk
     resolved[key] = source ? await resolveSeeds(`seeds.${key}`, source, options.baseDir, query) : [];
   }
   return resolved;
+}
+
+async function markInterruptedRuns(destination: Destination): Promise<void> {
+  for (const run of await destination.readRuns(20)) {
+    if (run.status === 'running') await destination.saveRun({ ...run, status: 'interrupted', error: run.error ?? 'the process ended before the run finished; the next run resumed its work' });
+  }
 }
 
 function overallStatus(outcomes: readonly StreamOutcome[]): RunResult['status'] {

@@ -1,10 +1,10 @@
 import PQueue from 'p-queue';
 import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
-import { parseDuration } from '../util/duration.js';
 import type { Destination, StateRow } from '../destinations/destination.js';
 import { crashPoint } from './crash-point.js';
 import { BudgetExhaustedError } from './engine-errors.js';
+import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { callByName, type ServiceResponse } from './service-calls.js';
@@ -23,6 +23,8 @@ export interface PartitionState {
   pending?: PageState;
   /** The last error of this partition, if its last attempt failed. */
   error?: string;
+  /** The last complete pass ran after the partition's window had closed (month windows). */
+  window_closed?: boolean;
 }
 
 /** Where a pass stands. */
@@ -61,10 +63,10 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   ctx.reporter.streamStarted(manifest.name, todo.length);
 
   const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
-  const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name);
-  const buffered = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace';
-  const pending: { groups: ShapedRecords[]; states: StateRow[] } = { groups: [], states: [] };
-  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, buffered ? pending : undefined);
+  const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
+  // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
+  const buffer = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace' ? { groups: [], states: [] } : undefined;
+  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, buffer);
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
@@ -73,16 +75,16 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
     void queue.add(async () => {
       if (budgetStop) return;
       try {
-        await runner.run(partition, ctx.fullRefresh ? {} : (states.get(partition.key) ?? {}));
+        await runner.run(partition);
       } catch (error) {
         if (error instanceof BudgetExhaustedError) budgetStop = error;
-        else await runner.recordFailure(partition, states.get(partition.key) ?? {}, error as Error);
+        else await runner.recordFailure(partition, error as Error);
       }
       ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
     });
   }
   await queue.onIdle();
-  if (buffered && !budgetStop && outcome.failed === 0) await runner.flushBuffered(pending);
+  if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
   if (budgetStop) {
     outcome.status = 'partial';
     noteError(outcome, budgetStop.message);
@@ -92,8 +94,15 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   return outcome;
 }
 
+interface PageBuffer {
+  groups: ShapedRecords[];
+  states: StateRow[];
+}
+
 class PartitionRunner {
   private readonly call;
+  /** Each partition's state as last committed (or as read at the start of the run). */
+  private readonly current: Map<string, PartitionState>;
 
   constructor(
     private readonly manifest: RequestStreamNode,
@@ -101,13 +110,16 @@ class PartitionRunner {
     private readonly shaper: TableShaper,
     private readonly writer: LoadWriter,
     private readonly outcome: StreamOutcome,
-    private readonly buffer?: { groups: ShapedRecords[]; states: StateRow[] },
+    saved: ReadonlyMap<string, PartitionState>,
+    private readonly buffer?: PageBuffer,
   ) {
     this.call = callByName(manifest.call);
+    this.current = new Map(ctx.fullRefresh ? [] : saved);
   }
 
   /** Pages through one partition, committing each page with the state that resumes after it. */
-  async run(partition: Partition, saved: PartitionState): Promise<void> {
+  async run(partition: Partition): Promise<void> {
+    const saved = this.current.get(partition.key) ?? {};
     let page: PageState = saved.pending ?? { number: 1 };
     const maxPages = this.maxPages(partition);
     for (;;) {
@@ -118,34 +130,35 @@ class PartitionRunner {
       const next = reachedKnown ? undefined : this.nextPage(response, page, maxPages);
       const state: PartitionState = next
         ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
-        : { completed_at: this.ctx.now().toISOString(), newest: maxIso(saved.newest, passNewest) };
+        : { completed_at: this.ctx.now().toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true };
       await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
       if (!next) return;
       page = { ...next, newest: passNewest };
     }
   }
 
-  /** Marks a partition failed in its state (keeping where a pass stood), so the run can go on. */
-  async recordFailure(partition: Partition, saved: PartitionState, error: Error): Promise<void> {
+  /**
+   * Marks a partition failed in its state, keeping where its pass stood (pages already loaded are
+   * not asked for again), so the run can go on. A resumed page the service refuses (an expired
+   * pagination token) restarts the pass next time instead of failing forever.
+   */
+  async recordFailure(partition: Partition, error: Error): Promise<void> {
     this.outcome.failed++;
     const message = `${partition.key}: ${error.message}`;
     noteError(this.outcome, message);
     this.ctx.reporter.notice(this.manifest.name, message);
-    const row = stateRow(this.manifest.name, partition.key, { ...saved, error: error.message });
-    await this.ctx.writeLock.run(async () => {
-      const unit = await this.ctx.destination.beginUnit(this.ctx.runId);
-      try {
-        await unit.saveState([row]);
-        await unit.commit();
-      } catch (commitError) {
-        await unit.rollback();
-        throw commitError;
-      }
-    });
+    const { pending, ...rest } = this.current.get(partition.key) ?? {};
+    const keepPending = (error as { type?: string }).type !== 'invalid_request';
+    const state = { ...rest, ...(keepPending && pending ? { pending } : {}), error: error.message };
+    try {
+      await this.writer.inUnit([], (unit) => unit.saveState([stateRow(this.manifest.name, partition.key, state)]));
+    } catch (writeError) {
+      noteError(this.outcome, `${partition.key}: its failure could not be recorded: ${(writeError as Error).message}`);
+    }
   }
 
   /** Writes everything buffered by a replace-mode stream in one unit. */
-  async flushBuffered(buffer: { groups: ShapedRecords[]; states: StateRow[] }): Promise<void> {
+  async flushBuffered(buffer: PageBuffer): Promise<void> {
     const byTable = new Map<string, ShapedRecords>();
     for (const group of buffer.groups) {
       const merged = byTable.get(group.table.name) ?? { table: group.table, rows: [], rejected: [] };
@@ -211,25 +224,16 @@ class PartitionRunner {
     if (this.buffer) {
       this.buffer.groups.push(shaped);
       this.buffer.states.push(row);
-      return;
-    }
-    await this.writeUnit([shaped], [row]);
+    } else await this.writeUnit([shaped], [row]);
+    this.current.set(partition.key, state);
   }
 
   private async writeUnit(groups: ShapedRecords[], states: StateRow[]): Promise<void> {
-    await this.ctx.writeLock.run(async () => {
-      await this.writer.ensure(groups.map((g) => g.table));
-      const unit = await this.ctx.destination.beginUnit(this.ctx.runId);
-      try {
-        addLoad(this.outcome, await this.writer.write(unit, groups));
-        await unit.saveState(states);
-        crashPoint('mid-page');
-        await unit.commit();
-      } catch (error) {
-        await unit.rollback();
-        throw error;
-      }
+    const counts = await this.writer.inUnit(groups, async (unit) => {
+      await unit.saveState(states);
+      crashPoint('mid-page');
     });
+    addLoad(this.outcome, counts);
   }
 }
 
@@ -262,15 +266,9 @@ function stateRow(stream: string, partition: string, state: PartitionState): Sta
 
 function isFresh(state: PartitionState | undefined, partition: Partition, refreshMs: number | undefined, now: Date): boolean {
   if (!state?.completed_at || state.pending) return false;
-  if (partition.final) return true;
-  return refreshMs !== undefined && now.getTime() - Date.parse(state.completed_at) < refreshMs;
-}
-
-/** The stream's `refresh_after` in ms, or undefined when it has none (it always runs). */
-export function refreshAfterMs(template: unknown, options: Record<string, unknown>): number | undefined {
-  if (template === undefined) return undefined;
-  const rendered = renderTemplate(template, { options });
-  return typeof rendered === 'string' && rendered !== '' ? parseDuration(rendered) : undefined;
+  // A closed window (last month) is final once a pass read it after it closed.
+  if (partition.final) return state.window_closed === true;
+  return isRecent(state.completed_at, refreshMs, now);
 }
 
 function daysSince(iso: string | undefined, now: Date): number | undefined {

@@ -11,7 +11,7 @@ export function seedKey(kind: SeedKind, seed: string): string {
   const trimmed = seed.trim();
   if (kind === 'raw') return trimmed;
   const url = tryUrl(trimmed);
-  if (!url) return safeDecode(trimmed).replace(/\/+$/, '').toLowerCase();
+  if (!url) return safeDecode(trimmed.replace(/[?#].*$/, '')).replace(/\/+$/, '').toLowerCase();
   const path = safeDecode(url.pathname).replace(/\/+$/, '');
   if (kind === 'post') return `${url.hostname.replace(/^www\./, '').toLowerCase()}${path}`;
   const parts = path.split('/').filter(Boolean);
@@ -20,13 +20,21 @@ export function seedKey(kind: SeedKind, seed: string): string {
   return (slug ?? path).toLowerCase();
 }
 
+/** Reads a seed as a URL the way the service does: with or without a scheme (`www.x/in/a`, `in/a`). */
 function tryUrl(text: string): URL | undefined {
-  if (!/^https?:\/\//i.test(text)) return undefined;
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : text.includes('/') ? `https://${hostFor(text)}` : undefined;
+  if (!withScheme) return undefined;
   try {
-    return new URL(text);
+    return new URL(withScheme);
   } catch {
     return undefined;
   }
+}
+
+/** `in/jane` has no host: give it a placeholder one so the path parses the same way. */
+function hostFor(text: string): string {
+  const trimmed = text.replace(/^\/+/, '');
+  return /^[^/]+\.[^/]+\//.test(trimmed) ? trimmed : `seed.invalid/${trimmed}`;
 }
 
 function safeDecode(text: string): string {

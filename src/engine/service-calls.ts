@@ -1,5 +1,6 @@
 import type { Meta } from '../../schemas/common.js';
 import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
+import { StreamDefinitionError } from './engine-errors.js';
 
 /** A typed response as the client returns it. */
 export interface ServiceResponse<T = unknown> {
@@ -14,6 +15,10 @@ type Body = Record<string, unknown>;
  * behaviour, not on the client module (and tests can drive it with the real client over HTTP).
  */
 export interface ServiceClient {
+  enrichProfile(body: Body): Promise<ServiceResponse>;
+  enrichCompany(body: Body): Promise<ServiceResponse>;
+  enrichPost(body: Body): Promise<ServiceResponse>;
+  companyHeadcount(body: Body): Promise<ServiceResponse>;
   searchJobs(body: Body): Promise<ServiceResponse>;
   profileActivity(body: Body): Promise<ServiceResponse>;
   companyPosts(body: Body): Promise<ServiceResponse>;
@@ -42,13 +47,24 @@ export const serviceCalls = {
   getAccount: (c) => c.getAccount(),
 } satisfies Record<string, Call>;
 
+/**
+ * The single endpoint of each batch operation an item can be retried through. Single enrichment
+ * is pay-on-success, so a retry that fails again costs nothing (a batch item bills either way).
+ */
+export const singleCalls = {
+  'profiles.enrich': (c, a) => c.enrichProfile(a),
+  'companies.enrich': (c, a) => c.enrichCompany(a),
+  'posts.enrich': (c, a) => c.enrichPost(a),
+  'companies.headcount': (c, a) => c.companyHeadcount(a),
+} satisfies Record<string, Call>;
+
 /** A call name known to the engine. */
 export type CallName = keyof typeof serviceCalls;
 
 /** Looks a call up by name; throws naming the known ones. */
 export function callByName(name: string): Call {
   const call = (serviceCalls as Record<string, Call>)[name];
-  if (!call) throw new Error(`unknown call "${name}": known calls are ${Object.keys(serviceCalls).join(', ')}`);
+  if (!call) throw new StreamDefinitionError(`unknown call "${name}": known calls are ${Object.keys(serviceCalls).join(', ')}`);
   return call;
 }
 

@@ -257,6 +257,35 @@ describe('faults', () => {
   }, 180_000);
 });
 
+describe('seeds the service refuses or fumbles', () => {
+  it('given a company URL among profile seeds and a flaky profile, when synced twice, then only the bad seed fails, the flaky one loads, and nothing is blocked', async () => {
+    const sandbox = await startSandbox({ rpm: 100_000 });
+    try {
+      const dir = await tempWorkspace();
+      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      const config = configFor({ sandbox, destination: dest, streams: { profiles: {} }, batch: { chunk_size: 1000 } });
+      const bad = 'https://www.network.example/company/acme';
+      const flaky = 'https://www.network.example/in/flaky-fred';
+      config.seeds.profiles = [...PROFILES.slice(0, 5), bad, flaky];
+      const configPath = await writeConfig(dir, config);
+      const first = await sync(configPath);
+      expect(first.code, first.stderr).toBe(0);
+      expect(await count(dest, 'profiles')).toBe(6);
+      const ledger = await query(dest, `select seed, status, error from "${dest.schema}"._seedline_seeds order by seed`);
+      expect(ledger.filter((r) => r.status === 'failed').map((r) => r.seed)).toEqual([bad]);
+      expect(String(ledger.find((r) => r.seed === bad)?.error)).toMatch(/invalid_request/);
+      const flakyCharges = sandbox.ledger.entries.filter((e) => e.target.endsWith('/in/flaky-fred') && e.credits > 0 && e.billed);
+      expect(flakyCharges.length).toBeLessThanOrEqual(2);
+
+      const second = await sync(configPath);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stdout).toMatch(/profiles\s+succeeded/);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+});
+
 describe('config and budget', () => {
   it('given a bad config, when synced, then it exits non-zero naming the key before any call', async () => {
     const sandbox = await startSandbox();
@@ -267,6 +296,22 @@ describe('config and budget', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('streams.profiles.refresh_after');
       expect(sandbox.ledger.entries.length).toBe(0);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('given a seed file that does not exist, when synced, then it fails naming the key before any call and leaves no run running', async () => {
+    const sandbox = await startSandbox();
+    try {
+      const dir = await tempWorkspace();
+      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      const config = { ...configFor({ sandbox, destination: dest, streams: { profiles: {} } }), seeds: { profiles: { file: 'nope.csv' } } };
+      const result = await sync(await writeConfig(dir, config));
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('seeds.profiles.file');
+      expect(sandbox.ledger.entries.length).toBe(0);
+      expect(await query(dest, `select status from "${dest.schema}"._seedline_runs where status = 'running'`)).toEqual([]);
     } finally {
       await sandbox.close();
     }

@@ -130,3 +130,14 @@ describe('small parsers', () => {
     expect(creditsOf('{{ options.max_results }}', { options: { max_results: 10 } })).toBe(10);
   });
 });
+
+describe('seed keys without a scheme', () => {
+  it('given a profile written without https, with www, or as a path, when keyed, then all share the slug', () => {
+    const seeds = ['www.network.example/in/jane-doe', 'network.example/in/Jane-Doe/', 'in/jane-doe', '/in/jane-doe?trk=1', 'jane-doe?trk=x'];
+    expect(new Set(seeds.map((s) => seedKey('profile', s)))).toEqual(new Set(['jane-doe']));
+  });
+
+  it('given a post with and without scheme and query, when keyed, then the keys are equal', () => {
+    expect(seedKey('post', 'network.example/posts/abc?x=1')).toBe(seedKey('post', 'https://www.network.example/posts/abc/'));
+  });
+});
