@@ -15,7 +15,7 @@ import { ApiClient, type ClientEvent } from '../src/client/index.js';
 import { parseConfig } from '../src/config/load-config.js';
 import { createDestination } from '../src/destinations/create-destination.js';
 import type { Reporter } from '../src/engine/stream-context.js';
-import { runSync } from '../src/engine/pipeline.js';
+import { prepareSync, runSync } from '../src/engine/pipeline.js';
 import { loadManifests } from '../src/manifest/load-manifests.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { formatTable } from '../src/cli/format-table.js';
@@ -65,7 +65,8 @@ async function measure(part: string, seeds: string[], streams: Record<string, un
   const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: 'svc_test_bench', onEvent });
   const manifests = await loadManifests();
   const started = Date.now();
-  const result = await runSync({ config, baseDir: dir, manifests, destination, client, reporter: silent, only, concurrentBatchJobs });
+  const prepared = await prepareSync({ config, baseDir: dir, manifests, destination, only });
+  const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs });
   const seconds = (Date.now() - started) / 1000;
   await client.close();
   await destination.close();

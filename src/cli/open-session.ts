@@ -1,25 +1,26 @@
-import { resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { ApiClient } from '../client/index.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { createDestination } from '../destinations/create-destination.js';
-import type { Destination } from '../destinations/destination.js';
+import type { Destination, DestinationConfig } from '../destinations/destination.js';
 import { startSandbox } from '../sandbox/index.js';
 
-/** An open config, destination and (optionally) client: what every command works on. */
+/** An open config and destination: what every command works on. */
 export interface Session {
+  /** The validated config and where it came from. */
   loaded: LoadedConfig;
+  /** The open destination (locked when asked). */
   destination: Destination;
-  /** Present when the command calls the service. */
-  client?: ApiClient;
+  /** Connects to the service (starting the embedded sandbox for `api.base_url: sandbox`); once per session. */
+  connect(): Promise<ApiClient>;
   /** Closes the client, the embedded sandbox and the destination (releasing its lock). */
   close(): Promise<void>;
 }
 
 /** Options of `openSession`. */
 export interface SessionOptions {
-  /** Connect to the service (sync). Default: false (plan, query, status make no call). */
-  connect?: boolean;
   /** Take the writer lock (sync). Default: false. */
   lock?: boolean;
   /** Wait for the lock instead of failing. Default: false. */
@@ -27,9 +28,8 @@ export interface SessionOptions {
 }
 
 /**
- * Loads and validates the config (before anything else, so a bad config costs nothing), opens
- * the destination, and when asked connects the client, starting the embedded sandbox for
- * `api.base_url: sandbox`.
+ * Loads and validates the config (before anything else, so a bad config costs nothing) and opens
+ * the destination. The service is reached only when `connect()` is called.
  */
 export async function openSession(configPath: string, options: SessionOptions = {}): Promise<Session> {
   const loaded = await loadConfig(configPath);
@@ -39,29 +39,32 @@ export async function openSession(configPath: string, options: SessionOptions = 
   };
   try {
     const settings = destinationConfig(loaded);
+    // A fresh clone has no data/ folder yet: create the DuckDB file's folder rather than fail.
+    if (settings.type === 'duckdb') await mkdir(dirname(settings.path), { recursive: true });
     const destination = await createDestination(settings);
     closers.push(() => destination.close());
     if (options.lock) await destination.lock({ holder: `seedline sync (pid ${process.pid})`, wait: options.waitForLock ?? false });
     await destination.ensureSystemTables();
-    let client: ApiClient | undefined;
-    if (options.connect) {
-      const baseUrl = await serviceUrl(loaded.config, closers);
-      client = await ApiClient.connect({ baseUrl, apiKey: loaded.config.api.api_key, auth: loaded.config.api.auth });
-      const connected = client;
-      closers.push(() => connected.close());
-    }
-    return { loaded, destination, client, close };
+    let client: Promise<ApiClient> | undefined;
+    const connect = () => (client ??= connectClient(loaded.config, closers));
+    return { loaded, destination, connect, close };
   } catch (error) {
     await close();
     throw error;
   }
 }
 
-function destinationConfig({ config, baseDir }: LoadedConfig) {
+function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig {
   const { destination } = config;
   return destination.type === 'duckdb'
-    ? { type: 'duckdb' as const, path: resolve(baseDir, destination.path), schema: destination.schema }
-    : { type: 'postgres' as const, url: destination.url, schema: destination.schema };
+    ? { type: 'duckdb', path: resolve(baseDir, destination.path), schema: destination.schema }
+    : { type: 'postgres', url: destination.url, schema: destination.schema };
+}
+
+async function connectClient(config: SeedlineConfig, closers: (() => Promise<void>)[]): Promise<ApiClient> {
+  const client = await ApiClient.connect({ baseUrl: await serviceUrl(config, closers), apiKey: config.api.api_key, auth: config.api.auth });
+  closers.push(() => client.close());
+  return client;
 }
 
 async function serviceUrl(config: SeedlineConfig, closers: (() => Promise<void>)[]): Promise<string> {

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { planSync } from '../engine/pipeline.js';
+import { planSync, prepareSync } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
 import { runCommand } from './run-command.js';
+import { splitList } from './sync-command.js';
 
 /** `seedline plan`: what a sync would fetch and its worst-case credits, without any call. */
 export function registerPlanCommand(program: Command): void {
@@ -18,14 +19,9 @@ export function registerPlanCommand(program: Command): void {
         const manifests = await loadManifests();
         const session = await openSession(opts.config);
         try {
-          const plans = await planSync({
-            config: session.loaded.config,
-            baseDir: session.loaded.baseDir,
-            manifests,
-            destination: session.destination,
-            only: opts.streams?.split(',').map((s) => s.trim()).filter(Boolean),
-            fullRefresh: opts.fullRefresh,
-          });
+          const { loaded, destination } = session;
+          const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh });
+          const plans = await planSync(prepared);
           const total = plans.reduce((n, p) => n + p.estimatedCredits, 0);
           const budget = session.loaded.config.budget.max_credits_per_run;
           process.stdout.write(

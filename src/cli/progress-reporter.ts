@@ -11,17 +11,20 @@ export function createReporter(stream: NodeJS.WriteStream = process.stderr): Rep
 
 class LineReporter implements Reporter {
   private readonly lastLogged = new Map<string, number>();
+  private readonly totals = new Map<string, number>();
 
   constructor(private readonly out: NodeJS.WritableStream) {}
 
   streamStarted(stream: string, total: number): void {
+    this.totals.set(stream, total);
     this.out.write(`[${stream}] started: ${total} to fetch\n`);
   }
 
   streamProgress(stream: string, progress: { done: number; credits: number }): void {
-    // One line per 10% (or per 100 units) keeps CI logs readable.
+    // About ten lines per stream keeps CI and cron logs readable.
+    const step = Math.max(1, Math.ceil((this.totals.get(stream) ?? 0) / 10));
     const last = this.lastLogged.get(stream) ?? 0;
-    if (progress.done - last < 100 && progress.done % 10 !== 0) return;
+    if (progress.done - last < step) return;
     this.lastLogged.set(stream, progress.done);
     this.out.write(`[${stream}] ${progress.done} done, ${progress.credits} credits\n`);
   }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatCsv, formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
-import { runCommand } from './run-command.js';
+import { runCommand, UsageError } from './run-command.js';
 
 /** `seedline query`: SQL over the loaded tables (the destination schema is the default search path). */
 export function registerQueryCommand(program: Command): void {
@@ -13,7 +13,7 @@ export function registerQueryCommand(program: Command): void {
     .argument('<sql>', 'the query, e.g. "select full_name from seedline.profiles"')
     .action((sql: string, opts: { config: string; format: string }) =>
       runCommand(async () => {
-        if (!['table', 'json', 'csv'].includes(opts.format)) throw Object.assign(new Error(`--format must be table, json or csv, not "${opts.format}"`), { code: 'SEEDLINE_USAGE' });
+        if (!['table', 'json', 'csv'].includes(opts.format)) throw new UsageError(`--format must be table, json or csv, not "${opts.format}"`);
         const session = await openSession(opts.config);
         try {
           const rows = await session.destination.query(sql);

@@ -1,3 +1,8 @@
+/** A command used wrongly (a bad option value): says what is expected. */
+export class UsageError extends Error {
+  readonly code = 'SEEDLINE_USAGE';
+}
+
 /**
  * Runs a command body and turns failures into one clear line and an exit code. Known failures
  * (errors with a `SEEDLINE_*` code) never show a stack trace; others show it with SEEDLINE_DEBUG=1.

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { quoteIdentifier } from '../destinations/destination.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
 import { runCommand } from './run-command.js';
@@ -14,6 +15,7 @@ export function registerStatusCommand(program: Command): void {
         const session = await openSession(opts.config);
         try {
           const { destination } = session;
+          const schema = quoteIdentifier(destination.schema, 'schema');
           const runs = (await destination.readRuns(5)).map((r) => ({
             run: r.runId,
             started: r.startedAt.toISOString(),
@@ -21,10 +23,10 @@ export function registerStatusCommand(program: Command): void {
             credits: r.creditsUsed ?? 0,
           }));
           const seeds = await destination.query(
-            `select stream, status, count(*) as seeds, sum(credits) as credits from "${destination.schema}"._seedline_seeds group by stream, status order by stream, status`,
+            `select stream, status, count(*) as seeds, sum(credits) as credits from ${schema}._seedline_seeds group by stream, status order by stream, status`,
           );
           const batches = await destination.query(
-            `select stream, status, count(*) as jobs, sum(item_count) as items from "${destination.schema}"._seedline_batches group by stream, status order by stream, status`,
+            `select stream, status, count(*) as jobs, sum(item_count) as items from ${schema}._seedline_batches group by stream, status order by stream, status`,
           );
           process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n`);
         } finally {

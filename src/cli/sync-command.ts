@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { runSync, type RunResult } from '../engine/pipeline.js';
+import { quoteIdentifier } from '../destinations/destination.js';
+import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
@@ -7,7 +8,7 @@ import { createReporter } from './progress-reporter.js';
 import { runCommand } from './run-command.js';
 
 const sampleQuery = (schema: string) => `select p.full_name, p.headline, count(pos._index) as positions
-from "${schema}".profiles p left join "${schema}".profiles__positions pos on pos._parent_url = p.url
+from ${schema}.profiles p left join ${schema}.profiles__positions pos on pos._parent_url = p.url
 group by p.full_name, p.headline order by p.full_name limit 5`;
 
 /** Options of one sync run from the command line. */
@@ -42,32 +43,29 @@ export function registerSyncCommand(program: Command): void {
     );
 }
 
-/** One sync run: open the config and destination, run, print the summary, close. */
+/** One sync run: open the config and destination, prepare (no call yet), connect, run, print the summary, close. */
 export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
   const manifests = await loadManifests();
-  const session = await openSession(opts.config, { connect: true, lock: true, waitForLock: opts.wait ?? false });
+  const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false });
   try {
-    const client = session.client!;
-    const result = await runSync({
-      config: session.loaded.config,
-      baseDir: session.loaded.baseDir,
-      manifests,
-      destination: session.destination,
-      client,
-      reporter: createReporter(),
-      only: opts.streams?.split(',').map((s) => s.trim()).filter(Boolean),
-      fullRefresh: opts.fullRefresh ?? false,
-      concurrentBatchJobs: client.limiter.concurrentBatchJobs,
-    });
+    const { destination, loaded } = session;
+    const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh ?? false });
+    const client = await session.connect();
+    const result = await runSync(prepared, { client, reporter: createReporter(), concurrentBatchJobs: client.limiter.concurrentBatchJobs });
     process.stdout.write(`${summary(result)}\n`);
     if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
-      const sql = sampleQuery(session.destination.schema);
-      process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await session.destination.query(sql))}\n`);
+      const sql = sampleQuery(quoteIdentifier(destination.schema, 'schema'));
+      process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await destination.query(sql))}\n`);
     }
     return result;
   } finally {
     await session.close();
   }
+}
+
+/** `a, b,,c` → `['a', 'b', 'c']`; undefined stays undefined. */
+export function splitList(value: string | undefined): string[] | undefined {
+  return value?.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
 /** The end-of-run table: rows loaded, skipped, failed and credits per stream. */

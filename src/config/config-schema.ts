@@ -1,6 +1,12 @@
 import { z } from 'zod';
+import { HeadcountBody } from '../../schemas/requests.js';
 import { isDuration } from '../util/duration.js';
 
+const LOOPBACK = /^http:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?(\/|$)/;
+const SchemaName = z
+  .string()
+  .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected lower-case letters, digits and _ (at most 63, not starting with a digit)')
+  .default('seedline');
 const Duration = z.string().refine(isDuration, { message: 'expected a duration such as 12h, 7d or 0s' });
 
 /** A seed list: inline values, a CSV file column, or a SQL query on the warehouse. */
@@ -14,17 +20,19 @@ export type SeedSource = z.infer<typeof SeedSource>;
 /** One headcount seed: a company and its filters. */
 export const HeadcountSeed = z.strictObject({
   company_url: z.string().min(1),
-  filters: z.record(z.string(), z.unknown()).default({}),
+  filters: HeadcountBody.shape.filters.default({}),
 });
 
 /** A configured people or company search. */
-export const SearchDefinition = z.strictObject({
-  id: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a short id of a-z, 0-9, _ or -'),
-  filters: z.record(z.string(), z.unknown()).optional(),
-  search_url: z.string().optional(),
-  max_results: z.number().int().min(1).max(1000).default(25),
-  variant: z.enum(['default', 'sales-nav', 'standard']).default('default'),
-});
+export const SearchDefinition = z
+  .strictObject({
+    id: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a short id of a-z, 0-9, _ or -'),
+    filters: z.record(z.string(), z.unknown()).optional(),
+    search_url: z.string().optional(),
+    max_results: z.number().int().min(1).max(1000).default(25),
+    variant: z.enum(['default', 'sales-nav', 'standard']).default('default'),
+  })
+  .refine((s) => (s.filters === undefined) !== (s.search_url === undefined), { path: ['filters'], message: 'give exactly one of filters or search_url' });
 
 const refreshable = { refresh_after: Duration.default('7d') };
 
@@ -80,15 +88,18 @@ export const EmbeddedSandboxConfig = z.strictObject({
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
   api: z.strictObject({
-    base_url: z.union([z.literal('sandbox'), z.url({ protocol: /^https?$/ })]),
+    base_url: z.union([z.literal('sandbox'), z.url({ protocol: /^https?$/ })]).refine(
+      (url) => url === 'sandbox' || url.startsWith('https:') || LOOPBACK.test(url),
+      'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)',
+    ),
     api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
     auth: z.enum(['api-key', 'token']).default('api-key'),
     max_concurrency: z.number().int().min(1).max(256).default(16),
     sandbox: EmbeddedSandboxConfig.prefault({}),
   }),
   destination: z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('duckdb'), path: z.string().min(1), schema: z.string().default('seedline') }),
-    z.strictObject({ type: z.literal('postgres'), url: z.string().min(1), schema: z.string().default('seedline') }),
+    z.strictObject({ type: z.literal('duckdb'), path: z.string().min(1), schema: SchemaName }),
+    z.strictObject({ type: z.literal('postgres'), url: z.string().min(1), schema: SchemaName }),
   ]),
   seeds: z
     .strictObject({

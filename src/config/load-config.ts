@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config-errors.js';
@@ -12,7 +12,7 @@ export interface LoadedConfig {
   config: SeedlineConfig;
   /** Absolute path of the config file. */
   path: string;
-  /** Folder that relative paths in the config (seed files, DuckDB path) resolve against: the working directory, as in the examples. */
+  /** Folder that relative paths in the config (seed files, DuckDB path) resolve against: the config file's own, so cron can run it from anywhere. */
   baseDir: string;
 }
 
@@ -25,7 +25,7 @@ export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.
   } catch {
     throw new ConfigError(path, [`cannot read the file: check the path given to --config`]);
   }
-  return { config: parseConfig(text, path, env), path: absolute, baseDir: process.cwd() };
+  return { config: parseConfig(text, path, env), path: absolute, baseDir: dirname(absolute) };
 }
 
 /** Validates config text (YAML); throws `ConfigError` naming every bad key. */

@@ -29,7 +29,7 @@ async function readCsvColumn(key: string, path: string, column: string): Promise
   try {
     text = await readFile(path, 'utf8');
   } catch {
-    throw new SeedSourceError(`${key}.file: cannot read ${path}: check the path (relative paths resolve against the working directory)`);
+    throw new SeedSourceError(`${key}.file: cannot read ${path}: check the path (relative paths resolve against the config file's folder)`);
   }
   const [header, ...rows] = parseCsv(text);
   const index = header?.map((h) => h.trim()).indexOf(column) ?? -1;

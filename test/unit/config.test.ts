@@ -55,6 +55,29 @@ describe('config', () => {
     expect(problemsOf(valid.replace('activity:', 'activty:'))).toContain('streams: unknown key "activty"');
   });
 
+  it('given a lone placeholder for a number, when parsed, then it stays a number', () => {
+    const config = parseConfig(valid.replace('max_credits_per_run: 100', 'max_credits_per_run: "${BUDGET:-250}"'), 'test.yaml', {});
+    expect(config.budget.max_credits_per_run).toBe(250);
+    expect(parseConfig(valid.replace('max_credits_per_run: 100', 'max_credits_per_run: "${BUDGET}"'), 'test.yaml', { BUDGET: '40' }).budget.max_credits_per_run).toBe(40);
+  });
+
+  it('given a search with both filters and search_url, a clear-text remote URL and a bad schema name, when parsed, then each is named', () => {
+    const text = valid
+      .replace('base_url: sandbox', 'base_url: http://api.example.com')
+      .replace('destination: { type: duckdb, path: data/x.duckdb }', 'destination: { type: duckdb, path: data/x.duckdb, schema: My-Schema }')
+      .replace('  activity: { kinds: [posts] }', '  people_search: { searches: [{ id: cto, filters: { titles: [CTO] }, search_url: "https://x" }] }');
+    const problems = problemsOf(text);
+    expect(problems.some((p) => p.startsWith('api.base_url: expected "sandbox" or an https URL'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('destination.schema:'))).toBe(true);
+    expect(problems).toContain('streams.people_search.searches[0].filters: give exactly one of filters or search_url');
+    expect(problemsOf(valid.replace('base_url: sandbox', 'base_url: http://127.0.0.1:8787'))).toEqual([]);
+  });
+
+  it('given headcount filters the service would refuse, when parsed, then the key is named before any call', () => {
+    const problems = problemsOf(valid.replace('  profiles: [jane-doe]', '  headcount: [{ company_url: acme, filters: { seniorities: [boss] } }]'));
+    expect(problems.some((p) => p.startsWith('seeds.headcount[0].filters.seniorities[0]:'))).toBe(true);
+  });
+
   it('given the built-in manifests, when loaded, then every stream of the issue is there and valid', async () => {
     const manifests = await loadManifests();
     expect([...manifests.keys()].sort()).toEqual(
