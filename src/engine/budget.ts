@@ -49,5 +49,6 @@ export class Budget {
 
 /** A reservation of the budget; settle it once with the credits actually used. */
 export interface Reservation {
+  /** Releases the reservation and counts `actual` credits as spent; later calls do nothing. */
   settle(actual: number): void;
 }

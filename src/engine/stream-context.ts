@@ -51,23 +51,29 @@ export interface StreamPlan {
 
 /** Everything a stream runner needs; built once per run. */
 export interface StreamContext {
+  /** Id of the run (`_run_id` of every row it writes). */
   runId: string;
+  /** When the run started (`{{ run.started_at }}` in manifests). */
   runStartedAt: Date;
   /** The stream's options from the config (`streams.<name>`). */
   options: Record<string, unknown>;
   /** Resolved seed lists by config key. */
   seeds: Record<string, unknown>;
+  /** Where rows, ledgers and state go. */
   destination: Destination;
+  /** The service. */
   client: ServiceClient;
+  /** The run's credit budget, shared by every stream. */
   budget: Budget;
+  /** Progress events. */
   reporter: Reporter;
   /** Serialises load units: one transaction at a time per destination. */
   writeLock: Mutex;
   /** Ignore freshness: fetch everything again. */
   fullRefresh: boolean;
-  /** Calls in flight at once for request streams. */
+  /** Calls in flight at once for request streams (`api.max_concurrency`). */
   concurrency: number;
-  /** Batch settings. */
+  /** Batch settings: items per job, result poll interval, jobs the account may run at once. */
   batch: { chunkSize: number; pollIntervalMs: number; concurrentJobs: number };
   /** Now (injectable for tests). */
   now(): Date;

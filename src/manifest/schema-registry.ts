@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { ManifestError } from './load-manifests.js';
 import {
   Account,
   ActivityComment,
@@ -41,6 +42,6 @@ export type SchemaName = keyof typeof schemaRegistry;
 /** Looks a schema up by name; throws naming the known ones. */
 export function schemaByName(name: string): z.ZodType {
   const schema = (schemaRegistry as Record<string, z.ZodType>)[name];
-  if (!schema) throw new Error(`unknown schema "${name}": known schemas are ${Object.keys(schemaRegistry).join(', ')}`);
+  if (!schema) throw new ManifestError(`unknown schema "${name}": known schemas are ${Object.keys(schemaRegistry).join(', ')}`);
   return schema;
 }
