@@ -6,9 +6,13 @@
  *
  *   npx tsx bench/load.ts [N=100000] [--unit=5000] [--only=duckdb|postgres]
  *
- * Records are generated deterministically and streamed: memory does not grow with N.
+ * Records are generated deterministically and streamed: memory does not grow with N. Each path
+ * runs in a child process of its own, so its peak RSS (the kernel's high-water mark, startup
+ * included) is its own and not what an earlier path left behind.
  */
+import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +30,8 @@ const args = process.argv.slice(2);
 const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
 const UNIT = Number(args.find((a) => a.startsWith('--unit='))?.slice(7) ?? 5000);
 const ONLY = args.find((a) => a.startsWith('--only='))?.slice(7);
+/** Set in a child process: `<backend>:<path>:<directory or schema>`. */
+const RUN = args.find((a) => a.startsWith('--run='))?.slice(6);
 const PG_URL = process.env.SEEDLINE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test';
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
 
@@ -105,20 +111,27 @@ interface Result {
   peakRss: number;
 }
 
-async function measure(backend: string, path: string, fn: () => Promise<number>): Promise<Result> {
-  global.gc?.();
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 20);
+/** Runs one path in this (child) process and prints its result as a `RESULT {…}` line. */
+async function measure(backend: string, path: string, fn: () => Promise<number>): Promise<void> {
   const started = performance.now();
   const rows = await fn();
   const seconds = (performance.now() - started) / 1000;
-  clearInterval(timer);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  const result = { backend, path, records: N, rows, seconds, peakRss: peak };
-  console.error(`  ${backend} ${path}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MB`);
-  return result;
+  const result: Result = { backend, path, records: N, rows, seconds, peakRss: process.resourceUsage().maxRSS * 1024 };
+  console.error(`  ${backend} ${path}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(result.peakRss / 2 ** 20).toFixed(0)} MB`);
+  console.log(`RESULT ${JSON.stringify(result)}`);
+}
+
+/** Runs `<backend>:<path>:<where>` in a child process with the same Node options (the tsx loader). */
+async function inChild(backend: string, path: string, where: string): Promise<Result> {
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNIT}`, `--run=${backend}:${path}:${where}`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
+  const [code] = (await once(child, 'close')) as [number | null];
+  const line = output.split('\n').find((l) => l.startsWith('RESULT '));
+  if (code !== 0 || !line) throw new Error(`${backend} ${path} failed (exit ${code})`);
+  return JSON.parse(line.slice(7)) as Result;
 }
 
 async function loadOurs(dest: Destination): Promise<number> {
@@ -141,8 +154,10 @@ async function loadOurs(dest: Destination): Promise<number> {
 
 // ---------- DuckDB ----------
 
-// The checkpoint runs once at close instead of after every few units (its cost is still inside the timing).
-const DUCKDB_SETTINGS = { memory_limit: '192MB', threads: '2', checkpoint_threshold: '1GB' };
+// The checkpoint runs every ~1 GB of WAL instead of every 16 MB (its cost is still inside the timing, at close);
+// committed rows beyond memory_limit go to DuckDB's temporary files. One thread: on this 2-core machine Node
+// needs the other core, and a second DuckDB thread made inserts slower, not faster.
+const DUCKDB_SETTINGS = { memory_limit: '128MB', threads: '1', checkpoint_threshold: '1GB', preserve_insertion_order: 'false' };
 
 async function duckdbOurs(dir: string): Promise<number> {
   const dest = new DuckDbDestination({ path: join(dir, 'ours.duckdb'), settings: DUCKDB_SETTINGS });
@@ -282,13 +297,26 @@ async function postgresSchemaDrop(schema: string): Promise<void> {
 // ---------- main ----------
 
 async function main(): Promise<void> {
+  if (RUN) {
+    const [backend, path, where] = RUN.split(':') as [string, string, string];
+    const paths: Record<string, (where: string) => Promise<number>> = {
+      'duckdb:ours': duckdbOurs,
+      'duckdb:native': duckdbNative,
+      'postgres:ours': postgresOurs,
+      'postgres:native': postgresNative,
+    };
+    const fn = paths[`${backend}:${path}`];
+    if (!fn) throw new Error(`Unknown path ${backend}:${path}`);
+    await measure(backend, path, () => fn(where));
+    return;
+  }
   console.error(`bench/load.ts: N=${N} profile records, units of ${UNIT}, merge mode`);
   const results: Result[] = [];
   if (ONLY !== 'postgres') {
     const dir = mkdtempSync(join(tmpdir(), 'seedline-bench-'));
     try {
-      results.push(await measure('duckdb', 'ours', () => duckdbOurs(dir)));
-      results.push(await measure('duckdb', 'native', () => duckdbNative(dir)));
+      results.push(await inChild('duckdb', 'ours', dir));
+      results.push(await inChild('duckdb', 'native', dir));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -298,8 +326,8 @@ async function main(): Promise<void> {
     const ours = `bench_ours_${suffix}`;
     const native = `bench_native_${suffix}`;
     try {
-      results.push(await measure('postgres', 'ours', () => postgresOurs(ours)));
-      results.push(await measure('postgres', 'native', () => postgresNative(native)));
+      results.push(await inChild('postgres', 'ours', ours));
+      results.push(await inChild('postgres', 'native', native));
     } finally {
       await postgresSchemaDrop(ours).catch(() => undefined);
       await postgresSchemaDrop(native).catch(() => undefined);
@@ -315,7 +343,6 @@ async function main(): Promise<void> {
   const format = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
   console.log(format(header));
   for (const line of lines) console.log(format(line));
-  console.log(`process max RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 }
 
 await main();

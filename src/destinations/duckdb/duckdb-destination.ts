@@ -28,8 +28,10 @@ export interface DuckDbDestinationOptions {
 /** A cell as the vector of the table's column type takes it. */
 type ToVector = (value: NonNullable<CellValue>, type: DuckDBType) => DuckDBValue;
 
+const toVarchar: ToVector = (v) => (typeof v === 'string' ? v : String(v));
+
 const toVector: Partial<Record<DuckDBTypeId, ToVector>> = {
-  [DuckDBTypeId.VARCHAR]: (v) => (typeof v === 'string' ? v : String(v)),
+  [DuckDBTypeId.VARCHAR]: toVarchar,
   [DuckDBTypeId.BIGINT]: (v) => (typeof v === 'bigint' ? v : BigInt(v as number)),
   [DuckDBTypeId.DOUBLE]: (v) => Number(v),
   [DuckDBTypeId.BOOLEAN]: (v) => v,
@@ -180,20 +182,27 @@ class DuckDbSession implements SqlSession {
       if (sources.length !== types.length) throw new Error(`Table ${target.table} has ${types.length} columns, expected ${sources.length}`);
       const convert = types.map((type) => toVector[type.typeId] ?? toOtherVector);
       const size = DuckDBVector.standardSize();
-      // One data chunk per vector size, filled column by column: no call per value for numbers, one per string.
+      // Filled column by column, one vector size at a time: no call per value for numbers, one per string. The one chunk
+      // is reset and refilled: native chunks are freed only when V8 collects them, and V8 does not see their size.
+      const chunk = DuckDBDataChunk.create(types);
       for (let start = 0; start < rows.length; start += size) {
         const count = Math.min(size, rows.length - start);
-        const chunk = DuckDBDataChunk.create(types, count);
+        chunk.reset();
+        chunk.rowCount = count;
         for (let c = 0; c < types.length; c++) {
           const vector = chunk.getColumnVector(c);
           const source = sources[c]!;
-          if (source >= 0) {
+          if (source >= 0 && rows.constant[source]) {
+            const value = rows.columns[source]![0];
+            const converted = value === null || value === undefined ? null : convert[c]!(value, types[c]!);
+            for (let i = 0; i < count; i++) vector.setItem(i, converted);
+          } else if (source >= 0) {
             const values = rows.columns[source]!;
             const to = convert[c]!;
             const type = types[c]!;
             for (let i = 0; i < count; i++) {
               const value = values[start + i];
-              vector.setItem(i, value === null || value === undefined ? null : to(value, type));
+              vector.setItem(i, value === null || value === undefined ? null : typeof value === 'string' && to === toVarchar ? value : to(value, type));
             }
           } else {
             for (let i = 0; i < count; i++) vector.setItem(i, null);
