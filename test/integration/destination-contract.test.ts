@@ -1,7 +1,11 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Profile } from '../../schemas/profile.js';
 import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
+import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
 import { backendAvailable, destinationKinds, makeTestTarget, profileRecord } from '../helpers/destinations.js';
 import type { TestTarget } from '../helpers/destinations.js';
 
@@ -335,6 +339,33 @@ for (const kind of destinationKinds) {
       await unit.rollback();
     });
 
+    it('given a merge table with a two-column key, when records are written again, then only rows of the same key pair are replaced', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const schema = z.object({ org: z.string(), n: z.number().int(), label: z.string(), parts: z.array(z.object({ p: z.string() })).optional() });
+      await dest.ensureTable({ name: 'pairs', schema, primaryKey: ['org', 'n'], writeMode: 'merge' });
+      let unit = await dest.beginUnit('run_1');
+      await unit.write('pairs', [
+        { org: 'a', n: 1, label: 'a1', parts: [{ p: 'x' }, { p: 'y' }] },
+        { org: 'a', n: 2, label: 'a2', parts: [{ p: 'z' }] },
+        { org: 'b', n: 1, label: 'b1', parts: [{ p: 'w' }] },
+      ]);
+      await unit.commit();
+      unit = await dest.beginUnit('run_2');
+      await unit.write('pairs', [{ org: 'a', n: 1, label: 'a1 again', parts: [{ p: 'v' }] }]);
+      await unit.commit();
+      expect(await dest.query(`select org, n, label from ${dest.schema}.pairs order by org, n`)).toEqual([
+        { org: 'a', n: 1, label: 'a1 again' },
+        { org: 'a', n: 2, label: 'a2' },
+        { org: 'b', n: 1, label: 'b1' },
+      ]);
+      expect(await dest.query(`select _parent_org, _parent_n, p from ${dest.schema}.pairs__parts order by _parent_org, _parent_n, _index`)).toEqual([
+        { _parent_org: 'a', _parent_n: 1, p: 'v' },
+        { _parent_org: 'a', _parent_n: 2, p: 'z' },
+        { _parent_org: 'b', _parent_n: 1, p: 'w' },
+      ]);
+    });
+
     it('given any backend, when querying, then values come back as plain JS of the same shapes', async (ctx) => {
       if (!available) return ctx.skip();
       const dest = await open();
@@ -347,3 +378,19 @@ for (const kind of destinationKinds) {
     });
   });
 }
+
+describe('duckdb destination file', () => {
+  it('given a path in folders that do not exist yet, when the destination locks, then the folders are created and the file opens', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'seedline-mkdir-'));
+    const path = join(root, 'data', 'nested', 'warehouse.duckdb');
+    const dest = new DuckDbDestination({ path });
+    try {
+      await dest.lock({ holder: 'test' });
+      await dest.ensureSystemTables();
+      expect(existsSync(path)).toBe(true);
+    } finally {
+      await dest.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
