@@ -159,14 +159,7 @@ class PartitionRunner {
 
   /** Writes everything buffered by a replace-mode stream in one unit. */
   async flushBuffered(buffer: PageBuffer): Promise<void> {
-    const byTable = new Map<string, ShapedRecords>();
-    for (const group of buffer.groups) {
-      const merged = byTable.get(group.table.name) ?? { table: group.table, rows: [], rejected: [] };
-      merged.rows.push(...group.rows);
-      merged.rejected.push(...group.rejected);
-      byTable.set(group.table.name, merged);
-    }
-    await this.writeUnit([...byTable.values()], buffer.states);
+    await this.writeUnit(buffer.groups, buffer.states);
   }
 
   private async fetchPage(partition: Partition, saved: PartitionState, page: PageState) {
