@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
 
@@ -47,6 +47,17 @@ async function query(config: DestinationConfig, sql: string): Promise<Record<str
 async function count(config: DestinationConfig, table: string): Promise<number> {
   const rows = await query(config, `select count(*) as n from "${config.schema}"."${table}"`);
   return Number(rows[0]?.n);
+}
+
+/** Runs `body` with a fresh sandbox, a temp folder and a DuckDB destination in it; closes the sandbox after. */
+async function inWorkspace<T>(options: SandboxOptions, body: (w: { sandbox: Sandbox; dir: string; dest: DestinationConfig }) => Promise<T>): Promise<T> {
+  const sandbox = await startSandbox(options);
+  try {
+    const dir = await tempWorkspace();
+    return await body({ sandbox, dir, dest: { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' } });
+  } finally {
+    await sandbox.close();
+  }
 }
 
 async function sync(configPath: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
@@ -137,10 +148,7 @@ describe.each(backends)('seedline sync into $name', ({ name, make }) => {
 
 describe('plan, query and status', () => {
   it('given a synced warehouse, when planned, queried and inspected, then they report without calling the service', async () => {
-    const sandbox = await startSandbox({ rpm: 100_000 });
-    try {
-      const dir = await tempWorkspace();
-      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
       const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }));
       const before = await runCli(['plan', '--config', configPath]);
       expect(before.code, before.stderr).toBe(0);
@@ -158,18 +166,13 @@ describe('plan, query and status', () => {
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/profiles\s+fetched\s+16/);
       expect(sandbox.ledger.entries.length).toBe(calls);
-    } finally {
-      await sandbox.close();
-    }
+    });
   }, 60_000);
 });
 
 describe('activity incremental', () => {
   it('given new posts after the first run, when synced again, then only first pages are fetched and the new posts load', async () => {
-    const sandbox = await startSandbox({ rpm: 100_000 });
-    try {
-      const dir = await tempWorkspace();
-      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
       const streams = { profiles: {}, activity: { kinds: ['posts'], refresh_after: '0s', max_pages: 3 } };
       const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams }));
       expect((await sync(configPath)).code).toBe(0);
@@ -183,9 +186,7 @@ describe('activity incremental', () => {
       expect(newCalls).toBeGreaterThan(0);
       expect(newCalls).toBeLessThanOrEqual(PROFILES.length);
       expect(await count(dest, 'activity_posts')).toBeGreaterThan(postsBefore);
-    } finally {
-      await sandbox.close();
-    }
+    });
   }, 120_000);
 });
 
@@ -199,24 +200,16 @@ describe('crash safety', () => {
 
   let baseline: Awaited<ReturnType<typeof snapshot>>;
   beforeAll(async () => {
-    const sandbox = await startSandbox({ rpm: 100_000 });
-    try {
-      const dir = await tempWorkspace();
-      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
       expect((await sync(await writeConfig(dir, configFor({ sandbox, destination: dest, streams })))).code).toBe(0);
       baseline = await snapshot(dest);
-    } finally {
-      await sandbox.close();
-    }
+    });
   }, 120_000);
 
   it.each(['after-intent', 'after-submit', 'mid-results:2', 'mid-page:3'])(
     'given a kill -9 at %s, when the sync is rerun, then the tables equal an uninterrupted run and each item is billed once',
     async (point) => {
-      const sandbox = await startSandbox({ rpm: 100_000 });
-      try {
-        const dir = await tempWorkspace();
-        const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
         const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams }));
         const crashed = await sync(configPath, [], { SEEDLINE_TEST_CRASH_AT: point });
         expect(crashed.signal).toBe('SIGKILL');
@@ -226,9 +219,7 @@ describe('crash safety', () => {
         const enrichTargets = sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich' && e.credits > 0).map((e) => e.target);
         expect(enrichTargets.length).toBe(new Set(enrichTargets).size);
         expect(enrichTargets.length).toBe(PROFILES.length + PRIVATE.length);
-      } finally {
-        await sandbox.close();
-      }
+      });
     },
     120_000,
   );
@@ -238,10 +229,7 @@ describe('faults', () => {
   it('given 5% 429 and 5% 504 answers, when synced, then it completes with the same rows as without faults', async () => {
     const streams = { profiles: {}, companies: {}, activity: { kinds: ['posts'], max_pages: 1 } };
     const rowsWith = async (faults: Record<string, number>) => {
-      const sandbox = await startSandbox({ rpm: 100_000, faults, seed: 7 });
-      try {
-        const dir = await tempWorkspace();
-        const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      return inWorkspace({ rpm: 100_000, faults, seed: 7 }, async ({ sandbox, dir, dest }) => {
         const result = await sync(await writeConfig(dir, configFor({ sandbox, destination: dest, streams })));
         expect(result.code, result.stderr).toBe(0);
         return {
@@ -249,9 +237,7 @@ describe('faults', () => {
           companies: await count(dest, 'companies'),
           posts: await count(dest, 'activity_posts'),
         };
-      } finally {
-        await sandbox.close();
-      }
+      });
     };
     expect(await rowsWith({ '429': 0.05, '504': 0.05 })).toEqual(await rowsWith({}));
   }, 180_000);
@@ -259,10 +245,7 @@ describe('faults', () => {
 
 describe('seeds the service refuses or fumbles', () => {
   it('given a company URL among profile seeds and a flaky profile, when synced twice, then only the bad seed fails, the flaky one loads, and nothing is blocked', async () => {
-    const sandbox = await startSandbox({ rpm: 100_000 });
-    try {
-      const dir = await tempWorkspace();
-      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
       const config = configFor({ sandbox, destination: dest, streams: { profiles: {} }, batch: { chunk_size: 1000 } });
       const bad = 'https://www.network.example/company/acme';
       const flaky = 'https://www.network.example/in/flaky-fred';
@@ -280,54 +263,39 @@ describe('seeds the service refuses or fumbles', () => {
       const second = await sync(configPath);
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).toMatch(/profiles\s+succeeded/);
-    } finally {
-      await sandbox.close();
-    }
+    });
   }, 60_000);
 });
 
 describe('config and budget', () => {
   it('given a bad config, when synced, then it exits non-zero naming the key before any call', async () => {
-    const sandbox = await startSandbox();
-    try {
-      const dir = await tempWorkspace();
+    await inWorkspace({}, async ({ sandbox, dir }) => {
       const config = configFor({ sandbox, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: { profiles: { refresh_after: 'weekly' } } });
       const result = await sync(await writeConfig(dir, config));
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('streams.profiles.refresh_after');
       expect(sandbox.ledger.entries.length).toBe(0);
-    } finally {
-      await sandbox.close();
-    }
+    });
   });
 
   it('given a seed file that does not exist, when synced, then it fails naming the key before any call and leaves no run running', async () => {
-    const sandbox = await startSandbox();
-    try {
-      const dir = await tempWorkspace();
-      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+    await inWorkspace({}, async ({ sandbox, dir, dest }) => {
       const config = { ...configFor({ sandbox, destination: dest, streams: { profiles: {} } }), seeds: { profiles: { file: 'nope.csv' } } };
       const result = await sync(await writeConfig(dir, config));
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('seeds.profiles.file');
       expect(sandbox.ledger.entries.length).toBe(0);
       expect(await query(dest, `select status from "${dest.schema}"._seedline_runs where status = 'running'`)).toEqual([]);
-    } finally {
-      await sandbox.close();
-    }
+    });
   });
 
   it('given a budget smaller than the work, when synced, then it never spends past the budget and says so', async () => {
-    const sandbox = await startSandbox({ rpm: 100_000 });
-    try {
-      const dir = await tempWorkspace();
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir }) => {
       const config = configFor({ sandbox, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: { profiles: {} }, budget: 7 });
       const result = await sync(await writeConfig(dir, config));
       expect(result.code, result.stderr).toBe(0);
       expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(7);
       expect(result.stdout + result.stderr).toMatch(/budget/);
-    } finally {
-      await sandbox.close();
-    }
+    });
   }, 60_000);
 });
