@@ -1,5 +1,7 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/client/index.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
@@ -170,6 +172,70 @@ describe('plan, query and status', () => {
   }, 60_000);
 });
 
+describe('every stream', () => {
+  it('given Signals with Triggers and every stream configured, when synced, then each stream loads its table', async () => {
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
+      const client = new ApiClient({ baseUrl: sandbox.url, apiKey: 'svc_live_e2e' });
+      try {
+        const created = await client.bulkCreateSignals({
+          template: { name_prefix: 'watch', tags: ['e2e'], schedule: { interval: '1d' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] } },
+          targets: PROFILES.slice(0, 3).map((site_url) => ({ type: 'profile' as const, site_url })),
+        });
+        expect(created.data.created).toBe(3);
+        // Baseline, then enough virtual days for the drifting profiles to change and trigger.
+        for (let day = 0; day < 60; day++) await sandbox.clock.advance(86_400_000);
+      } finally {
+        await client.close();
+      }
+      const config = {
+        ...configFor({
+          sandbox,
+          destination: dest,
+          streams: {
+            companies: {},
+            posts: {},
+            headcount: {},
+            company_posts: { max_pages: 1 },
+            people_search: { searches: [{ id: 'ctos', filters: { titles: ['CTO'] }, max_results: 30 }] },
+            company_search: { searches: [{ id: 'fintech', filters: { keywords: 'fintech' }, max_results: 10, variant: 'standard' }] },
+            triggers: {},
+            signals: {},
+            usage: { months: 2 },
+            account: {},
+          },
+        }),
+        seeds: {
+          companies: COMPANIES,
+          posts: ['https://www.network.example/posts/alpha-1', 'https://www.network.example/posts/beta-2'],
+          headcount: [{ company_url: COMPANIES[0], filters: { titles: ['engineer'], seniorities: ['senior'] } }],
+        },
+      };
+      const configPath = await writeConfig(dir, config);
+      const result = await sync(configPath);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      for (const [table, atLeast] of [
+        ['companies', COMPANIES.length],
+        ['posts', 2],
+        ['headcount', 1],
+        ['company_posts', 1],
+        ['people_search', 1],
+        ['company_search', 1],
+        ['triggers', 1],
+        ['signals', 3],
+        ['usage', 1],
+        ['account', 1],
+      ] as const) {
+        expect(await count(dest, table), table).toBeGreaterThanOrEqual(atLeast);
+      }
+      const second = await sync(configPath);
+      expect(second.code, second.stderr).toBe(0);
+      expect(await count(dest, 'signals')).toBe(3);
+      expect(await count(dest, 'headcount')).toBe(2);
+      expect(await count(dest, 'account')).toBe(2);
+    });
+  }, 120_000);
+});
+
 describe('activity incremental', () => {
   it('given new posts after the first run, when synced again, then only first pages are fetched and the new posts load', async () => {
     await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
@@ -288,6 +354,25 @@ describe('config and budget', () => {
       expect(await query(dest, `select status from "${dest.schema}"._seedline_runs where status = 'running'`)).toEqual([]);
     });
   });
+
+  it('given seeds from SQL on the warehouse and from a CSV file, when synced, then those seeds load', async () => {
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
+      await writeFile(join(dir, 'companies.csv'), `name,url\nAcme,"${COMPANIES[0]}"\nGlobex,${COMPANIES[1]}\n`);
+      const config = {
+        ...configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }),
+        seeds: { profiles: { sql: "select 'sql-seed-one' as url union all select 'sql-seed-two'" }, companies: { file: 'companies.csv', column: 'url' } },
+      };
+      const result = await sync(await writeConfig(dir, config));
+      expect(result.code, result.stderr).toBe(0);
+      const seeds = await query(dest, `select stream, seed from "${dest.schema}"._seedline_seeds where status = 'fetched' order by stream, seed`);
+      expect(seeds).toEqual([
+        { stream: 'companies', seed: COMPANIES[0] },
+        { stream: 'companies', seed: COMPANIES[1] },
+        { stream: 'profiles', seed: 'sql-seed-one' },
+        { stream: 'profiles', seed: 'sql-seed-two' },
+      ]);
+    });
+  }, 60_000);
 
   it('given a budget smaller than the work, when synced, then it never spends past the budget and says so', async () => {
     await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir }) => {
