@@ -85,6 +85,21 @@ export const EmbeddedSandboxConfig = z.strictObject({
   faults: z.partialRecord(z.enum(['429', '500', '504', 'upstream_error']), z.number().min(0).max(1)).default({}),
 });
 
+/** The webhook receiver of `seedline serve` (push delivery of Signal Triggers). */
+export const WebhooksConfig = z.strictObject({
+  /**
+   * Secrets that may sign a delivery: each Signal's one-time `webhook_secret`, the account's secret
+   * (batch and `signal.paused` events), and during a rotation the old and the new one. Any may
+   * match. Write them as `${ENV}` rather than in the file.
+   */
+  secrets: z.array(z.string().min(1, 'expected a webhook secret (whsec_…), not an empty string')).min(1, 'expected at least one webhook secret'),
+  /** Path the receiver answers on. Default: `/webhooks`. */
+  path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'expected a path starting with /, e.g. /webhooks').default('/webhooks'),
+  /** Port to listen on (`--port` overrides; 0 picks a free one). Default: 8788. */
+  port: z.number().int().min(0).max(65535).default(8788),
+});
+export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
+
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
   api: z.strictObject({
@@ -119,5 +134,7 @@ export const SeedlineConfig = z.strictObject({
       poll_interval_ms: z.number().int().min(10).default(500),
     })
     .prefault({}),
+  /** Settings of `seedline serve`; optional, and required only by that command. */
+  webhooks: WebhooksConfig.optional(),
 });
 export type SeedlineConfig = z.infer<typeof SeedlineConfig>;
