@@ -7,6 +7,7 @@ import { registerPlanCommand } from './plan-command.js';
 import { registerQueryCommand } from './query-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
+import { registerServeCommand } from './serve-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
 
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
     registerQueryCommand,
     registerStatusCommand,
     registerScheduleCommand,
+    registerServeCommand,
     registerAccountCommand,
     registerSandboxCommand,
   ]) {
