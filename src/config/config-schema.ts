@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HeadcountBody } from '../../schemas/requests.js';
+import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
 import { isDuration } from '../util/duration.js';
 
 const LOOPBACK = /^http:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?(\/|$)/;
@@ -100,6 +101,51 @@ export const WebhooksConfig = z.strictObject({
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
+/** The profiles declared Signals watch: a seed source (as `seeds.*`), or every `seeds.profiles` seed. */
+export const SignalTargets = z.union([SeedSource, z.strictObject({ from_seeds: z.literal('profiles') })]);
+export type SignalTargets = z.infer<typeof SignalTargets>;
+
+const isTimeZone = (zone: string) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Signals as config (`seedline signals plan|apply`): one profile Signal per target, all carrying `tag`. */
+export const SignalsConfig = z.strictObject({
+  /** The management handle: only Signals carrying this tag are read, updated or pruned. Required. */
+  tag: z.string().min(1, 'expected a tag that marks the Signals seedline manages'),
+  /** How often each target is checked. Required. */
+  schedule: z.strictObject({
+    /** Check interval: 1d, 3d, 7d, 14d or 30d. Required. */
+    interval: SignalInterval,
+    /** IANA time zone of the schedule. Default: `UTC` (the service's default). */
+    timezone: z.string().refine(isTimeZone, { message: 'expected an IANA time zone such as Europe/Berlin' }).optional(),
+  }),
+  /** What counts as a change. Required. */
+  criteria: z.strictObject({
+    /** Criteria mode; only `field_change` exists. Required. */
+    mode: z.literal('field_change'),
+    /** Watched profile fields (headline, position, company, location, skills, education); at least one. Required. */
+    fields: z.array(ProfileWatchedField).min(1, 'expected at least one watched field'),
+  }),
+  /** Where Triggers are delivered. Default: none, so the account's default webhook is used. */
+  notify: z
+    .strictObject({
+      /** Absolute http(s) URL the service POSTs Trigger events to. Required when `notify` is given. */
+      webhook_url: z.url({ protocol: /^https?$/ }),
+    })
+    .optional(),
+  /** Prefix of each created Signal's name (`{name_prefix} — {target url}`). Default: `seedline`. */
+  name_prefix: z.string().min(1).default('seedline'),
+  /** The profiles to watch: inline list, `{ file, column }`, `{ sql }`, or `{ from_seeds: profiles }`. Required. */
+  targets: SignalTargets,
+});
+export type SignalsConfig = z.infer<typeof SignalsConfig>;
+
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
   api: z.strictObject({
@@ -136,5 +182,7 @@ export const SeedlineConfig = z.strictObject({
     .prefault({}),
   /** Settings of `seedline serve`; optional, and required only by that command. */
   webhooks: WebhooksConfig.optional(),
+  /** Declared Signals of `seedline signals plan|apply`; optional, and required only by that command. */
+  signals: SignalsConfig.optional(),
 });
 export type SeedlineConfig = z.infer<typeof SeedlineConfig>;
