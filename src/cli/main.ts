@@ -8,6 +8,7 @@ import { registerQueryCommand } from './query-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
 import { registerServeCommand } from './serve-command.js';
+import { registerSignalsCommand } from './signals-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
 
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     registerStatusCommand,
     registerScheduleCommand,
     registerServeCommand,
+    registerSignalsCommand,
     registerAccountCommand,
     registerSandboxCommand,
   ]) {

@@ -1,0 +1,121 @@
+import { appendFile, chmod } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { ApiClient } from '../client/index.js';
+import { resolveDesiredSignals } from '../signals/desired-signals.js';
+import { applySignalPlan, listTaggedSignals, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
+import { diffSignals, estimateMonthlyCredits, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
+import { formatTable } from './format-table.js';
+import { openSession } from './open-session.js';
+import { runCommand, UsageError } from './run-command.js';
+
+/** Options of `seedline signals plan|apply`. */
+interface SignalsOptions {
+  /** Config file path. */
+  config: string;
+  /** Delete tagged Signals the config no longer wants. Default: false. */
+  prune: boolean;
+  /** File the created Signals' one-time webhook secrets are appended to (JSON lines, mode 0600). Default: none. */
+  secretsOut?: string;
+}
+
+const MAX_ROWS = 200;
+
+/** `seedline signals plan|apply`: Signals declared in the config, kept in step like Terraform keeps monitors. */
+export function registerSignalsCommand(program: Command): void {
+  const signals = program
+    .command('signals')
+    .description('Manage the Signals declared under `signals:` in the config (only those carrying its tag)');
+  signals
+    .command('plan')
+    .description('Show what apply would create, update and prune, and the monthly credits of the new Signals; changes nothing')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('--prune', 'plan to delete tagged Signals whose target is no longer declared', false)
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan }) => {
+      process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
+      return 0;
+    })));
+  signals
+    .command('apply')
+    .description('Create missing Signals (bulk, idempotent), PATCH differing ones, and with --prune delete unwanted ones')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
+    .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600)")
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan, client }) => {
+      if (plan.create.length > 0 && desired.settings.webhookUrl !== null && opts.secretsOut === undefined) {
+        throw new UsageError(
+          `signals.notify.webhook_url is set, and the service shows each new Signal's webhook secret only once: add --secrets-out FILE to keep them (nothing was changed)`,
+        );
+      }
+      process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
+      const secretsPath = opts.secretsOut === undefined ? undefined : resolve(opts.secretsOut);
+      const result = await applySignalPlan(client, desired, plan, {
+        prune: opts.prune,
+        ...(secretsPath === undefined ? {} : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets) }),
+      });
+      process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
+      return result.failures.length > 0 || result.rejected.length > 0 ? 1 : 0;
+    })));
+}
+
+async function withPlan(
+  opts: SignalsOptions,
+  body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient }) => Promise<number>,
+): Promise<number> {
+  const session = await openSession(opts.config);
+  try {
+    const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.query(sql));
+    const client = await session.connect();
+    const plan = diffSignals(desired, await listTaggedSignals(client, desired.tag));
+    return await body({ desired, plan, client });
+  } finally {
+    await session.close();
+  }
+}
+
+/** The diff table, the counts and the credits estimate. */
+function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean): string {
+  const { interval } = desired.settings;
+  const rows = [
+    ...plan.create.map((t) => ({ action: 'create', target: t.seed, signal: '', status: '', detail: '' })),
+    ...plan.update.map((u) => ({ action: 'update', target: u.key, signal: u.signal.id, status: u.signal.status, detail: u.changes.join(', ') })),
+    ...plan.prune.map((p) => ({ action: prune ? 'prune' : 'prune (kept)', target: p.key ?? p.signal.target?.type ?? '?', signal: p.signal.id, status: p.signal.status, detail: p.reason })),
+    ...plan.unreadable.map((s) => ({ action: 'ignored', target: '?', signal: s.id, status: s.status, detail: 'listed without a target' })),
+  ];
+  const kept = plan.update.length + plan.unchanged.length + (prune ? 0 : plan.prune.length);
+  const lines = [
+    `Signals tagged "${desired.tag}": ${plan.create.length} to create, ${plan.update.length} to update, ${plan.prune.length} to prune${prune || plan.prune.length === 0 ? '' : ' (kept without --prune)'}, ${plan.unchanged.length} unchanged`,
+  ];
+  if (rows.length > 0) lines.push('', formatTable(rows.slice(0, MAX_ROWS)), ...(rows.length > MAX_ROWS ? [`… and ${rows.length - MAX_ROWS} more`] : []));
+  lines.push(
+    '',
+    `estimated monthly credits of the new Signals: ${estimateMonthlyCredits(interval, plan.create.length)} (${plan.create.length} profiles × ${estimateMonthlyCredits(interval, 1)} checks at ${interval})`,
+    `estimated monthly credits of the tagged profile Signals afterwards: ${estimateMonthlyCredits(interval, plan.create.length + kept)}`,
+  );
+  return lines.join('\n');
+}
+
+/** What apply did; never a secret. */
+function describeResult(result: ApplyResult, plan: SignalPlan, secretsPath: string | undefined): string {
+  const lines = [
+    `applied: ${result.created.length} created, ${result.updated.length} updated, ${result.deleted.length} deleted, ${plan.unchanged.length} unchanged, ${result.rejected.length} rejected, ${result.failures.length} failed`,
+  ];
+  if (result.keptUnwanted > 0) lines.push(`${result.keptUnwanted} tagged Signals are no longer declared and were kept: run apply with --prune to delete them`);
+  const problems = [
+    ...result.rejected.map((r) => ({ problem: 'rejected', target: r.seed, reason: r.reason })),
+    ...result.failures.map((f) => ({ problem: `${f.action} failed`, target: f.subject, reason: f.message })),
+  ];
+  if (problems.length > 0) lines.push('', formatTable(problems));
+  if (result.secrets > 0) lines.push('', `${result.secrets} one-time webhook secrets appended to ${secretsPath} (mode 0600); \`seedline serve\` verifies deliveries with them (webhooks.secrets)`);
+  if (result.droppedSecrets > 0) {
+    lines.push('', `note: the service returned ${result.droppedSecrets} one-time webhook secrets that were not kept; pass --secrets-out FILE next time to keep them`);
+  }
+  return lines.join('\n');
+}
+
+/** Appends secrets as JSON lines to a file only its owner can read. */
+async function appendSecrets(path: string, secrets: readonly SignalSecret[]): Promise<void> {
+  await appendFile(path, secrets.map((s) => `${JSON.stringify(s)}\n`).join(''), { mode: 0o600 });
+  // `mode` applies only when the file is created: tighten an existing one too.
+  await chmod(path, 0o600);
+}

@@ -1,0 +1,206 @@
+import type { Signal, SignalBulkBody } from '../../schemas/index.js';
+import type { ApiClient } from '../client/index.js';
+import { seedKey } from '../engine/seed-keys.js';
+import { sha256, stableJson } from '../util/stable-json.js';
+import type { DesiredSignals, DesiredTarget, SignalPlan } from './signal-diff.js';
+
+/** The client calls Signals-as-config needs (structural, so tests can pass a fake). */
+export type SignalsClient = Pick<ApiClient, 'listSignals' | 'bulkCreateSignals' | 'updateSignal' | 'deleteSignal'>;
+
+/** Most targets the service takes in one bulk create. */
+export const BULK_LIMIT = 1000;
+const PAGE_LIMIT = 100;
+const WRITE_CONCURRENCY = 8;
+
+/** A created Signal's one-time webhook secret, for the file named by `--secrets-out`. */
+export interface SignalSecret {
+  /** Signal id. */
+  id: string;
+  /** The target as the service canonicalised it. */
+  site_url: string;
+  /** The secret (`whsec_…`): returned once, never again. */
+  webhook_secret: string;
+}
+
+/** Options of {@link applySignalPlan}. */
+export interface ApplyOptions {
+  /** Delete tagged Signals the config no longer wants. Default: false (they are only reported). */
+  prune?: boolean;
+  /** Receives the secrets of each created chunk as soon as it is answered. Default: none (secrets are dropped). */
+  onSecrets?: (secrets: SignalSecret[]) => Promise<void>;
+  /** Size of a bulk-create chunk. Default and maximum: {@link BULK_LIMIT}. */
+  chunkSize?: number;
+}
+
+/** What apply did; holds no secret. */
+export interface ApplyResult {
+  /** Created Signals, per target. */
+  created: { key: string; seed: string; id: string }[];
+  /** Targets the service refused (`invalid_url`, `duplicate_target`, …). */
+  rejected: { seed: string; reason: string }[];
+  /** PATCHed Signals and what changed. */
+  updated: { id: string; key: string; changes: string[] }[];
+  /** Deleted Signals (with `prune`). */
+  deleted: { id: string; key: string | undefined }[];
+  /** Signals to prune that were kept because `prune` was off. */
+  keptUnwanted: number;
+  /** Calls that failed, with the service's message. */
+  failures: { action: 'create' | 'update' | 'delete'; subject: string; message: string }[];
+  /** Secrets handed to `onSecrets`. */
+  secrets: number;
+  /** Secrets received with nowhere to go (no `onSecrets`). */
+  droppedSecrets: number;
+}
+
+/** Every Signal of the account carrying `tag`, all pages. Free. */
+export async function listTaggedSignals(client: SignalsClient, tag: string): Promise<Signal[]> {
+  const signals: Signal[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listSignals({ tag, limit: PAGE_LIMIT, ...(cursor === undefined ? {} : { cursor }) });
+    signals.push(...page.data);
+    cursor = page.meta.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return signals;
+}
+
+/** The bulk-create template of the declared Signals. */
+export function bulkTemplate(desired: DesiredSignals): SignalBulkBody['template'] {
+  const { settings } = desired;
+  return {
+    name_prefix: desired.namePrefix,
+    tags: [desired.tag],
+    schedule: { interval: settings.interval, timezone: settings.timezone },
+    criteria: { mode: settings.mode, fields: [...settings.fields] },
+    ...(settings.webhookUrl === null ? {} : { notify: { webhook_url: settings.webhookUrl } }),
+  };
+}
+
+/**
+ * Idempotency-Key of one bulk chunk, derived from the tag, the template and the chunk's sorted targets,
+ * so a retried or re-run apply of the same chunk is answered with the original result instead of
+ * creating duplicates. `salt` separates a deliberate re-creation from an earlier, since-deleted one.
+ */
+export function bulkIdempotencyKey(desired: DesiredSignals, targets: readonly DesiredTarget[], salt: readonly string[] = []): string {
+  const sorted = [...targets].sort((a, b) => compare(a.key, b.key) || compare(a.seed, b.seed)).map((t) => [t.key, t.seed]);
+  return `seedline-signals-${sha256(stableJson({ tag: desired.tag, template: bulkTemplate(desired), targets: sorted, salt: [...salt].sort() })).slice(0, 48)}`;
+}
+
+/**
+ * Carries out a plan: bulk-creates missing targets in chunks with deterministic Idempotency-Keys,
+ * PATCHes differing Signals, and deletes unwanted ones when `prune` is set. A failed call is recorded
+ * and the rest continues.
+ */
+export async function applySignalPlan(client: SignalsClient, desired: DesiredSignals, plan: SignalPlan, options: ApplyOptions = {}): Promise<ApplyResult> {
+  const result: ApplyResult = { created: [], rejected: [], updated: [], deleted: [], keptUnwanted: 0, failures: [], secrets: 0, droppedSecrets: 0 };
+  await createTargets(client, desired, plan.create, options, result);
+  await forEachLimited(plan.update, async ({ signal, key, patch, changes }) => {
+    try {
+      await client.updateSignal(signal.id, patch);
+      result.updated.push({ id: signal.id, key, changes });
+    } catch (error) {
+      result.failures.push({ action: 'update', subject: signal.id, message: (error as Error).message });
+    }
+  });
+  if (!options.prune) {
+    result.keptUnwanted = plan.prune.length;
+    return result;
+  }
+  await forEachLimited(plan.prune, async ({ signal, key }) => {
+    try {
+      await client.deleteSignal(signal.id);
+      result.deleted.push({ id: signal.id, key });
+    } catch (error) {
+      result.failures.push({ action: 'delete', subject: signal.id, message: (error as Error).message });
+    }
+  });
+  return result;
+}
+
+async function createTargets(client: SignalsClient, desired: DesiredSignals, targets: readonly DesiredTarget[], options: ApplyOptions, result: ApplyResult): Promise<void> {
+  if (targets.length === 0) return;
+  const size = Math.min(options.chunkSize ?? BULK_LIMIT, BULK_LIMIT);
+  const sorted = [...targets].sort((a, b) => compare(a.key, b.key));
+  const submitted: { chunk: DesiredTarget[]; created: ApplyResult['created'] }[] = [];
+  for (let start = 0; start < sorted.length; start += size) {
+    const chunk = sorted.slice(start, start + size);
+    submitted.push({ chunk, created: await createChunk(client, desired, chunk, [], options, result) });
+  }
+  // A key is kept 24 h: a chunk created, deleted and declared again within that window is answered
+  // with the original (deleted) Signals. Those ids are not live, so the chunk is sent once more
+  // under a key salted with them.
+  const live = new Set((await listTaggedSignals(client, desired.tag)).map((s) => s.id));
+  for (const { chunk, created } of submitted) {
+    const stale = created.filter((c) => !live.has(c.id));
+    if (stale.length === 0) {
+      result.created.push(...created);
+      continue;
+    }
+    result.created.push(...created.filter((c) => live.has(c.id)));
+    const again = chunk.filter((t) => stale.some((s) => s.key === t.key));
+    result.created.push(...(await createChunk(client, desired, again, stale.map((s) => s.id), options, result)));
+  }
+}
+
+async function createChunk(
+  client: SignalsClient,
+  desired: DesiredSignals,
+  chunk: DesiredTarget[],
+  salt: string[],
+  options: ApplyOptions,
+  result: ApplyResult,
+): Promise<ApplyResult['created']> {
+  let data;
+  try {
+    const body = { template: bulkTemplate(desired), targets: chunk.map((t) => ({ type: 'profile' as const, site_url: t.seed })) };
+    ({ data } = await client.bulkCreateSignals(body, { idempotencyKey: bulkIdempotencyKey(desired, chunk, salt) }));
+  } catch (error) {
+    const message = (error as Error).message;
+    result.failures.push(...chunk.map((t) => ({ action: 'create' as const, subject: t.seed, message })));
+    return [];
+  }
+  const bySeed = new Map(chunk.map((t) => [t.seed, t]));
+  const byKey = new Map(chunk.map((t) => [t.key, t]));
+  const answered = new Set<string>();
+  for (const { site_url, reason } of data.rejected) {
+    const target = bySeed.get(site_url) ?? byKey.get(seedKey('profile', site_url));
+    result.rejected.push({ seed: target?.seed ?? site_url, reason });
+    if (target) answered.add(target.key);
+  }
+  const created: ApplyResult['created'] = [];
+  const secrets: SignalSecret[] = [];
+  for (const signal of data.signals) {
+    const site = signal.target?.type === 'profile' && typeof signal.target.site_url === 'string' ? signal.target.site_url : undefined;
+    const target = site === undefined ? undefined : byKey.get(seedKey('profile', site));
+    if (target) {
+      created.push({ key: target.key, seed: target.seed, id: signal.id });
+      answered.add(target.key);
+    }
+    const secret = signal.notify?.webhook_secret;
+    if (secret !== undefined) secrets.push({ id: signal.id, site_url: site ?? '', webhook_secret: secret });
+  }
+  for (const target of chunk) {
+    if (!answered.has(target.key)) result.failures.push({ action: 'create', subject: target.seed, message: 'the bulk answer names neither a Signal nor a rejection for this target' });
+  }
+  if (secrets.length > 0) {
+    if (options.onSecrets) {
+      await options.onSecrets(secrets);
+      result.secrets += secrets.length;
+    } else {
+      result.droppedSecrets += secrets.length;
+    }
+  }
+  return created;
+}
+
+async function forEachLimited<T>(items: readonly T[], body: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await body(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, items.length) }, worker));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

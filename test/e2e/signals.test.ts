@@ -1,0 +1,150 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Signal } from '../../schemas/index.js';
+import { ApiClient } from '../../src/client/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { listTaggedSignals } from '../../src/signals/signal-apply.js';
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+
+const KEY = 'svc_test_signals_e2e';
+const TAG = 'e2e-watch';
+const siteOf = (signal: Signal) => (signal.target as { site_url?: string } | undefined)?.site_url;
+const TARGETS = ['https://www.network.example/in/ada-lovelace/', 'grace-hopper', 'https://network.example/in/Alan-Turing?trk=x'];
+
+describe('seedline signals plan|apply', () => {
+  let sandbox: Sandbox;
+  let client: ApiClient;
+  let dir: string;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ rpm: 100_000 });
+    client = new ApiClient({ baseUrl: sandbox.url, apiKey: KEY });
+    dir = await tempWorkspace();
+  });
+  afterAll(async () => {
+    await client?.close();
+    await sandbox?.close();
+  });
+
+  const config = (signals: Record<string, unknown>) =>
+    writeConfig(dir, {
+      api: { base_url: sandbox.url, api_key: KEY },
+      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+      streams: {},
+      signals: { tag: TAG, schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] }, targets: TARGETS, ...signals },
+    });
+  const signals = (...args: string[]) => runCli(['signals', ...args]);
+  const tagged = () => listTaggedSignals(client, TAG);
+
+  it('given three declared targets, when planned, then it shows three to create with their monthly credits and writes nothing', async () => {
+    const path = await config({});
+    const ledgerBefore = sandbox.ledger.entries.length;
+    const result = await signals('plan', '--config', path);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/3 to create, 0 to update, 0 to prune/);
+    expect(result.stdout).toMatch(/estimated monthly credits of the new Signals: 15 \(3 profiles × 5 checks at 7d\)/);
+    expect(await tagged()).toEqual([]);
+    expect(sandbox.ledger.entries.length).toBe(ledgerBefore);
+  });
+
+  it('given the plan, when applied with --secrets-out, then three tagged Signals exist and their secrets are only in the 0600 file', async () => {
+    const path = await config({});
+    const secrets = join(dir, 'secrets.jsonl');
+    const result = await signals('apply', '--config', path, '--secrets-out', secrets);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/applied: 3 created, 0 updated, 0 deleted/);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/whsec_/);
+    const live = await tagged();
+    expect(live.map(siteOf).sort()).toEqual(
+      ['ada-lovelace', 'alan-turing', 'grace-hopper'].map((slug) => `https://www.network.example/in/${slug}`),
+    );
+    expect(live.every((s) => s.schedule.interval === '7d')).toBe(true);
+    const lines = (await readFile(secrets, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string; webhook_secret: string });
+    expect(lines.map((l) => l.id).sort()).toEqual(live.map((s) => s.id).sort());
+    expect(lines.every((l) => l.webhook_secret.startsWith('whsec_'))).toBe(true);
+    expect((await stat(secrets)).mode & 0o777).toBe(0o600);
+  });
+
+  it('given everything applied, when applied again, then it creates nothing', async () => {
+    const before = (await tagged()).map((s) => s.id).sort();
+    const result = await signals('apply', '--config', await config({}));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/0 to create, 0 to update, 0 to prune, 3 unchanged/);
+    expect(result.stdout).toMatch(/applied: 0 created/);
+    expect((await tagged()).map((s) => s.id).sort()).toEqual(before);
+  });
+
+  it('given the interval changed to 1d, when applied, then the three Signals are PATCHed in place', async () => {
+    const before = (await tagged()).map((s) => s.id).sort();
+    const result = await signals('apply', '--config', await config({ schedule: { interval: '1d' } }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/0 to create, 3 to update/);
+    expect(result.stdout).toMatch(/interval 7d→1d/);
+    const after = await tagged();
+    expect(after.map((s) => s.id).sort()).toEqual(before);
+    expect(after.every((s) => s.schedule.interval === '1d')).toBe(true);
+  });
+
+  it('given a target removed from the config, when planned and applied without then with --prune, then it is reported, kept, then deleted', async () => {
+    const path = await config({ schedule: { interval: '1d' }, targets: TARGETS.slice(0, 2) });
+    const plan = await signals('plan', '--config', path);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toMatch(/1 to prune/);
+    expect(plan.stdout).toMatch(/prune \(kept\)\s+alan-turing/);
+
+    const kept = await signals('apply', '--config', path);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stdout).toMatch(/1 tagged Signals are no longer declared and were kept/);
+    expect(await tagged()).toHaveLength(3);
+
+    const pruned = await signals('apply', '--config', path, '--prune');
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toMatch(/applied: 0 created, 0 updated, 1 deleted/);
+    const left = await tagged();
+    expect(left).toHaveLength(2);
+    expect(left.map(siteOf).some((url) => url?.endsWith('/alan-turing'))).toBe(false);
+  });
+
+  it('given the removed target declared again, when applied, then it is created again', async () => {
+    const result = await signals('apply', '--config', await config({ schedule: { interval: '1d' } }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/applied: 1 created/);
+    expect(await tagged()).toHaveLength(3);
+  });
+
+  it('given a lone target created, pruned and declared again within the key window, when applied, then a live Signal is created', async () => {
+    const solo = (targets: string[]) => config({ tag: 'e2e-solo', targets });
+    expect((await signals('apply', '--config', await solo(['linus-pauling']))).code).toBe(0);
+    const first = await listTaggedSignals(client, 'e2e-solo');
+    expect((await signals('apply', '--config', await solo([]), '--prune')).stdout).toMatch(/1 deleted/);
+    const again = await signals('apply', '--config', await solo(['linus-pauling']));
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/applied: 1 created/);
+    const live = await listTaggedSignals(client, 'e2e-solo');
+    expect(live).toHaveLength(1);
+    expect(live[0]!.id).not.toBe(first[0]!.id);
+  });
+
+  it('given an invalid URL and a profile already watched by an untagged Signal, when applied, then each is reported per target and it exits 1', async () => {
+    await client.bulkCreateSignals({
+      template: { name_prefix: 'manual', schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+      targets: [{ type: 'profile', site_url: 'katherine-johnson' }],
+    });
+    const bad = 'https://www.network.example/company/not-a-profile';
+    const result = await signals('apply', '--config', await config({ schedule: { interval: '1d' }, targets: [...TARGETS, bad, 'katherine-johnson', 'edsger-dijkstra'] }));
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/applied: 1 created, 0 updated, 0 deleted, 3 unchanged, 2 rejected/);
+    expect(result.stdout).toMatch(new RegExp(`rejected\\s+${bad}\\s+invalid_url`));
+    expect(result.stdout).toMatch(/rejected\s+katherine-johnson\s+duplicate_target/);
+    expect(await tagged()).toHaveLength(4);
+  });
+
+  it('given a notify webhook and no --secrets-out, when applied, then it refuses before creating anything', async () => {
+    const path = await config({ tag: 'e2e-notify', notify: { webhook_url: 'https://hooks.example/seedline' }, targets: ['barbara-liskov'] });
+    const result = await signals('apply', '--config', path);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/--secrets-out/);
+    expect(await listTaggedSignals(client, 'e2e-notify')).toEqual([]);
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { Signal, SignalBulkBody } from '../../schemas/index.js';
+import { applySignalPlan, type SignalSecret, type SignalsClient } from '../../src/signals/signal-apply.js';
+import { diffSignals, type DesiredSignals } from '../../src/signals/signal-diff.js';
+
+const desired = (count: number): DesiredSignals => ({
+  tag: 't',
+  namePrefix: 'seedline',
+  settings: { interval: '7d', timezone: 'UTC', mode: 'field_change', fields: ['headline'], webhookUrl: null },
+  targets: Array.from({ length: count }, (_, i) => ({ key: `p-${i}`, seed: `p-${i}` })),
+});
+
+/** A client that creates every target (rejecting seeds starting with `bad`) and fails the operations named in `failing`. */
+function fakeClient(failing: string[] = []) {
+  const keys: string[] = [];
+  const live = new Map<string, Signal>();
+  let n = 0;
+  const fail = (operation: string) => {
+    if (failing.includes(operation)) throw new Error(`${operation} refused`);
+  };
+  const client = {
+    listSignals: async () => ({ data: [...live.values()], meta: { nextCursor: null } }),
+    bulkCreateSignals: async (body: SignalBulkBody, options: { idempotencyKey?: string } = {}) => {
+      fail('bulkCreateSignals');
+      keys.push(options.idempotencyKey!);
+      const rejected = body.targets.filter((t) => t.site_url.startsWith('bad')).map((t) => ({ site_url: t.site_url, reason: 'invalid_url' }));
+      const signals = body.targets
+        .filter((t) => !t.site_url.startsWith('bad'))
+        .map((t): Signal => {
+          const signal = { id: `sig_${++n}`, name: 'x', tags: ['t'], status: 'active', target: { type: 'profile' as const, site_url: `https://www.network.example/in/${t.site_url}` }, schedule: body.template.schedule, estimated_monthly_credits: 5 };
+          live.set(signal.id, signal);
+          return { ...signal, notify: { webhook_url: null, webhook_secret: `whsec_${n}` } };
+        });
+      return { data: { created: signals.length, rejected, estimated_monthly_credits: 0, signals }, meta: {} };
+    },
+    updateSignal: async (id: string) => {
+      fail('updateSignal');
+      return { data: { id, schedule: { interval: '7d' }, estimated_monthly_credits: 5 }, meta: {} };
+    },
+    deleteSignal: async (id: string) => {
+      fail('deleteSignal');
+      live.delete(id);
+      return { data: { id, deleted: true as const }, meta: {} };
+    },
+  };
+  return { client: client as unknown as SignalsClient, keys, live };
+}
+
+describe('signals apply', () => {
+  it('given 2500 targets, when applied twice from scratch, then it sends three chunks of at most 1000 with the same keys each time', async () => {
+    const first = fakeClient();
+    const result = await applySignalPlan(first.client, desired(2500), diffSignals(desired(2500), []));
+    expect(result.created).toHaveLength(2500);
+    expect(first.keys).toHaveLength(3);
+    const second = fakeClient();
+    await applySignalPlan(second.client, desired(2500), diffSignals(desired(2500), []));
+    expect(second.keys).toEqual(first.keys);
+  });
+
+  it('given created Signals with secrets and a rejected target, when applied, then secrets go only to onSecrets and the rejection names the seed', async () => {
+    const { client } = fakeClient();
+    const wanted: DesiredSignals = { ...desired(2), targets: [...desired(2).targets, { key: 'bad-one', seed: 'bad-one' }] };
+    const received: SignalSecret[] = [];
+    const result = await applySignalPlan(client, wanted, diffSignals(wanted, []), { onSecrets: async (s) => void received.push(...s) });
+    expect(received.map((s) => s.webhook_secret)).toEqual(['whsec_1', 'whsec_2']);
+    expect(result.secrets).toBe(2);
+    expect(result.rejected).toEqual([{ seed: 'bad-one', reason: 'invalid_url' }]);
+    expect(JSON.stringify(result)).not.toMatch(/whsec_/);
+  });
+
+  it('given failing PATCH and DELETE, when applied with prune, then each failure is recorded and the rest continues', async () => {
+    const { client, live } = fakeClient(['updateSignal', 'deleteSignal']);
+    const existing: Signal[] = [
+      { id: 'sig_a', name: 'a', tags: ['t'], status: 'active', target: { type: 'profile', site_url: 'p-0' }, schedule: { interval: '1d' }, criteria: { mode: 'field_change', fields: ['headline'] }, estimated_monthly_credits: 30 },
+      { id: 'sig_b', name: 'b', tags: ['t'], status: 'active', target: { type: 'profile', site_url: 'gone' }, schedule: { interval: '7d' }, estimated_monthly_credits: 5 },
+    ];
+    const result = await applySignalPlan(client, desired(2), diffSignals(desired(2), existing), { prune: true });
+    expect(result.created.map((c) => c.key)).toEqual(['p-1']);
+    expect(result.failures.map((f) => [f.action, f.subject])).toEqual([['update', 'sig_a'], ['delete', 'sig_b']]);
+    expect(live.size).toBe(1);
+  });
+
+  it('given an unwanted Signal and no prune, when applied, then it is counted as kept and not deleted', async () => {
+    const { client } = fakeClient(['deleteSignal']);
+    const existing: Signal[] = [{ id: 'sig_b', name: 'b', tags: ['t'], status: 'active', target: { type: 'profile', site_url: 'gone' }, schedule: { interval: '7d' }, estimated_monthly_credits: 5 }];
+    const result = await applySignalPlan(client, desired(0), diffSignals(desired(0), existing));
+    expect(result.keptUnwanted).toBe(1);
+    expect(result.failures).toEqual([]);
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import type { Signal } from '../../schemas/index.js';
+import { parseConfig } from '../../src/config/load-config.js';
+import { bulkIdempotencyKey, bulkTemplate } from '../../src/signals/signal-apply.js';
+import { diffSignals, estimateMonthlyCredits, type DesiredSignals } from '../../src/signals/signal-diff.js';
+
+const desired = (over: Partial<DesiredSignals> = {}): DesiredSignals => ({
+  tag: 'team-a',
+  namePrefix: 'seedline',
+  settings: { interval: '7d', timezone: 'UTC', mode: 'field_change', fields: ['headline', 'position'], webhookUrl: null },
+  targets: [
+    { key: 'jane-doe', seed: 'jane-doe' },
+    { key: 'john-roe', seed: 'https://www.network.example/in/John-Roe/' },
+  ],
+  ...over,
+});
+
+let ids = 0;
+const signal = (siteUrl: string | undefined, over: Partial<Signal> = {}): Signal => ({
+  id: `sig_${++ids}`,
+  name: `seedline — ${siteUrl}`,
+  tags: ['team-a'],
+  status: 'active',
+  ...(siteUrl === undefined ? {} : { target: { type: 'profile', site_url: siteUrl } }),
+  schedule: { interval: '7d', timezone: 'UTC' },
+  criteria: { mode: 'field_change', fields: ['position', 'headline'] },
+  notify: { webhook_url: null },
+  estimated_monthly_credits: 5,
+  ...over,
+});
+
+describe('signals diff', () => {
+  it('given no tagged Signals, when diffed, then every target is to create', () => {
+    const plan = diffSignals(desired(), []);
+    expect(plan.create.map((t) => t.key)).toEqual(['jane-doe', 'john-roe']);
+    expect([plan.update, plan.prune, plan.unchanged]).toEqual([[], [], []]);
+  });
+
+  it('given Signals on the canonical URLs with the same settings, when diffed, then they are unchanged (fields compared as a set)', () => {
+    const existing = [signal('https://www.network.example/in/jane-doe'), signal('https://www.network.example/in/john-roe')];
+    const plan = diffSignals(desired(), existing);
+    expect(plan.create).toEqual([]);
+    expect(plan.unchanged.map((u) => u.key)).toEqual(['jane-doe', 'john-roe']);
+  });
+
+  it('given a different interval, fields and webhook, when diffed, then the patch carries only those', () => {
+    const existing = [
+      signal('https://www.network.example/in/jane-doe', { schedule: { interval: '1d', timezone: 'UTC' } }),
+      signal('https://www.network.example/in/john-roe', { criteria: { mode: 'field_change', fields: ['headline'] }, notify: { webhook_url: 'https://hooks.example/x' } }),
+    ];
+    const plan = diffSignals(desired(), existing);
+    expect(plan.update.map((u) => u.patch)).toEqual([
+      { schedule: { interval: '7d', timezone: 'UTC' } },
+      { criteria: { mode: 'field_change', fields: ['headline', 'position'] }, notify: { webhook_url: null } },
+    ]);
+    expect(plan.update[0]!.changes).toEqual(['interval 1d→7d']);
+  });
+
+  it('given a tagged Signal for an undeclared target, a duplicate and a company target, when diffed, then they are to prune with the reason', () => {
+    const existing = [
+      signal('https://www.network.example/in/jane-doe'),
+      signal('jane-doe'),
+      signal('https://www.network.example/in/gone'),
+      signal(undefined, { target: { type: 'company_jobs', company_url: 'https://www.network.example/company/acme' } }),
+    ];
+    const plan = diffSignals(desired(), existing);
+    expect(plan.prune.map((p) => [p.key, p.reason])).toEqual([
+      ['jane-doe', 'duplicate of a kept Signal'],
+      ['gone', 'not in targets'],
+      [undefined, 'not a profile target'],
+    ]);
+    expect(plan.create.map((t) => t.key)).toEqual(['john-roe']);
+  });
+
+  it('given Signals without the tag or without a target, when diffed, then they are neither matched nor pruned', () => {
+    const plan = diffSignals(desired(), [signal('jane-doe', { tags: ['other'] }), signal(undefined)]);
+    expect(plan.create).toHaveLength(2);
+    expect(plan.prune).toEqual([]);
+    expect(plan.unreadable).toHaveLength(1);
+  });
+});
+
+describe('signals credits and idempotency keys', () => {
+  it('given an interval and a count, when estimated, then it is ceil(30 / days) per profile', () => {
+    expect(estimateMonthlyCredits('1d', 2)).toBe(60);
+    expect(estimateMonthlyCredits('7d', 3)).toBe(15);
+    expect(estimateMonthlyCredits('14d', 1)).toBe(3);
+    expect(estimateMonthlyCredits('30d', 0)).toBe(0);
+  });
+
+  it('given the same chunk in another order, when keyed, then the key is the same; another template or salt changes it', () => {
+    const d = desired();
+    const key = bulkIdempotencyKey(d, d.targets);
+    expect(bulkIdempotencyKey(d, [...d.targets].reverse())).toBe(key);
+    expect(bulkIdempotencyKey(desired({ settings: { ...d.settings, interval: '1d' } }), d.targets)).not.toBe(key);
+    expect(bulkIdempotencyKey(d, d.targets, ['sig_1'])).not.toBe(key);
+    expect(bulkTemplate(d)).toEqual({ name_prefix: 'seedline', tags: ['team-a'], schedule: { interval: '7d', timezone: 'UTC' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] } });
+  });
+});
+
+describe('signals config', () => {
+  const base = 'api: { base_url: sandbox, api_key: svc_test_x }\ndestination: { type: duckdb, path: w.duckdb }\nstreams: {}\n';
+
+  it('given a signals block, when parsed, then defaults apply and every target form is accepted', () => {
+    const config = parseConfig(`${base}signals: { tag: t, schedule: { interval: 7d }, criteria: { mode: field_change, fields: [headline] }, targets: { from_seeds: profiles } }\n`, 'x.yaml');
+    expect(config.signals?.name_prefix).toBe('seedline');
+    expect(config.signals?.targets).toEqual({ from_seeds: 'profiles' });
+    const file = parseConfig(`${base}signals: { tag: t, schedule: { interval: 1d }, criteria: { mode: field_change, fields: [skills] }, targets: { file: p.csv } }\n`, 'x.yaml');
+    expect(file.signals?.targets).toEqual({ file: 'p.csv', column: 'url' });
+  });
+
+  it('given an unknown field, interval or time zone, when parsed, then each is named', () => {
+    const text = `${base}signals: { tag: t, schedule: { interval: 2d, timezone: Mars/Base }, criteria: { mode: field_change, fields: [salary] }, targets: [a] }\n`;
+    expect(() => parseConfig(text, 'x.yaml')).toThrow(/signals\.schedule\.interval[\s\S]*signals\.schedule\.timezone[\s\S]*signals\.criteria\.fields\[0\]/);
+  });
+});
