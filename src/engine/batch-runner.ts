@@ -12,7 +12,7 @@ import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { singleCalls, type ServiceResponse } from './service-calls.js';
+import { errorType, recoverPaidResponse, singleCalls, UNPROCESSABLE, type ServiceResponse } from './service-calls.js';
 import { emptyOutcome, noteError, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
@@ -24,6 +24,8 @@ const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invali
 const TRANSIENT_FAILURES = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
 /** Result entries per read of `GET /v1/batch/{id}/results` (the service's maximum). */
 const RESULTS_PAGE_SIZE = 500;
+/** Submission answers that prove no job was created (so nothing billed). */
+const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
 /** Submission errors after which the intent can never succeed as written. */
 const RETIRING_SUBMIT_ERRORS = new Set(['insufficient_credits', 'invalid_request', 'idempotency_conflict']);
 
@@ -35,12 +37,12 @@ type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: 
  * page, each page committed with the seed ledger and the results cursor. A restarted run
  * re-attaches to recorded jobs and resubmits unanswered intents with the same Idempotency-Key.
  */
-export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamOutcome> {
-  const outcome = emptyOutcome(manifest.name);
+export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
   const runner = new BatchRunner(manifest, ctx, outcome);
   const open = await openBatches(ctx, manifest.name);
-  // Unsubmitted intents of an earlier run reserve their items when they are sent: leave room for them.
-  const held = open.filter((b) => b.status === 'intent').reduce((n, b) => n + b.itemCount, 0);
+  // Batches of an earlier run are finished first and may still cost (unsent intents, items that
+  // settle as they resolve): leave room for all their items.
+  const held = open.reduce((n, b) => n + b.itemCount, 0);
   const affordable = runner.withinBudget(await runner.seedsToFetch(open), held);
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
@@ -131,7 +133,12 @@ class BatchRunner {
     return this.lost.flatMap((batch) =>
       itemsOf(batch)
         .filter((item) => ledger.get(item.ref)?.jobId === batch.jobId && ledger.get(item.ref)?.status === 'submitted')
-        .map(partitionOf),
+        .map((item) => {
+          const partition = partitionOf(item);
+          // A new key: the lost job's key may still be held by the service, which would replay the dead job.
+          partition.values.resend_of = batch.jobId;
+          return partition;
+        }),
     );
   }
 
@@ -163,24 +170,30 @@ class BatchRunner {
     reservation ??= submitted ? undefined : this.ctx.budget.reserve(batch.itemCount * this.manifest.credits_per_item);
     const spent = { credits: 0 };
     let completed = false;
+    // Once a submission is sent, its items may have billed even if the answer is lost.
+    let mayHaveBilled = Boolean(submitted);
     let resend: Partition[] = [];
     try {
       if (!submitted) {
+        mayHaveBilled = true;
         const answer = await this.submit(batch);
-        if (Array.isArray(answer)) resend = answer;
-        else submitted = answer;
+        if (Array.isArray(answer)) {
+          resend = answer;
+          mayHaveBilled = false;
+        } else submitted = answer;
       }
       if (submitted) {
         await this.readResults(submitted, spent);
         completed = true;
       }
     } catch (error) {
-      if ((error as { type?: string }).type !== 'not_found' || submitted !== batch) throw error;
+      if (!submitted && CREATES_NOTHING.has(errorType(error) ?? '')) mayHaveBilled = false;
+      if (errorType(error) !== 'not_found' || submitted !== batch) throw error;
       await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
       this.lost.push(batch);
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
-      const floor = submitted && !completed && reservation ? batch.itemCount * this.manifest.credits_per_item : 0;
+      const floor = mayHaveBilled && !completed && reservation ? batch.itemCount * this.manifest.credits_per_item : 0;
       if (reservation) reservation.settle(Math.max(spent.credits, floor));
       else this.ctx.budget.record(spent.credits);
     }
@@ -224,13 +237,15 @@ class BatchRunner {
     const reservation = this.ctx.budget.reserve(this.manifest.credits_per_item);
     let credits = 0;
     try {
-      const response = await call(this.ctx.client, this.paramsFor(partition));
+      const response = await call(this.ctx.client, this.paramsFor(partition)).catch(recoverPaidResponse);
       credits = response.meta.creditsUsed ?? 0;
       this.outcome.credits += credits;
       await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: response.data }, partition.values, null);
     } catch (error) {
-      const type = (error as { type?: string }).type;
+      const type = errorType(error);
       if (type === undefined) throw error;
+      // Some single calls bill a 422 (headcount): count it at its worst case, never as free.
+      if (type === UNPROCESSABLE) credits = this.manifest.credits_per_item;
       await this.markFailed(partition, `${type}: ${(error as Error).message}`);
     } finally {
       reservation.settle(credits);
@@ -251,10 +266,11 @@ class BatchRunner {
       job = await this.ctx.client.submitBatch(body, { idempotencyKey: batch.idempotencyKey });
       crashPoint('after-submit');
     } catch (error) {
-      const type = (error as { type?: string }).type ?? '';
+      const type = errorType(error) ?? '';
       if (!RETIRING_SUBMIT_ERRORS.has(type)) throw error;
-      const resend = await this.retire(batch, body.items, type, error as Error);
-      if (resend.length === 0) throw error;
+      const { resend, failed } = await this.retire(batch, body.items, type, error as Error);
+      // Seeds recorded as failed are the whole story; only a refusal that failed no seed (402) fails the chunk.
+      if (failed === 0) throw error;
       return resend;
     }
     const submitted: BatchRow = { ...batch, status: 'submitted', jobId: job.data.job_id };
@@ -270,7 +286,7 @@ class BatchRunner {
    * seeds stay pending for a later run; on a 400 naming `items[N]` that seed fails and the others
    * are answered for sending again in a new intent; otherwise every seed fails with the reason.
    */
-  private async retire(batch: BatchRow, items: BatchItemBody[], type: string, error: Error): Promise<Partition[]> {
+  private async retire(batch: BatchRow, items: BatchItemBody[], type: string, error: Error): Promise<{ resend: Partition[]; failed: number }> {
     const culprit = type === 'invalid_request' ? /items\[(\d+)\]/.exec(error.message)?.[1] : undefined;
     const failed = type === 'insufficient_credits' ? [] : culprit === undefined ? items : items.filter((_, i) => i === Number(culprit));
     const reason = `${type}: ${error.message}`;
@@ -280,8 +296,8 @@ class BatchRunner {
     });
     this.outcome.failed += failed.length;
     for (const item of failed) noteError(this.outcome, `${seedOf(item)}: ${reason}`);
-    if (culprit === undefined) return [];
-    return items.filter((_, i) => i !== Number(culprit)).map(partitionOf);
+    const resend = culprit === undefined ? [] : items.filter((_, i) => i !== Number(culprit)).map(partitionOf);
+    return { resend, failed: failed.length };
   }
 
   private async readResults(batch: BatchRow, spent: { credits: number }): Promise<void> {
@@ -353,7 +369,7 @@ class BatchRunner {
     const body = JSON.stringify({ items });
     // Keys derive from what is asked and from the last fetch of those seeds: a retry of the same
     // intent reuses its key; a later refresh of the same seeds gets a new one.
-    const generation = sorted.map((p) => this.ledger.get(p.key)?.fetchedAt?.toISOString() ?? '').join(',');
+    const generation = sorted.map((p) => `${this.ledger.get(p.key)?.fetchedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`).join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation })).slice(0, 40)}`;
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
   }

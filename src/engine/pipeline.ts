@@ -62,9 +62,9 @@ export interface RunResult {
 }
 
 const runners = {
-  batch: (manifest, ctx) => runBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx),
-  request: (manifest, ctx) => runRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx),
-} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext) => Promise<StreamOutcome>>;
+  batch: (manifest, ctx, outcome) => runBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx, outcome),
+  request: (manifest, ctx, outcome) => runRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, outcome),
+} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext, outcome: StreamOutcome) => Promise<StreamOutcome>>;
 
 const planners = {
   batch: (manifest, ctx) => planBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx),
@@ -99,10 +99,11 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
-      const outcome = await runners[manifest.type](manifest, contextFor(manifest.name)).catch((error: Error) => {
-        const failed = { ...emptyOutcome(manifest.name), status: 'failed' as const };
-        noteError(failed, error.message);
-        return failed;
+      // The outcome is shared with the runner, so a stream that throws still reports what it spent.
+      const outcome = emptyOutcome(manifest.name);
+      await runners[manifest.type](manifest, contextFor(manifest.name), outcome).catch((error: Error) => {
+        outcome.status = 'failed';
+        noteError(outcome, error.message);
       });
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);

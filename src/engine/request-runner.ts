@@ -7,7 +7,7 @@ import { BudgetExhaustedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { callByName, type ServiceResponse } from './service-calls.js';
+import { callByName, errorType, recoverPaidResponse, UNPROCESSABLE } from './service-calls.js';
 import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
@@ -56,8 +56,7 @@ async function partitionsDue(manifest: RequestStreamNode, ctx: StreamContext) {
 }
 
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
-export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext): Promise<StreamOutcome> {
-  const outcome = emptyOutcome(manifest.name);
+export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
   const { partitions, states, todo } = await partitionsDue(manifest, ctx);
   outcome.skipped = partitions.length - todo.length;
   ctx.reporter.streamStarted(manifest.name, todo.length);
@@ -114,13 +113,15 @@ class PartitionRunner {
     private readonly buffer?: PageBuffer,
   ) {
     this.call = callByName(manifest.call);
-    this.current = new Map(ctx.fullRefresh ? [] : saved);
+    this.current = new Map(saved);
   }
 
   /** Pages through one partition, committing each page with the state that resumes after it. */
   async run(partition: Partition): Promise<void> {
     const saved = this.current.get(partition.key) ?? {};
-    let page: PageState = saved.pending ?? { number: 1 };
+    // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
+    // the state, so a failure part-way does not cost the next normal run its stopping point.
+    let page: PageState = (this.ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
     const maxPages = this.maxPages(partition);
     for (;;) {
       const response = await this.fetchPage(partition, saved, page);
@@ -148,8 +149,16 @@ class PartitionRunner {
     noteError(this.outcome, message);
     this.ctx.reporter.notice(this.manifest.name, message);
     const { pending, ...rest } = this.current.get(partition.key) ?? {};
-    const keepPending = (error as { type?: string }).type !== 'invalid_request';
-    const state = { ...rest, ...(keepPending && pending ? { pending } : {}), error: error.message };
+    const type = errorType(error);
+    // Buffered (replace-mode) pages were never written, so their place in the pass must not be kept.
+    const keepPending = !this.buffer && type !== 'invalid_request' && type !== UNPROCESSABLE;
+    const state: PartitionState = {
+      ...rest,
+      ...(keepPending && pending ? { pending } : {}),
+      // A target the service cannot process was billed: it waits for refresh_after like a done one.
+      ...(type === UNPROCESSABLE ? { completed_at: this.ctx.now().toISOString() } : {}),
+      error: error.message,
+    };
     try {
       await this.writer.inUnit([], (unit) => unit.saveState([stateRow(this.manifest.name, partition.key, state)]));
     } catch (writeError) {
@@ -174,12 +183,17 @@ class PartitionRunner {
       args.page = page.number;
       if (page.token) args.pagination_token = page.token;
     }
-    const reservation = this.ctx.budget.reserve(creditsOf(this.manifest.credits_per_page, context));
+    const worstCase = creditsOf(this.manifest.credits_per_page, context);
+    const reservation = this.ctx.budget.reserve(worstCase);
     let credits = 0;
     try {
-      const response = await this.call(this.ctx.client, args).catch(recoverPaidPage);
+      const response = await this.call(this.ctx.client, args).catch(recoverPaidResponse);
       credits = response.meta.creditsUsed ?? 0;
       return response;
+    } catch (error) {
+      // A 422 on a paged call is billed (the spec's errors table): count it at its worst case.
+      if (errorType(error) === UNPROCESSABLE) credits = worstCase;
+      throw error;
     } finally {
       reservation.settle(credits);
       this.outcome.credits += credits;
@@ -217,7 +231,9 @@ class PartitionRunner {
     if (this.buffer) {
       this.buffer.groups.push(shaped);
       this.buffer.states.push(row);
-    } else await this.writeUnit([shaped], [row]);
+      return;
+    }
+    await this.writeUnit([shaped], [row]);
     this.current.set(partition.key, state);
   }
 
@@ -228,16 +244,6 @@ class PartitionRunner {
     });
     addLoad(this.outcome, counts);
   }
-}
-
-/**
- * A page whose records do not all fit their schema was still paid for: take the raw envelope the
- * client kept, so each record is validated on its own and misfits go to `_seedline_rejected`.
- */
-function recoverPaidPage(error: unknown): ServiceResponse {
-  const raw = (error as { code?: string; raw?: unknown }).raw as Partial<ServiceResponse> | undefined;
-  if ((error as { code?: string }).code !== 'SEEDLINE_RESPONSE_SHAPE' || !raw || typeof raw !== 'object' || !('data' in raw)) throw error;
-  return { data: raw.data, meta: (raw.meta ?? {}) as ServiceResponse['meta'] };
 }
 
 async function readStates(destination: Destination, stream: string): Promise<Map<string, PartitionState>> {

@@ -71,3 +71,22 @@ export function callByName(name: string): Call {
 function variantOf(value: unknown): 'default' | 'sales-nav' | 'standard' | undefined {
   return value === 'sales-nav' || value === 'standard' || value === 'default' ? value : undefined;
 }
+
+/**
+ * A response whose records do not all fit their schema was still paid for: take the raw envelope
+ * the client kept, so each record is validated on its own and misfits go to `_seedline_rejected`.
+ */
+export function recoverPaidResponse(error: unknown): ServiceResponse {
+  const raw = (error as { code?: string; raw?: unknown }).raw as Partial<ServiceResponse> | undefined;
+  if ((error as { code?: string }).code !== 'SEEDLINE_RESPONSE_SHAPE' || !raw || typeof raw !== 'object' || !('data' in raw)) throw error;
+  return { data: raw.data, meta: (raw.meta ?? {}) as ServiceResponse['meta'] };
+}
+
+/** The service's error type of a failed call (`unprocessable_target`, …), if it is a service error. */
+export function errorType(error: unknown): string | undefined {
+  const type = (error as { type?: unknown } | null)?.type;
+  return typeof type === 'string' ? type : undefined;
+}
+
+/** A target the service could not process: billed on paged and batch calls, so not asked again until refresh_after. */
+export const UNPROCESSABLE = 'unprocessable_target';

@@ -333,6 +333,22 @@ describe('seeds the service refuses or fumbles', () => {
   }, 60_000);
 });
 
+describe('a refused seed on its own', () => {
+  it('given a synced warehouse, when one bad seed is added and synced, then only that seed fails and the run exits 0', async () => {
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
+      const config = configFor({ sandbox, destination: dest, streams: { profiles: {} } });
+      config.seeds.profiles = PROFILES.slice(0, 2);
+      expect((await sync(await writeConfig(dir, config))).code).toBe(0);
+      config.seeds.profiles = [...PROFILES.slice(0, 2), 'https://www.network.example/company/acme'];
+      const second = await sync(await writeConfig(dir, config));
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stdout).toMatch(/profiles\s+partial\s+0\s+0\s+2\s+1/);
+      const failed = await query(dest, `select seed_key from "${dest.schema}"._seedline_seeds where status = 'failed'`);
+      expect(failed).toEqual([{ seed_key: 'acme' }]);
+    });
+  }, 60_000);
+});
+
 describe('config and budget', () => {
   it('given a bad config, when synced, then it exits non-zero naming the key before any call', async () => {
     await inWorkspace({}, async ({ sandbox, dir }) => {
