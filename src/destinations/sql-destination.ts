@@ -49,6 +49,12 @@ export interface SqlSession {
   all(statement: Statement): Promise<Record<string, unknown>[]>;
   /** Bulk-loads rows into a table (or a temporary staging table) through the backend's native path. */
   bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void>;
+  /**
+   * Announces the tables a write is about to bulk-load, before its records are shaped, so a
+   * backend can look them up meanwhile (Postgres: their column types decide binary COPY); awaited
+   * before the first `bulkInsert` of the write. Optional.
+   */
+  prepareBulk?(tables: readonly BulkTarget[]): Promise<void>;
   /** Returns the connection; `broken` discards it. */
   release(broken?: boolean): Promise<void>;
 }
@@ -76,6 +82,14 @@ export interface SqlDialectTraits {
   begin: string;
   /** `column` is among the values of a one-column subquery, written so the backend uses the column's index when it has one. */
   inList(column: RawBuilder<unknown>, values: RawBuilder<unknown>): RawBuilder<unknown>;
+  /**
+   * A session takes its next statement while earlier ones still run and sends them in call order
+   * (Postgres), so a write issues all its statements at once. `run` and `bulkInsert` must then
+   * take their place in line before their first await.
+   */
+  pipelined: boolean;
+  /** A one-column key set of a merge is bound as one array (`= any($1::type[])`) and every table loses its rows in one statement, instead of going through a staging table. */
+  arrayKeys: boolean;
 }
 
 /**
@@ -254,7 +268,11 @@ export abstract class SqlDestination implements Destination {
     const layout = this.tables.get(table);
     if (!layout) throw new UnknownTableError(table);
     const loadedAt = this.nextTimestamp();
+    const prepared = session.prepareBulk?.([layout.name, ...layout.children.map((c) => c.name)].map((name) => this.bulkTarget(name)));
+    // Settled even when shaping throws, so its failure is not left unhandled.
+    prepared?.catch(() => undefined);
     const batch = shapeRecords(layout, records, { runId, loadedAt, rejectNul: this.traits.rejectNul });
+    await prepared;
     if (batch.rejected.length > 0) {
       const now = new Date();
       const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream: table, table, record: safeJson(r.record), reason: r.reason }, now));
@@ -315,57 +333,109 @@ export abstract class SqlDestination implements Destination {
     }
   }
 
+  /** Where rows of a data table are bulk-loaded: the table and its columns in physical order. */
+  private bulkTarget(table: string): BulkTarget {
+    return { schema: this.schema, table, columns: this.physical.get(table) ?? [] };
+  }
+
   /** Bulk-loads rows straight into their table; resolves to the rows loaded. */
   private async load(session: SqlSession, rows: ShapedRows): Promise<number> {
     if (rows.length === 0) return 0;
-    const columns = this.physical.get(rows.shape.name) ?? rows.shape.columns.map((c) => c.name);
-    await session.bulkInsert({ schema: this.schema, table: rows.shape.name, columns }, rows);
+    const target = this.bulkTarget(rows.shape.name);
+    await session.bulkInsert(target.columns.length > 0 ? target : { ...target, columns: rows.shape.columns.map((c) => c.name) }, rows);
     return rows.length;
   }
 
+  /**
+   * Runs steps in order and resolves to the sum of their results. A pipelined backend gets them
+   * all at once (its connection keeps the order), so the server works while the next rows are
+   * encoded; the first failure, in step order, is the one thrown.
+   */
+  private async steps(steps: readonly (() => Promise<number>)[]): Promise<number> {
+    let total = 0;
+    if (!this.traits.pipelined) {
+      for (const step of steps) total += await step();
+      return total;
+    }
+    const settled = await Promise.allSettled(steps.map((step) => step()));
+    for (const result of settled) {
+      if (result.status === 'rejected') throw result.reason;
+      total += result.value;
+    }
+    return total;
+  }
+
   /** Bulk-loads rows into a temporary table shaped like their table; resolves to its name. */
-  private async stage(session: SqlSession, rows: ShapedRows): Promise<string> {
-    const name = `_seedline_stage_${++this.stagingCounter}`;
+  private async stage(session: SqlSession, rows: ShapedRows, name = this.stagingName()): Promise<string> {
     const columns = rows.shape.columns.map((c) => c.name);
-    await session.run(
-      sql`create temporary table ${sql.table(name)} as select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(this.qualified(rows.shape.name))} limit 0`.compile(this.db),
-    );
-    if (rows.length > 0) await session.bulkInsert({ schema: null, table: name, columns }, rows);
+    const create = sql`create temporary table ${sql.table(name)} as select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(this.qualified(rows.shape.name))} limit 0`;
+    await this.steps([
+      () => session.run(create.compile(this.db)),
+      async () => {
+        if (rows.length > 0) await session.bulkInsert({ schema: null, table: name, columns }, rows);
+        return 0;
+      },
+    ]);
     return name;
+  }
+
+  private stagingName(): string {
+    return `_seedline_stage_${++this.stagingCounter}`;
   }
 
   /**
    * Writes shaped rows according to the write mode; resolves to the rows inserted. Merge, append
    * and replace load straight into the tables (merge first deletes the batch's keys, children by
-   * their parent key, in one statement per table); history goes through staging tables.
+   * their parent key: one statement for all tables with a bound key array, or one per table from
+   * a staged key table); history goes through staging tables.
    */
   private async apply(session: SqlSession, layout: TableLayout, batch: ShapedBatch, runId: string): Promise<number> {
     const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.db));
     const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.qualified(name))}`;
-    const loadAll = async (): Promise<number> => {
-      let inserted = await this.load(session, batch.parent);
-      for (const child of batch.children) inserted += await this.load(session, child);
-      return inserted;
+    const loads = [batch.parent, ...batch.children].map((rows) => () => this.load(session, rows));
+    const statement = (query: RawBuilder<unknown>) => async (): Promise<number> => {
+      await run(query);
+      return 0;
     };
     switch (layout.writeMode) {
       case 'append':
-        return loadAll();
+        return this.steps(loads);
       case 'replace':
         // Rows of earlier runs go, rows of this run (earlier pages) stay: readers see the old table until commit.
-        for (const shape of [batch.parent.shape, ...batch.children.map((c) => c.shape)]) {
-          await run(sql`delete from ${target(shape.name)} where ${sql.ref('_run_id')} is distinct from ${runId}`);
-        }
-        return loadAll();
+        return this.steps([
+          ...[batch.parent.shape, ...batch.children.map((c) => c.shape)].map((shape) =>
+            statement(sql`delete from ${target(shape.name)} where ${sql.ref('_run_id')} is distinct from ${runId}`),
+          ),
+          ...loads,
+        ]);
       case 'merge': {
-        // The batch's keys go to a staging table once; each table then loses the rows of those keys in one statement.
         const keyColumns = layout.primaryKey.map((pk) => batch.parent.shape.columns.find((c) => c.name === pk)!);
-        const keys = await this.stage(session, {
-          shape: { name: batch.parent.shape.name, columns: keyColumns },
-          columns: batch.keys,
-          length: batch.records,
-          constant: keyColumns.map(() => false),
-        });
         const childKeys = childKeyColumns(layout).map((c) => c.name);
+        if (this.traits.arrayKeys && keyColumns.length === 1) {
+          const type = keyColumns[0]!.type;
+          const values = batch.keys[0]!.map((value) => (type === 'timestamp' ? new Date(value as number).toISOString() : typeof value === 'bigint' ? String(value) : value));
+          const arrayType = sql.raw(`${this.traits.sqlType(type)}[]`);
+          // The cast makes it `= any(array)` probing the column's index, not `= any(subquery)`.
+          const matches = (column: string): RawBuilder<unknown> => sql`${sql.ref(`t.${column}`)} = any((select ${sql.ref('k')} from ${sql.table('_seedline_keys')})::${arrayType})`;
+          const childDeletes = batch.children.map(
+            (child, i) => sql`${sql.table(`_seedline_deleted_${i}`)} as (delete from ${target(child.shape.name)} as t where ${matches(childKeys[0]!)})`,
+          );
+          return this.steps([
+            statement(
+              sql`with ${sql.table('_seedline_keys')} as (select ${values}::${arrayType} as ${sql.ref('k')})${sql.join(
+                childDeletes.map((d) => sql`, ${d}`),
+                sql``,
+              )} delete from ${target(batch.parent.shape.name)} as t where ${matches(layout.primaryKey[0]!)}`,
+            ),
+            ...loads,
+          ]);
+        }
+        // The batch's keys go to a staging table once; each table then loses the rows of those keys in one statement.
+        const keys = this.stagingName();
+        const stageKeys = async (): Promise<number> => {
+          await this.stage(session, { shape: { name: batch.parent.shape.name, columns: keyColumns }, columns: batch.keys, length: batch.records, constant: keyColumns.map(() => false) }, keys);
+          return 0;
+        };
         const match = (columns: readonly string[]): RawBuilder<unknown> =>
           columns.length === 1
             ? this.traits.inList(sql.ref(`t.${columns[0]!}`), sql`select ${sql.ref(`k.${layout.primaryKey[0]!}`)} from ${sql.table(keys)} as k`)
@@ -373,10 +443,13 @@ export abstract class SqlDestination implements Destination {
                 columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
                 sql` and `,
               )})`;
-        for (const child of batch.children) await run(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`);
-        await run(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`);
-        await run(sql`drop table ${sql.table(keys)}`);
-        return loadAll();
+        return this.steps([
+          stageKeys,
+          ...batch.children.map((child) => statement(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`)),
+          statement(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`),
+          statement(sql`drop table ${sql.table(keys)}`),
+          ...loads,
+        ]);
       }
       case 'history':
         return this.applyHistory(session, layout, batch);

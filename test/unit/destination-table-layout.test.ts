@@ -5,7 +5,7 @@ import { tableLayout, parentShape, childShape } from '../../src/destinations/tab
 import { shapeRecords } from '../../src/destinations/record-shaper.js';
 import { duckDbTypeMapper } from '../../src/destinations/duckdb/duckdb-type-mapper.js';
 import { postgresTypeMapper } from '../../src/destinations/postgres/postgres-type-mapper.js';
-import { escapeCopyText, encodeCopyRows } from '../../src/destinations/postgres/postgres-copy-encoder.js';
+import { encodeCopyBinary, escapeCopyText, encodeCopyRows } from '../../src/destinations/postgres/postgres-copy-encoder.js';
 
 const profiles = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' });
 const typeOf = (name: string): string | undefined => profiles.columns.find((c) => c.name === name)?.type;
@@ -109,5 +109,67 @@ describe('COPY text escaping', () => {
     expect([...encodeCopyRows(['text', 'bigint', 'boolean', 'timestamp', 'json'], columns, 2)].join('')).toBe(
       'x\\ty\t12\tt\t1970-01-01T00:00:00.000Z\t{"a":"\\\\n"}\n\\N\t\\N\t\\N\t\\N\t\\N\n',
     );
+  });
+});
+
+describe('COPY binary encoding', () => {
+  /** Reads binary COPY back into rows of raw field bytes (null for NULL), checking header and trailer. */
+  function decode(data: Buffer): (Buffer | null)[][] {
+    expect(data.subarray(0, 11)).toEqual(Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'));
+    expect(data.readInt32BE(11)).toBe(0);
+    expect(data.readInt32BE(15)).toBe(0);
+    const rows: (Buffer | null)[][] = [];
+    let at = 19;
+    for (;;) {
+      const count = data.readInt16BE(at);
+      at += 2;
+      if (count === -1) break;
+      const row: (Buffer | null)[] = [];
+      for (let f = 0; f < count; f++) {
+        const length = data.readInt32BE(at);
+        at += 4;
+        row.push(length < 0 ? null : data.subarray(at, at + length));
+        at += Math.max(0, length);
+      }
+      rows.push(row);
+    }
+    expect(at).toBe(data.length);
+    return rows;
+  }
+
+  it('given each column type, when encoded, then fields carry their binary forms and NULLs', () => {
+    const before2000 = Date.parse('1999-12-31T23:59:59.999Z');
+    const year9999 = Date.parse('9999-12-31T23:59:59.999Z');
+    const columns = [
+      ['é🙂\t\\', null, 'x'.repeat(100)],
+      [-2, 2n ** 62n, 9_007_199_254_740_991],
+      [1.5, null, -0.25],
+      [true, false, null],
+      [before2000, year9999, 946_684_800_000],
+      ['{"a":"ü"}', null, '[]'],
+    ];
+    const rows = decode(Buffer.concat([...encodeCopyBinary(['text', 'bigint', 'double', 'boolean', 'timestamp', 'json'], columns, 3)]));
+    expect(rows).toHaveLength(3);
+    expect(rows[0]![0]!.toString('utf8')).toBe('é🙂\t\\');
+    expect(rows[2]![0]!.toString('utf8')).toBe('x'.repeat(100));
+    expect(rows.map((r) => r[1]!.readBigInt64BE(0))).toEqual([-2n, 2n ** 62n, 9_007_199_254_740_991n]);
+    expect(rows.map((r) => r[2]?.readDoubleBE(0) ?? null)).toEqual([1.5, null, -0.25]);
+    expect(rows.map((r) => r[3]?.[0] ?? null)).toEqual([1, 0, null]);
+    // Microseconds since 2000-01-01, exact beyond 2^53 as well.
+    expect(rows.map((r) => r[4]!.readBigInt64BE(0))).toEqual([-1000n, BigInt(year9999 - 946_684_800_000) * 1000n, 0n]);
+    expect(rows[0]![5]![0]).toBe(1);
+    expect(rows[0]![5]!.subarray(1).toString('utf8')).toBe('{"a":"ü"}');
+    expect(rows[1]![5]).toBeNull();
+  });
+
+  it('given constant columns and a small chunk size, when encoded, then rows never straddle chunks and constants repeat', () => {
+    const length = 500;
+    const columns = [Array.from({ length }, (_, i) => `row-${i}-${'ü'.repeat(i % 7)}`), new Array(length).fill('run_1'), new Array(length).fill(1_700_000_000_000)];
+    const chunks = [...encodeCopyBinary(['text', 'text', 'timestamp'], columns, length, [false, true, true], 256)];
+    expect(chunks.length).toBeGreaterThan(10);
+    const rows = decode(Buffer.concat(chunks));
+    expect(rows.map((r) => r[0]!.toString('utf8'))).toEqual(columns[0]);
+    expect(new Set(rows.map((r) => r[1]!.toString('utf8')))).toEqual(new Set(['run_1']));
+    expect(new Set(rows.map((r) => r[2]!.readBigInt64BE(0)))).toEqual(new Set([BigInt(1_700_000_000_000 - 946_684_800_000) * 1000n]));
   });
 });

@@ -70,6 +70,8 @@ export class DuckDbDestination extends SqlDestination {
     indexes: false,
     begin: 'BEGIN TRANSACTION',
     inList: (column, values) => sql`${column} in (${values})`,
+    pipelined: false,
+    arrayKeys: false,
   };
   protected readonly db: Kysely<any>;
   private readonly path: string;

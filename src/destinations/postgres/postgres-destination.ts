@@ -1,4 +1,4 @@
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -6,11 +6,12 @@ import copyStreams from 'pg-copy-streams';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationUnavailableError } from '../destination-error.js';
 import type { ShapedRows } from '../record-shaper.js';
+import type { LogicalType } from '../table-layout.js';
 import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
 import { SqlDestination } from '../sql-destination.js';
 import { postgresConnection } from './postgres-connection.js';
 import { PostgresAdvisoryLock } from './postgres-advisory-lock.js';
-import { encodeCopyRows } from './postgres-copy-encoder.js';
+import { encodeCopyBinary, encodeCopyRows } from './postgres-copy-encoder.js';
 import { postgresTypeMapper } from './postgres-type-mapper.js';
 import { postgresTypeParsers } from './postgres-type-parsers.js';
 
@@ -25,9 +26,12 @@ export interface PostgresDestinationOptions {
 }
 
 /**
- * The Postgres backend (`pg`). Bulk writes go through `COPY … FROM STDIN` (text format) inside
- * the unit's transaction, straight into the tables (history mode: into temporary staging tables). The single-writer
- * lock is an advisory lock per schema on a connection of its own.
+ * The Postgres backend (`pg`). Bulk writes go through `COPY … FROM STDIN` inside the unit's
+ * transaction, straight into the tables (history mode: into temporary staging tables): binary
+ * format when the table's columns have the types we create, text format otherwise. A write's
+ * statements are sent one after the other without waiting in between, so the server loads one
+ * table while the next one's rows are encoded. The single-writer lock is an advisory lock per
+ * schema on a connection of its own.
  *
  * @example
  * ```ts
@@ -46,6 +50,8 @@ export class PostgresDestination extends SqlDestination {
     begin: 'BEGIN',
     // An unanalyzed staging table looks small and uniform to the planner, which then hashes the whole child table; an array probes the index.
     inList: (column, values) => sql`${column} = any(array(${values}))`,
+    pipelined: true,
+    arrayKeys: true,
   };
   protected readonly db: Kysely<any>;
   private readonly pool: pg.Pool;
@@ -88,29 +94,75 @@ export class PostgresDestination extends SqlDestination {
   }
 }
 
+/** Type OIDs of the column types `postgresTypeMapper` creates: binary COPY writes exactly these. */
+const TYPE_OIDS: Record<LogicalType, number> = { text: 25, bigint: 20, double: 701, boolean: 16, timestamp: 1184, json: 3802 };
+/** Encoded COPY data buffered ahead of the server per table, at most; beyond it the writer waits. */
+const COPY_BUFFER = 64 << 20;
+
 class PostgresSession implements SqlSession {
+  /** Column type OIDs of the tables announced by `prepareBulk`, by `schema.table`. */
+  private readonly columnTypes = new Map<string, Map<string, number>>();
+
+  /** The last statement sent; the next one is sent once it is done (pg takes one query at a time). */
+  private tail: Promise<unknown> = Promise.resolve();
+
   constructor(private readonly client: pg.PoolClient) {}
 
+  async prepareBulk(tables: readonly BulkTarget[]): Promise<void> {
+    const wanted = tables.filter((t) => t.schema !== null && !this.columnTypes.has(`${t.schema}.${t.table}`));
+    if (wanted.length === 0) return;
+    // Read once per unit: a column retyped behind our back since ensureTable (say bigint → integer) gets text COPY, which converts.
+    const result = await this.send(() => this.client.query<{ table: string; column: string; oid: number }>(
+      `select c.relname as table, a.attname as column, a.atttypid::int as oid
+         from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = $1 and c.relname = any($2::text[]) and a.attnum > 0 and not a.attisdropped`,
+      [wanted[0]!.schema, wanted.map((t) => t.table)],
+    ));
+    for (const t of wanted) this.columnTypes.set(`${t.schema}.${t.table}`, new Map());
+    for (const row of result.rows) this.columnTypes.get(`${wanted[0]!.schema}.${row.table}`)?.set(row.column, row.oid);
+  }
+
   async run(statement: Statement): Promise<number> {
-    const result = await this.client.query(statement.sql, statement.parameters as unknown[]);
+    const result = await this.send(() => this.client.query(statement.sql, statement.parameters as unknown[]));
     return result.rowCount ?? 0;
   }
 
   async all(statement: Statement): Promise<Record<string, unknown>[]> {
-    const result = await this.client.query(statement.sql, statement.parameters as unknown[]);
+    const result = await this.send(() => this.client.query(statement.sql, statement.parameters as unknown[]));
     return result.rows as Record<string, unknown>[];
   }
 
   async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {
     const list = rows.shape.columns.map((c) => `"${c.name}"`).join(', ');
     const table = target.schema === null ? `"${target.table}"` : `"${target.schema}"."${target.table}"`;
-    // Table names are validated identifiers and staging names are ours; the data travels escaped in COPY text.
-    const copy = this.client.query(copyStreams.from(`COPY ${table} (${list}) FROM STDIN`));
+    const oids = target.schema === null ? undefined : this.columnTypes.get(`${target.schema}.${target.table}`);
+    const binary = oids !== undefined && rows.shape.columns.every((c) => oids.get(c.name) === TYPE_OIDS[c.type]);
+    // Table names are validated identifiers and staging names are ours; the data travels length-prefixed (binary) or escaped (text).
+    // The statement takes its place in line before the first await (see SqlDialectTraits.pipelined); its data is encoded
+    // meanwhile and waits in the corked stream until the server reaches it, up to COPY_BUFFER.
+    const copy = copyStreams.from(`COPY ${table} (${list}) FROM STDIN${binary ? ' (FORMAT binary)' : ''}`, { highWaterMark: COPY_BUFFER });
+    const sent = this.send(() => finished(this.client.query(copy)));
     const types = rows.shape.columns.map((c) => c.type);
-    await pipeline(Readable.from(encodeCopyRows(types, rows.columns, rows.length, rows.constant)), copy);
+    const chunks: Iterable<string | Buffer> = binary ? encodeCopyBinary(types, rows.columns, rows.length, rows.constant, 1 << 18) : encodeCopyRows(types, rows.columns, rows.length, rows.constant, 1 << 18);
+    await Promise.all([pipeline(Readable.from(yieldingEach(chunks)), copy), sent]);
+  }
+
+  /** Sends a statement after the ones before it; a failed one does not hold back the rest (they fail in the aborted transaction). */
+  private send<T>(statement: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(statement, statement);
+    this.tail = result.catch(() => undefined);
+    return result;
   }
 
   async release(broken = false): Promise<void> {
     this.client.release(broken);
+  }
+}
+
+/** The items of `items`, letting the event loop run between them (pg answers the server, the socket drains). */
+async function* yieldingEach<T>(items: Iterable<T>): AsyncGenerator<T> {
+  for (const item of items) {
+    yield item;
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
