@@ -21,7 +21,7 @@ export interface DuckDbDestinationOptions {
   path: string;
   /** Schema of the tables. Default: `seedline`. */
   schema?: string;
-  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '256MB' }`). Default: `{ preserve_insertion_order: 'false' }`. */
+  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '1GB' }`). Default: `{ preserve_insertion_order: 'false', memory_limit: '256MB' }`, merged under the given ones. */
   settings?: Record<string, string>;
 }
 
@@ -43,9 +43,11 @@ const toOtherVector: ToVector = (v, type) => JSToDuckDBValueConverter(v, type, J
 
 /**
  * Settings applied unless the caller sets them: no insertion order to keep lets DuckDB stream
- * `INSERT … SELECT` without buffering it whole.
+ * `INSERT … SELECT` without buffering it whole; a 256 MB buffer pool instead of DuckDB's 80% of
+ * RAM keeps a long sync's memory flat (committed rows beyond it go to the file or to temporary
+ * files, and large queries spill instead of growing the process).
  */
-const DEFAULT_SETTINGS: Record<string, string> = { preserve_insertion_order: 'false' };
+const DEFAULT_SETTINGS: Record<string, string> = { preserve_insertion_order: 'false', memory_limit: '256MB' };
 
 /**
  * The DuckDB backend (`@duckdb/node-api`). The file is opened lazily (by `lock` or the first
