@@ -30,12 +30,25 @@ type ToVector = (value: NonNullable<CellValue>, type: DuckDBType) => DuckDBValue
 
 const toVarchar: ToVector = (v) => (typeof v === 'string' ? v : String(v));
 
+// Small integers (child `_index`, counts) come back as the same bigint each time instead of a new one per value.
+const SMALL_BIGINTS = Array.from({ length: 1024 }, (_, i) => BigInt(i));
+
+/** A number or bigint as the bigint a BIGINT vector takes. */
+function toBigInt(v: number | bigint): bigint {
+  if (typeof v === 'bigint') return v;
+  return v >= 0 && v < 1024 && Number.isInteger(v) ? SMALL_BIGINTS[v]! : BigInt(v);
+}
+
+// Microseconds as a double are exact up to 2^53 (year ~2255): one bigint conversion instead of two and a multiply.
+const EXACT_MICROS_MS = 9_000_000_000_000;
+
 const toVector: Partial<Record<DuckDBTypeId, ToVector>> = {
   [DuckDBTypeId.VARCHAR]: toVarchar,
-  [DuckDBTypeId.BIGINT]: (v) => (typeof v === 'bigint' ? v : BigInt(v as number)),
+  [DuckDBTypeId.BIGINT]: (v) => toBigInt(v as number | bigint),
   [DuckDBTypeId.DOUBLE]: (v) => Number(v),
   [DuckDBTypeId.BOOLEAN]: (v) => v,
-  [DuckDBTypeId.TIMESTAMP_TZ]: (v) => new DuckDBTimestampTZValue(BigInt(v as number) * 1000n),
+  [DuckDBTypeId.TIMESTAMP_TZ]: (v) =>
+    new DuckDBTimestampTZValue(Math.abs(v as number) < EXACT_MICROS_MS ? BigInt((v as number) * 1000) : BigInt(v as number) * 1000n),
 };
 
 // A column someone changed behind our back (INTEGER, DECIMAL, …): the library converts, and refuses what does not fit.
@@ -82,6 +95,7 @@ export class DuckDbDestination extends SqlDestination {
   private opening: Promise<SharedDuckDbFile> | null = null;
   private readonly idle: DuckDBConnection[] = [];
   private readonly busy = new Set<DuckDBConnection>();
+  private readonly chunks = new DataChunkCache();
   private closed = false;
 
   constructor(options: DuckDbDestinationOptions) {
@@ -114,6 +128,7 @@ export class DuckDbDestination extends SqlDestination {
     for (const connection of [...this.idle, ...this.busy]) connection.closeSync();
     this.idle.length = 0;
     this.busy.clear();
+    this.chunks.clear();
     if (file) {
       duckDbFileLock.unclaim(file, this);
       duckDbFileLock.release(file);
@@ -123,7 +138,7 @@ export class DuckDbDestination extends SqlDestination {
 
   protected async openSession(): Promise<SqlSession> {
     const connection = await this.acquire();
-    return new DuckDbSession(connection, (broken) => {
+    return new DuckDbSession(connection, this.chunks, (broken) => {
       if (broken) {
         this.busy.delete(connection);
         connection.closeSync();
@@ -161,9 +176,38 @@ export class DuckDbDestination extends SqlDestination {
   }
 }
 
+/**
+ * One data chunk per column-type list, reused by every bulk insert of the destination. A chunk's
+ * native memory is freed only when V8 collects its wrapper, and V8 does not see that memory: a
+ * chunk per insert left ~40 MB more peak RSS on the load bench. Safe to share because a bulk
+ * insert fills and appends its chunk without yielding.
+ */
+class DataChunkCache {
+  private readonly chunks = new Map<string, DuckDBDataChunk>();
+
+  /** A chunk for `types`, with every vector sized for a full chunk (the caller resets it). */
+  get(types: readonly DuckDBType[]): DuckDBDataChunk {
+    const key = types.map((type) => type.toString()).join(',');
+    let chunk = this.chunks.get(key);
+    if (!chunk) {
+      chunk = DuckDBDataChunk.create(types);
+      // Vectors are wrapped once, with the row count the chunk has then: make it the largest one used.
+      chunk.rowCount = DuckDBVector.standardSize();
+      for (let c = 0; c < types.length; c++) chunk.getColumnVector(c);
+      this.chunks.set(key, chunk);
+    }
+    return chunk;
+  }
+
+  clear(): void {
+    this.chunks.clear();
+  }
+}
+
 class DuckDbSession implements SqlSession {
   constructor(
     private readonly connection: DuckDBConnection,
+    private readonly chunks: DataChunkCache,
     private readonly onRelease: (broken: boolean) => void,
   ) {}
 
@@ -186,9 +230,8 @@ class DuckDbSession implements SqlSession {
       if (sources.length !== types.length) throw new Error(`Table ${target.table} has ${types.length} columns, expected ${sources.length}`);
       const convert = types.map((type) => toVector[type.typeId] ?? toOtherVector);
       const size = DuckDBVector.standardSize();
-      // Filled column by column, one vector size at a time: no call per value for numbers, one per string. The one chunk
-      // is reset and refilled: native chunks are freed only when V8 collects them, and V8 does not see their size.
-      const chunk = DuckDBDataChunk.create(types);
+      // Filled column by column, one vector size at a time: no call per value for numbers, one per string.
+      const chunk = this.chunks.get(types);
       for (let start = 0; start < rows.length; start += size) {
         const count = Math.min(size, rows.length - start);
         chunk.reset();
