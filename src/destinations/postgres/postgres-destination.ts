@@ -81,6 +81,9 @@ export class PostgresDestination extends SqlDestination {
     this.closed = true;
     await this.advisoryLock.release();
     await this.db.destroy();
+    // Sessions come from the pool directly, so kysely may never have taken it over to end it:
+    // its idle clients would keep the process alive for their idle timeout (10 s).
+    if (!this.pool.ended) await this.pool.end();
   }
 
   protected async openSession(): Promise<SqlSession> {
