@@ -1,22 +1,15 @@
-import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig } from '../config/load-config.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
-import { TableShaper } from '../engine/table-shaper.js';
-import { loadManifests, ManifestError } from '../manifest/load-manifests.js';
-import { sleep } from '../util/sleep.js';
-import { TriggerLoader } from '../webhooks/trigger-loader.js';
 import { WebhookReceiver } from '../webhooks/webhook-receiver.js';
-import { openSession, type Session } from './open-session.js';
+import { WebhookSecrets } from '../webhooks/webhook-secrets.js';
+import type { OpenedDestination } from '../webhooks/spool-drainer.js';
+import { openSession } from './open-session.js';
+import { openSpoolDrainer } from './open-spool-drainer.js';
 import { runCommand } from './run-command.js';
-
-/**
- * How long a delivery waits for another writer (a sync) to release the destination before it is
- * answered 503. The service wants an answer within 10 s and delivers again later on a 5xx.
- */
-const LOCK_WAIT_MS = 8_000;
 
 /** Options of `seedline serve`. */
 export interface ServeOptions {
@@ -38,71 +31,74 @@ function port(value: string): number {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('Receive signed webhooks and load each Signal Trigger into the triggers table as it happens (until stopped)')
+    .description('Receive signed webhooks into a durable spool and load each Signal Trigger into the triggers table within seconds (until stopped)')
     .requiredOption('-c, --config <file>', 'config file (YAML) with a webhooks: section')
     .option('--port <port>', 'port to listen on (default webhooks.port, 8788; 0 picks a free one)', port)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .action((opts: ServeOptions) => runCommand(() => serve(opts)));
 }
 
-/** Serves until SIGINT or SIGTERM, then finishes the deliveries under way and stops. */
+/** Serves until SIGINT or SIGTERM, then answers the deliveries under way, loads the spool once more and stops. */
 export async function serve(opts: ServeOptions): Promise<void> {
-  const { config } = await loadConfig(opts.config);
-  if (!config.webhooks) {
+  const loaded = await loadConfig(opts.config);
+  const { webhooks } = loaded.config;
+  if (!webhooks) {
     throw new ConfigError(opts.config, [
       'webhooks.secrets: seedline serve needs the secrets that sign deliveries (each Signal\'s webhook_secret, the account\'s secret); add e.g. webhooks: { secrets: ["${SEEDLINE_WEBHOOK_SECRET}"] }',
     ]);
   }
-  const manifest = (await loadManifests()).get('triggers');
-  if (!manifest) throw new ManifestError('streams/triggers.stream.yaml is missing: serve loads Triggers with its table definition');
-  const startedAt = new Date();
-  const runId = `serve_${startedAt.toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
-  const shaper = new TableShaper(manifest.table, { options: config.streams.triggers ?? {}, run: { id: runId, started_at: startedAt.toISOString() } });
-  const loader = new TriggerLoader({ open: () => openLocked(opts.config), shaper, runId });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log }))!;
 
-  // Reach the destination once before listening, so a wrong path or URL fails now rather than per delivery.
-  await openLocked(opts.config).then(
-    (session) => session.close(),
-    (error: unknown) => {
-      if (!(error instanceof DestinationLockedError)) throw error;
-      process.stderr.write(`note: ${error.message.split('\n')[0]}; deliveries wait for it\n`);
+  // Reach the destination before listening, so a wrong path or URL fails now; this also loads
+  // what a previous serve accepted but had not loaded when it stopped or crashed.
+  try {
+    const left = await drainer.drainOnce();
+    if (left.files > 0) log(`spool: loaded ${left.files} deliveries accepted before this start`);
+  } catch (error) {
+    if (!(error instanceof DestinationLockedError)) throw error;
+    log(`note: ${error.message.split('\n')[0]}; deliveries are spooled in ${drainer.spool.dir} until it is free`);
+  }
+
+  const secrets = new WebhookSecrets({ fixed: webhooks.secrets, file: webhooks.secrets_file === undefined ? undefined : resolve(loaded.baseDir, webhooks.secrets_file), log });
+  await secrets.current();
+  const receiver = new WebhookReceiver({
+    secrets,
+    path: webhooks.path,
+    log,
+    sink: {
+      accept: async (delivery) => {
+        const queued = await drainer.spool.put(delivery);
+        drainer.kick();
+        return queued;
+      },
     },
-  );
-
-  const receiver = new WebhookReceiver({ secrets: config.webhooks.secrets, path: config.webhooks.path, sink: loader });
-  const url = await receiver.listen(opts.port ?? config.webhooks.port, opts.host);
+    health: async () => ({ spooled: await drainer.spool.size() }),
+  });
+  const url = await receiver.listen(opts.port ?? webhooks.port, opts.host);
   process.stdout.write(`listening on ${url}\n`);
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((done) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      process.stderr.write('stopping: finishing the deliveries under way\n');
-      resolve();
+      log('stopping: answering the deliveries under way, then loading the spool');
+      done();
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
   await receiver.close();
-  await loader.idle();
+  await drainer.stop();
 }
 
-/**
- * Opens the destination and takes its writer lock for one burst of deliveries, waiting up to
- * {@link LOCK_WAIT_MS} for a sync that holds it (DuckDB refuses even to open a file another
- * process holds, so opening is retried too).
- */
-async function openLocked(configPath: string): Promise<Session> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    let session: Session | undefined;
-    try {
-      session = await openSession(configPath);
-      await session.destination.lock({ holder: `seedline serve (pid ${process.pid})` });
-      return session;
-    } catch (error) {
-      await session?.close();
-      if (!(error instanceof DestinationLockedError) || Date.now() >= deadline) throw error;
-      await sleep(200);
-    }
+/** Opens the destination and takes its writer lock for one drain, without waiting: a busy destination leaves the deliveries spooled. */
+async function openLocked(configPath: string): Promise<OpenedDestination> {
+  const session = await openSession(configPath);
+  try {
+    await session.destination.lock({ holder: `seedline serve (pid ${process.pid})` });
+    return session;
+  } catch (error) {
+    await session.close();
+    throw error;
   }
 }

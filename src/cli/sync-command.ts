@@ -4,6 +4,7 @@ import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
+import { openSpoolDrainer } from './open-spool-drainer.js';
 import { createReporter } from './progress-reporter.js';
 import { runCommand } from './run-command.js';
 
@@ -49,6 +50,9 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
   const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false });
   try {
     const { destination, loaded } = session;
+    // Webhook deliveries `serve` spooled but could not load (it was stopped, or this run held the lock) load first.
+    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
+    if (drained?.files) process.stderr.write(`spool: loaded ${drained.files} webhook deliveries waiting in the spool\n`);
     const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh ?? false });
     const client = await session.connect();
     const result = await runSync(prepared, { client, reporter: createReporter(), concurrentBatchJobs: client.limiter.concurrentBatchJobs });

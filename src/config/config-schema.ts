@@ -93,11 +93,24 @@ export const WebhooksConfig = z.strictObject({
    * (batch and `signal.paused` events), and during a rotation the old and the new one. Any may
    * match. Write them as `${ENV}` rather than in the file.
    */
-  secrets: z.array(z.string().min(1, 'expected a webhook secret (whsec_…), not an empty string')).min(1, 'expected at least one webhook secret'),
+  secrets: z.array(z.string().min(1, 'expected a webhook secret (whsec_…), not an empty string')).default([]),
+  /**
+   * The JSON-lines file `seedline signals apply --secrets-out` appends each created Signal's
+   * secret to (relative to the config file); re-read when it changes. Default: none.
+   */
+  secrets_file: z.string().min(1).optional(),
+  /**
+   * Folder of the durable spool: each accepted delivery is a file there before it is answered,
+   * until loaded (relative to the config file). Default: `.seedline/spool`.
+   */
+  spool_dir: z.string().min(1).default('.seedline/spool'),
   /** Path the receiver answers on. Default: `/webhooks`. */
   path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'expected a path starting with /, e.g. /webhooks').default('/webhooks'),
   /** Port to listen on (`--port` overrides; 0 picks a free one). Default: 8788. */
   port: z.number().int().min(0).max(65535).default(8788),
+}).refine((w) => w.secrets.length > 0 || w.secrets_file !== undefined, {
+  message: 'expected at least one webhook secret: list them under webhooks.secrets, or name the file of `signals apply --secrets-out` as webhooks.secrets_file',
+  path: ['secrets'],
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 

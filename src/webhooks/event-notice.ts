@@ -1,7 +1,7 @@
 import type { BatchCompletedEvent, SignalPausedEvent, SignalTestEvent } from '../../schemas/webhook.js';
 import type { z } from 'zod';
 
-/** Events the receiver reports on stderr instead of loading. */
+/** Events other than Triggers: reported on stderr and recorded in `webhook_events`. */
 export type NoticeEvent = z.infer<typeof BatchCompletedEvent> | z.infer<typeof SignalPausedEvent> | z.infer<typeof SignalTestEvent>;
 
 const PAUSE_ADVICE: Record<string, string> = {
@@ -14,13 +14,13 @@ const PAUSE_ADVICE: Record<string, string> = {
 export function eventNotice(event: NoticeEvent): string {
   switch (event.event) {
     case 'batch.completed':
-      return `batch.completed: job ${event.job.job_id} is ${event.job.status} (${event.job.total} items); the next sync reads its results`;
+      return `batch.completed: job ${event.job.job_id} is ${event.job.status} (${event.job.total} items); its results are read once it is recorded`;
     case 'signal.test':
-      return `signal.test: test delivery for Signal ${event.signal_id} received (fields ${Object.keys(event.diff).join(', ') || 'none'}); nothing loaded`;
+      return `signal.test: test delivery for Signal ${event.signal_id} received (fields ${Object.keys(event.diff).join(', ') || 'none'}); recorded in webhook_events, not in triggers`;
     case 'signal.paused': {
       const reason = event.signal.paused_reason ?? 'unknown';
       const advice = PAUSE_ADVICE[reason] ?? 'resume it once the cause is fixed';
-      return `signal.paused: Signal ${event.signal.id} was paused by the service (reason: ${reason}): ${advice} (POST /v1/signals/${event.signal.id}/resume)`;
+      return `warning: signal.paused: Signal ${event.signal.id} was paused by the service (reason: ${reason}): ${advice} (POST /v1/signals/${event.signal.id}/resume)`;
     }
   }
 }

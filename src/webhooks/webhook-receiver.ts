@@ -1,31 +1,30 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describeIssues } from '../../schemas/common.js';
-import type { Trigger } from '../../schemas/signal.js';
-import { WebhookEvent } from '../../schemas/webhook.js';
 import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
+import type { SpooledDelivery } from './delivery-spool.js';
 import { eventNotice } from './event-notice.js';
+import { deliveryKey, parseEvent } from './parse-event.js';
 
 /** Default path deliveries are accepted on. */
 export const DEFAULT_WEBHOOK_PATH = '/webhooks';
 /** Default largest body accepted, in bytes (1 MiB); a larger one is answered 413. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Default time a client has to send its request headers, in ms. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
+/** Default time a client has to send its whole request, in ms (the service itself gives up after 10 s). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
-/** Where verified deliveries go: the {@link TriggerLoader} in production. */
+/** Where verified deliveries go: the durable spool in production. */
 export interface DeliverySink {
-  /** True when the Trigger was committed recently (a replay is answered 200 without a write). */
-  isRecent(triggerId: string): boolean;
-  /** Loads a Trigger; resolves once committed. */
-  loadTrigger(trigger: Trigger): Promise<void>;
-  /** Files an unreadable delivery in `_seedline_rejected`; resolves once committed. */
-  reject(raw: string, table: string, reason: string): Promise<void>;
+  /** Keeps a delivery durably; resolves true when queued, false when a duplicate is already queued. Rejects when it could not be kept. */
+  accept(delivery: SpooledDelivery): Promise<boolean>;
 }
 
 /** Options of {@link WebhookReceiver}. */
 export interface WebhookReceiverOptions {
-  /** Secrets that may have signed a delivery (any may match: rotation, one per Signal). */
-  secrets: readonly string[];
-  /** Where loaded Triggers and rejected deliveries go. */
+  /** Secrets that may have signed a delivery (any may match: rotation, one per Signal), or where to read them per delivery. */
+  secrets: readonly string[] | { current(): Promise<readonly string[]> };
+  /** Where accepted deliveries go. */
   sink: DeliverySink;
   /** Path that accepts deliveries. Default: `/webhooks`. */
   path?: string;
@@ -33,26 +32,34 @@ export interface WebhookReceiverOptions {
   toleranceSeconds?: number;
   /** Largest body accepted, in bytes. Default: 1 MiB. */
   maxBodyBytes?: number;
+  /** Time a client has to send its headers, in ms (then 408 and the connection closes). Default: 5,000. */
+  headersTimeoutMs?: number;
+  /** Time a client has to send its whole request, in ms (then 408). Default: 10,000. */
+  requestTimeoutMs?: number;
+  /** Extra fields of the `GET /healthz` answer (e.g. deliveries waiting in the spool). Default: none. */
+  health?: () => Promise<Record<string, unknown>>;
   /** Where the one-line notices go (never bodies or secrets). Default: stderr. */
   log?: (line: string) => void;
 }
 
-/** An answer to one delivery. */
+/** An answer to one request. */
 interface Answer {
   status: number;
   text: string;
+  json?: boolean;
 }
 
 /**
  * The HTTP endpoint of `seedline serve`: POST only, raw body (at most 1 MiB), signature verified
- * against any configured secret, then parsed as a webhook event. A `signal.triggered` delivery is
- * committed to the `triggers` table *before* the 200, so a failure answers 5xx and the service
- * retries: nothing acknowledged is lost. An unreadable event is filed in `_seedline_rejected` and
- * answered 400; other events are reported as one line.
+ * against any configured secret, then read as a webhook event and handed to the sink (the durable
+ * spool) *before* the 2xx, so nothing acknowledged is lost; loading happens after the answer. A
+ * sink that cannot keep it answers 503 and the service delivers again later. A signed body that
+ * is not an event is kept too (it ends in `_seedline_rejected`) and answered 400; an unsigned,
+ * stale, future or tampered one is answered 401 and kept nowhere. `GET /healthz` answers 200.
  *
  * @example
  * ```ts
- * const receiver = new WebhookReceiver({ secrets: ['whsec_…'], sink: loader });
+ * const receiver = new WebhookReceiver({ secrets: ['whsec_…'], sink: { accept: (d) => spool.put(d) } });
  * const url = await receiver.listen(8788, '127.0.0.1'); // http://127.0.0.1:8788/webhooks
  * await receiver.close();
  * ```
@@ -66,13 +73,16 @@ export class WebhookReceiver {
   constructor(private readonly options: WebhookReceiverOptions) {
     this.path = options.path ?? DEFAULT_WEBHOOK_PATH;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    this.server = createServer((req, res) => {
+    const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+    const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    // Node checks both timeouts on this interval (30 s by default, far beyond them).
+    const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4)));
+    this.server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
       const handled = this.handle(req, res);
       this.inFlight.add(handled);
       void handled.finally(() => this.inFlight.delete(handled));
     });
   }
-
   /** Starts listening; resolves with the URL deliveries go to (port 0 picks a free port). */
   async listen(port: number, host: string): Promise<string> {
     await new Promise<void>((resolve, reject) => {
@@ -98,12 +108,12 @@ export class WebhookReceiver {
     try {
       answer = await this.answer(req);
     } catch (error) {
-      // Not committed: a 5xx makes the service deliver again later.
+      // Not kept: a 5xx makes the service deliver again later.
       const reason = (error as Error).message.split('\n')[0] ?? 'unknown error';
-      this.log(`webhook not loaded (503): ${reason}`);
-      answer = { status: 503, text: `not loaded: ${reason}; deliver again later` };
+      this.log(`webhook not accepted (503): ${reason}`);
+      answer = { status: 503, text: `not accepted: ${reason}; deliver again later` };
     }
-    const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
+    const headers: Record<string, string> = { 'content-type': answer.json ? 'application/json' : 'text/plain; charset=utf-8' };
     if (answer.status === 405) headers.allow = 'POST';
     // An oversized body is left unread: close the connection rather than drain it.
     if (answer.status === 413) headers.connection = 'close';
@@ -112,59 +122,46 @@ export class WebhookReceiver {
 
   private async answer(req: IncomingMessage): Promise<Answer> {
     const pathname = new URL(req.url ?? '/', 'http://receiver').pathname;
+    if (pathname === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+      return { status: 200, json: true, text: JSON.stringify({ status: 'ok', ...(await this.options.health?.()) }) };
+    }
     if (pathname !== this.path) return { status: 404, text: `not found: deliveries go to POST ${this.path}` };
     if (req.method !== 'POST') return { status: 405, text: `method ${req.method ?? '?'} not allowed: use POST` };
     const limit = this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     const body = await readBody(req, limit);
     if (body === undefined) return this.refuse(413, `body larger than ${limit} bytes`);
 
+    const secrets = Array.isArray(this.options.secrets) ? this.options.secrets : await (this.options.secrets as { current(): Promise<readonly string[]> }).current();
     const verified = verifyWebhook({
       header: req.headers['x-service-signature'],
       rawBody: body,
-      secrets: this.options.secrets,
+      secrets,
       toleranceSeconds: this.options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
     });
     if (!verified.ok) return this.refuse(401, `invalid signature (${verified.reason}): ${verified.message}`);
 
     const raw = body.toString('utf8');
     const parsed = parseEvent(raw);
+    const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
     if (!parsed.ok) {
-      await this.options.sink.reject(raw, parsed.table, parsed.reason);
-      return this.refuse(400, `unreadable event, kept in _seedline_rejected: ${parsed.reason}`);
+      await this.options.sink.accept({ ...delivery, rejected: { table: parsed.table, reason: parsed.reason } });
+      return this.refuse(400, `unreadable event, kept for _seedline_rejected: ${parsed.reason}`);
     }
+    const queued = await this.options.sink.accept(delivery);
     const event = parsed.event;
-    if (event.event !== 'signal.triggered') {
-      this.log(eventNotice(event));
-      return { status: 200, text: 'ok' };
+    if (event.event === 'signal.triggered') {
+      const { trigger } = event;
+      if (queued) this.log(`signal.triggered: queued trigger ${trigger.trigger_id} of Signal ${trigger.signal_id} (check ${trigger.check_number})`);
+      return { status: 200, text: `ok: trigger ${trigger.trigger_id} ${queued ? 'queued' : 'already queued'}` };
     }
-    const { trigger } = event;
-    if (this.options.sink.isRecent(trigger.trigger_id)) return { status: 200, text: `ok: trigger ${trigger.trigger_id} already loaded` };
-    await this.options.sink.loadTrigger(trigger);
-    this.log(`signal.triggered: loaded trigger ${trigger.trigger_id} of Signal ${trigger.signal_id} (check ${trigger.check_number})`);
-    return { status: 200, text: `ok: trigger ${trigger.trigger_id} loaded` };
+    if (queued) this.log(eventNotice(event));
+    return { status: 200, text: queued ? 'ok' : 'ok: already queued' };
   }
 
   private refuse(status: number, reason: string): Answer {
     this.log(`webhook refused (${status}): ${reason}`);
     return { status, text: reason };
   }
-}
-
-type ParsedEvent = { ok: true; event: WebhookEvent } | { ok: false; table: string; reason: string };
-
-function parseEvent(raw: string): ParsedEvent {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    // JSON.parse's message quotes the body, which must not reach a log line.
-    return { ok: false, table: 'webhooks', reason: 'the body is not valid JSON' };
-  }
-  const result = WebhookEvent.safeParse(json);
-  if (result.success) return { ok: true, event: result.data };
-  const name = json !== null && typeof json === 'object' ? (json as { event?: unknown }).event : undefined;
-  // A Trigger that does not fit is filed against the table it was meant for.
-  return { ok: false, table: name === 'signal.triggered' ? 'triggers' : 'webhooks', reason: `event ${JSON.stringify(name ?? null).slice(0, 64)}: ${describeIssues(result.error)}` };
 }
 
 /** The raw body, or undefined once it exceeds `limit` bytes (declared or actual). */

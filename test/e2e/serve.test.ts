@@ -1,85 +1,33 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../src/client/webhook-signature.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
-import type { DestinationConfig } from '../../src/destinations/destination.js';
+import { DestinationError } from '../../src/destinations/destination-error.js';
+import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { backendAvailable } from '../helpers/destinations.js';
+import { dropPostgresSchema, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DAY = 86_400_000;
-const KEY = 'svc_live_serve';
-/** A second account whose Signal's webhook answers 404, so the service pauses it. */
-const DOOMED_KEY = 'svc_live_serve_doomed';
+/** The secret of hand-made deliveries (`webhooks.secrets`, through `${SERVE_OWN_SECRET}`). */
+const OWN_SECRET = 'whsec_seedline_e2e_own';
+/** Signal id of hand-made Triggers, which GET /v1/triggers never lists. */
+const SYNTHETIC = 'sig_synthetic';
+const stripe = new Stripe('sk_test_unused_for_signatures');
 
 interface Served {
   child: ChildProcess;
   stdout: string;
   stderr: string;
   exited: Promise<number | null>;
-}
-
-let sandbox: Sandbox;
-let dest: DestinationConfig;
-let configPath: string;
-let base: string;
-let hook: string;
-let served: Served;
-/** Environment of every CLI run: the config takes one secret from it. */
-let env: NodeJS.ProcessEnv;
-/** Secret of each Signal notifying serve, by Signal id. */
-const secrets = new Map<string, string>();
-
-async function api<T = any>(path: string, options: { key?: string; method?: string; body?: unknown } = {}): Promise<T> {
-  const response = await fetch(`${sandbox.url}${path}`, {
-    method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
-    headers: { 'x-api-key': options.key ?? KEY, 'content-type': 'application/json' },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  return (await response.json()) as T;
-}
-
-async function createSignal(key: string, site: string, webhookUrl: string): Promise<{ id: string; notify: { webhook_secret: string } }> {
-  const body = { name: `watch ${site}`, target: { type: 'profile', site_url: site }, schedule: { interval: '1d' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] }, notify: { webhook_url: webhookUrl } };
-  return (await api<{ data: { id: string; notify: { webhook_secret: string } } }>('/v1/signals', { key, body })).data;
-}
-
-async function listTriggers(): Promise<any[]> {
-  const triggers: any[] = [];
-  let cursor = '';
-  do {
-    const page = await api<{ data: any[]; meta: { nextCursor: string | null } }>(`/v1/triggers?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
-    triggers.push(...page.data);
-    cursor = page.meta.nextCursor ?? '';
-  } while (cursor);
-  return triggers;
-}
-
-async function query(sql: string): Promise<Record<string, unknown>[]> {
-  const destination = await createDestination(dest);
-  try {
-    return await destination.query(sql);
-  } finally {
-    await destination.close();
-  }
-}
-
-async function rowsOf(triggerId: string): Promise<number> {
-  return Number((await query(`select count(*) as n from seedline.triggers where trigger_id = '${triggerId}'`))[0]?.n);
-}
-
-async function post(body: string, signature: string): Promise<{ status: number; text: string }> {
-  const response = await fetch(hook, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
-  return { status: response.status, text: await response.text() };
-}
-
-async function allDelivered(url: string): Promise<boolean> {
-  const { data: records } = (await (await fetch(`${sandbox.url}/__sandbox/deliveries`)).json()) as { data: { url: string; status: string }[] };
-  const ours = records.filter((r) => r.url === url);
-  return ours.length > 0 && ours.every((r) => r.status === 'delivered');
 }
 
 function freePort(): Promise<number> {
@@ -108,134 +56,364 @@ async function startServe(config: string, env: NodeJS.ProcessEnv): Promise<Serve
   return state;
 }
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 5, rpm: 100_000 });
-  const dir = await tempWorkspace();
-  dest = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  hook = `${base}/webhooks`;
-  for (const site of ['serve-ada', 'serve-grace']) {
-    const signal = await createSignal(KEY, `https://www.network.example/in/${site}`, hook);
-    secrets.set(signal.id, signal.notify.webhook_secret);
-  }
-  // The account secret signs signal.paused, sent to the fallback endpoint.
-  const doomedAccount = await api('/v1/account', { key: DOOMED_KEY, method: 'PATCH', body: { default_webhook_url: hook, fallback_webhook_url: hook } });
-  const [first, second] = [...secrets.values()];
-  configPath = await writeConfig(dir, {
-    api: { base_url: sandbox.url, api_key: KEY },
-    destination: dest,
-    streams: { triggers: {} },
-    webhooks: { secrets: [first, '${SERVE_SECOND_SECRET}', doomedAccount.data.webhook_secret], port },
-  });
-  env = { SERVE_SECOND_SECRET: second };
-  served = await startServe(configPath, env);
-}, 60_000);
-
-afterAll(async () => {
-  if (served?.child.exitCode === null) served.child.kill('SIGKILL');
-  await sandbox?.close();
-});
-
-describe('seedline serve', () => {
-  it('given a config without webhooks, when serve starts, then it exits 2 naming webhooks.secrets before listening', async () => {
-    const dir = await tempWorkspace();
-    const bare = await writeConfig(dir, { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: {} });
-    const result = await runCli(['serve', '--config', bare, '--port', '0']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('webhooks.secrets');
-    expect(result.stdout).not.toContain('listening on');
-  });
-
-  it('given two Signals notifying serve, when their checks trigger, then every Trigger the API lists is a row of triggers', async () => {
-    // Enough virtual days for both drifting profiles to change and trigger.
-    for (let day = 0; day < 90; day++) await sandbox.clock.advance(DAY);
-    await eventually(() => allDelivered(hook), 30_000);
-    const triggers = await listTriggers();
-    expect(new Set(triggers.map((t) => t.signal_id))).toEqual(new Set(secrets.keys()));
-    const rows = await query('select trigger_id, signal_id, check_number, checked_at, diff, criteria_matched from seedline.triggers order by trigger_id');
-    const expected = triggers
-      .map((t) => ({ trigger_id: t.trigger_id, signal_id: t.signal_id, check_number: t.check_number, checked_at: t.checked_at, diff: t.diff, criteria_matched: t.criteria_matched }))
-      .sort((a, b) => a.trigger_id.localeCompare(b.trigger_id));
-    const loaded = rows.map((r) => ({
-      ...r,
-      check_number: Number(r.check_number),
-      checked_at: new Date(r.checked_at as string).toISOString(),
-      diff: fromJson(r.diff),
-      criteria_matched: fromJson(r.criteria_matched),
-    }));
-    expect(loaded).toEqual(expected);
-    expect(served.stderr).toContain(`signal.triggered: loaded trigger ${expected[0]!.trigger_id}`);
-  }, 120_000);
-
-  it('given a forged signature, when posted, then 401 with a reason and no row', async () => {
-    const body = JSON.stringify({ event: 'signal.triggered', trigger: { ...(await listTriggers())[0], trigger_id: 'trg_forged' } });
-    const answer = await post(body, signWebhook('whsec_forged', body));
-    expect(answer.status).toBe(401);
-    expect(answer.text).toContain('signature_mismatch');
-    expect(await rowsOf('trg_forged')).toBe(0);
-    expect(served.stderr).not.toContain('whsec_');
-  });
-
-  it('given a delivered Trigger, when the same delivery is replayed, then 200 and still one row', async () => {
-    const [trigger] = await listTriggers();
-    const body = JSON.stringify({ event: 'signal.triggered', trigger });
-    for (let attempt = 0; attempt < 2; attempt++) expect((await post(body, signWebhook(secrets.get(trigger.signal_id)!, body))).status).toBe(200);
-    expect(await rowsOf(trigger.trigger_id)).toBe(1);
-  });
-
-  it('given serve running, when a sync of the triggers stream waits for the destination, then it merges the same Triggers once each', async () => {
-    const result = await runCli(['sync', '--config', configPath, '--streams', 'triggers', '--wait'], { env });
-    expect(result.code, result.stderr).toBe(0);
-    const [counts] = await query('select count(*) as n, count(distinct trigger_id) as ids from seedline.triggers');
-    expect(Number(counts?.n)).toBe((await listTriggers()).length);
-    expect(Number(counts?.ids)).toBe(Number(counts?.n));
-  }, 60_000);
-
-  it('given signed bodies that are not events, when posted, then 400 and each is kept raw in _seedline_rejected with its reason', async () => {
-    const secret = [...secrets.values()][0]!;
-    const bodies = ['{"event":"signal.triggered","trigger":{"trigger_id":"trg_half"}}', '{"event":"signal.exploded"}', 'not json at all'];
-    for (const body of bodies) expect((await post(body, signWebhook(secret, body))).status).toBe(400);
-    const rejected = await query(`select "table", record, reason from seedline._seedline_rejected where stream = 'webhooks' order by rejected_at`);
-    expect(rejected.map((r) => r.record)).toEqual(bodies);
-    expect(rejected[0]).toMatchObject({ table: 'triggers', reason: expect.stringContaining('trigger.signal_id') });
-    expect(rejected[2]).toMatchObject({ table: 'webhooks', reason: 'the body is not valid JSON' });
-    expect(await rowsOf('trg_half')).toBe(0);
-  });
-
-  it('given a body over 1 MB or a GET, when sent, then 413 and 405', async () => {
-    const big = JSON.stringify({ event: 'signal.test', pad: 'x'.repeat(1_100_000) });
-    expect((await post(big, signWebhook([...secrets.values()][0]!, big))).status).toBe(413);
-    expect((await fetch(hook)).status).toBe(405);
-  });
-
-  it('given a test webhook, when delivered, then serve says so on stderr and loads nothing', async () => {
-    const [signalId] = [...secrets.keys()];
-    const before = await listTriggers();
-    await api(`/v1/signals/${signalId}/test-webhook`, { method: 'POST' });
-    await eventually(async () => served.stderr.includes(`signal.test: test delivery for Signal ${signalId}`));
-    const [counts] = await query('select count(*) as n from seedline.triggers');
-    expect(Number(counts?.n)).toBe(before.length);
-  });
-
-  it('given a Signal whose webhook answers 404, when the service pauses it, then serve names the Signal and the reason', async () => {
-    const doomed = await createSignal(DOOMED_KEY, 'https://www.network.example/in/serve-doomed', `${base}/nowhere`);
-    for (let day = 0; day < 30 && !(await pausedReason(doomed.id)); day++) await sandbox.clock.advance(DAY);
-    expect(await pausedReason(doomed.id)).toBe('webhook_gone');
-    await eventually(async () => served.stderr.includes(`signal.paused: Signal ${doomed.id} was paused by the service (reason: webhook_gone)`));
-  }, 60_000);
-
-  it('given serve running, when sent SIGTERM, then it finishes and exits 0', async () => {
-    served.child.kill('SIGTERM');
-    expect(await served.exited).toBe(0);
-    expect(served.stderr).toContain('stopping: finishing the deliveries under way');
-  });
-});
-
-async function pausedReason(signalId: string): Promise<string | null> {
-  return (await api<{ data: { paused_reason: string | null } }>(`/v1/signals/${signalId}`, { key: DOOMED_KEY })).data.paused_reason;
+/** A hand-made Trigger of the synthetic Signal. */
+function syntheticTrigger(id: string, checkNumber = 1): Record<string, unknown> {
+  return { trigger_id: id, signal_id: SYNTHETIC, check_number: checkNumber, checked_at: new Date(Date.UTC(2026, 0, 1, 0, checkNumber)).toISOString(), diff: { headline: { before: 'a', after: `b${checkNumber}` } }, criteria_matched: ['headline'] };
 }
 
 function fromJson(value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }
+
+describe('seedline serve without webhooks', () => {
+  it('given a config without webhooks, when serve starts, then it exits 2 naming webhooks.secrets before listening', async () => {
+    const dir = await tempWorkspace();
+    const bare = await writeConfig(dir, { api: { base_url: 'http://127.0.0.1:9', api_key: 'svc_live_x' }, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: {} });
+    const result = await runCli(['serve', '--config', bare, '--port', '0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('webhooks.secrets');
+    expect(result.stdout).not.toContain('listening on');
+  });
+});
+
+describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into %s', (kind) => {
+  const KEY = `svc_live_serve_${kind}`;
+  /** A second account whose Signal's webhook answers 404, so the service pauses it. */
+  const DOOMED_KEY = `svc_live_serve_doomed_${kind}`;
+  let available = false;
+  let sandbox: Sandbox;
+  let dest: DestinationConfig;
+  let schema: string;
+  let dir: string;
+  let configPath: string;
+  let base: string;
+  let hook: string;
+  let served: Served;
+  let env: NodeJS.ProcessEnv;
+  /** Secret of each Signal notifying serve, by Signal id. */
+  const secrets = new Map<string, string>();
+
+  async function api<T = any>(path: string, options: { key?: string; method?: string; body?: unknown } = {}): Promise<T> {
+    const response = await fetch(`${sandbox.url}${path}`, {
+      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+      headers: { 'x-api-key': options.key ?? KEY, 'content-type': 'application/json' },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    return (await response.json()) as T;
+  }
+
+  async function createSignal(key: string, site: string, webhookUrl: string): Promise<{ id: string; notify: { webhook_secret: string } }> {
+    const body = { name: `watch ${site}`, target: { type: 'profile', site_url: site }, schedule: { interval: '1d' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] }, notify: { webhook_url: webhookUrl } };
+    return (await api<{ data: { id: string; notify: { webhook_secret: string } } }>('/v1/signals', { key, body })).data;
+  }
+
+  async function listTriggers(): Promise<any[]> {
+    const triggers: any[] = [];
+    let cursor = '';
+    do {
+      const page = await api<{ data: any[]; meta: { nextCursor: string | null } }>(`/v1/triggers?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+      triggers.push(...page.data);
+      cursor = page.meta.nextCursor ?? '';
+    } while (cursor);
+    return triggers;
+  }
+
+  /** Reads the destination from this process; a DuckDB file serve is writing is tried again a moment later. */
+  async function query(sql: string): Promise<Record<string, unknown>[]> {
+    return eventually(async () => {
+      let destination: Destination | undefined;
+      try {
+        destination = await createDestination(dest);
+        return await destination.query(sql.replaceAll('{s}', schema));
+      } catch (error) {
+        if (error instanceof DestinationError && /LOCKED|UNAVAILABLE/.test(error.code)) return undefined;
+        throw error;
+      } finally {
+        await destination?.close();
+      }
+    }, 30_000);
+  }
+
+  async function rowsOf(triggerId: string): Promise<number> {
+    return Number((await query(`select count(*) as n from {s}.triggers where trigger_id = '${triggerId}'`))[0]?.n);
+  }
+
+  async function post(body: string, signature: string | undefined, timeoutMs = 10_000): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (signature !== undefined) headers['x-service-signature'] = signature;
+    const response = await fetch(hook, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    return { status: response.status, text: await response.text() };
+  }
+
+  function triggerBody(trigger: Record<string, unknown>): string {
+    return JSON.stringify({ event: 'signal.triggered', trigger });
+  }
+
+  /** Posts a fresh valid Trigger and waits until it is loaded: everything accepted before it is loaded too (one drain loads the whole spool). */
+  async function settled(): Promise<void> {
+    const id = `trg_sentinel_${randomBytes(4).toString('hex')}`;
+    const body = triggerBody(syntheticTrigger(id));
+    expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(200);
+    await eventually(async () => (await rowsOf(id)) === 1, 30_000);
+  }
+
+  async function spooled(): Promise<string[]> {
+    return (await readdir(join(dir, '.seedline/spool')).catch(() => [] as string[])).filter((f) => f.endsWith('.json'));
+  }
+
+  async function allDelivered(url: string): Promise<boolean> {
+    const { data: records } = (await (await fetch(`${sandbox.url}/__sandbox/deliveries`)).json()) as { data: { url: string; status: string }[] };
+    const ours = records.filter((r) => r.url === url);
+    return ours.length > 0 && ours.every((r) => r.status === 'delivered');
+  }
+
+  async function pausedReason(signalId: string): Promise<string | null> {
+    return (await api<{ data: { paused_reason: string | null } }>(`/v1/signals/${signalId}`, { key: DOOMED_KEY })).data.paused_reason;
+  }
+
+  /** The destination's writer lock, taken from this process (as a long sync would hold it). */
+  async function holdLock(): Promise<Destination> {
+    return eventually(async () => {
+      const holder = await createDestination(dest);
+      try {
+        await holder.lock({ holder: 'e2e test (a long sync)' });
+        return holder;
+      } catch (error) {
+        await holder.close();
+        if (error instanceof DestinationError && /LOCKED|UNAVAILABLE/.test(error.code)) return undefined;
+        throw error;
+      }
+    }, 30_000);
+  }
+
+  beforeAll(async () => {
+    available = await backendAvailable(kind);
+    if (!available) return;
+    sandbox = await startSandbox({ seed: 5, rpm: 100_000 });
+    dir = await tempWorkspace();
+    schema = kind === 'duckdb' ? 'seedline' : `t_serve_${randomBytes(5).toString('hex')}`;
+    dest = kind === 'duckdb' ? { type: 'duckdb', path: join(dir, 'w.duckdb'), schema } : { type: 'postgres', url: testPostgresUrl, schema };
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    hook = `${base}/webhooks`;
+    // Each Signal's one-time secret lands where `signals apply --secrets-out` writes them.
+    const lines: string[] = [];
+    for (const site of ['serve-ada', 'serve-grace']) {
+      const signal = await createSignal(KEY, `https://www.network.example/in/${site}`, hook);
+      secrets.set(signal.id, signal.notify.webhook_secret);
+      lines.push(JSON.stringify({ id: signal.id, site_url: site, webhook_secret: signal.notify.webhook_secret }));
+    }
+    await writeFile(join(dir, 'signal-secrets.jsonl'), `${lines.join('\n')}\n`, { mode: 0o600 });
+    // The account secret signs signal.paused, sent to the fallback endpoint.
+    const doomedAccount = await api('/v1/account', { key: DOOMED_KEY, method: 'PATCH', body: { default_webhook_url: hook, fallback_webhook_url: hook } });
+    configPath = await writeConfig(dir, {
+      api: { base_url: sandbox.url, api_key: KEY },
+      destination: kind === 'duckdb' ? { type: 'duckdb', path: 'w.duckdb', schema } : dest,
+      streams: { triggers: {} },
+      webhooks: { secrets: ['${SERVE_OWN_SECRET}', doomedAccount.data.webhook_secret], secrets_file: 'signal-secrets.jsonl', port },
+    });
+    env = { SERVE_OWN_SECRET: OWN_SECRET };
+    served = await startServe(configPath, env);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (served?.child.exitCode === null) served.child.kill('SIGKILL');
+    await sandbox?.close();
+    if (available && kind === 'postgres') await dropPostgresSchema(schema);
+  });
+
+  it('given two Signals notifying serve, when their checks trigger, then triggers holds each Trigger the API lists once, in check_number order', async ({ skip }) => {
+    if (!available) skip();
+    // Enough virtual days for both drifting profiles to change and trigger.
+    for (let day = 0; day < 90; day++) await sandbox.clock.advance(DAY);
+    await eventually(() => allDelivered(hook), 30_000);
+    const answeredAt = Date.now();
+    const triggers = await listTriggers();
+    expect(new Set(triggers.map((t) => t.signal_id))).toEqual(new Set(secrets.keys()));
+    const expected = triggers
+      .map((t) => ({ trigger_id: t.trigger_id, signal_id: t.signal_id, check_number: t.check_number, checked_at: t.checked_at, diff: t.diff, criteria_matched: t.criteria_matched }))
+      .sort((a, b) => a.signal_id.localeCompare(b.signal_id) || a.check_number - b.check_number);
+    const loaded = async () =>
+      (await query(`select trigger_id, signal_id, check_number, checked_at, diff, criteria_matched from {s}.triggers where signal_id <> '${SYNTHETIC}' order by signal_id, check_number`)).map((r) => ({
+        ...r,
+        check_number: Number(r.check_number),
+        checked_at: new Date(r.checked_at as string).toISOString(),
+        diff: fromJson(r.diff),
+        criteria_matched: fromJson(r.criteria_matched),
+      }));
+    // Until the first drain, the table does not exist yet.
+    await eventually(async () => (await loaded().catch(() => [])).length === expected.length, 30_000);
+    // A figure, not an assertion: how long after the last 2xx the rows were queryable.
+    console.info(`[serve e2e ${kind}] ${expected.length} Triggers queryable ${Date.now() - answeredAt} ms after the last delivery was answered`);
+    expect(await loaded()).toEqual(expected);
+    expect(served.stderr).toContain(`signal.triggered: queued trigger ${expected[0]!.trigger_id}`);
+    expect(served.stderr).toMatch(/signal\.triggered: loaded \d+ triggers? into triggers/);
+  }, 120_000);
+
+  it('given deliveries signed by the stripe helper with our secret, when posted, then 200 and each is loaded', async ({ skip }) => {
+    if (!available) skip();
+    const ids = ['trg_stripe_a', 'trg_stripe_b'];
+    for (const id of ids) {
+      const body = triggerBody(syntheticTrigger(id, 2));
+      const header = stripe.webhooks.generateTestHeaderString({ payload: body, secret: OWN_SECRET });
+      expect((await post(body, header)).status).toBe(200);
+    }
+    for (const id of ids) await eventually(async () => (await rowsOf(id)) === 1, 30_000);
+  });
+
+  it('given tampered, wrongly signed, 301 s old, 301 s future and unsigned deliveries, when posted, then 401 each and nothing of them is loaded', async ({ skip }) => {
+    if (!available) skip();
+    const now = Math.floor(Date.now() / 1000);
+    const bodyOf = (id: string) => triggerBody(syntheticTrigger(id, 3));
+    const cases = [
+      { id: 'trg_bad_tampered', header: (b: string) => stripe.webhooks.generateTestHeaderString({ payload: b.replace('"check_number":3', '"check_number":4'), secret: OWN_SECRET }), reason: 'signature_mismatch' },
+      { id: 'trg_bad_secret', header: (b: string) => stripe.webhooks.generateTestHeaderString({ payload: b, secret: 'whsec_not_ours' }), reason: 'signature_mismatch' },
+      { id: 'trg_bad_old', header: (b: string) => stripe.webhooks.generateTestHeaderString({ payload: b, secret: OWN_SECRET, timestamp: now - 301 }), reason: 'timestamp_too_old' },
+      { id: 'trg_bad_future', header: (b: string) => stripe.webhooks.generateTestHeaderString({ payload: b, secret: OWN_SECRET, timestamp: now + 301 }), reason: 'timestamp_in_future' },
+      { id: 'trg_bad_unsigned', header: () => undefined, reason: 'missing_header' },
+    ];
+    for (const c of cases) {
+      const answer = await post(bodyOf(c.id), c.header(bodyOf(c.id)));
+      expect(answer.status, c.id).toBe(401);
+      expect(answer.text, c.id).toContain(c.reason);
+    }
+    await settled();
+    for (const c of cases) expect(await rowsOf(c.id), c.id).toBe(0);
+    expect(await spooled()).toEqual([]);
+    expect(served.stderr).not.toContain('whsec_');
+  });
+
+  it('given a delivered Trigger, when the same delivery is replayed, then 200 and still one row', async ({ skip }) => {
+    if (!available) skip();
+    const [trigger] = await listTriggers();
+    const body = triggerBody(trigger);
+    for (let attempt = 0; attempt < 2; attempt++) expect((await post(body, signWebhook(secrets.get(trigger.signal_id)!, body))).status).toBe(200);
+    await settled();
+    expect(await rowsOf(trigger.trigger_id)).toBe(1);
+  });
+
+  it('given signed bodies that are not events, when posted, then 400 and each is kept raw in _seedline_rejected with its reason', async ({ skip }) => {
+    if (!available) skip();
+    const bodies = ['{"event":"signal.triggered","trigger":{"trigger_id":"trg_half"}}', '{"event":"signal.exploded"}', 'not json at all'];
+    for (const body of bodies) expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(400);
+    await settled();
+    const rejected = await query(`select "table", record, reason from {s}._seedline_rejected where stream = 'webhooks'`);
+    expect(rejected.map((r) => r.record).sort()).toEqual([...bodies].sort());
+    expect(rejected.find((r) => r.record === bodies[0])).toMatchObject({ table: 'triggers', reason: expect.stringContaining('trigger.signal_id') });
+    expect(rejected.find((r) => r.record === bodies[2])).toMatchObject({ table: 'webhooks', reason: 'the body is not valid JSON' });
+    expect(await rowsOf('trg_half')).toBe(0);
+  });
+
+  it('given a body over 1 MiB, a GET on the hook and a health probe, when sent, then 413, 405 and 200', async ({ skip }) => {
+    if (!available) skip();
+    const big = JSON.stringify({ event: 'signal.test', pad: 'x'.repeat(1_100_000) });
+    expect((await post(big, signWebhook(OWN_SECRET, big))).status).toBe(413);
+    expect((await fetch(hook)).status).toBe(405);
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', spooled: expect.any(Number) });
+  });
+
+  it('given a test webhook, when delivered, then it is recorded in webhook_events as a test and triggers is unchanged', async ({ skip }) => {
+    if (!available) skip();
+    const [signalId] = [...secrets.keys()];
+    const [before] = await query('select count(*) as n from {s}.triggers');
+    await api(`/v1/signals/${signalId}/test-webhook`, { method: 'POST' });
+    await eventually(async () => served.stderr.includes(`signal.test: test delivery for Signal ${signalId}`));
+    await settled();
+    const events = await query(`select event, subject_id, test from {s}.webhook_events where event = 'signal.test'`);
+    expect(events).toEqual([{ event: 'signal.test', subject_id: signalId, test: true }]);
+    const [after] = await query('select count(*) as n from {s}.triggers');
+    expect(Number(after?.n)).toBe(Number(before?.n) + 1); // the sentinel only
+  });
+
+  it('given a Signal whose webhook answers 404, when the service pauses it, then serve warns naming the Signal and the reason and records the event', async ({ skip }) => {
+    if (!available) skip();
+    const doomed = await createSignal(DOOMED_KEY, 'https://www.network.example/in/serve-doomed', `${base}/nowhere`);
+    for (let day = 0; day < 30 && !(await pausedReason(doomed.id)); day++) await sandbox.clock.advance(DAY);
+    expect(await pausedReason(doomed.id)).toBe('webhook_gone');
+    await eventually(async () => served.stderr.includes(`warning: signal.paused: Signal ${doomed.id} was paused by the service (reason: webhook_gone)`));
+    await settled();
+    const events = await query(`select subject_id, test from {s}.webhook_events where event = 'signal.paused'`);
+    expect(events).toEqual([{ subject_id: doomed.id, test: false }]);
+  }, 60_000);
+
+  it('given 200 concurrent deliveries with duplicates, when posted with a 10 s client timeout, then every one is answered 2xx and each unique Trigger is loaded once', async ({ skip }) => {
+    if (!available) skip();
+    const unique = Array.from({ length: 120 }, (_, i) => `trg_burst_${String(i).padStart(3, '0')}`);
+    const sends = [...unique, ...unique.slice(0, 80)].map((id, i) => ({ id, body: triggerBody(syntheticTrigger(id, 100 + (i % 120))) }));
+    sends.sort(() => Math.random() - 0.5);
+    const results = await Promise.all(
+      sends.map(async ({ id, body }) => {
+        const started = performance.now();
+        try {
+          const { status } = await post(body, signWebhook(OWN_SECRET, body), 10_000);
+          return { id, status, ms: performance.now() - started, timedOut: false };
+        } catch (error) {
+          return { id, status: 0, ms: performance.now() - started, timedOut: (error as Error).name === 'TimeoutError' };
+        }
+      }),
+    );
+    const ms = results.map((r) => r.ms).sort((a, b) => a - b);
+    console.info(`[serve e2e ${kind}] 200 concurrent deliveries: answer p50 ${ms[100]!.toFixed(0)} ms, max ${ms[199]!.toFixed(0)} ms`);
+    expect(results.filter((r) => r.timedOut)).toEqual([]);
+    expect(results.filter((r) => r.status !== 200)).toEqual([]);
+    await eventually(async () => Number((await query(`select count(*) as n from {s}.triggers where trigger_id like 'trg_burst_%'`))[0]?.n) === unique.length, 60_000);
+    const rows = await query(`select trigger_id, count(*) as n from {s}.triggers where trigger_id like 'trg_burst_%' group by trigger_id order by trigger_id`);
+    expect(rows.map((r) => [r.trigger_id, Number(r.n)])).toEqual(unique.map((id) => [id, 1]));
+  }, 120_000);
+
+  it('given serve running, when a sync of the triggers stream waits for the destination, then the API Triggers are still there once each', async ({ skip }) => {
+    if (!available) skip();
+    const result = await runCli(['sync', '--config', configPath, '--streams', 'triggers', '--wait'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const [counts] = await query(`select count(*) as n, count(distinct trigger_id) as ids from {s}.triggers where signal_id <> '${SYNTHETIC}'`);
+    expect(Number(counts?.n)).toBe((await listTriggers()).length);
+    expect(Number(counts?.ids)).toBe(Number(counts?.n));
+  }, 60_000);
+
+  it('given a delivery answered while a long sync holds the destination, when serve is killed -9 before loading it and started again, then it is loaded', async ({ skip }) => {
+    if (!available) skip();
+    const holder = await holdLock();
+    let released = false;
+    try {
+      const body = triggerBody(syntheticTrigger('trg_crash', 7));
+      expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(200);
+      expect(await spooled()).toHaveLength(1);
+      served.child.kill('SIGKILL');
+      await served.exited;
+      await holder.close();
+      released = true;
+      expect(await rowsOf('trg_crash')).toBe(0);
+      served = await startServe(configPath, env);
+      await eventually(async () => (await rowsOf('trg_crash')) === 1, 30_000);
+      expect(served.stderr).toContain('spool: loaded 1 deliveries accepted before this start');
+    } finally {
+      if (!released) await holder.close();
+    }
+  }, 90_000);
+
+  it('given deliveries left spooled when serve stops while the destination is busy, when sync runs next, then it loads them first and serve had exited 0', async ({ skip }) => {
+    if (!available) skip();
+    const holder = await holdLock();
+    let released = false;
+    try {
+      const body = triggerBody(syntheticTrigger('trg_left_for_sync', 8));
+      expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(200);
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+      expect(served.stderr).toContain('stopping: answering the deliveries under way, then loading the spool');
+      expect(served.stderr).toContain('the next serve or sync loads them');
+      await holder.close();
+      released = true;
+      expect(await spooled()).toHaveLength(1);
+      const result = await runCli(['sync', '--config', configPath, '--streams', 'triggers'], { env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toContain('spool: loaded 1 webhook deliveries waiting in the spool');
+      expect(await rowsOf('trg_left_for_sync')).toBe(1);
+      expect(await spooled()).toEqual([]);
+    } finally {
+      if (!released) await holder.close();
+    }
+  }, 90_000);
+});

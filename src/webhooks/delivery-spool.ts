@@ -1,0 +1,142 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { access, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** One accepted delivery, as kept in the spool until it is loaded. */
+export interface SpooledDelivery {
+  /** Dedupe key: `trigger:<trigger_id>`, `job:<job_id>`, or `<event>:<sha256 of the body>`. */
+  key: string;
+  /** Event name (`signal.triggered`, …), or `unreadable` for a signed body that is not an event. */
+  event: string;
+  /** When the receiver accepted it (ISO 8601). */
+  receivedAt: string;
+  /** The raw, verified body. */
+  raw: string;
+  /** Why the body could not be read, and the table it was meant for; absent for a readable event. */
+  rejected?: { table: string; reason: string };
+}
+
+/** A spooled delivery and the file holding it. */
+export interface SpoolEntry {
+  /** File name inside the spool folder. */
+  file: string;
+  /** The delivery. */
+  delivery: SpooledDelivery;
+}
+
+const SUFFIX = '.json';
+
+/**
+ * A durable queue of accepted deliveries outside the database: one file per dedupe key, written
+ * to a temporary name, fsynced, then renamed into place (and the folder fsynced), so a delivery is
+ * on disk whole before it is answered 2xx, and a crash leaves either the whole file or none. A
+ * duplicate of a queued delivery maps to the same file name and is not written again.
+ *
+ * @example
+ * ```ts
+ * const spool = new DeliverySpool('.seedline/spool');
+ * await spool.put({ key: 'trigger:trg_1', event: 'signal.triggered', receivedAt: new Date().toISOString(), raw });
+ * for (const { file, delivery } of await spool.list()) …;
+ * await spool.remove(files);
+ * ```
+ */
+export class DeliverySpool {
+  private ready: Promise<void> | undefined;
+
+  /** @param dir The spool folder (created when missing). */
+  constructor(readonly dir: string) {}
+
+  /** Queues a delivery durably; resolves false when one with the same key is already queued. */
+  async put(delivery: SpooledDelivery): Promise<boolean> {
+    await this.ensureDir();
+    const file = fileNameOf(delivery.key);
+    const target = join(this.dir, file);
+    if (await exists(target)) return false;
+    const temporary = join(this.dir, `.${file}.${randomUUID()}.tmp`);
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(JSON.stringify(delivery));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, target);
+    await this.syncDir();
+    return true;
+  }
+
+  /** Every queued delivery, oldest accepted first. A file that cannot be read is set aside as `*.bad` and reported through `onBad`. */
+  async list(onBad: (file: string, reason: string) => void = () => undefined): Promise<SpoolEntry[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const entries: SpoolEntry[] = [];
+    for (const file of names.filter((name) => name.endsWith(SUFFIX) && !name.startsWith('.'))) {
+      try {
+        entries.push({ file, delivery: parseDelivery(await readFile(join(this.dir, file), 'utf8')) });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        await rename(join(this.dir, file), join(this.dir, `${file}.bad`)).catch(() => undefined);
+        onBad(file, (error as Error).message);
+      }
+    }
+    return entries.sort((a, b) => a.delivery.receivedAt.localeCompare(b.delivery.receivedAt) || a.file.localeCompare(b.file));
+  }
+
+  /** Queued deliveries (a cheap count for the health probe). */
+  async size(): Promise<number> {
+    try {
+      return (await readdir(this.dir)).filter((name) => name.endsWith(SUFFIX) && !name.startsWith('.')).length;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Deletes loaded deliveries' files (a file already gone is fine). */
+  async remove(files: readonly string[]): Promise<void> {
+    for (const file of files) await unlink(join(this.dir, file)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+
+  private ensureDir(): Promise<void> {
+    this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).then(() => undefined);
+    return this.ready;
+  }
+
+  /** A rename is durable only once its folder is synced. */
+  private async syncDir(): Promise<void> {
+    const handle = await open(this.dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+/** The file name of a dedupe key: a hash, so any key is a safe name and duplicates collide. */
+export function fileNameOf(key: string): string {
+  return `${createHash('sha256').update(key).digest('hex').slice(0, 40)}${SUFFIX}`;
+}
+
+function parseDelivery(text: string): SpooledDelivery {
+  const value = JSON.parse(text) as Partial<SpooledDelivery>;
+  if (typeof value.key !== 'string' || typeof value.event !== 'string' || typeof value.receivedAt !== 'string' || typeof value.raw !== 'string') {
+    throw new Error('not a spooled delivery (key, event, receivedAt, raw expected)');
+  }
+  return value as SpooledDelivery;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,181 @@
+import { chmod, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signWebhook } from '../../src/client/webhook-signature.js';
+import { DestinationLockedError } from '../../src/destinations/destination-error.js';
+import { TableShaper } from '../../src/engine/table-shaper.js';
+import { loadManifests } from '../../src/manifest/load-manifests.js';
+import { DeliverySpool } from '../../src/webhooks/delivery-spool.js';
+import { SpoolDrainer } from '../../src/webhooks/spool-drainer.js';
+import { WebhookReceiver } from '../../src/webhooks/webhook-receiver.js';
+import { WebhookSecrets } from '../../src/webhooks/webhook-secrets.js';
+import { backendAvailable, destinationKinds, makeTestTarget, type TestTarget } from '../helpers/destinations.js';
+import { eventually } from '../helpers/sandbox.js';
+
+const SECRET = 'whsec_integration';
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function trigger(id: string, signal: string, checkNumber: number): Record<string, unknown> {
+  return { trigger_id: id, signal_id: signal, check_number: checkNumber, checked_at: new Date(Date.UTC(2026, 0, checkNumber)).toISOString(), diff: { headline: { before: 'a', after: 'b' } }, criteria_matched: ['headline'] };
+}
+
+async function tempSpool(): Promise<DeliverySpool> {
+  return new DeliverySpool(join(await mkdtemp(join(tmpdir(), 'seedline-spool-')), 'spool'));
+}
+
+async function startReceiver(spool: DeliverySpool, options: Partial<ConstructorParameters<typeof WebhookReceiver>[0]> = {}): Promise<string> {
+  const lines: string[] = [];
+  const receiver = new WebhookReceiver({ secrets: [SECRET], sink: { accept: (d) => spool.put(d) }, log: (line) => lines.push(line), ...options });
+  const url = await receiver.listen(0, '127.0.0.1');
+  cleanups.push(() => receiver.close());
+  return url;
+}
+
+async function post(url: string, body: string, signature?: string): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (signature) headers['x-service-signature'] = signature;
+  const response = await fetch(url, { method: 'POST', headers, body });
+  return { status: response.status, text: await response.text() };
+}
+
+/** Sends `request` raw and returns everything the server wrote before it closed the connection. */
+function rawExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((done, fail) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('error', fail);
+    socket.on('close', () => done(received));
+  });
+}
+
+describe('webhook receiver and spool', () => {
+  it('given a client that never finishes its headers, when the headers timeout passes, then it is answered 408 and closed, and nothing is spooled', async () => {
+    const spool = await tempSpool();
+    const url = await startReceiver(spool, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    const answer = await rawExchange(url, 'POST /webhooks HTTP/1.1\r\nHost: receiver\r\nX-Slow: ');
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(await spool.size()).toBe(0);
+  });
+
+  it('given a client that sends half its body, when the request timeout passes, then it is answered 408 and closed, and nothing is spooled', async () => {
+    const spool = await tempSpool();
+    const url = await startReceiver(spool, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    const answer = await rawExchange(url, `POST /webhooks HTTP/1.1\r\nHost: receiver\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event":`);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(await spool.size()).toBe(0);
+  });
+
+  it('given the same Trigger delivered twice, when both are answered, then both are 200 and the spool holds one file', async () => {
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_twice', 'sig_a', 1) });
+    expect(await post(url, body, signWebhook(SECRET, body))).toEqual({ status: 200, text: 'ok: trigger trg_twice queued\n' });
+    expect(await post(url, body, signWebhook(SECRET, body))).toEqual({ status: 200, text: 'ok: trigger trg_twice already queued\n' });
+    expect(await spool.size()).toBe(1);
+    expect((await readdir(spool.dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('given a secrets file written after serve started, when a Signal signs with its secret, then 401 before and 200 once the file holds it', async () => {
+    const spool = await tempSpool();
+    const file = join(spool.dir, '..', 'signal-secrets.jsonl');
+    const lines: string[] = [];
+    const url = await startReceiver(spool, { secrets: new WebhookSecrets({ fixed: [SECRET], file, log: (line) => lines.push(line) }) });
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_new_signal', 'sig_new', 1) });
+    expect((await post(url, body, signWebhook('whsec_new_signal', body))).status).toBe(401);
+    await writeFile(file, `${JSON.stringify({ id: 'sig_new', site_url: 'x', webhook_secret: 'whsec_new_signal' })}\nnot json\n`);
+    await chmod(file, 0o644);
+    expect((await post(url, body, signWebhook('whsec_new_signal', body))).status).toBe(200);
+    expect(lines.join('\n')).toContain('line 2 is not');
+    expect(lines.join('\n')).toContain('readable by others (mode 644)');
+    expect(lines.join('\n')).not.toContain('whsec_new_signal');
+  });
+});
+
+describe.each(destinationKinds)('spool drainer into %s', (kind) => {
+  async function target(): Promise<TestTarget | undefined> {
+    if (!(await backendAvailable(kind))) return undefined;
+    const made = makeTestTarget(kind);
+    cleanups.push(() => made.dispose());
+    return made;
+  }
+
+  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[]): Promise<SpoolDrainer> {
+    const manifest = (await loadManifests()).get('triggers')!;
+    const shaper = new TableShaper(manifest.table, { options: {}, run: { id: 'serve_test', started_at: new Date().toISOString() } });
+    const open = async () => {
+      const destination = await made.open();
+      try {
+        await destination.lock({ holder: 'drainer test' });
+        await destination.ensureSystemTables();
+      } catch (error) {
+        await destination.close();
+        throw error;
+      }
+      return { destination, close: () => destination.close() };
+    };
+    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50 });
+  }
+
+  it('given Triggers out of order, a test, a pause and a batch event spooled, when drained, then triggers holds the Triggers once in check_number order and webhook_events the rest', async ({ skip }) => {
+    const made = await target();
+    if (!made) return skip();
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    const events = [
+      { event: 'signal.triggered', trigger: trigger('trg_3', 'sig_a', 3) },
+      { event: 'signal.triggered', trigger: trigger('trg_1', 'sig_a', 1) },
+      { event: 'signal.triggered', trigger: trigger('trg_2', 'sig_a', 2) },
+      { event: 'signal.triggered', trigger: trigger('trg_1', 'sig_a', 1) },
+      { event: 'signal.test', test: true, signal_id: 'sig_a', diff: { headline: { before: 'x', after: 'y' } } },
+      { event: 'signal.paused', signal: { id: 'sig_b', status: 'paused', paused_reason: 'insufficient_credits' } },
+      { event: 'batch.completed', job: { job_id: 'job_1', status: 'completed', total: 2 } },
+    ];
+    for (const event of events) {
+      const body = JSON.stringify(event);
+      expect((await post(url, body, signWebhook(SECRET, body))).status).toBe(200);
+    }
+    const lines: string[] = [];
+    const drainer = await drainerFor(made, spool, lines);
+    expect(await drainer.drainOnce()).toEqual({ triggers: 3, events: 3, rejected: 0, files: 6 });
+    expect(await spool.size()).toBe(0);
+    expect(await drainer.drainOnce()).toEqual({ triggers: 0, events: 0, rejected: 0, files: 0 });
+    const reader = await made.open();
+    const rows = await reader.query(`select trigger_id, check_number from ${made.kind === 'duckdb' ? 'seedline' : made.where}.triggers order by _loaded_at, check_number`);
+    expect(rows.map((r) => [r.trigger_id, Number(r.check_number)])).toEqual([['trg_1', 1], ['trg_2', 2], ['trg_3', 3]]);
+    const recorded = await reader.query(`select event, subject_id, test from ${made.kind === 'duckdb' ? 'seedline' : made.where}.webhook_events order by event`);
+    expect(recorded).toEqual([
+      { event: 'batch.completed', subject_id: 'job_1', test: false },
+      { event: 'signal.paused', subject_id: 'sig_b', test: false },
+      { event: 'signal.test', subject_id: 'sig_a', test: true },
+    ]);
+    expect(lines[0]).toContain('loaded 3 triggers into triggers: trg_1 (Signal sig_a, check 1), trg_2');
+  });
+
+  it('given another writer holding the destination, when the drainer is kicked, then the deliveries stay spooled until the writer lets go, then load', async ({ skip }) => {
+    const made = await target();
+    if (!made) return skip();
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_waits', 'sig_a', 1) });
+    expect((await post(url, body, signWebhook(SECRET, body))).status).toBe(200);
+    const holder = await made.open();
+    await holder.lock({ holder: 'a long sync' });
+    const lines: string[] = [];
+    const drainer = await drainerFor(made, spool, lines);
+    await expect(drainer.drainOnce()).rejects.toBeInstanceOf(DestinationLockedError);
+    drainer.kick();
+    await eventually(async () => lines.some((l) => l.includes('the destination is busy')));
+    expect(await spool.size()).toBe(1);
+    await holder.close();
+    await eventually(async () => (await spool.size()) === 0, 30_000);
+    await drainer.stop();
+    expect(lines.some((l) => l.includes('loaded 1 trigger into triggers: trg_waits'))).toBe(true);
+  });
+});
