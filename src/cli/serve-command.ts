@@ -4,12 +4,16 @@ import { InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig } from '../config/load-config.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
+import type { Destination } from '../destinations/destination.js';
+import { loadManifests } from '../manifest/load-manifests.js';
+import { Mutex } from '../util/mutex.js';
 import { WebhookReceiver } from '../webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../webhooks/webhook-secrets.js';
 import type { OpenedDestination } from '../webhooks/spool-drainer.js';
 import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { runCommand } from './run-command.js';
+import { syncOnce } from './sync-command.js';
 
 /** Options of `seedline serve`. */
 export interface ServeOptions {
@@ -48,7 +52,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
     ]);
   }
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log }))!;
+  const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config.streams), log);
+  const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log, onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination) }))!;
 
   // Reach the destination before listening, so a wrong path or URL fails now; this also loads
   // what a previous serve accepted but had not loaded when it stopped or crashed.
@@ -89,6 +94,55 @@ export async function serve(opts: ServeOptions): Promise<void> {
   });
   await receiver.close();
   await drainer.stop();
+  await batchReads.idle();
+}
+
+/**
+ * Reads the results of batch jobs a sync recorded but did not finish reading (it was stopped or
+ * killed) as soon as `batch.completed` says they are done: a `sync --resume-only` of their
+ * streams, which submits nothing new. One read at a time; it waits for the destination's lock.
+ */
+class BatchReads {
+  private readonly queue = new Mutex();
+  private last: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly configPath: string,
+    private readonly streams: readonly string[],
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Called by the drainer, lock held, once `batch.completed` events are recorded. */
+  async completed(jobIds: readonly string[], destination: Destination): Promise<void> {
+    const wanted = new Set(jobIds);
+    const streams: string[] = [];
+    for (const stream of this.streams) {
+      const batches = await destination.readBatches(stream);
+      if (batches.some((b) => b.status === 'submitted' && b.jobId && wanted.has(b.jobId))) streams.push(stream);
+    }
+    if (streams.length === 0) {
+      this.log(`batch.completed: job ${jobIds.join(', ')} is not awaiting a read by this destination's streams: recorded only`);
+      return;
+    }
+    this.log(`batch.completed: reading the results of job ${jobIds.join(', ')} (streams ${streams.join(', ')})`);
+    // Run after the drain has released the lock: the read takes it itself.
+    this.last = this.queue.run(async () => {
+      try {
+        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true });
+      } catch (error) {
+        this.log(`batch.completed: reading the results failed (${(error as Error).message.split('\n')[0]}); the next sync reads them`);
+      }
+    });
+  }
+
+  /** Resolves once every read asked for has finished. */
+  async idle(): Promise<void> {
+    await this.last;
+  }
+}
+
+async function configuredBatchStreams(streams: Record<string, unknown>): Promise<string[]> {
+  return [...(await loadManifests()).values()].filter((m) => m.type === 'batch' && streams[m.name] !== undefined).map((m) => m.name);
 }
 
 /** Opens the destination and takes its writer lock for one drain, without waiting: a busy destination leaves the deliveries spooled. */

@@ -24,6 +24,8 @@ export interface SyncRunOptions {
   wait?: boolean;
   /** Print a sample query of the loaded profiles afterwards. */
   sampleQuery?: boolean;
+  /** Only read the results of batch jobs recorded by earlier runs; submit nothing new. */
+  resumeOnly?: boolean;
 }
 
 /** `seedline sync`: the main job. */
@@ -35,6 +37,7 @@ export function registerSyncCommand(program: Command): void {
     .option('--streams <names>', 'only these streams, comma-separated (dependencies are not added)')
     .option('--full-refresh', 'ignore freshness and incremental cursors: fetch everything again', false)
     .option('--wait', 'wait for another writer to release the destination instead of failing', false)
+    .option('--resume-only', 'only read the results of batch jobs earlier runs submitted (what serve does on batch.completed); submit nothing new', false)
     .option('--sample-query', 'print a sample query of the loaded profiles afterwards', false)
     .action((opts: SyncRunOptions) =>
       runCommand(async () => {
@@ -53,7 +56,7 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
     // Webhook deliveries `serve` spooled but could not load (it was stopped, or this run held the lock) load first.
     const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
     if (drained?.files) process.stderr.write(`spool: loaded ${drained.files} webhook deliveries waiting in the spool\n`);
-    const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh ?? false });
+    const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh ?? false, resumeOnly: opts.resumeOnly ?? false });
     const client = await session.connect();
     const result = await runSync(prepared, { client, reporter: createReporter(), concurrentBatchJobs: client.limiter.concurrentBatchJobs });
     process.stdout.write(`${summary(result)}\n`);

@@ -43,7 +43,7 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   // Batches of an earlier run are finished first and may still cost (unsent intents, items that
   // settle as they resolve): leave room for all their items.
   const held = open.reduce((n, b) => n + b.itemCount, 0);
-  const affordable = runner.withinBudget(await runner.seedsToFetch(open), held);
+  const affordable = ctx.resumeOnly ? [] : runner.withinBudget(await runner.seedsToFetch(open), held);
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
   const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
@@ -51,6 +51,10 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   for (const batch of open) enqueue(() => runner.resume(batch));
   for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(() => runner.submitAndRead(seeds));
   await queue.onIdle();
+  if (ctx.resumeOnly) {
+    runner.settleStatus();
+    return outcome;
+  }
   // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
   // results: their seeds are fetched again, within the budget.
   for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(() => runner.submitAndRead(seeds));

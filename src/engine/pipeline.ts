@@ -27,6 +27,8 @@ export interface SyncOptions {
   fullRefresh?: boolean;
   /** Clock, injectable for tests. Default: `() => new Date()`. */
   now?: () => Date;
+  /** Only read the results of batch jobs recorded by earlier runs (after `batch.completed`); other streams are skipped. Default: false. */
+  resumeOnly?: boolean;
 }
 
 /** A sync made ready without any call: the streams in order and the resolved seeds. */
@@ -101,7 +103,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
     for (const manifest of prepared.streams) {
       // The outcome is shared with the runner, so a stream that throws still reports what it spent.
       const outcome = emptyOutcome(manifest.name);
-      await runners[manifest.type](manifest, contextFor(manifest.name), outcome).catch((error: Error) => {
+      if (prepared.options.resumeOnly && manifest.type !== 'batch') outcome.status = 'skipped';
+      else await runners[manifest.type](manifest, contextFor(manifest.name), outcome).catch((error: Error) => {
         outcome.status = 'failed';
         noteError(outcome, error.message);
       });
@@ -171,6 +174,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     concurrency: config.api.max_concurrency,
     batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1 },
     now: prepared.options.now ?? (() => new Date()),
+    resumeOnly: prepared.options.resumeOnly ?? false,
   });
 }
 

@@ -77,6 +77,8 @@ export interface StreamContext {
   batch: { chunkSize: number; pollIntervalMs: number; concurrentJobs: number };
   /** Now (injectable for tests). */
   now(): Date;
+  /** Only read the results of batch jobs recorded by earlier runs: submit nothing, retry nothing. Default: false. */
+  resumeOnly?: boolean;
 }
 
 /** A fresh outcome with zero counts. */

@@ -9,7 +9,9 @@ import { signWebhook } from '../../src/client/webhook-signature.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { DestinationError } from '../../src/destinations/destination-error.js';
 import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
+import { seedKey } from '../../src/engine/seed-keys.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { sha256 } from '../../src/util/stable-json.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { backendAvailable } from '../helpers/destinations.js';
 import { dropPostgresSchema, testPostgresUrl } from '../helpers/postgres.js';
@@ -22,6 +24,8 @@ const OWN_SECRET = 'whsec_seedline_e2e_own';
 /** Signal id of hand-made Triggers, which GET /v1/triggers never lists. */
 const SYNTHETIC = 'sig_synthetic';
 const stripe = new Stripe('sk_test_unused_for_signatures');
+/** The profile a killed sync left in a submitted batch job. */
+const BATCH_PROFILE = 'https://www.network.example/in/serve-batch-person';
 
 interface Served {
   child: ChildProcess;
@@ -206,11 +210,14 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     await writeFile(join(dir, 'signal-secrets.jsonl'), `${lines.join('\n')}\n`, { mode: 0o600 });
     // The account secret signs signal.paused, sent to the fallback endpoint.
     const doomedAccount = await api('/v1/account', { key: DOOMED_KEY, method: 'PATCH', body: { default_webhook_url: hook, fallback_webhook_url: hook } });
+    // The account secret signs batch.completed.
+    const account = await api('/v1/account', { method: 'PATCH', body: { default_webhook_url: hook } });
     configPath = await writeConfig(dir, {
       api: { base_url: sandbox.url, api_key: KEY },
       destination: kind === 'duckdb' ? { type: 'duckdb', path: 'w.duckdb', schema } : dest,
-      streams: { triggers: {} },
-      webhooks: { secrets: ['${SERVE_OWN_SECRET}', doomedAccount.data.webhook_secret], secrets_file: 'signal-secrets.jsonl', port },
+      seeds: { profiles: [BATCH_PROFILE] },
+      streams: { triggers: {}, profiles: {} },
+      webhooks: { secrets: ['${SERVE_OWN_SECRET}', doomedAccount.data.webhook_secret, account.data.webhook_secret], secrets_file: 'signal-secrets.jsonl', port },
     });
     env = { SERVE_OWN_SECRET: OWN_SECRET };
     served = await startServe(configPath, env);
@@ -371,6 +378,31 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     expect(Number(counts?.n)).toBe((await listTriggers()).length);
     expect(Number(counts?.ids)).toBe(Number(counts?.n));
   }, 60_000);
+
+  it('given a batch job a stopped sync recorded as submitted, when the service sends batch.completed, then serve reads its results into profiles and completes the batch', async ({ skip }) => {
+    if (!available) skip();
+    // Held while the job is submitted and recorded, so its batch.completed is loaded only once the record exists.
+    const holder = await holdLock();
+    let jobId: string;
+    try {
+      const items = [{ operation: 'profiles.enrich', params: { url: BATCH_PROFILE }, ref: seedKey('profile', BATCH_PROFILE) }];
+      const body = JSON.stringify({ items });
+      jobId = (await api<{ data: { job_id: string } }>('/v1/batch', { body: { items, webhook_url: hook } })).data.job_id;
+      await holder.ensureSystemTables();
+      const unit = await holder.beginUnit('e2e_stopped_sync');
+      await unit.saveBatches([{ idempotencyKey: 'e2e-stopped-sync-1', stream: 'profiles', bodyHash: sha256(body), body, jobId, status: 'submitted', itemCount: 1 }]);
+      await unit.saveSeeds([{ stream: 'profiles', seedKey: items[0]!.ref, seed: BATCH_PROFILE, status: 'submitted', jobId }]);
+      await unit.commit();
+    } finally {
+      await holder.close();
+    }
+    await eventually(async () => (await query(`select status from {s}._seedline_batches where job_id = '${jobId}'`))[0]?.status === 'completed', 60_000);
+    expect(await query(`select url from {s}.profiles`)).toEqual([{ url: expect.stringContaining('serve-batch-person') }]);
+    expect(await query(`select status from {s}._seedline_seeds where stream = 'profiles'`)).toEqual([{ status: 'fetched' }]);
+    expect(await query(`select subject_id from {s}.webhook_events where event = 'batch.completed'`)).toEqual([{ subject_id: jobId }]);
+    expect(served.stderr).toContain(`batch.completed: reading the results of job ${jobId} (streams profiles)`);
+    expect(served.stdout).toMatch(/run run_\w+: succeeded/);
+  }, 90_000);
 
   it('given a delivery answered while a long sync holds the destination, when serve is killed -9 before loading it and started again, then it is loaded', async ({ skip }) => {
     if (!available) skip();
