@@ -26,6 +26,10 @@ const SYNTHETIC = 'sig_synthetic';
 const stripe = new Stripe('sk_test_unused_for_signatures');
 /** The profile a killed sync left in a submitted batch job. */
 const BATCH_PROFILE = 'https://www.network.example/in/serve-batch-person';
+/** A second one, read by `sync --resume-only` without serve. */
+const POLLED_PROFILE = 'https://www.network.example/in/serve-polled-person';
+/** A configured seed no resume-only read may submit. */
+const UNFETCHED_PROFILE = 'https://www.network.example/in/serve-never-fetched';
 
 interface Served {
   child: ChildProcess;
@@ -190,6 +194,19 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     }, 30_000);
   }
 
+  /** Submits a real job for one profile and records it as a sync would have before it was stopped: submitted, results unread. */
+  async function recordSubmittedJob(recorder: Destination, profile: string, webhookUrl?: string): Promise<string> {
+    const items = [{ operation: 'profiles.enrich', params: { url: profile }, ref: seedKey('profile', profile) }];
+    const body = JSON.stringify({ items });
+    const jobId = (await api<{ data: { job_id: string } }>('/v1/batch', { body: { items, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) } })).data.job_id;
+    await recorder.ensureSystemTables();
+    const unit = await recorder.beginUnit('e2e_stopped_sync');
+    await unit.saveBatches([{ idempotencyKey: `e2e-stopped-sync-${jobId}`, stream: 'profiles', bodyHash: sha256(body), body, jobId, status: 'submitted', itemCount: 1 }]);
+    await unit.saveSeeds([{ stream: 'profiles', seedKey: items[0]!.ref, seed: profile, status: 'submitted', jobId }]);
+    await unit.commit();
+    return jobId;
+  }
+
   beforeAll(async () => {
     available = await backendAvailable(kind);
     if (!available) return;
@@ -215,7 +232,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     configPath = await writeConfig(dir, {
       api: { base_url: sandbox.url, api_key: KEY },
       destination: kind === 'duckdb' ? { type: 'duckdb', path: 'w.duckdb', schema } : dest,
-      seeds: { profiles: [BATCH_PROFILE] },
+      seeds: { profiles: [BATCH_PROFILE, POLLED_PROFILE, UNFETCHED_PROFILE] },
       streams: { triggers: {}, profiles: {} },
       webhooks: { secrets: ['${SERVE_OWN_SECRET}', doomedAccount.data.webhook_secret, account.data.webhook_secret], secrets_file: 'signal-secrets.jsonl', port },
     });
@@ -385,20 +402,14 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const holder = await holdLock();
     let jobId: string;
     try {
-      const items = [{ operation: 'profiles.enrich', params: { url: BATCH_PROFILE }, ref: seedKey('profile', BATCH_PROFILE) }];
-      const body = JSON.stringify({ items });
-      jobId = (await api<{ data: { job_id: string } }>('/v1/batch', { body: { items, webhook_url: hook } })).data.job_id;
-      await holder.ensureSystemTables();
-      const unit = await holder.beginUnit('e2e_stopped_sync');
-      await unit.saveBatches([{ idempotencyKey: 'e2e-stopped-sync-1', stream: 'profiles', bodyHash: sha256(body), body, jobId, status: 'submitted', itemCount: 1 }]);
-      await unit.saveSeeds([{ stream: 'profiles', seedKey: items[0]!.ref, seed: BATCH_PROFILE, status: 'submitted', jobId }]);
-      await unit.commit();
+      jobId = await recordSubmittedJob(holder, BATCH_PROFILE, hook);
     } finally {
       await holder.close();
     }
     await eventually(async () => (await query(`select status from {s}._seedline_batches where job_id = '${jobId}'`))[0]?.status === 'completed', 60_000);
     expect(await query(`select url from {s}.profiles`)).toEqual([{ url: expect.stringContaining('serve-batch-person') }]);
     expect(await query(`select status from {s}._seedline_seeds where stream = 'profiles'`)).toEqual([{ status: 'fetched' }]);
+    expect(served.stdout).not.toContain('serve-never-fetched');
     expect(await query(`select subject_id from {s}.webhook_events where event = 'batch.completed'`)).toEqual([{ subject_id: jobId }]);
     expect(served.stderr).toContain(`batch.completed: reading the results of job ${jobId} (streams profiles)`);
     expect(served.stdout).toMatch(/run run_\w+: succeeded/);
@@ -448,4 +459,22 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       if (!released) await holder.close();
     }
   }, 90_000);
+
+  it('given serve stopped and a job a stopped sync left unread, when sync --resume-only runs (the polling fallback), then it reads that job and submits nothing new', async ({ skip }) => {
+    if (!available) skip();
+    const recorder = await holdLock();
+    let jobId: string;
+    try {
+      jobId = await recordSubmittedJob(recorder, POLLED_PROFILE);
+    } finally {
+      await recorder.close();
+    }
+    const result = await runCli(['sync', '--config', configPath, '--streams', 'profiles', '--resume-only'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await query(`select status from {s}._seedline_batches where job_id = '${jobId}'`))[0]?.status).toBe('completed');
+    const urls = (await query(`select url from {s}.profiles order by url`)).map((r) => String(r.url));
+    expect(urls).toHaveLength(2);
+    expect(urls.some((u) => u.includes('serve-polled-person'))).toBe(true);
+    expect(await query(`select seed from {s}._seedline_seeds where seed = '${UNFETCHED_PROFILE}'`)).toEqual([]);
+  }, 60_000);
 });
