@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/config-errors.js';
+import { parseConfig } from '../../src/config/load-config.js';
+import { fileNameOf } from '../../src/webhooks/delivery-spool.js';
+import { eventNotice } from '../../src/webhooks/event-notice.js';
+import { deliveryKey, parseEvent } from '../../src/webhooks/parse-event.js';
+import { parseSecretsFile } from '../../src/webhooks/webhook-secrets.js';
+
+const trigger = { trigger_id: 'trg_1', signal_id: 'sig_1', check_number: 3, checked_at: '2026-01-01T00:00:00.000Z', diff: {}, criteria_matched: [] };
+const base = `
+api: { base_url: sandbox, api_key: svc_test_x }
+destination: { type: duckdb, path: w.duckdb }
+streams: {}
+`;
+
+function webhooksProblems(section: string): readonly string[] {
+  try {
+    parseConfig(`${base}webhooks: ${section}\n`, 'test.yaml', {});
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+}
+
+describe('delivery keys', () => {
+  it('given a Trigger delivered twice with different bodies, when keyed, then both carry the trigger_id key (the service dedupes on it)', () => {
+    const first = JSON.stringify({ event: 'signal.triggered', trigger });
+    const retry = JSON.stringify({ event: 'signal.triggered', trigger: { ...trigger, metadata: { n: 1 } } });
+    expect(deliveryKey(parseEvent(first), first)).toBe('trigger:trg_1');
+    expect(deliveryKey(parseEvent(retry), retry)).toBe('trigger:trg_1');
+  });
+
+  it('given a batch.completed, when keyed, then the key is its job_id', () => {
+    const body = JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_9', status: 'completed', total: 1 } });
+    expect(deliveryKey(parseEvent(body), body)).toBe('job:job_9');
+  });
+
+  it('given events without an id, when keyed, then the same body gives the same key and another body another key', () => {
+    const paused = (reason: string) => JSON.stringify({ event: 'signal.paused', signal: { id: 'sig_1', status: 'paused', paused_reason: reason } });
+    const a = deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'));
+    expect(a).toMatch(/^signal\.paused:[0-9a-f]{64}$/);
+    expect(deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'))).toBe(a);
+    expect(deliveryKey(parseEvent(paused('insufficient_credits')), paused('insufficient_credits'))).not.toBe(a);
+    expect(deliveryKey(parseEvent('nope'), 'nope')).toMatch(/^unreadable:/);
+  });
+
+  it('given keys, when turned into spool file names, then they are safe fixed-length names that collide only for equal keys', () => {
+    expect(fileNameOf('trigger:../../etc/passwd')).toMatch(/^[0-9a-f]{40}\.json$/);
+    expect(fileNameOf('trigger:trg_1')).toBe(fileNameOf('trigger:trg_1'));
+    expect(fileNameOf('trigger:trg_1')).not.toBe(fileNameOf('trigger:trg_2'));
+  });
+});
+
+describe('parseEvent', () => {
+  it('given a body that is not JSON, when parsed, then the reason does not quote the body', () => {
+    expect(parseEvent('{"secret":"whsec_leak"')).toEqual({ ok: false, table: 'webhooks', reason: 'the body is not valid JSON' });
+  });
+
+  it('given a Trigger missing fields, when parsed, then it is filed against triggers naming the fields', () => {
+    const parsed = parseEvent('{"event":"signal.triggered","trigger":{"trigger_id":"t"}}');
+    expect(parsed).toMatchObject({ ok: false, table: 'triggers', reason: expect.stringContaining('trigger.check_number') });
+  });
+});
+
+describe('secrets file and notices', () => {
+  it('given JSON lines from signals apply with a bad line, when parsed, then each webhook_secret is read and the bad line reported by number only', () => {
+    const lines: string[] = [];
+    const text = `${JSON.stringify({ id: 'sig_1', site_url: 'a', webhook_secret: 'whsec_1' })}\n{"id":"sig_2","webhook_secret":"whsec_half"\n\n${JSON.stringify({ id: 'sig_3', webhook_secret: 'whsec_3' })}\n`;
+    expect(parseSecretsFile(text, 'secrets.jsonl', (l) => lines.push(l))).toEqual(['whsec_1', 'whsec_3']);
+    expect(lines).toEqual(['warning: secrets.jsonl line 2 is not {"id", "webhook_secret"} JSON: skipped']);
+  });
+
+  it('given signal.paused, when described, then the line is a warning naming the Signal, the reason and the fix', () => {
+    const line = eventNotice({ event: 'signal.paused', signal: { id: 'sig_1', status: 'paused', paused_reason: 'insufficient_credits' } });
+    expect(line).toBe('warning: signal.paused: Signal sig_1 was paused by the service (reason: insufficient_credits): the balance could not pay for a check: top up, then resume it (POST /v1/signals/sig_1/resume)');
+  });
+});
+
+describe('webhooks config', () => {
+  it('given neither secrets nor secrets_file, when validated, then webhooks.secrets is named with both ways to fix it', () => {
+    expect(webhooksProblems('{ port: 0 }')).toEqual([expect.stringMatching(/^webhooks\.secrets: expected at least one webhook secret.*secrets_file/)]);
+  });
+
+  it('given only a secrets_file, when validated, then it is accepted with the default spool folder', () => {
+    expect(webhooksProblems('{ secrets_file: s.jsonl }')).toEqual([]);
+    expect(parseConfig(`${base}webhooks: { secrets: [whsec_x] }\n`, 'test.yaml', {}).webhooks).toMatchObject({ spool_dir: '.seedline/spool', secrets: ['whsec_x'], path: '/webhooks', port: 8788 });
+  });
+});
