@@ -14,7 +14,7 @@ const PAUSE_ADVICE: Record<string, string> = {
 export function eventNotice(event: NoticeEvent): string {
   switch (event.event) {
     case 'batch.completed':
-      return `batch.completed: job ${event.job.job_id} is ${event.job.status} (${event.job.total} items); its results are read once it is recorded`;
+      return `batch.completed: job ${event.job.job_id} is ${event.job.status} (${event.job.total} items); recorded in webhook_events; a job a stopped sync left unread is read next`;
     case 'signal.test':
       return `signal.test: test delivery for Signal ${event.signal_id} received (fields ${Object.keys(event.diff).join(', ') || 'none'}); recorded in webhook_events, not in triggers`;
     case 'signal.paused': {

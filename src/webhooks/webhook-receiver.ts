@@ -83,6 +83,7 @@ export class WebhookReceiver {
       void handled.finally(() => this.inFlight.delete(handled));
     });
   }
+
   /** Starts listening; resolves with the URL deliveries go to (port 0 picks a free port). */
   async listen(port: number, host: string): Promise<string> {
     await new Promise<void>((resolve, reject) => {
