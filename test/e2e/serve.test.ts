@@ -11,6 +11,7 @@ import { DestinationError } from '../../src/destinations/destination-error.js';
 import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
 import { seedKey } from '../../src/engine/seed-keys.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { sleep } from '../../src/util/sleep.js';
 import { sha256 } from '../../src/util/stable-json.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { backendAvailable } from '../helpers/destinations.js';
@@ -67,6 +68,20 @@ async function startServe(config: string, env: NodeJS.ProcessEnv): Promise<Serve
 /** A hand-made Trigger of the synthetic Signal. */
 function syntheticTrigger(id: string, checkNumber = 1): Record<string, unknown> {
   return { trigger_id: id, signal_id: SYNTHETIC, check_number: checkNumber, checked_at: new Date(Date.UTC(2026, 0, 1, 0, checkNumber)).toISOString(), diff: { headline: { before: 'a', after: `b${checkNumber}` } }, criteria_matched: ['headline'] };
+}
+
+/**
+ * Like `eventually`, probing every 200 ms: each probe opens the destination, and while this
+ * process has a DuckDB file open, serve cannot load into it.
+ */
+async function untilDb<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(200);
+  }
 }
 
 function fromJson(value: unknown): unknown {
@@ -128,7 +143,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
 
   /** Reads the destination from this process; a DuckDB file serve is writing is tried again a moment later. */
   async function query(sql: string): Promise<Record<string, unknown>[]> {
-    return eventually(async () => {
+    return untilDb(async () => {
       let destination: Destination | undefined;
       try {
         destination = await createDestination(dest);
@@ -162,7 +177,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const id = `trg_sentinel_${randomBytes(4).toString('hex')}`;
     const body = triggerBody(syntheticTrigger(id));
     expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(200);
-    await eventually(async () => (await rowsOf(id)) === 1, 30_000);
+    await untilDb(async () => (await rowsOf(id)) === 1, 30_000);
   }
 
   async function spooled(): Promise<string[]> {
@@ -181,7 +196,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
 
   /** The destination's writer lock, taken from this process (as a long sync would hold it). */
   async function holdLock(): Promise<Destination> {
-    return eventually(async () => {
+    return untilDb(async () => {
       const holder = await createDestination(dest);
       try {
         await holder.lock({ holder: 'e2e test (a long sync)' });
@@ -266,7 +281,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
         criteria_matched: fromJson(r.criteria_matched),
       }));
     // Until the first drain, the table does not exist yet.
-    await eventually(async () => (await loaded().catch(() => [])).length === expected.length, 30_000);
+    await untilDb(async () => (await loaded().catch(() => [])).length === expected.length, 30_000);
     // A figure, not an assertion: how long after the last 2xx the rows were queryable.
     console.info(`[serve e2e ${kind}] ${expected.length} Triggers queryable ${Date.now() - answeredAt} ms after the last delivery was answered`);
     expect(await loaded()).toEqual(expected);
@@ -282,7 +297,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       const header = stripe.webhooks.generateTestHeaderString({ payload: body, secret: OWN_SECRET });
       expect((await post(body, header)).status).toBe(200);
     }
-    for (const id of ids) await eventually(async () => (await rowsOf(id)) === 1, 30_000);
+    for (const id of ids) await untilDb(async () => (await rowsOf(id)) === 1, 30_000);
   });
 
   it('given tampered, wrongly signed, 301 s old, 301 s future and unsigned deliveries, when posted, then 401 each and nothing of them is loaded', async ({ skip }) => {
@@ -382,7 +397,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     console.info(`[serve e2e ${kind}] 200 concurrent deliveries: answer p50 ${ms[100]!.toFixed(0)} ms, max ${ms[199]!.toFixed(0)} ms`);
     expect(results.filter((r) => r.timedOut)).toEqual([]);
     expect(results.filter((r) => r.status !== 200)).toEqual([]);
-    await eventually(async () => Number((await query(`select count(*) as n from {s}.triggers where trigger_id like 'trg_burst_%'`))[0]?.n) === unique.length, 60_000);
+    await untilDb(async () => Number((await query(`select count(*) as n from {s}.triggers where trigger_id like 'trg_burst_%'`))[0]?.n) === unique.length, 60_000);
     const rows = await query(`select trigger_id, count(*) as n from {s}.triggers where trigger_id like 'trg_burst_%' group by trigger_id order by trigger_id`);
     expect(rows.map((r) => [r.trigger_id, Number(r.n)])).toEqual(unique.map((id) => [id, 1]));
   }, 120_000);
@@ -406,7 +421,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     } finally {
       await holder.close();
     }
-    await eventually(async () => (await query(`select status from {s}._seedline_batches where job_id = '${jobId}'`))[0]?.status === 'completed', 60_000);
+    await untilDb(async () => (await query(`select status from {s}._seedline_batches where job_id = '${jobId}'`))[0]?.status === 'completed', 60_000);
     expect(await query(`select url from {s}.profiles`)).toEqual([{ url: expect.stringContaining('serve-batch-person') }]);
     expect(await query(`select status from {s}._seedline_seeds where stream = 'profiles'`)).toEqual([{ status: 'fetched' }]);
     expect(await query(`select subject_id from {s}.webhook_events where event = 'batch.completed'`)).toEqual([{ subject_id: jobId }]);
@@ -428,7 +443,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       released = true;
       expect(await rowsOf('trg_crash')).toBe(0);
       served = await startServe(configPath, env);
-      await eventually(async () => (await rowsOf('trg_crash')) === 1, 30_000);
+      await untilDb(async () => (await rowsOf('trg_crash')) === 1, 30_000);
       expect(served.stderr).toContain('spool: loaded 1 deliveries accepted before this start');
     } finally {
       if (!released) await holder.close();
