@@ -55,6 +55,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config.streams), log);
   const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log, onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination) }))!;
 
+  await drainer.spool.check();
   // Reach the destination before listening, so a wrong path or URL fails now; this also loads
   // what a previous serve accepted but had not loaded when it stopped or crashed.
   try {

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { constants } from 'node:fs';
 import { access, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -26,6 +27,15 @@ export interface SpoolEntry {
 
 const SUFFIX = '.json';
 
+/** The spool folder cannot be created or written: deliveries could not be kept, so none is accepted. */
+export class SpoolUnwritableError extends Error {
+  readonly code = 'SEEDLINE_SPOOL_UNWRITABLE';
+  constructor(dir: string, cause: unknown) {
+    super(`webhooks.spool_dir ${dir} cannot be written (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}): make it a writable folder or point webhooks.spool_dir elsewhere`, { cause });
+    this.name = 'SpoolUnwritableError';
+  }
+}
+
 /**
  * A durable queue of accepted deliveries outside the database: one file per dedupe key, written
  * to a temporary name, fsynced, then renamed into place (and the folder fsynced), so a delivery is
@@ -45,6 +55,17 @@ export class DeliverySpool {
 
   /** @param dir The spool folder (created when missing). */
   constructor(readonly dir: string) {}
+
+  /** Creates the folder when missing and checks it can be written; throws `SpoolUnwritableError` otherwise. */
+  async check(): Promise<void> {
+    try {
+      await this.ensureDir();
+      await access(this.dir, constants.W_OK);
+    } catch (error) {
+      this.ready = undefined;
+      throw new SpoolUnwritableError(this.dir, error);
+    }
+  }
 
   /** Queues a delivery durably; resolves false when one with the same key is already queued. */
   async put(delivery: SpooledDelivery): Promise<boolean> {

@@ -97,6 +97,22 @@ describe('seedline serve without webhooks', () => {
     expect(result.stderr).toContain('webhooks.secrets');
     expect(result.stdout).not.toContain('listening on');
   });
+
+  it('given a spool_dir that is a file, when serve starts, then it exits 1 naming webhooks.spool_dir before listening', async () => {
+    const dir = await tempWorkspace();
+    await writeFile(join(dir, 'blocker'), 'not a folder');
+    const config = await writeConfig(dir, {
+      api: { base_url: 'http://127.0.0.1:9', api_key: 'svc_live_x' },
+      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+      streams: {},
+      webhooks: { secrets: ['whsec_x'], spool_dir: 'blocker/spool' },
+    });
+    const result = await runCli(['serve', '--config', config, '--port', '0']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`webhooks.spool_dir ${join(dir, 'blocker/spool')} cannot be written (ENOTDIR)`);
+    expect(result.stderr).toContain('SEEDLINE_SPOOL_UNWRITABLE');
+    expect(result.stdout).not.toContain('listening on');
+  });
 });
 
 describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into %s', (kind) => {

@@ -158,6 +158,21 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     expect(lines[0]).toContain('loaded 3 triggers into triggers: trg_1 (Signal sig_a, check 1), trg_2');
   });
 
+  it('given a spool file that is not a delivery beside a good one, when drained, then the good one loads and the bad one is set aside as .bad and reported', async ({ skip }) => {
+    const made = await target();
+    if (!made) return skip();
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_beside_bad', 'sig_a', 1) });
+    expect((await post(url, body, signWebhook(SECRET, body))).status).toBe(200);
+    await writeFile(join(spool.dir, 'garbage.json'), '{"half":');
+    const lines: string[] = [];
+    const drainer = await drainerFor(made, spool, lines);
+    expect(await drainer.drainOnce()).toMatchObject({ triggers: 1, files: 1 });
+    expect((await readdir(spool.dir)).sort()).toEqual(['garbage.json.bad']);
+    expect(lines).toContainEqual(expect.stringMatching(/^spool: garbage\.json is unreadable \(.*\); set aside as garbage\.json\.bad$/));
+  });
+
   it('given another writer holding the destination, when the drainer is kicked, then the deliveries stay spooled until the writer lets go, then load', async ({ skip }) => {
     const made = await target();
     if (!made) return skip();
