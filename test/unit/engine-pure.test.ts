@@ -4,7 +4,7 @@ import { seedKey } from '../../src/engine/seed-keys.js';
 import { Budget } from '../../src/engine/budget.js';
 import { BudgetExhaustedError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
-import { creditsOf } from '../../src/engine/credits.js';
+import { CostModel } from '../../src/engine/cost-model.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { parseCsv } from '../../src/util/csv.js';
 import { stableJson } from '../../src/util/stable-json.js';
@@ -125,9 +125,10 @@ describe('small parsers', () => {
     expect(stableJson({ b: 1, a: { d: 2, c: [3] } })).toBe(stableJson({ a: { c: [3], d: 2 }, b: 1 }));
   });
 
-  it('given a search cost node, when evaluated, then pages of 25 cost 2 each', () => {
-    expect(creditsOf({ pages_of: '{{ partition.max_results }}', size: 25, each: 2 }, { partition: { max_results: 60 } })).toBe(6);
-    expect(creditsOf('{{ options.max_results }}', { options: { max_results: 10 } })).toBe(10);
+  it('given a search of 60 results and a job search of 10, when priced, then pages of 25 cost 2 each and jobs 1 each', () => {
+    const costs = CostModel.builtIn();
+    expect(costs.callCost('searchPeople', { body: { max_results: 60 } }).worst).toBe(6);
+    expect(costs.callCost('searchJobs', { max_results: 10 }).worst).toBe(10);
   });
 });
 
