@@ -60,6 +60,7 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(() => runner.submitAndRead(seeds));
   await queue.onIdle();
   await runner.retryTransientFailures();
+  await runner.recordDeferred();
   runner.settleStatus();
   return outcome;
 }
@@ -108,6 +109,10 @@ class BatchRunner {
   private failedChunks = 0;
   /** Seeds left for a later run because the budget could not cover them. */
   private deferred = 0;
+  /** Those seeds, to be recorded `pending` in the ledger. */
+  private readonly deferredSeeds: Partition[] = [];
+  /** Seed keys whose ledger row this run has written. */
+  private readonly touched = new Set<string>();
   private done = 0;
 
   constructor(
@@ -155,11 +160,9 @@ class BatchRunner {
     const { take, defer } = cutToFit(seeds, (p) => this.worstOf(p), this.ctx.budget.remaining - held);
     if (defer.length > 0) {
       this.deferred += defer.length;
-      const stop = new BudgetExhaustedError(this.worstOf(defer[0]!), Math.max(0, this.ctx.budget.remaining - held), this.ctx.budget.limitName);
-      stopForBudget(this.ctx, this.outcome, stop);
-      const message = `budget: ${defer.length} seeds left pending for a later run (${this.ctx.budget.limitName})`;
-      noteError(this.outcome, message);
-      this.ctx.reporter.notice(this.manifest.name, message);
+      this.deferredSeeds.push(...defer);
+      const remaining = Math.max(0, this.ctx.budget.remaining - held);
+      stopForBudget(this.ctx, this.outcome, new BudgetExhaustedError(this.worstOf(defer[0]!), remaining, this.ctx.budget.limitName, defer.length));
     }
     return take;
   }
@@ -182,7 +185,13 @@ class BatchRunner {
   /** Records the intent (after reserving its worst case), submits it and reads its results. */
   async submitAndRead(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
-    const reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
+    let reservation: Reservation;
+    try {
+      reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
+    } catch (error) {
+      this.deferredSeeds.push(...seeds);
+      throw error;
+    }
     try {
       await this.commit([], {
         batches: [batch],
@@ -266,6 +275,18 @@ class BatchRunner {
       void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error)));
     }
     await queue.onIdle();
+  }
+
+  /**
+   * Records the seeds the budget left out as `pending` in the ledger (keeping when they were last
+   * fetched, so the next run still takes the stalest first). Seeds this run already recorded
+   * (in an intent, a job, a result) are left as they are.
+   */
+  async recordDeferred(): Promise<void> {
+    const rows = this.deferredSeeds
+      .filter((p) => !this.touched.has(p.key))
+      .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null }));
+    if (rows.length > 0) await this.commit([], { seeds: rows });
   }
 
   /** Decides the stream's status from its counters, once everything has run. */
@@ -446,7 +467,10 @@ class BatchRunner {
       if (ledgers.batches?.length) await unit.saveBatches(ledgers.batches);
     });
     addLoad(this.outcome, counts);
-    for (const seed of ledgers.seeds ?? []) this.ledger.set(seed.seedKey, seed);
+    for (const seed of ledgers.seeds ?? []) {
+      this.ledger.set(seed.seedKey, seed);
+      this.touched.add(seed.seedKey);
+    }
   }
 }
 

@@ -3,13 +3,20 @@ export class BudgetExhaustedError extends Error {
   readonly code = 'SEEDLINE_BUDGET_EXHAUSTED';
   /** Stop reason recorded in the run summary and `_seedline_runs`. */
   readonly reason = 'budget_exhausted';
-  constructor(needed: number, remaining: number, limit = 'budget.max_credits_per_run') {
+  /**
+   * @param needed worst case of the call that did not fit
+   * @param remaining credits left under the binding limit
+   * @param limit the config key of that limit, or `insufficient_credits` for a 402
+   * @param left seeds or partitions left pending because of it, when known
+   */
+  constructor(needed: number, remaining: number, limit = 'budget.max_credits_per_run', left?: number) {
+    const what = left === undefined ? 'the remaining seeds stay pending' : `${left} seeds stay pending for a later run`;
+    const remedy = limit === 'budget.keep_balance' ? 'Lower budget.keep_balance or top up the account' : `Raise ${limit} or run again later`;
     super(
       limit === 'insufficient_credits'
-        ? `the service refused a call for lack of credits (402): the balance cannot cover the next call of up to ${needed} credits. ` +
-            'Top up the account or lower the work; the remaining seeds stay pending for a later run.'
-        : `the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain under ${limit}. ` +
-            `Raise ${limit} or run again later; work already loaded is kept and the remaining seeds stay pending.`,
+        ? `the service refused a call for lack of credits (402): the next call of up to ${needed} credits was not sent and ${what}. Top up the account.`
+        : `the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain under ${limit}; ${what}. ` +
+            `${remedy}; work already loaded is kept.`,
     );
     this.name = 'BudgetExhaustedError';
   }
