@@ -125,7 +125,7 @@ export class CostModel {
       if (typeof text !== 'string') continue;
       const cost = parseCreditText(text);
       const known = table.get(path);
-      table.set(path, known && known.credits > cost.credits ? { ...cost, credits: known.credits } : cost);
+      table.set(path, known && known.credits > cost.credits ? known : cost);
       read++;
     }
     return read === 0 ? CostModel.builtIn() : new CostModel(table, 'openapi');
