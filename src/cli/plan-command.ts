@@ -111,7 +111,12 @@ function renderPlan(report: PlanReport): string {
   }));
   const { totals, limits } = report;
   const balance = report.balance === null ? `unknown (${report.balanceError ?? 'GET /v1/account gave none'})` : `${report.balance} credits`;
-  const binding = limits.binding ? `${limits.binding.limit} credits (${limits.binding.name})` : 'none set';
+  const set = [
+    limits.perRun === undefined ? '' : `per run ${limits.perRun}`,
+    limits.monthLeft === undefined ? '' : `left this month ${Math.max(0, limits.monthLeft)}`,
+    limits.balanceLeft === undefined ? '' : `above keep_balance ${Math.max(0, limits.balanceLeft)}`,
+  ].filter(Boolean);
+  const binding = limits.binding ? `${limits.binding.limit} credits (${limits.binding.name}; ${set.join(', ')})` : 'none set';
   const verdicts = {
     fits: 'fits the budget',
     may_stop: 'the expected cost fits, the worst case does not: the run may stop at the budget, leaving the rest pending',
