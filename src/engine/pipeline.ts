@@ -117,6 +117,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       });
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
+      // Spending so far is on record after each stream, so a run that dies later still counts towards max_credits_per_month.
+      await destination.saveRun({ runId, startedAt, status: 'running', streams: JSON.stringify(outcomes), creditsUsed: outcomes.reduce((n, o) => n + o.credits, 0) });
     }
   } catch (error) {
     await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message });
