@@ -92,11 +92,6 @@ export class Budget {
     this.ceiling = this.spentCredits + this.reserved;
     this.limitName = 'insufficient_credits';
   }
-
-  /** How many items costing `each` still fit. */
-  itemsThatFit(each: number): number {
-    return each <= 0 || this.remaining === Infinity ? Number.MAX_SAFE_INTEGER : Math.floor(this.remaining / each);
-  }
 }
 
 /** A reservation of the budget; settle it once with the credits actually used. */

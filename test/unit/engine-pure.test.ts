@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/manifest/template.js';
 import { seedKey } from '../../src/engine/seed-keys.js';
-import { Budget } from '../../src/engine/budget.js';
+import { Budget, cutToFit } from '../../src/engine/budget.js';
 import { BudgetExhaustedError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
 import { CostModel } from '../../src/engine/cost-model.js';
@@ -51,7 +51,18 @@ describe('budget', () => {
     first.settle(2);
     expect(budget.spent).toBe(2);
     expect(budget.remaining).toBe(8);
-    expect(budget.itemsThatFit(3)).toBe(2);
+    expect(cutToFit([3, 3, 3], (n) => n, budget.remaining).take).toHaveLength(2);
+  });
+
+  it('given several limits, when the budget is built, then the tightest binds and a 402 stops every further reservation', () => {
+    const budget = new Budget({ perRun: 50, monthLeft: 20, balanceLeft: 30 });
+    expect([budget.limit, budget.limitName]).toEqual([20, 'budget.max_credits_per_month']);
+    const open = budget.reserve(5);
+    budget.exhaust();
+    expect(() => budget.reserve(1)).toThrow(/402/);
+    open.settle(5);
+    expect(budget.spent).toBe(5);
+    expect(budget.refusedByService).toBe(true);
   });
 
   it('given no limit, when reserving, then everything fits', () => {
