@@ -73,6 +73,14 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(await balanceOf(sandbox)).toBeGreaterThanOrEqual(28);
       const [run1] = await query(dest, 'select credits_used, credits_estimated, stop_reason, streams from seedline._seedline_runs');
       expect(run1).toMatchObject({ credits_used: spentFirst, stop_reason: 'budget_exhausted' });
+      // Reconciliation per stream: expected against actual, and why each stopped.
+      const perStream = (JSON.parse(String(run1?.streams)) as { stream: string; estimatedCredits: number; worstCaseCredits: number; credits: number; stopped?: string }[]).map((o) => [o.stream, o.estimatedCredits, o.worstCaseCredits, o.credits, o.stopped]);
+      expect(perStream).toEqual([
+        ['profiles', PROFILES.length, PROFILES.length, 12, 'budget_exhausted'],
+        ['companies', COMPANIES.length, COMPANIES.length, 0, 'budget_exhausted'],
+        ['people_search', 4, 4, 0, 'budget_exhausted'],
+      ]);
+      expect(Number(run1?.credits_estimated)).toBe(PROFILES.length + COMPANIES.length + 4);
       const pendingAfterFirst = await query(dest, "select stream, seed from seedline._seedline_seeds where status = 'pending'");
       const fetchedFirst = await query(dest, "select seed_key from seedline._seedline_seeds where status = 'fetched'");
       expect(pendingAfterFirst.length).toBeGreaterThan(0);
