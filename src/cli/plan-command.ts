@@ -1,38 +1,140 @@
 import type { Command } from 'commander';
-import { planSync, prepareSync } from '../engine/pipeline.js';
+import { bindingLimit, type BudgetLimits, type LimitName } from '../engine/budget.js';
+import { CostModel } from '../engine/cost-model.js';
+import { budgetLimits, planSync, prepareSync } from '../engine/pipeline.js';
+import type { StreamPlan } from '../engine/stream-context.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
-import { openSession } from './open-session.js';
+import { loadCostModel } from './load-cost-model.js';
+import { openSession, type Session } from './open-session.js';
 import { runCommand } from './run-command.js';
 import { splitList } from './sync-command.js';
 
-/** `seedline plan`: what a sync would fetch and its worst-case credits, without any call. */
+/** What `seedline plan --json` prints. */
+export interface PlanReport {
+  /** One entry per stream, in run order. */
+  streams: StreamPlan[];
+  /** Sums over the streams. */
+  totals: { units: number; calls: number; worstCaseCredits: number; estimatedCredits: number };
+  /** `credits_remaining` of GET /v1/account; null when the account could not be read. */
+  balance: number | null;
+  /** Why the balance is unknown, when it is. */
+  balanceError?: string;
+  /** The run's limits (as a sync would compute them now) and the one that binds. */
+  limits: BudgetLimits & { binding: { limit: number; name: LimitName } | null };
+  /** `fits` (the worst case fits), `may_stop` (the expected case fits, the worst may not) or `will_stop`. */
+  verdict: 'fits' | 'may_stop' | 'will_stop';
+  /** Requests per minute of the account (GET /v1/account `rate_limit`); null when unknown. */
+  requestsPerMinute: number | null;
+  /** Lower bound of the run's duration from the rate limit alone (calls ÷ requests per minute), in seconds. */
+  expectedDurationSeconds: number | null;
+  /** Where the costs came from: the service's OpenAPI `x-credits`, or the built-in spec table. */
+  costSource: 'openapi' | 'built-in';
+}
+
+/** `seedline plan`: what a sync would fetch, its calls and credits, and whether it fits the budget; spends nothing. */
 export function registerPlanCommand(program: Command): void {
   program
     .command('plan')
-    .description('Show what a sync would fetch now and its estimated credits, without calling the service')
+    .description('Show what a sync would fetch now, its worst-case and expected credits, and whether it fits the budget (spends nothing)')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--streams <names>', 'only these streams, comma-separated')
     .option('--full-refresh', 'plan a full refresh', false)
-    .action((opts: { config: string; streams?: string; fullRefresh: boolean }) =>
+    .option('--json', 'print the plan as JSON', false)
+    .action((opts: { config: string; streams?: string; fullRefresh: boolean; json: boolean }) =>
       runCommand(async () => {
         const manifests = await loadManifests();
         const session = await openSession(opts.config);
         try {
           const { loaded, destination } = session;
           const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh });
-          const plans = await planSync(prepared);
-          const total = plans.reduce((n, p) => n + p.estimatedCredits, 0);
-          const budget = session.loaded.config.budget.max_credits_per_run;
-          process.stdout.write(
-            `${formatTable(plans.map((p) => ({ stream: p.stream, to_fetch: p.units, resumed: p.resumed, fresh_skipped: p.skipped, est_credits: p.estimatedCredits })))}\n` +
-              `\nestimated credits: up to ${total} (paged streams: first page only)` +
-              (budget === undefined ? ', no budget set' : `, budget ${budget} per run${total > budget ? ': the run will stop at the budget' : ''}`) +
-              '\n',
-          );
+          const account = await readAccount(session);
+          const plans = await planSync(prepared, account.costs);
+          const limits = await budgetLimits(prepared.options, account.balance ?? undefined);
+          const report = planReport(plans, limits, account);
+          process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderPlan(report));
         } finally {
           await session.close();
         }
       }),
     );
+}
+
+/** Balance, rate limit and cost table: GET /v1/account and /openapi.json are free, so a plan may read them. */
+async function readAccount(session: Session): Promise<{ balance: number | null; balanceError?: string; requestsPerMinute: number | null; costs: CostModel }> {
+  try {
+    const client = await session.connect();
+    const account = client.account;
+    return {
+      balance: account?.credits_remaining ?? null,
+      requestsPerMinute: account?.rate_limit.requests_per_minute ?? null,
+      costs: await loadCostModel(client.baseUrl),
+    };
+  } catch (error) {
+    return { balance: null, balanceError: (error as Error).message, requestsPerMinute: null, costs: CostModel.builtIn() };
+  }
+}
+
+/** The plan's totals, verdict and duration from the stream plans, the limits and the account. */
+export function planReport(
+  streams: StreamPlan[],
+  limits: BudgetLimits,
+  account: { balance: number | null; balanceError?: string; requestsPerMinute: number | null; costs: CostModel },
+): PlanReport {
+  const sum = (pick: (p: StreamPlan) => number) => streams.reduce((n, p) => n + pick(p), 0);
+  const totals = { units: sum((p) => p.units), calls: sum((p) => p.calls), worstCaseCredits: sum((p) => p.worstCaseCredits), estimatedCredits: sum((p) => p.estimatedCredits) };
+  const binding = bindingLimit(limits) ?? null;
+  const verdict = !binding || totals.worstCaseCredits <= binding.limit ? 'fits' : totals.estimatedCredits <= binding.limit ? 'may_stop' : 'will_stop';
+  const rpm = account.requestsPerMinute;
+  return {
+    streams,
+    totals,
+    balance: account.balance,
+    ...(account.balanceError ? { balanceError: account.balanceError } : {}),
+    limits: { ...limits, binding },
+    verdict,
+    requestsPerMinute: rpm,
+    expectedDurationSeconds: rpm ? Math.ceil((totals.calls / rpm) * 60) : null,
+    costSource: account.costs.source,
+  };
+}
+
+function renderPlan(report: PlanReport): string {
+  const rows = report.streams.map((p) => ({
+    stream: p.stream,
+    to_fetch: p.units,
+    resumed: p.resumed,
+    fresh_skipped: p.skipped,
+    calls: p.calls,
+    worst_credits: p.worstCaseCredits,
+    expected_credits: p.estimatedCredits,
+  }));
+  const { totals, limits } = report;
+  const balance = report.balance === null ? `unknown (${report.balanceError ?? 'GET /v1/account gave none'})` : `${report.balance} credits`;
+  const set = [
+    limits.perRun === undefined ? '' : `per run ${limits.perRun}`,
+    limits.monthLeft === undefined ? '' : `left this month ${Math.max(0, limits.monthLeft)}`,
+    limits.balanceLeft === undefined ? '' : `above keep_balance ${Math.max(0, limits.balanceLeft)}`,
+  ].filter(Boolean);
+  const binding = limits.binding ? `${limits.binding.limit} credits (${limits.binding.name}; ${set.join(', ')})` : 'none set';
+  const verdicts = {
+    fits: 'fits the budget',
+    may_stop: 'the expected cost fits, the worst case does not: the run may stop at the budget, leaving the rest pending',
+    will_stop: 'does not fit: the run will stop at the budget, leaving the rest pending for later runs',
+  };
+  const duration = report.expectedDurationSeconds === null ? 'unknown' : `at least ${formatSeconds(report.expectedDurationSeconds)} (${totals.calls} calls at ${report.requestsPerMinute} requests/minute)`;
+  return [
+    formatTable(rows),
+    '',
+    `credits: worst case ${totals.worstCaseCredits}, expected ${totals.estimatedCredits} (costs from ${report.costSource === 'openapi' ? "the service's OpenAPI x-credits" : 'the built-in spec table'})`,
+    `balance: ${balance}`,
+    `budget: ${binding}: ${verdicts[report.verdict]}`,
+    `duration: ${duration}`,
+    '',
+  ].join('\n');
+}
+
+function formatSeconds(seconds: number): string {
+  if (seconds < 120) return `${seconds}s`;
+  return seconds < 7200 ? `${Math.round(seconds / 60)}m` : `${(seconds / 3600).toFixed(1)}h`;
 }

@@ -21,6 +21,8 @@ export function registerStatusCommand(program: Command): void {
             started: r.startedAt.toISOString(),
             status: r.status,
             credits: r.creditsUsed ?? 0,
+            expected: r.creditsEstimated ?? 0,
+            stopped: r.stopReason ?? '',
           }));
           const seeds = await destination.query(
             `select stream, status, count(*) as seeds, sum(credits) as credits from ${schema}._seedline_seeds group by stream, status order by stream, status`,

@@ -3,6 +3,7 @@ import { quoteIdentifier } from '../destinations/destination.js';
 import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
+import { loadCostModel } from './load-cost-model.js';
 import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { createReporter } from './progress-reporter.js';
@@ -58,7 +59,13 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
     if (drained?.files) process.stderr.write(`spool: loaded ${drained.files} webhook deliveries waiting in the spool\n`);
     const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh ?? false, resumeOnly: opts.resumeOnly ?? false });
     const client = await session.connect();
-    const result = await runSync(prepared, { client, reporter: createReporter(), concurrentBatchJobs: client.limiter.concurrentBatchJobs });
+    const result = await runSync(prepared, {
+      client,
+      reporter: createReporter(),
+      concurrentBatchJobs: client.limiter.concurrentBatchJobs,
+      balance: client.account?.credits_remaining,
+      costs: await loadCostModel(client.baseUrl),
+    });
     process.stdout.write(`${summary(result)}\n`);
     if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
       const sql = sampleQuery(quoteIdentifier(destination.schema, 'schema'));
@@ -75,7 +82,7 @@ export function splitList(value: string | undefined): string[] | undefined {
   return value?.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-/** The end-of-run table: rows loaded, skipped, failed and credits per stream. */
+/** The end-of-run table: rows loaded, skipped, failed, and credits per stream (expected against actual). */
 export function summary(result: RunResult): string {
   const rows = result.streams.map((s) => ({
     stream: s.stream,
@@ -85,11 +92,13 @@ export function summary(result: RunResult): string {
     skipped: s.skipped,
     failed: s.failed,
     rejected: s.rejected,
+    est_credits: s.estimatedCredits,
     credits: s.credits,
+    stopped: s.stopped ?? '',
   }));
   const problems = result.streams.flatMap((s) => s.errors.map((e) => `  ${s.stream}: ${e}`));
   return [
-    `run ${result.runId}: ${result.status}, ${result.credits} credits`,
+    `run ${result.runId}: ${result.status}, ${result.credits} credits (expected ${result.estimatedCredits})`,
     formatTable(rows),
     ...(problems.length ? ['', 'Problems:', ...problems] : []),
   ].join('\n');

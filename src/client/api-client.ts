@@ -49,7 +49,7 @@ import {
 } from '../../schemas/index.js';
 import type { BatchResultsQuery, SignalListQuery, TriggerListQuery, UsageQuery } from '../../schemas/index.js';
 import { CreditMeter } from './credit-meter.js';
-import { InvalidApiKeyError, NetworkError, RequestValidationError, SeedlineClientError } from './errors.js';
+import { InvalidApiKeyError, NetworkError, RateLimitedError, RequestValidationError, SeedlineClientError } from './errors.js';
 import { RateLimiter } from './rate-limiter.js';
 import { parseResponse } from './response-parser.js';
 import type { ApiResponse, RawResponse } from './response-parser.js';
@@ -159,6 +159,9 @@ export class ApiClient {
   readonly #origin: string;
   #account: Account | undefined;
   readonly #ownsLimiter: boolean;
+  /** Set once the limiter follows the account's limits (by {@link ApiClient.connect}); a 429 then re-reads them. */
+  #limitsFromAccount = false;
+  #refreshingLimits: Promise<void> | undefined;
 
   constructor(options: ApiClientOptions) {
     let url: URL;
@@ -192,16 +195,23 @@ export class ApiClient {
   static async connect(options: ApiClientOptions): Promise<ApiClient> {
     const client = new ApiClient(options);
     try {
-      const { data } = await client.getAccount();
-      client.limiter.configure({
-        requestsPerMinute: data.rate_limit.requests_per_minute,
-        concurrentBatchJobs: data.rate_limit.concurrent_batch_jobs,
-      });
+      await client.refreshLimits();
     } catch (error) {
       await client.close();
       throw error;
     }
     return client;
+  }
+
+  /**
+   * Reads GET /v1/account (free) and applies its `rate_limit` to the limiter. {@link connect} does
+   * it first; after that every 429 does it again (one read at a time), since a 429 can mean the
+   * account's limits changed (a tier change, another client sharing the key).
+   */
+  async refreshLimits(): Promise<void> {
+    const { data } = await this.getAccount();
+    this.limiter.configure({ requestsPerMinute: data.rate_limit.requests_per_minute, concurrentBatchJobs: data.rate_limit.concurrent_batch_jobs });
+    this.#limitsFromAccount = true;
   }
 
   /** The account read by the last {@link getAccount} (set by {@link connect}); undefined before. */
@@ -450,6 +460,14 @@ export class ApiClient {
     await this.#agent.close();
   }
 
+  #rereadLimits(): void {
+    if (!this.#limitsFromAccount || this.#refreshingLimits) return;
+    // A failed re-read keeps the limits in force; the retry itself still waits out Retry-After.
+    this.#refreshingLimits = this.refreshLimits()
+      .catch(() => undefined)
+      .finally(() => (this.#refreshingLimits = undefined));
+  }
+
   #exchange(): Promise<ApiResponse<z.output<typeof TokenExchangeResponse>>> {
     return this.#call({
       operation: 'exchangeToken',
@@ -490,8 +508,10 @@ export class ApiClient {
     return withRetry((attempt) => this.#attempt(spec, payload, token, attempt), {
       policy: this.#retry,
       limiter: this.limiter,
-      onRetry: ({ attempt, delayMs, error }) =>
-        this.#emit({ type: 'retry', operation: spec.operation, attempt, delayMs, code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN' }),
+      onRetry: ({ attempt, delayMs, error }) => {
+        if (error instanceof RateLimitedError) this.#rereadLimits();
+        this.#emit({ type: 'retry', operation: spec.operation, attempt, delayMs, code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN' });
+      },
     });
   }
 

@@ -185,7 +185,14 @@ export const SeedlineConfig = z.strictObject({
     .prefault({}),
   streams: StreamsConfig,
   budget: z
-    .strictObject({ max_credits_per_run: z.number().int().min(0).optional() })
+    .strictObject({
+      /** Credits one run may spend at most. Default: no limit. */
+      max_credits_per_run: z.number().int().min(0).optional(),
+      /** Credits all runs of a calendar month (UTC) may spend, counted from `_seedline_runs`. Default: no limit. */
+      max_credits_per_month: z.number().int().min(0).optional(),
+      /** Credits the account keeps: a run never lets `credits_remaining` fall below this. Default: no floor. */
+      keep_balance: z.number().int().min(0).optional(),
+    })
     .prefault({}),
   batch: z
     .strictObject({

@@ -205,6 +205,8 @@ export interface RunRow {
   creditsEstimated?: number;
   creditsUsed?: number;
   error?: string | null;
+  /** Why some stream stopped before its work was done (`budget_exhausted`); null when none did. */
+  stopReason?: string | null;
 }
 
 /** Connection settings of a destination. */

@@ -21,6 +21,8 @@ export const systemTables = {
       ['credits_estimated', 'double'],
       ['credits_used', 'double'],
       ['error', 'text'],
+      // Added after the first release: ensureSystemTables adds it to older destinations.
+      ['stop_reason', 'text'],
     ],
     primaryKey: ['run_id'],
   },
@@ -167,6 +169,7 @@ export function runToDb(row: RunRow): DbRow {
     credits_estimated: row.creditsEstimated ?? 0,
     credits_used: row.creditsUsed ?? 0,
     error: row.error ?? null,
+    stop_reason: row.stopReason ?? null,
   };
 }
 
@@ -181,6 +184,7 @@ export function runFromDb(row: DbRow): RunRow {
     creditsEstimated: Number(row.credits_estimated ?? 0),
     creditsUsed: Number(row.credits_used ?? 0),
     error: nullableString(row.error),
+    stopReason: nullableString(row.stop_reason),
   };
 }
 

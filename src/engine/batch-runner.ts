@@ -6,7 +6,8 @@ import { renderTemplate } from '../manifest/template.js';
 import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from './crash-point.js';
-import type { Reservation } from './budget.js';
+import { byPriority, cutToFit, type Reservation } from './budget.js';
+import { budgetStopOf, stopForBudget } from './budget-stop.js';
 import { BudgetExhaustedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
@@ -42,8 +43,11 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   const open = await openBatches(ctx, manifest.name);
   // Batches of an earlier run are finished first and may still cost (unsent intents, items that
   // settle as they resolve): leave room for all their items.
-  const held = open.reduce((n, b) => n + b.itemCount, 0);
-  const affordable = ctx.resumeOnly ? [] : runner.withinBudget(await runner.seedsToFetch(open), held);
+  const held = open.reduce((n, b) => n + runner.worstOfBatch(b), 0);
+  const todo = ctx.resumeOnly ? [] : await runner.seedsToFetch(open);
+  outcome.worstCaseCredits = runner.costOf(todo, 'worst');
+  outcome.estimatedCredits = runner.costOf(todo, 'expected');
+  const affordable = runner.withinBudget(todo, held);
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
   const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
@@ -60,17 +64,30 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(() => runner.submitAndRead(seeds));
   await queue.onIdle();
   await runner.retryTransientFailures();
+  await runner.recordDeferred();
   runner.settleStatus();
   return outcome;
 }
 
-/** What a batch stream would do now, without calling the service: seeds to fetch and their worst-case credits. */
+/** What a batch stream would do now, without calling the service: seeds to fetch, submissions and their credits. */
 export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamPlan> {
   const runner = new BatchRunner(manifest, ctx, emptyOutcome(manifest.name));
   const open = await openBatches(ctx, manifest.name);
   const todo = await runner.seedsToFetch(open);
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
-  return { stream: manifest.name, units: todo.length, resumed, skipped: runner.skipped, estimatedCredits: todo.length * manifest.credits_per_item };
+  // Unsent intents of an earlier run are still to be paid for; submitted ones were reserved by it.
+  const unsent = open.filter((b) => b.status === 'intent').reduce((n, b) => n + runner.worstOfBatch(b), 0);
+  const chunks = todo.length === 0 ? 0 : Math.ceil(todo.length / spreadChunkSize(todo.length, ctx.batch));
+  return {
+    stream: manifest.name,
+    units: todo.length,
+    resumed,
+    skipped: runner.skipped,
+    calls: chunks + open.length,
+    worstCaseCredits: runner.costOf(todo, 'worst') + unsent,
+    estimatedCredits: runner.costOf(todo, 'expected') + unsent,
+    next: todo.slice(0, 3).map((p) => String(p.values.seed ?? p.key)),
+  };
 }
 
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
@@ -96,6 +113,10 @@ class BatchRunner {
   private failedChunks = 0;
   /** Seeds left for a later run because the budget could not cover them. */
   private deferred = 0;
+  /** Those seeds, to be recorded `pending` in the ledger. */
+  private readonly deferredSeeds: Partition[] = [];
+  /** Seed keys whose ledger row this run has written. */
+  private readonly touched = new Set<string>();
   private done = 0;
 
   constructor(
@@ -116,19 +137,38 @@ class BatchRunner {
     const now = this.ctx.now();
     const todo = partitions.filter((p) => !inFlight.has(p.key) && (this.ctx.fullRefresh || !this.isFresh(this.ledger.get(p.key), refreshMs, now)));
     this.skipped = this.outcome.skipped = partitions.length - todo.length - partitions.filter((p) => inFlight.has(p.key)).length;
-    return todo;
+    // When the budget cannot cover them all, never-fetched seeds go first, then the stalest.
+    return byPriority(todo, (p) => this.ledger.get(p.key)?.fetchedAt);
   }
 
-  /** The seeds the budget can cover (after `held` items already promised); the rest are counted and noted. */
+  /** Worst-case credits of one seed's item (what the service bills or reserves at submission). */
+  worstOf(partition: Partition): number {
+    return this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(partition)).worst;
+  }
+
+  /** Worst or expected credits of a list of seeds. */
+  costOf(seeds: readonly Partition[], which: 'worst' | 'expected'): number {
+    return seeds.reduce((n, p) => n + this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(p))[which], 0);
+  }
+
+  /** Worst-case credits of a recorded intent or job: the sum over its items. */
+  worstOfBatch(batch: BatchRow): number {
+    return itemsOf(batch).reduce((n, item) => n + this.ctx.costs.itemCost(item.operation, item.params).worst, 0);
+  }
+
+  /**
+   * The seeds the budget can cover (after `held` credits already promised), in priority order;
+   * the rest stay pending, and the stream is marked stopped by its budget.
+   */
   withinBudget(seeds: Partition[], held = 0): Partition[] {
-    const fit = Math.max(0, this.ctx.budget.itemsThatFit(this.manifest.credits_per_item) - held);
-    if (fit < seeds.length) {
-      this.deferred += seeds.length - fit;
-      const message = `budget: ${seeds.length - fit} seeds left for a later run (budget.max_credits_per_run)`;
-      noteError(this.outcome, message);
-      this.ctx.reporter.notice(this.manifest.name, message);
+    const { take, defer } = cutToFit(seeds, (p) => this.worstOf(p), this.ctx.budget.remaining - held);
+    if (defer.length > 0) {
+      this.deferred += defer.length;
+      this.deferredSeeds.push(...defer);
+      const remaining = Math.max(0, this.ctx.budget.remaining - held);
+      stopForBudget(this.ctx, this.outcome, new BudgetExhaustedError(this.worstOf(defer[0]!), remaining, this.ctx.budget.limitName, defer.length));
     }
-    return seeds.slice(0, fit);
+    return take;
   }
 
   /** Seeds of lost jobs whose results were never loaded, as partitions to submit again. */
@@ -149,7 +189,13 @@ class BatchRunner {
   /** Records the intent (after reserving its worst case), submits it and reads its results. */
   async submitAndRead(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
-    const reservation = this.ctx.budget.reserve(batch.itemCount * this.manifest.credits_per_item);
+    let reservation: Reservation;
+    try {
+      reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
+    } catch (error) {
+      this.deferredSeeds.push(...seeds);
+      throw error;
+    }
     try {
       await this.commit([], {
         batches: [batch],
@@ -171,7 +217,7 @@ class BatchRunner {
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    reservation ??= submitted ? undefined : this.ctx.budget.reserve(batch.itemCount * this.manifest.credits_per_item);
+    reservation ??= submitted ? undefined : this.ctx.budget.reserve(this.worstOfBatch(batch));
     const spent = { credits: 0 };
     let completed = false;
     // Once a submission is sent, its items may have billed even if the answer is lost.
@@ -197,17 +243,22 @@ class BatchRunner {
       this.lost.push(batch);
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
-      const floor = mayHaveBilled && !completed && reservation ? batch.itemCount * this.manifest.credits_per_item : 0;
+      const floor = mayHaveBilled && !completed && reservation ? this.worstOfBatch(batch) : 0;
       if (reservation) reservation.settle(Math.max(spent.credits, floor));
       else this.ctx.budget.record(spent.credits);
     }
     if (resend.length > 0) await this.submitAndRead(resend);
   }
 
-  /** Notes a chunk that failed as a whole; its seeds stay for a later run. */
-  chunkFailed(error: Error): void {
-    if (!(error instanceof BudgetExhaustedError)) this.failedChunks++;
-    else this.deferred++;
+  /** Notes a chunk that failed as a whole; its seeds stay for a later run. A budget stop or a 402 stops the stream's spending. */
+  async chunkFailed(error: Error): Promise<void> {
+    const stop = await budgetStopOf(error, this.ctx);
+    if (stop) {
+      this.deferred++;
+      stopForBudget(this.ctx, this.outcome, stop);
+      return;
+    }
+    this.failedChunks++;
     noteError(this.outcome, error.message);
     this.ctx.reporter.notice(this.manifest.name, error.message);
   }
@@ -230,15 +281,27 @@ class BatchRunner {
     await queue.onIdle();
   }
 
+  /**
+   * Records the seeds the budget left out as `pending` in the ledger (keeping when they were last
+   * fetched, so the next run still takes the stalest first). Seeds this run already recorded
+   * (in an intent, a job, a result) are left as they are.
+   */
+  async recordDeferred(): Promise<void> {
+    const rows = this.deferredSeeds
+      .filter((p) => !this.touched.has(p.key))
+      .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null }));
+    if (rows.length > 0) await this.commit([], { seeds: rows });
+  }
+
   /** Decides the stream's status from its counters, once everything has run. */
   settleStatus(): void {
     const { outcome } = this;
     if (this.failedChunks > 0 && outcome.records === 0) outcome.status = 'failed';
-    else if (this.failedChunks > 0 || this.deferred > 0 || outcome.failed > 0) outcome.status = 'partial';
+    else if (this.failedChunks > 0 || this.deferred > 0 || outcome.failed > 0 || outcome.stopped) outcome.status = 'partial';
   }
 
   private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
-    const reservation = this.ctx.budget.reserve(this.manifest.credits_per_item);
+    const reservation = this.ctx.budget.reserve(this.worstOf(partition));
     let credits = 0;
     try {
       const response = await call(this.ctx.client, this.paramsFor(partition)).catch(recoverPaidResponse);
@@ -249,7 +312,8 @@ class BatchRunner {
       const type = errorType(error);
       if (type === undefined) throw error;
       // Some single calls bill a 422 (headcount): count it at its worst case, never as free.
-      if (type === UNPROCESSABLE) credits = this.manifest.credits_per_item;
+      if (type === UNPROCESSABLE) credits = this.worstOf(partition);
+      else if (type === 'insufficient_credits') throw error;
       await this.markFailed(partition, `${type}: ${(error as Error).message}`);
     } finally {
       reservation.settle(credits);
@@ -407,7 +471,10 @@ class BatchRunner {
       if (ledgers.batches?.length) await unit.saveBatches(ledgers.batches);
     });
     addLoad(this.outcome, counts);
-    for (const seed of ledgers.seeds ?? []) this.ledger.set(seed.seedKey, seed);
+    for (const seed of ledgers.seeds ?? []) {
+      this.ledger.set(seed.seedKey, seed);
+      this.touched.add(seed.seedKey);
+    }
   }
 }
 

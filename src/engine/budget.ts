@@ -1,5 +1,34 @@
 import { BudgetExhaustedError } from './engine-errors.js';
 
+/** The budget settings of a run (the config's `budget` block, resolved against the account and past runs). */
+export interface BudgetLimits {
+  /** `budget.max_credits_per_run`. Default: no limit. */
+  perRun?: number;
+  /** `budget.max_credits_per_month` less what runs of this calendar month (UTC) already spent. Default: no limit. */
+  monthLeft?: number;
+  /** `credits_remaining` (GET /v1/account) less `budget.keep_balance`. Default: no limit. */
+  balanceLeft?: number;
+}
+
+/** Which limit binds, named as the config key a user would change. */
+export type LimitName = 'budget.max_credits_per_run' | 'budget.max_credits_per_month' | 'budget.keep_balance';
+
+/** The tightest of the limits (never negative), and the config key that sets it; `undefined` when none is set. */
+export function bindingLimit(limits: BudgetLimits): { limit: number; name: LimitName } | undefined {
+  const named: [number | undefined, LimitName][] = [
+    [limits.perRun, 'budget.max_credits_per_run'],
+    [limits.monthLeft, 'budget.max_credits_per_month'],
+    [limits.balanceLeft, 'budget.keep_balance'],
+  ];
+  let best: { limit: number; name: LimitName } | undefined;
+  for (const [value, name] of named) {
+    if (value === undefined) continue;
+    const limit = Math.max(0, Math.floor(value));
+    if (!best || limit < best.limit) best = { limit, name };
+  }
+  return best;
+}
+
 /**
  * The run's credit budget. Every call reserves its worst-case cost before it is made and settles
  * the actual cost after, so concurrent calls can never together spend past the limit.
@@ -7,9 +36,21 @@ import { BudgetExhaustedError } from './engine-errors.js';
 export class Budget {
   private reserved = 0;
   private spentCredits = 0;
+  private ceiling: number | undefined;
+  /** The config key of the limit that binds (for messages). */
+  limitName: LimitName | 'insufficient_credits';
 
-  /** @param limit credits the run may spend; `undefined` means no limit. */
-  constructor(readonly limit: number | undefined) {}
+  /** @param limits a number (credits the run may spend), the run's {@link BudgetLimits}, or `undefined` for no limit. */
+  constructor(limits: number | BudgetLimits | undefined) {
+    const binding = bindingLimit(typeof limits === 'number' ? { perRun: limits } : (limits ?? {}));
+    this.ceiling = binding?.limit;
+    this.limitName = binding?.name ?? 'budget.max_credits_per_run';
+  }
+
+  /** Credits the run may spend in all; `undefined` means no limit. */
+  get limit(): number | undefined {
+    return this.ceiling;
+  }
 
   /** Credits spent so far (settled). */
   get spent(): number {
@@ -18,12 +59,17 @@ export class Budget {
 
   /** Credits still available for new reservations (`Infinity` without a limit). */
   get remaining(): number {
-    return this.limit === undefined ? Infinity : this.limit - this.spentCredits - this.reserved;
+    return this.ceiling === undefined ? Infinity : this.ceiling - this.spentCredits - this.reserved;
+  }
+
+  /** Whether a stop was forced by the service (402) rather than by a configured limit. */
+  get refusedByService(): boolean {
+    return this.limitName === 'insufficient_credits';
   }
 
   /** Reserves `credits`, or throws `BudgetExhaustedError` when they would pass the limit. */
   reserve(credits: number): Reservation {
-    if (credits > this.remaining) throw new BudgetExhaustedError(credits, Math.max(0, this.remaining));
+    if (credits > this.remaining) throw new BudgetExhaustedError(credits, Math.max(0, this.remaining), this.limitName);
     this.reserved += credits;
     let open = true;
     return {
@@ -41,9 +87,10 @@ export class Budget {
     this.spentCredits += credits;
   }
 
-  /** How many items costing `each` still fit. */
-  itemsThatFit(each: number): number {
-    return each <= 0 || this.remaining === Infinity ? Number.MAX_SAFE_INTEGER : Math.floor(this.remaining / each);
+  /** Stops every further reservation (the service answered 402: the balance cannot cover more). */
+  exhaust(): void {
+    this.ceiling = this.spentCredits + this.reserved;
+    this.limitName = 'insufficient_credits';
   }
 }
 
@@ -51,4 +98,32 @@ export class Budget {
 export interface Reservation {
   /** Releases the reservation and counts `actual` credits as spent; later calls do nothing. */
   settle(actual: number): void;
+}
+
+/**
+ * The longest prefix of `items` (already in priority order) whose worst cases together fit in
+ * `available` credits: the first item that does not fit ends the cut, so a cheap low-priority
+ * item never jumps ahead of a dear high-priority one.
+ */
+export function cutToFit<T>(items: readonly T[], worstOf: (item: T) => number, available: number): { take: T[]; defer: T[] } {
+  let left = available;
+  let i = 0;
+  for (; i < items.length; i++) {
+    const worst = worstOf(items[i]!);
+    if (worst > left) break;
+    left -= worst;
+  }
+  return { take: items.slice(0, i), defer: items.slice(i) };
+}
+
+/**
+ * Orders work for a budget that may not cover it all: never-fetched first (in their given order),
+ * then the stalest (oldest `fetchedAt` first). Stable, so equal items keep the seed list's order.
+ */
+export function byPriority<T>(items: readonly T[], fetchedAt: (item: T) => Date | null | undefined): T[] {
+  const time = (item: T) => fetchedAt(item)?.getTime() ?? -Infinity;
+  return items
+    .map((item, index) => ({ item, index, at: time(item) }))
+    .sort((a, b) => (a.at === b.at ? a.index - b.index : a.at < b.at ? -1 : 1))
+    .map((entry) => entry.item);
 }

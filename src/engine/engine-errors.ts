@@ -1,10 +1,22 @@
 /** The run's credit budget cannot cover the next call: the stream stops, nothing is spent past it. */
 export class BudgetExhaustedError extends Error {
   readonly code = 'SEEDLINE_BUDGET_EXHAUSTED';
-  constructor(needed: number, remaining: number) {
+  /** Stop reason recorded in the run summary and `_seedline_runs`. */
+  readonly reason = 'budget_exhausted';
+  /**
+   * @param needed worst case of the call that did not fit
+   * @param remaining credits left under the binding limit
+   * @param limit the config key of that limit, or `insufficient_credits` for a 402
+   * @param left seeds or partitions left pending because of it, when known
+   */
+  constructor(needed: number, remaining: number, limit = 'budget.max_credits_per_run', left?: number) {
+    const what = left === undefined ? 'the remaining seeds stay pending' : `${left} seeds stay pending for a later run`;
+    const remedy = limit === 'budget.keep_balance' ? 'Lower budget.keep_balance or top up the account' : `Raise ${limit} or run again later`;
     super(
-      `the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain. ` +
-        'Raise budget.max_credits_per_run or run again later; work already loaded is kept.',
+      limit === 'insufficient_credits'
+        ? `the service refused a call for lack of credits (402): the next call of up to ${needed} credits was not sent and ${what}. Top up the account.`
+        : `the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain under ${limit}; ${what}. ` +
+            `${remedy}; work already loaded is kept.`,
     );
     this.name = 'BudgetExhaustedError';
   }
@@ -13,4 +25,19 @@ export class BudgetExhaustedError extends Error {
 /** A stream whose manifest or options cannot run as written. */
 export class StreamDefinitionError extends Error {
   readonly code = 'SEEDLINE_STREAM_INVALID';
+}
+
+/** The service answered 402 `insufficient_credits`: the stream stops like a spent budget. */
+export class InsufficientBalanceError extends Error {
+  readonly code = 'SEEDLINE_INSUFFICIENT_CREDITS';
+  /** Stop reason recorded in the run summary and `_seedline_runs`. */
+  readonly reason = 'budget_exhausted';
+  constructor(balance: number | undefined, detail: string) {
+    super(
+      `the service refused a call for lack of credits (402 insufficient_credits: ${detail}); ` +
+        `the account balance is ${balance === undefined ? 'unknown' : `${balance} credits`} (GET /v1/account). ` +
+        'Top up the account or lower budget.keep_balance/max_credits_*; the remaining seeds stay pending for a later run.',
+    );
+    this.name = 'InsufficientBalanceError';
+  }
 }

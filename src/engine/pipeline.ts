@@ -5,7 +5,8 @@ import type { Destination } from '../destinations/destination.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch-runner.js';
-import { Budget } from './budget.js';
+import { Budget, type BudgetLimits } from './budget.js';
+import { CostModel } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
 import { planRequestStream, runRequestStream } from './request-runner.js';
 import type { ServiceClient } from './service-calls.js';
@@ -49,6 +50,10 @@ export interface SyncIo {
   reporter: Reporter;
   /** Batch jobs the account may run at once. Default: 1. */
   concurrentBatchJobs?: number;
+  /** `credits_remaining` of GET /v1/account at the start, for `budget.keep_balance`. Default: unknown (no floor applied). */
+  balance?: number;
+  /** What calls cost. Default: the built-in spec table. */
+  costs?: CostModel;
 }
 
 /** What a run did. */
@@ -61,6 +66,10 @@ export interface RunResult {
   streams: StreamOutcome[];
   /** Credits the run's calls cost. */
   credits: number;
+  /** Expected credits of the work the run selected (sum over streams), to reconcile with `credits`. */
+  estimatedCredits: number;
+  /** The credit limits the run worked under. */
+  limits: BudgetLimits;
 }
 
 const runners = {
@@ -96,8 +105,9 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const runId = `run_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
   const startedAt = new Date();
   await markInterruptedRuns(destination);
+  const limits = await budgetLimits(prepared.options, io.balance);
   await destination.saveRun({ runId, startedAt, status: 'running' });
-  const contextFor = contextFactory(prepared, io, runId, startedAt);
+  const contextFor = contextFactory(prepared, io, runId, startedAt, new Budget(limits));
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
@@ -110,27 +120,38 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       });
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
+      // Spending so far is on record after each stream, so a run that dies later still counts towards max_credits_per_month.
+      await destination.saveRun({ runId, startedAt, status: 'running', streams: JSON.stringify(outcomes), creditsUsed: outcomes.reduce((n, o) => n + o.credits, 0) });
     }
   } catch (error) {
     await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message });
     throw error;
   }
-  const result: RunResult = { runId, status: overallStatus(outcomes), streams: outcomes, credits: outcomes.reduce((n, o) => n + o.credits, 0) };
+  const result: RunResult = {
+    runId,
+    status: overallStatus(outcomes),
+    streams: outcomes,
+    credits: outcomes.reduce((n, o) => n + o.credits, 0),
+    estimatedCredits: outcomes.reduce((n, o) => n + o.estimatedCredits, 0),
+    limits,
+  };
   await destination.saveRun({
     runId,
     startedAt,
     finishedAt: new Date(),
     status: result.status,
     streams: JSON.stringify(outcomes),
+    creditsEstimated: result.estimatedCredits,
     creditsUsed: result.credits,
+    stopReason: outcomes.some((o) => o.stopped) ? 'budget_exhausted' : null,
     error: outcomes.flatMap((o) => o.errors.map((e) => `${o.stream}: ${e}`)).join('\n') || null,
   });
   return result;
 }
 
-/** What a run would do now, per stream, with its worst-case credits: no call is made. */
-export async function planSync(prepared: PreparedSync): Promise<StreamPlan[]> {
-  const contextFor = contextFactory(prepared, { client: noCalls, reporter: silentReporter }, 'plan', new Date());
+/** What a run would do now, per stream, with its worst-case and expected credits: no call is made. */
+export async function planSync(prepared: PreparedSync, costs: CostModel = CostModel.builtIn()): Promise<StreamPlan[]> {
+  const contextFor = contextFactory(prepared, { client: noCalls, reporter: silentReporter, costs }, 'plan', new Date(), new Budget(undefined));
   const plans: StreamPlan[] = [];
   for (const manifest of prepared.streams) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name)));
   return plans;
@@ -156,10 +177,35 @@ export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' 
   return ordered;
 }
 
-function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date): (stream: string) => StreamContext {
+/**
+ * The run's credit limits: `max_credits_per_run`; `max_credits_per_month` less what the runs of
+ * this calendar month (UTC) spent according to `_seedline_runs`; the balance at the start less
+ * `keep_balance` (an unknown balance allows nothing: the floor cannot be proven).
+ */
+export async function budgetLimits(options: Pick<SyncOptions, 'config' | 'destination' | 'now'>, balance: number | undefined): Promise<BudgetLimits> {
+  const { max_credits_per_run: perRun, max_credits_per_month: perMonth, keep_balance: keep } = options.config.budget;
+  const limits: BudgetLimits = { perRun };
+  if (perMonth !== undefined) limits.monthLeft = perMonth - (await creditsThisMonth(options.destination, (options.now ?? (() => new Date()))()));
+  if (keep !== undefined) limits.balanceLeft = balance === undefined ? 0 : balance - keep;
+  return limits;
+}
+
+/** Credits the runs recorded in `_seedline_runs` spent since the first instant of `now`'s calendar month (UTC). */
+export async function creditsThisMonth(destination: Destination, now: Date): Promise<number> {
+  const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  // Runs come newest first: stop at the first one before the month.
+  let total = 0;
+  for (const run of await destination.readRuns(100_000)) {
+    if (run.startedAt.getTime() < monthStart) break;
+    total += run.creditsUsed ?? 0;
+  }
+  return total;
+}
+
+function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget): (stream: string) => StreamContext {
   const { config } = prepared.options;
-  const budget = new Budget(config.budget.max_credits_per_run);
   const writeLock = new Mutex();
+  const costs = io.costs ?? CostModel.builtIn();
   return (stream) => ({
     runId,
     runStartedAt,
@@ -168,6 +214,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     destination: prepared.options.destination,
     client: io.client,
     budget,
+    costs,
     reporter: io.reporter,
     writeLock,
     fullRefresh: prepared.options.fullRefresh ?? false,

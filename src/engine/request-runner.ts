@@ -3,7 +3,9 @@ import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
 import type { Destination, StateRow } from '../destinations/destination.js';
 import { crashPoint } from './crash-point.js';
-import { BudgetExhaustedError } from './engine-errors.js';
+import { byPriority } from './budget.js';
+import { budgetStopOf, stopForBudget, type BudgetStop } from './budget-stop.js';
+import type { Cost } from './cost-model.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
@@ -11,7 +13,6 @@ import { callByName, errorType, recoverPaidResponse, UNPROCESSABLE } from './ser
 import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
-import { creditsOf } from './credits.js';
 
 /** Saved state of one partition of a request stream (JSON in `_seedline_state.cursor`). */
 export interface PartitionState {
@@ -36,29 +37,82 @@ interface PageState {
   newest?: string;
 }
 
-/** What a request stream would do now, without calling the service: partitions due and their first-page credits. */
+/** What a request stream would do now, without calling the service: partitions due, their calls and credits. */
 export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext): Promise<StreamPlan> {
-  const { partitions, todo } = await partitionsDue(manifest, ctx);
-  const estimatedCredits = todo.reduce(
-    (sum, p) => sum + creditsOf(manifest.credits_per_page, { partition: p.values, options: ctx.options }),
-    0,
-  );
-  return { stream: manifest.name, units: todo.length, resumed: 0, skipped: partitions.length - todo.length, estimatedCredits };
+  const { partitions, states, todo } = await partitionsDue(manifest, ctx);
+  const cost = streamCost(manifest, ctx, todo, states);
+  return {
+    stream: manifest.name,
+    units: todo.length,
+    resumed: 0,
+    skipped: partitions.length - todo.length,
+    calls: todo.length,
+    worstCaseCredits: cost.worst,
+    estimatedCredits: cost.expected,
+    next: todo.slice(0, 3).map((p) => p.key),
+  };
 }
 
+/** Partitions due now, never-completed first, then the longest since their last complete pass. */
 async function partitionsDue(manifest: RequestStreamNode, ctx: StreamContext) {
   const partitions = await resolvePartitions(manifest.partitions, partitionContext(ctx));
   const states = await readStates(ctx.destination, manifest.name);
   const now = ctx.now();
   const refreshMs = refreshAfterMs(manifest.refresh_after, ctx.options);
-  const todo = partitions.filter((p) => ctx.fullRefresh || !isFresh(states.get(p.key), p, refreshMs, now));
-  return { partitions, states, todo };
+  const due = partitions.filter((p) => ctx.fullRefresh || !isFresh(states.get(p.key), p, refreshMs, now));
+  const completedAt = (p: Partition) => {
+    const at = states.get(p.key)?.completed_at;
+    return at ? new Date(at) : null;
+  };
+  return { partitions, states, todo: byPriority(due, completedAt) };
+}
+
+/**
+ * Worst and expected credits of a pass over each partition: the worst case pays every page up to
+ * `max_pages`, the expected case the first page only (an incremental pass usually stops there).
+ */
+function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: readonly Partition[], states: ReadonlyMap<string, PartitionState>): Cost {
+  const total = { worst: 0, expected: 0 };
+  for (const partition of todo) {
+    const saved = states.get(partition.key) ?? {};
+    const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
+    const call = ctx.costs.callCost(manifest.call, renderArgs(manifest, ctx, partition, saved, page));
+    const pagesLeft = Math.max(1, maxPagesOf(manifest, ctx, partition) - page.number + 1);
+    total.worst += call.worst * (pagesLeft === Number.MAX_SAFE_INTEGER ? 1 : pagesLeft);
+    total.expected += call.expected;
+  }
+  return total;
+}
+
+function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState, page: PageState): Record<string, unknown> {
+  const context = {
+    partition: partition.values,
+    options: ctx.options,
+    state: { newest: ctx.fullRefresh ? undefined : saved.newest, days_since_last: daysSince(saved.completed_at, ctx.now()) },
+    page,
+  };
+  const args = renderTemplate(manifest.args, context) as Record<string, unknown>;
+  if (manifest.paginator.type === 'page_token' && page.number > 1) {
+    args.page = page.number;
+    if (page.token) args.pagination_token = page.token;
+  }
+  return args;
+}
+
+function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition): number {
+  const paginator = manifest.paginator;
+  if (paginator.type === 'none') return 1;
+  if (paginator.type !== 'page_token') return Number.MAX_SAFE_INTEGER;
+  return Number(renderTemplate(paginator.max_pages, { options: ctx.options, partition: partition.values })) || 10;
 }
 
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
 export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
   const { partitions, states, todo } = await partitionsDue(manifest, ctx);
   outcome.skipped = partitions.length - todo.length;
+  const cost = streamCost(manifest, ctx, todo, states);
+  outcome.worstCaseCredits = cost.worst;
+  outcome.estimatedCredits = cost.expected;
   ctx.reporter.streamStarted(manifest.name, todo.length);
 
   const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
@@ -69,14 +123,15 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
-  let budgetStop: BudgetExhaustedError | undefined;
+  let budgetStop: BudgetStop | undefined;
   for (const partition of todo) {
     void queue.add(async () => {
       if (budgetStop) return;
       try {
         await runner.run(partition);
       } catch (error) {
-        if (error instanceof BudgetExhaustedError) budgetStop = error;
+        const stop = await budgetStopOf(error, ctx);
+        if (stop) budgetStop ??= stop;
         else await runner.recordFailure(partition, error as Error);
       }
       ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
@@ -84,12 +139,8 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   }
   await queue.onIdle();
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
-  if (budgetStop) {
-    outcome.status = 'partial';
-    noteError(outcome, budgetStop.message);
-    ctx.reporter.notice(manifest.name, budgetStop.message);
-  }
   if (outcome.failed > 0) outcome.status = outcome.failed === todo.length && outcome.records === 0 ? 'failed' : 'partial';
+  if (budgetStop) stopForBudget(ctx, outcome, budgetStop);
   return outcome;
 }
 
@@ -122,7 +173,7 @@ class PartitionRunner {
     // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
     // the state, so a failure part-way does not cost the next normal run its stopping point.
     let page: PageState = (this.ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
-    const maxPages = this.maxPages(partition);
+    const maxPages = maxPagesOf(this.manifest, this.ctx, partition);
     for (;;) {
       const response = await this.fetchPage(partition, saved, page);
       const records = recordsOf(lookup(response, String(renderTemplate(this.manifest.records, { partition: partition.values }))));
@@ -172,18 +223,8 @@ class PartitionRunner {
   }
 
   private async fetchPage(partition: Partition, saved: PartitionState, page: PageState) {
-    const context = {
-      partition: partition.values,
-      options: this.ctx.options,
-      state: { newest: this.ctx.fullRefresh ? undefined : saved.newest, days_since_last: daysSince(saved.completed_at, this.ctx.now()) },
-      page,
-    };
-    const args = renderTemplate(this.manifest.args, context) as Record<string, unknown>;
-    if (this.manifest.paginator.type === 'page_token' && page.number > 1) {
-      args.page = page.number;
-      if (page.token) args.pagination_token = page.token;
-    }
-    const worstCase = creditsOf(this.manifest.credits_per_page, context);
+    const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
+    const worstCase = this.ctx.costs.callCost(this.manifest.call, args).worst;
     const reservation = this.ctx.budget.reserve(worstCase);
     let credits = 0;
     try {
@@ -218,12 +259,6 @@ class PartitionRunner {
     const data = response.data as { pagination?: { has_more?: boolean }; pagination_token?: string | null };
     const more = data.pagination?.has_more === true && page.number < maxPages;
     return more ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
-  }
-
-  private maxPages(partition: Partition): number {
-    const paginator = this.manifest.paginator;
-    if (paginator.type !== 'page_token') return Number.MAX_SAFE_INTEGER;
-    return Number(renderTemplate(paginator.max_pages, { options: this.ctx.options, partition: partition.values })) || 10;
   }
 
   private async commit(partition: Partition, shaped: ShapedRecords, state: PartitionState): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Destination } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { Budget } from './budget.js';
+import type { CostModel } from './cost-model.js';
 import type { ServiceClient } from './service-calls.js';
 
 /** Progress events of a run, rendered by the CLI as bars on a terminal or as log lines. */
@@ -34,6 +35,12 @@ export interface StreamOutcome {
   credits: number;
   /** Up to a few error messages. */
   errors: string[];
+  /** Expected credits of the work this run selected (the cost model's estimate, to reconcile with `credits`). */
+  estimatedCredits: number;
+  /** Worst-case credits of that work. */
+  worstCaseCredits: number;
+  /** Why the stream stopped before its work was done: `budget_exhausted` (a budget limit or a 402). Absent when it finished. */
+  stopped?: 'budget_exhausted';
 }
 
 /** What a stream would do now (from `seedline plan`), without spending. */
@@ -45,8 +52,14 @@ export interface StreamPlan {
   resumed: number;
   /** Units skipped as fresh. */
   skipped: number;
-  /** Worst-case credits of the units (first page only for paged streams). */
+  /** Calls the units need at least (batch: submissions; paged: first pages; searches: one each). */
+  calls: number;
+  /** Worst-case credits of the units: every page of every feed up to its max_pages, every search full. */
+  worstCaseCredits: number;
+  /** Expected credits: every call succeeds, feeds stop after their first page. */
   estimatedCredits: number;
+  /** Units in the order a run takes them, at most a few (the first ones a small budget covers). */
+  next: string[];
 }
 
 /** Everything a stream runner needs; built once per run. */
@@ -65,6 +78,8 @@ export interface StreamContext {
   client: ServiceClient;
   /** The run's credit budget, shared by every stream. */
   budget: Budget;
+  /** What each call costs (worst and expected), for reservations and plans alike. */
+  costs: CostModel;
   /** Progress events. */
   reporter: Reporter;
   /** Serialises load units: one transaction at a time per destination. */
@@ -83,7 +98,7 @@ export interface StreamContext {
 
 /** A fresh outcome with zero counts. */
 export function emptyOutcome(stream: string): StreamOutcome {
-  return { stream, status: 'succeeded', records: 0, rows: 0, skipped: 0, failed: 0, rejected: 0, credits: 0, errors: [] };
+  return { stream, status: 'succeeded', records: 0, rows: 0, skipped: 0, failed: 0, rejected: 0, credits: 0, errors: [], estimatedCredits: 0, worstCaseCredits: 0 };
 }
 
 /** Adds a load's counts to an outcome. */

@@ -102,8 +102,6 @@ export const BatchStreamNode = z.strictObject({
   partitions: PartitionNode,
   /** Item params as a template over `partition` and `options`. */
   params: z.record(z.string(), Template),
-  /** Worst-case credits of one item (for plan and budget). */
-  credits_per_item: z.number().int().min(0).default(1),
 });
 export type BatchStreamNode = z.infer<typeof BatchStreamNode>;
 
@@ -120,8 +118,6 @@ export const RequestStreamNode = z.strictObject({
   /** Path to the records in the response (`data.posts`); a single object is one record. */
   records: z.string(),
   incremental: IncrementalNode.default({ type: 'none' }),
-  /** Worst-case credits of one page (for plan and budget); a template. */
-  credits_per_page: Template.default(0),
 });
 export type RequestStreamNode = z.infer<typeof RequestStreamNode>;
 

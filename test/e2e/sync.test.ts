@@ -154,12 +154,14 @@ describe('plan, query and status', () => {
       const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }));
       const before = await runCli(['plan', '--config', configPath]);
       expect(before.code, before.stderr).toBe(0);
-      expect(before.stdout).toMatch(new RegExp(`profiles\\s+${PROFILES.length + PRIVATE.length}\\s+0\\s+0\\s+${PROFILES.length + PRIVATE.length}`));
+      const seeds = PROFILES.length + PRIVATE.length;
+      expect(before.stdout).toMatch(new RegExp(`profiles\\s+${seeds}\\s+0\\s+0\\s+\\d+\\s+${seeds}\\s+${seeds}`));
+      expect(before.stdout).toMatch(/balance: \d+ credits/);
       expect((await sync(configPath)).code).toBe(0);
       const calls = sandbox.ledger.entries.length;
 
       const after = await runCli(['plan', '--config', configPath]);
-      expect(after.stdout).toMatch(/profiles\s+0\s+0\s+18\s+0/);
+      expect(after.stdout).toMatch(/profiles\s+0\s+0\s+18\s+0\s+0\s+0/);
       const json = await runCli(['query', '--config', configPath, '--format', 'json', 'select count(*) as n from seedline.profiles']);
       expect(JSON.parse(json.stdout)).toEqual([{ n: PROFILES.length }]);
       const csv = await runCli(['query', '--config', configPath, '--format', 'csv', 'select seed, status from seedline._seedline_seeds where status = \'failed\' order by seed']);

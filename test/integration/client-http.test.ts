@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../src/client/api-client.js';
 import type { ApiClientOptions, ClientEvent } from '../../src/client/api-client.js';
 import {
@@ -176,6 +176,24 @@ describe('ApiClient over HTTP: endpoints', () => {
     expect(api.limiter.concurrentBatchJobs).toBe(4);
     expect(api.credits.creditsRemaining).toBe(1_000);
     expect(api.account?.account_id).toBe('acc_123');
+  });
+
+  it('given a connected client, when a 429 arrives, then the account is read again and the limiter takes the new limits', async () => {
+    server.on(
+      '/v1/account',
+      ok(accountRecord({ rate_limit: { requests_per_minute: 6000, concurrent_batch_jobs: 4 } }), { creditsUsed: 0, billed: false }),
+      ok(accountRecord({ rate_limit: { requests_per_minute: 30, concurrent_batch_jobs: 1 } }), { creditsUsed: 0, billed: false }),
+    );
+    server.on('/v1/profiles/enrich', fail(429, 'rate_limited', 'tier changed', { 'retry-after': '1' }), ok(profile, { creditsUsed: 1, billed: true }));
+    const api = await ApiClient.connect({ baseUrl: server.baseUrl, apiKey: API_KEY, retry: { baseDelayMs: 10, random: () => 0.5 } });
+    clients.push(api);
+    expect(api.limiter.requestsPerMinute).toBe(6000);
+
+    await api.enrichProfile({ url: 'jane' });
+
+    await vi.waitFor(() => expect(api.limiter.requestsPerMinute).toBe(30));
+    expect(api.limiter.concurrentBatchJobs).toBe(1);
+    expect(server.requestsTo('/v1/account')).toHaveLength(2);
   });
 
   it('given batch results with a cursor, when paged, then the query is sent and meta.nextCursor is returned', async () => {

@@ -60,11 +60,29 @@ for (const kind of destinationKinds) {
 
       const started = new Date('2024-05-01T09:00:00.000Z');
       await dest.saveRun({ runId: 'run_1', startedAt: started, status: 'running' });
-      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2 });
+      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, stopReason: 'budget_exhausted' });
       await dest.saveRun({ runId: 'run_0', startedAt: new Date('2024-04-01T00:00:00Z'), status: 'failed', error: 'boom' });
       const runs = await dest.readRuns(10);
       expect(runs.map((r) => r.runId)).toEqual(['run_1', 'run_0']);
-      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null });
+      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null, stopReason: 'budget_exhausted' });
+      expect(runs[1]?.stopReason).toBeNull();
+    });
+
+    it('given a _seedline_runs table of an older release without stop_reason, when the system tables are ensured, then the column is added and old rows read back', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const started = new Date('2024-05-01T09:00:00.000Z');
+      await dest.saveRun({ runId: 'run_old', startedAt: started, status: 'succeeded', creditsUsed: 4 });
+      await dest.query(`alter table "${dest.schema}"."_seedline_runs" drop column stop_reason`);
+
+      await dest.ensureSystemTables();
+      await dest.saveRun({ runId: 'run_new', startedAt: new Date('2024-05-02T09:00:00.000Z'), status: 'partial', stopReason: 'budget_exhausted' });
+
+      const runs = await dest.readRuns(10);
+      expect(runs.map((r) => [r.runId, r.stopReason, r.creditsUsed])).toEqual([
+        ['run_new', 'budget_exhausted', 0],
+        ['run_old', null, 4],
+      ]);
     });
 
     it('given a merge table, when a record is written again with fewer positions, then the parent is updated and its children replaced', async (ctx) => {

@@ -45,6 +45,13 @@ describe('config', () => {
     expect(problems.some((p) => p.startsWith('budget.max_credits_per_run:'))).toBe(true);
   });
 
+  it('given bad budget keys, when parsed, then each is named', () => {
+    const problems = problemsOf(valid.replace('max_credits_per_run: 100', 'max_credits_per_run: 100, max_credits_per_month: -1, keep_balance: 1.5, max_credits_per_day: 3'));
+    expect(problems.some((p) => p.startsWith('budget.max_credits_per_month:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('budget.keep_balance:'))).toBe(true);
+    expect(problems.some((p) => p.includes('max_credits_per_day'))).toBe(true);
+  });
+
   it('given an unknown key and a missing variable without default, when parsed, then both are reported', () => {
     const problems = problemsOf(valid.replace('api_key: ${SEEDLINE_API_KEY:-svc_test_demo}', 'api_key: ${MY_KEY}\n  colour: red'));
     expect(problems).toContain('api: unknown key "colour"');

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/manifest/template.js';
 import { seedKey } from '../../src/engine/seed-keys.js';
-import { Budget } from '../../src/engine/budget.js';
+import { Budget, cutToFit } from '../../src/engine/budget.js';
 import { BudgetExhaustedError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
-import { creditsOf } from '../../src/engine/credits.js';
+import { CostModel } from '../../src/engine/cost-model.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { parseCsv } from '../../src/util/csv.js';
 import { stableJson } from '../../src/util/stable-json.js';
@@ -51,7 +51,18 @@ describe('budget', () => {
     first.settle(2);
     expect(budget.spent).toBe(2);
     expect(budget.remaining).toBe(8);
-    expect(budget.itemsThatFit(3)).toBe(2);
+    expect(cutToFit([3, 3, 3], (n) => n, budget.remaining).take).toHaveLength(2);
+  });
+
+  it('given several limits, when the budget is built, then the tightest binds and a 402 stops every further reservation', () => {
+    const budget = new Budget({ perRun: 50, monthLeft: 20, balanceLeft: 30 });
+    expect([budget.limit, budget.limitName]).toEqual([20, 'budget.max_credits_per_month']);
+    const open = budget.reserve(5);
+    budget.exhaust();
+    expect(() => budget.reserve(1)).toThrow(/402/);
+    open.settle(5);
+    expect(budget.spent).toBe(5);
+    expect(budget.refusedByService).toBe(true);
   });
 
   it('given no limit, when reserving, then everything fits', () => {
@@ -125,9 +136,10 @@ describe('small parsers', () => {
     expect(stableJson({ b: 1, a: { d: 2, c: [3] } })).toBe(stableJson({ a: { c: [3], d: 2 }, b: 1 }));
   });
 
-  it('given a search cost node, when evaluated, then pages of 25 cost 2 each', () => {
-    expect(creditsOf({ pages_of: '{{ partition.max_results }}', size: 25, each: 2 }, { partition: { max_results: 60 } })).toBe(6);
-    expect(creditsOf('{{ options.max_results }}', { options: { max_results: 10 } })).toBe(10);
+  it('given a search of 60 results and a job search of 10, when priced, then pages of 25 cost 2 each and jobs 1 each', () => {
+    const costs = CostModel.builtIn();
+    expect(costs.callCost('searchPeople', { body: { max_results: 60 } }).worst).toBe(6);
+    expect(costs.callCost('searchJobs', { max_results: 10 }).worst).toBe(10);
   });
 });
 
