@@ -146,6 +146,19 @@ export const SignalsConfig = z.strictObject({
 });
 export type SignalsConfig = z.infer<typeof SignalsConfig>;
 
+/** One group of `schedule:`: streams synced together on a cron expression (`seedline schedule`). */
+export const ScheduleGroup = z.strictObject({
+  /** Cron expression: five fields, or six with seconds first (`0 *\/6 * * *`). Checked by the scheduler. Required. */
+  cron: z.string().min(1, 'expected a cron expression such as "0 */6 * * *"'),
+  /** Streams the group syncs (each configured under `streams:`). Required. */
+  streams: z.array(z.string().min(1)).min(1, 'expected at least one stream name'),
+  /** IANA time zone the expression is read in. Default: `UTC`. */
+  timezone: z.string().refine(isTimeZone, { message: 'expected an IANA time zone such as Europe/Berlin' }).default('UTC'),
+  /** A tick missed while no scheduler ran is made up once at start. Default: false. */
+  catch_up: z.boolean().default(false),
+});
+export type ScheduleGroup = z.infer<typeof ScheduleGroup>;
+
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
   api: z.strictObject({
@@ -184,5 +197,9 @@ export const SeedlineConfig = z.strictObject({
   webhooks: WebhooksConfig.optional(),
   /** Declared Signals of `seedline signals plan|apply`; optional, and required only by that command. */
   signals: SignalsConfig.optional(),
+  /** Named stream groups of `seedline schedule`; optional, and required only by that command without `--cron`. */
+  schedule: z
+    .record(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a group name of a-z, 0-9, _ or - (at most 64)'), ScheduleGroup)
+    .optional(),
 });
 export type SeedlineConfig = z.infer<typeof SeedlineConfig>;

@@ -198,13 +198,15 @@ export interface RunRow {
   runId: string;
   startedAt: Date;
   finishedAt?: Date | null;
-  /** `running` | `succeeded` | `partial` | `failed`. */
+  /** `running` | `succeeded` | `partial` | `failed` | `stopped` | `interrupted`. */
   status: string;
   /** JSON: per-stream summary. */
   streams?: string | null;
   creditsEstimated?: number;
   creditsUsed?: number;
   error?: string | null;
+  /** Group of `schedule:` that started the run; null for a run started by hand. */
+  scheduleGroup?: string | null;
 }
 
 /** Connection settings of a destination. */

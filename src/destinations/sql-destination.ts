@@ -128,6 +128,11 @@ export abstract class SqlDestination implements Destination {
         }
         if (table.primaryKey.length > 0) builder = builder.addPrimaryKeyConstraint(`${table.name}_pkey`, table.primaryKey as never[]);
         await session.run(builder.compile());
+        // A table made by an earlier version lacks the columns added since (always nullable ones).
+        const existing = await this.columnsOf(session, table.name);
+        for (const [name, type] of table.columns) {
+          if (!existing.has(name)) await session.run(this.db.schema.alterTable(this.qualified(table.name)).addColumn(name, sql.raw(this.traits.sqlType(type))).compile());
+        }
       }
     });
   }

@@ -21,6 +21,7 @@ export const systemTables = {
       ['credits_estimated', 'double'],
       ['credits_used', 'double'],
       ['error', 'text'],
+      ['schedule_group', 'text'],
     ],
     primaryKey: ['run_id'],
   },
@@ -167,6 +168,7 @@ export function runToDb(row: RunRow): DbRow {
     credits_estimated: row.creditsEstimated ?? 0,
     credits_used: row.creditsUsed ?? 0,
     error: row.error ?? null,
+    schedule_group: row.scheduleGroup ?? null,
   };
 }
 
@@ -181,6 +183,7 @@ export function runFromDb(row: DbRow): RunRow {
     creditsEstimated: Number(row.credits_estimated ?? 0),
     creditsUsed: Number(row.credits_used ?? 0),
     error: nullableString(row.error),
+    scheduleGroup: nullableString(row.schedule_group),
   };
 }
 

@@ -7,7 +7,7 @@ import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from './crash-point.js';
 import type { Reservation } from './budget.js';
-import { BudgetExhaustedError } from './engine-errors.js';
+import { BudgetExhaustedError, RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
@@ -47,7 +47,9 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
   const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
-  const enqueue = (job: () => Promise<void>) => void queue.add(() => job().catch((error: Error) => runner.chunkFailed(error)));
+  // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
+  const enqueue = (job: () => Promise<void>) =>
+    void queue.add(() => (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : job()).catch((error: Error) => runner.chunkFailed(error)));
   for (const batch of open) enqueue(() => runner.resume(batch));
   for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(() => runner.submitAndRead(seeds));
   await queue.onIdle();
@@ -202,7 +204,7 @@ class BatchRunner {
 
   /** Notes a chunk that failed as a whole; its seeds stay for a later run. */
   chunkFailed(error: Error): void {
-    if (!(error instanceof BudgetExhaustedError)) this.failedChunks++;
+    if (!(error instanceof BudgetExhaustedError || error instanceof RunStoppedError)) this.failedChunks++;
     else this.deferred++;
     noteError(this.outcome, error.message);
     this.ctx.reporter.notice(this.manifest.name, error.message);
@@ -214,6 +216,7 @@ class BatchRunner {
    * whatever its outcome.
    */
   async retryTransientFailures(): Promise<void> {
+    if (this.ctx.stop?.aborted) return;
     const retry = this.withinBudget(this.transient);
     this.transient = [];
     if (retry.length === 0) return;
@@ -309,6 +312,7 @@ class BatchRunner {
       const completed = next === null;
       if (page.data.length > 0 || completed) await this.loadResults(batch, page.data, next, completed, spent);
       if (completed) return;
+      if (this.ctx.stop?.aborted) throw new RunStoppedError();
       cursor = next;
       // Result reads count against the rate limit: read again at once only when a full page came
       // back; otherwise wait, longer while nothing resolves.

@@ -27,6 +27,8 @@ export interface SyncOptions {
   fullRefresh?: boolean;
   /** Clock, injectable for tests. Default: `() => new Date()`. */
   now?: () => Date;
+  /** Group of `schedule:` this run belongs to, recorded in `_seedline_runs.schedule_group`. Default: none (a run by hand). */
+  scheduleGroup?: string;
 }
 
 /** A sync made ready without any call: the streams in order and the resolved seeds. */
@@ -47,14 +49,16 @@ export interface SyncIo {
   reporter: Reporter;
   /** Batch jobs the account may run at once. Default: 1. */
   concurrentBatchJobs?: number;
+  /** Aborted to stop after the page under way commits (SIGTERM); the run is recorded `stopped`. Default: never. */
+  stop?: AbortSignal;
 }
 
 /** What a run did. */
 export interface RunResult {
   /** Id of the run in `_seedline_runs`. */
   runId: string;
-  /** `succeeded`, `partial` (some seeds or partitions failed, or the budget stopped a stream) or `failed`. */
-  status: 'succeeded' | 'partial' | 'failed';
+  /** `succeeded`, `partial` (some seeds or partitions failed, or the budget stopped a stream), `failed`, or `stopped` (on request). */
+  status: 'succeeded' | 'partial' | 'failed' | 'stopped';
   /** One outcome per stream, in the order they ran. */
   streams: StreamOutcome[];
   /** Credits the run's calls cost. */
@@ -93,12 +97,14 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const { destination } = prepared.options;
   const runId = `run_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
   const startedAt = new Date();
+  const scheduleGroup = prepared.options.scheduleGroup ?? null;
   await markInterruptedRuns(destination);
-  await destination.saveRun({ runId, startedAt, status: 'running' });
+  await destination.saveRun({ runId, startedAt, status: 'running', scheduleGroup });
   const contextFor = contextFactory(prepared, io, runId, startedAt);
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
+      if (io.stop?.aborted) break;
       // The outcome is shared with the runner, so a stream that throws still reports what it spent.
       const outcome = emptyOutcome(manifest.name);
       await runners[manifest.type](manifest, contextFor(manifest.name), outcome).catch((error: Error) => {
@@ -109,10 +115,10 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       outcomes.push(outcome);
     }
   } catch (error) {
-    await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message });
+    await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message, scheduleGroup });
     throw error;
   }
-  const result: RunResult = { runId, status: overallStatus(outcomes), streams: outcomes, credits: outcomes.reduce((n, o) => n + o.credits, 0) };
+  const result: RunResult = { runId, status: io.stop?.aborted ? 'stopped' : overallStatus(outcomes), streams: outcomes, credits: outcomes.reduce((n, o) => n + o.credits, 0) };
   await destination.saveRun({
     runId,
     startedAt,
@@ -121,6 +127,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
     streams: JSON.stringify(outcomes),
     creditsUsed: result.credits,
     error: outcomes.flatMap((o) => o.errors.map((e) => `${o.stream}: ${e}`)).join('\n') || null,
+    scheduleGroup,
   });
   return result;
 }
@@ -171,6 +178,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     concurrency: config.api.max_concurrency,
     batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1 },
     now: prepared.options.now ?? (() => new Date()),
+    ...(io.stop ? { stop: io.stop } : {}),
   });
 }
 

@@ -3,7 +3,7 @@ import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
 import type { Destination, StateRow } from '../destinations/destination.js';
 import { crashPoint } from './crash-point.js';
-import { BudgetExhaustedError } from './engine-errors.js';
+import { BudgetExhaustedError, RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
@@ -69,14 +69,16 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
-  let budgetStop: BudgetExhaustedError | undefined;
+  let budgetStop: BudgetExhaustedError | RunStoppedError | undefined;
   for (const partition of todo) {
     void queue.add(async () => {
       if (budgetStop) return;
+      if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
       try {
+        if (budgetStop) return;
         await runner.run(partition);
       } catch (error) {
-        if (error instanceof BudgetExhaustedError) budgetStop = error;
+        if (error instanceof BudgetExhaustedError || error instanceof RunStoppedError) budgetStop = error;
         else await runner.recordFailure(partition, error as Error);
       }
       ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
@@ -134,6 +136,7 @@ class PartitionRunner {
         : { completed_at: this.ctx.now().toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true };
       await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
       if (!next) return;
+      if (this.ctx.stop?.aborted) throw new RunStoppedError();
       page = { ...next, newest: passNewest };
     }
   }

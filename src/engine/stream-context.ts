@@ -77,6 +77,8 @@ export interface StreamContext {
   batch: { chunkSize: number; pollIntervalMs: number; concurrentJobs: number };
   /** Now (injectable for tests). */
   now(): Date;
+  /** Aborted when the run should stop after the page under way (SIGTERM). Default: never. */
+  stop?: AbortSignal;
 }
 
 /** A fresh outcome with zero counts. */
