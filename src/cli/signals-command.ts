@@ -1,13 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { appendFile, chmod } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../client/index.js';
+import type { Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
 import { applySignalPlan, listTaggedSignals, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
 import { diffSignals, estimateMonthlyCredits, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
+import { registerSignalsOpsCommand } from './signals-ops-command.js';
 
 /** Options of `seedline signals plan|apply`. */
 interface SignalsOptions {
@@ -25,7 +28,7 @@ const MAX_ROWS = 200;
 export function registerSignalsCommand(program: Command): void {
   const signals = program
     .command('signals')
-    .description('Manage the Signals declared under `signals:` in the config (only those carrying its tag)');
+    .description('Manage the Signals declared under `signals:` in the config (only those carrying its tag), and pause, resume, check or test them');
   signals
     .command('plan')
     .description('Show what apply would create, update and prune, and the monthly credits of the new Signals; changes nothing')
@@ -41,7 +44,7 @@ export function registerSignalsCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
     .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600)")
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan, client }) => {
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan, client, destination }) => {
       if (plan.create.length > 0 && desired.settings.webhookUrl !== null && opts.secretsOut === undefined) {
         throw new UsageError(
           `signals.notify.webhook_url is set, and the service shows each new Signal's webhook secret only once: add --secrets-out FILE to keep them (nothing was changed)`,
@@ -54,20 +57,25 @@ export function registerSignalsCommand(program: Command): void {
         ...(secretsPath === undefined ? {} : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets) }),
       });
       process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
+      if (result.rejected.length > 0) {
+        const runId = await recordRejected(destination, desired.tag, result.rejected);
+        process.stdout.write(`\nthe rejected targets are kept in ${destination.schema}._seedline_rejected (stream 'signals', run_id '${runId}')\n`);
+      }
       return result.failures.length > 0 || result.rejected.length > 0 ? 1 : 0;
     })));
+  registerSignalsOpsCommand(signals);
 }
 
 async function withPlan(
   opts: SignalsOptions,
-  body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient }) => Promise<number>,
+  body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient; destination: Destination }) => Promise<number>,
 ): Promise<number> {
   const session = await openSession(opts.config);
   try {
     const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.query(sql));
     const client = await session.connect();
     const plan = diffSignals(desired, await listTaggedSignals(client, desired.tag));
-    return await body({ desired, plan, client });
+    return await body({ desired, plan, client, destination: session.destination });
   } finally {
     await session.close();
   }
@@ -111,6 +119,23 @@ function describeResult(result: ApplyResult, plan: SignalPlan, secretsPath: stri
     lines.push('', `note: the service returned ${result.droppedSecrets} one-time webhook secrets that were not kept; pass --secrets-out FILE next time to keep them`);
   }
   return lines.join('\n');
+}
+
+/**
+ * Keeps the targets the service refused, with its reason, in `_seedline_rejected` (stream and
+ * table `signals`, the record `{ tag, site_url }`), where they stay queryable after the output is gone.
+ */
+async function recordRejected(destination: Destination, tag: string, rejected: ApplyResult['rejected']): Promise<string> {
+  const runId = `signals_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
+  const unit = await destination.beginUnit(runId);
+  try {
+    await unit.reject(rejected.map((r) => ({ runId, stream: 'signals', table: 'signals', record: JSON.stringify({ tag, site_url: r.seed }), reason: r.reason })));
+    await unit.commit();
+  } catch (error) {
+    await unit.rollback().catch(() => undefined);
+    throw error;
+  }
+  return runId;
 }
 
 /** Appends secrets as JSON lines to a file only its owner can read. */
