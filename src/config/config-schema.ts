@@ -114,6 +114,12 @@ const isTimeZone = (zone: string) => {
   }
 };
 
+/** A per-target text template: `{key}` and `{seed}` are its only placeholders. */
+const TargetTemplate = z
+  .string()
+  .min(1)
+  .refine((text) => [...text.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'key' || m[1] === 'seed'), 'expected only {key} and {seed} as placeholders');
+
 /** Signals as config (`seedline signals plan|apply`): one profile Signal per target, all carrying `tag`. */
 export const SignalsConfig = z.strictObject({
   /** The management handle: only Signals carrying this tag are read, updated or pruned. Required. */
@@ -139,8 +145,20 @@ export const SignalsConfig = z.strictObject({
       webhook_url: z.url({ protocol: /^https?$/ }),
     })
     .optional(),
-  /** Prefix of each created Signal's name (`{name_prefix} — {target url}`). Default: `seedline`. */
+  /** Prefix of each created Signal's name (`{name_prefix} — {target url}`); a changed prefix renames by PATCH. Default: `seedline`. */
   name_prefix: z.string().min(1).default('seedline'),
+  /** More tags on every managed Signal, besides `tag`. Default: none. */
+  tags: z.array(z.string().min(1)).default([]),
+  /**
+   * Template of each Signal's `external_id` (usage attribution), with `{key}` (the profile's key,
+   * e.g. `jane-doe`) and `{seed}` (the target as written). Default: none, so it is left alone.
+   */
+  external_id: TargetTemplate.max(256, 'expected at most 256 characters').optional(),
+  /** Template of each Signal's `metadata` (copied onto its Triggers); string values take `{key}` and `{seed}`. Default: none, so it is left alone. */
+  metadata: z
+    .record(z.string(), z.unknown())
+    .refine((bag) => Buffer.byteLength(JSON.stringify(bag)) <= 8192, 'expected at most 8192 bytes of JSON')
+    .optional(),
   /** The profiles to watch: inline list, `{ file, column }`, `{ sql }`, or `{ from_seeds: profiles }`. Required. */
   targets: SignalTargets,
 });

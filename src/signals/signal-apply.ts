@@ -1,8 +1,9 @@
 import type { Signal, SignalBulkBody } from '../../schemas/index.js';
 import type { ApiClient } from '../client/index.js';
+import { crashPoint } from '../engine/crash-point.js';
 import { seedKey } from '../engine/seed-keys.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import type { DesiredSignals, DesiredTarget, SignalPlan } from './signal-diff.js';
+import { desiredTags, targetAttributes, type DesiredSignals, type DesiredTarget, type SignalPlan } from './signal-diff.js';
 
 /** The client calls Signals-as-config needs (structural, so tests can pass a fake). */
 export type SignalsClient = Pick<ApiClient, 'listSignals' | 'bulkCreateSignals' | 'updateSignal' | 'deleteSignal'>;
@@ -69,7 +70,7 @@ export function bulkTemplate(desired: DesiredSignals): SignalBulkBody['template'
   const { settings } = desired;
   return {
     name_prefix: desired.namePrefix,
-    tags: [desired.tag],
+    tags: desiredTags(desired),
     schedule: { interval: settings.interval, timezone: settings.timezone },
     criteria: { mode: settings.mode, fields: [...settings.fields] },
     ...(settings.webhookUrl === null ? {} : { notify: { webhook_url: settings.webhookUrl } }),
@@ -94,6 +95,17 @@ export function bulkIdempotencyKey(desired: DesiredSignals, targets: readonly De
 export async function applySignalPlan(client: SignalsClient, desired: DesiredSignals, plan: SignalPlan, options: ApplyOptions = {}): Promise<ApplyResult> {
   const result: ApplyResult = { created: [], rejected: [], updated: [], deleted: [], keptUnwanted: 0, failures: [], secrets: 0, droppedSecrets: 0 };
   await createTargets(client, desired, plan.create, options, result);
+  // A bulk template has no external_id or metadata: each created Signal gets its own by PATCH (free).
+  // A crash before it leaves a difference the next plan shows and applies.
+  await forEachLimited(result.created, async ({ key, seed, id }) => {
+    const attributes = targetAttributes(desired, { key, seed });
+    if (Object.keys(attributes).length === 0) return;
+    try {
+      await client.updateSignal(id, attributes);
+    } catch (error) {
+      result.failures.push({ action: 'update', subject: id, message: (error as Error).message });
+    }
+  });
   await forEachLimited(plan.update, async ({ signal, key, patch, changes }) => {
     try {
       await client.updateSignal(signal.id, patch);
@@ -125,6 +137,7 @@ async function createTargets(client: SignalsClient, desired: DesiredSignals, tar
   for (let start = 0; start < sorted.length; start += size) {
     const chunk = sorted.slice(start, start + size);
     submitted.push({ chunk, created: await createChunk(client, desired, chunk, [], options, result) });
+    crashPoint('signals-after-chunk');
   }
   // A key is kept 24 h: a chunk created, deleted and declared again within that window is answered
   // with the original (deleted) Signals. Those ids are not live, so the chunk is sent once more
