@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import pg from 'pg';
+import { createDestination } from '../../src/destinations/create-destination.js';
 import { postgresConnection } from '../../src/destinations/postgres/postgres-connection.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -35,6 +37,16 @@ const until = (check: () => Promise<boolean>) => eventually(async () => (await c
 
 const runsOf = (dest: DestinationConfig, group: string) =>
   query<RunRow>(dest, `select run_id, status, schedule_group, finished_at, error from "${dest.schema}"._seedline_runs where schedule_group = '${group}' order by started_at`);
+
+/** The ticks the two schedulers synced (each once, if all is well) and how many they skipped. */
+function ticksOf(group: string, ...clis: RunningCli[]) {
+  const stderr = clis.map((c) => c.stderr).join('');
+  return {
+    synced: [...stderr.matchAll(new RegExp(`\\[${group}\\] tick (\\S+): sync of`, 'g'))].map((m) => m[1]),
+    finished: [...stderr.matchAll(new RegExp(`\\[${group}\\] run \\S+: `, 'g'))].length,
+    skipped: [...stderr.matchAll(new RegExp(`\\[${group}\\] (tick \\S+ already run|skipped a tick)`, 'g'))].length,
+  };
+}
 
 /** Stops a scheduler the way a service manager does and waits for it to exit. */
 async function terminate(cli: RunningCli): Promise<number | null> {
@@ -92,11 +104,10 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
       expect(await terminate(first)).toBe(0);
       expect(await terminate(second)).toBe(0);
 
-      const synced = [...`${first.stderr}${second.stderr}`.matchAll(/\[often\] tick (\S+): sync of profiles/g)].map((m) => m[1]);
-      const skipped = [...`${first.stderr}${second.stderr}`.matchAll(/\[often\] (tick \S+ already run|skipped a tick)/g)];
+      const { synced, skipped } = ticksOf('often', first, second);
       expect(synced.length).toBeGreaterThanOrEqual(4);
       expect(new Set(synced).size).toBe(synced.length);
-      expect(skipped.length).toBeGreaterThanOrEqual(1);
+      expect(skipped).toBeGreaterThanOrEqual(1);
       const runs = await runsOf(dest, 'often');
       expect(runs).toHaveLength(synced.length);
       expect(runs.every((r) => r.schedule_group === 'often' && ['succeeded', 'stopped'].includes(r.status))).toBe(true);
@@ -153,6 +164,47 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
         expect(new Set(billed).size).toBe(billed.length);
       } finally {
         await slow.close();
+      }
+    },
+    PATIENCE * 2,
+  );
+});
+
+describe('seedline schedule (DuckDB destination, one writing process per file)', () => {
+  it(
+    'given two schedulers on one DuckDB file and a tick every two seconds, when they run, then each tick is synced by exactly one of them',
+    async () => {
+      const sandbox = await startSandbox({ rpm: 100_000 });
+      const dir = await tempWorkspace();
+      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      const clis: RunningCli[] = [];
+      try {
+        const config = await writeConfig(dir, {
+          api: { base_url: sandbox.url, api_key: 'svc_live_schedule_duckdb' },
+          destination: { type: 'duckdb', path: dest.path },
+          seeds: { profiles: PROFILES },
+          streams: { profiles: { refresh_after: '7d' } },
+          batch: { chunk_size: 5, poll_interval_ms: 20 },
+          schedule: { often: { cron: '*/2 * * * * *', streams: ['profiles'] } },
+        });
+        clis.push(spawnCli(['schedule', '--config', config]), spawnCli(['schedule', '--config', config]));
+        // The file is theirs while they run: wait on what they print, read the table after.
+        await until(async () => ticksOf('often', ...clis).finished >= 4);
+        for (const cli of clis) expect(await terminate(cli)).toBe(0);
+
+        const { synced, skipped } = ticksOf('often', ...clis);
+        expect(new Set(synced).size).toBe(synced.length);
+        expect(skipped).toBeGreaterThanOrEqual(1);
+        const destination = await createDestination(dest);
+        try {
+          const runs = await destination.query(`select status from seedline._seedline_runs where schedule_group = 'often'`);
+          expect(runs).toHaveLength(synced.length);
+        } finally {
+          await destination.close();
+        }
+      } finally {
+        for (const cli of clis) if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+        await sandbox.close();
       }
     },
     PATIENCE * 2,
