@@ -5,7 +5,8 @@ import type { Command } from 'commander';
 import type { ApiClient } from '../client/index.js';
 import type { Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
-import { applySignalPlan, listTaggedSignals, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
+import { ChunkJournal } from '../signals/chunk-journal.js';
+import { applySignalPlan, listTaggedSignals, replayChunks, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
 import { diffSignals, estimateMonthlyCredits, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
@@ -34,7 +35,7 @@ export function registerSignalsCommand(program: Command): void {
     .description('Show what apply would create, update and prune, and the monthly credits of the new Signals; changes nothing')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'plan to delete tagged Signals whose target is no longer declared', false)
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan }) => {
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, undefined, async ({ desired, plan }) => {
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
       return 0;
     })));
@@ -44,7 +45,7 @@ export function registerSignalsCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
     .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600)")
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan, client, destination }) => {
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, recoverLostSecrets(opts), async ({ desired, plan, client, destination }) => {
       if (plan.create.length > 0 && desired.settings.webhookUrl !== null && opts.secretsOut === undefined) {
         throw new UsageError(
           `signals.notify.webhook_url is set, and the service shows each new Signal's webhook secret only once: add --secrets-out FILE to keep them (nothing was changed)`,
@@ -52,10 +53,12 @@ export function registerSignalsCommand(program: Command): void {
       }
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
       const secretsPath = opts.secretsOut === undefined ? undefined : resolve(opts.secretsOut);
+      const journal = secretsPath === undefined ? undefined : new ChunkJournal(journalPath(secretsPath));
       const result = await applySignalPlan(client, desired, plan, {
         prune: opts.prune,
-        ...(secretsPath === undefined ? {} : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets) }),
+        ...(secretsPath === undefined ? {} : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets), journal }),
       });
+      await journal?.clearIfSettled();
       process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
       if (result.rejected.length > 0) {
         const runId = await recordRejected(destination, desired.tag, result.rejected);
@@ -68,12 +71,14 @@ export function registerSignalsCommand(program: Command): void {
 
 async function withPlan(
   opts: SignalsOptions,
+  beforePlan: ((client: ApiClient) => Promise<void>) | undefined,
   body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient; destination: Destination }) => Promise<number>,
 ): Promise<number> {
   const session = await openSession(opts.config);
   try {
     const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.query(sql));
     const client = await session.connect();
+    await beforePlan?.(client);
     const plan = diffSignals(desired, await listTaggedSignals(client, desired.tag));
     return await body({ desired, plan, client, destination: session.destination });
   } finally {
@@ -136,6 +141,27 @@ async function recordRejected(destination: Destination, tag: string, rejected: A
     throw error;
   }
   return runId;
+}
+
+/** The chunk journal kept beside a secrets file. */
+function journalPath(secretsPath: string): string {
+  return `${secretsPath}.journal`;
+}
+
+/**
+ * Before planning, asks again for the chunks an earlier apply sent but was killed before keeping
+ * their answer (journaled beside `--secrets-out`): their Signals exist, and only the original
+ * answer carries their one-time secrets.
+ */
+function recoverLostSecrets(opts: SignalsOptions): ((client: ApiClient) => Promise<void>) | undefined {
+  if (opts.secretsOut === undefined) return undefined;
+  const secretsPath = resolve(opts.secretsOut);
+  return async (client) => {
+    const journal = new ChunkJournal(journalPath(secretsPath));
+    const recovered = await replayChunks(client, journal, (secrets) => appendSecrets(secretsPath, secrets));
+    if (recovered > 0) process.stdout.write(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);
+    await journal.clearIfSettled();
+  };
 }
 
 /** Appends secrets as JSON lines to a file only its owner can read. */

@@ -1,3 +1,4 @@
+import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -164,6 +165,28 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/not_found|not found/i);
     expect((await listTaggedSignals(client, 'ops-daily')).every((s) => s.status === 'active')).toBe(true);
+  });
+
+  it('given a kill -9 after the bulk answer came but before its secrets were kept, when applied again, then the secrets are recovered and nothing is created twice', async () => {
+    const path = await config('ops-lost', { notify: { webhook_url: `${receiver.url}/hook` } });
+    const secrets = join(dir, 'lost-secrets.jsonl');
+    const crashed = await runCli(['signals', 'apply', '--config', path, '--secrets-out', secrets], { env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-answer' } });
+    expect(crashed.signal).toBe('SIGKILL');
+    const created = await listTaggedSignals(client, 'ops-lost');
+    expect(created).toHaveLength(3);
+    await expect(readFile(secrets, 'utf8')).rejects.toThrow(/ENOENT/);
+
+    const rerun = await cli('apply', '--config', path, '--secrets-out', secrets);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stdout).toMatch(/recovered 3 webhook secrets/);
+    expect(rerun.stdout).toMatch(/0 to create, 0 to update, 0 to prune, 3 unchanged/);
+    expect(`${rerun.stdout}${rerun.stderr}`).not.toMatch(/whsec_/);
+    const kept = (await readFile(secrets, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { id: string; webhook_secret: string });
+    expect(kept.map((k) => k.id).sort()).toEqual(created.map((s) => s.id).sort());
+    expect(kept.every((k) => k.webhook_secret.startsWith('whsec_'))).toBe(true);
+    expect((await stat(secrets)).mode & 0o777).toBe(0o600);
+    await expect(stat(`${secrets}.journal`)).rejects.toThrow(/ENOENT/);
+    expect(await listTaggedSignals(client, 'ops-lost')).toHaveLength(3);
   });
 
   it('given 1,500 targets and a kill -9 after the first bulk chunk, when applied again, then each target has exactly one Signal', async () => {
