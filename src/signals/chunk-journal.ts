@@ -60,6 +60,7 @@ export class ChunkJournal {
   }
 
   private async append(line: Line): Promise<void> {
-    await appendFile(this.path, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    // Led by a newline too: a line a crash cut short must not swallow the next one.
+    await appendFile(this.path, `\n${JSON.stringify(line)}\n`, { mode: 0o600 });
   }
 }
