@@ -5,7 +5,7 @@ import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { quoteIdentifier } from '../destinations/destination.js';
 import { selectStreams } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
-import { CronRunner } from '../scheduler/cron-runner.js';
+import { CronRunner, InvalidCronError } from '../scheduler/cron-runner.js';
 import { openSession, type Session } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
 import { stopOnSignals } from './stop-on-signals.js';
@@ -51,10 +51,11 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
   await checkStreams(loaded, groups, opts.cron !== undefined);
 
   const stop = stopOnSignals((signal) => process.stderr.write(`${signal}: stopping; the run under way commits its page first (send it again to quit now)\n`));
-  const runners = [...groups].map(
-    ([name, group]) => new CronRunner({ name, cron: group.cron, timezone: group.timezone, job: (tickAt) => runGroup(opts.config, name, group, tickAt, stop.signal) }),
-  );
+  const runners: CronRunner[] = [];
   try {
+    for (const [name, group] of groups) {
+      runners.push(runnerOf(loaded, name, group, (tickAt) => runGroup(opts.config, name, group, tickAt, stop.signal), opts.cron !== undefined));
+    }
     runners.forEach((runner) => runner.start());
     await Promise.all(
       runners.map((runner, i) => {
@@ -64,11 +65,22 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
       }),
     );
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
-    await Promise.all(runners.map((runner) => runner.stop()));
-    process.stderr.write('schedule stopped\n');
     return 0;
   } finally {
+    // Also on a failure: ticking timers would otherwise keep the process alive.
+    await Promise.all(runners.map((runner) => runner.stop()));
     stop.dispose();
+    process.stderr.write('schedule stopped\n');
+  }
+}
+
+/** A group's runner; a bad expression in the config is reported as a config error naming the group. */
+function runnerOf(loaded: LoadedConfig, name: string, group: ScheduleGroup, job: (tickAt: Date) => Promise<void>, fromCli: boolean): CronRunner {
+  try {
+    return new CronRunner({ name, cron: group.cron, timezone: group.timezone, job });
+  } catch (error) {
+    if (fromCli || !(error instanceof InvalidCronError)) throw error;
+    throw new ConfigError(loaded.path, [`schedule.${name}.cron: ${error.message}`]);
   }
 }
 
@@ -109,12 +121,18 @@ async function checkStreams(loaded: LoadedConfig, groups: readonly [string, Sche
  * tick, so only one of them runs it.
  */
 async function catchUp(config: string, name: string, runner: CronRunner): Promise<void> {
-  const session = await openSession(config, { lock: true, waitForLock: true });
   let last: Date | null;
   try {
-    last = await lastRunStart(session, name);
-  } finally {
-    await session.close();
+    const session = await openSession(config, { lock: true, waitForLock: true });
+    try {
+      last = await lastRunStart(session, name);
+    } finally {
+      await session.close();
+    }
+  } catch (error) {
+    // Like a failed tick: reported, and the schedule goes on.
+    process.stderr.write(`[${name}] catch-up skipped: ${(error as Error).message}\n`);
+    return;
   }
   const missed = runner.lastTickSince(last);
   if (missed === null) {

@@ -210,3 +210,33 @@ describe('seedline schedule (DuckDB destination, one writing process per file)',
     PATIENCE * 2,
   );
 });
+
+describe('seedline schedule: a config it cannot run', () => {
+  it('given a group with an unknown stream, an unconfigured one and a bad cron, when started, then each is named and it exits 2 before any call', async () => {
+    const dir = await tempWorkspace();
+    const config = await writeConfig(dir, {
+      api: { base_url: 'http://127.0.0.1:9/', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+      streams: { profiles: {} },
+      schedule: { hourly: { cron: '0 * * * *', streams: ['profiles', 'nope', 'companies'] } },
+    });
+    const streams = await runCli(['schedule', '--config', config]);
+    expect(streams.code).toBe(2);
+    expect(streams.stderr).toMatch(/schedule\.hourly\.streams: unknown stream "nope"/);
+    expect(streams.stderr).toMatch(/schedule\.hourly\.streams: stream "companies" is not configured/);
+
+    const cron = await writeConfig(dir, {
+      api: { base_url: 'http://127.0.0.1:9/', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+      streams: { profiles: {} },
+      schedule: { hourly: { cron: 'every hour', streams: ['profiles'] } },
+    }, 'cron.yaml');
+    const bad = await runCli(['schedule', '--config', cron]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/schedule\.hourly\.cron: "every hour" is not a cron expression/);
+
+    const none = await runCli(['schedule', '--config', await writeConfig(dir, { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: {} }, 'none.yaml')]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/schedule: missing[\s\S]*--cron/);
+  }, 60_000);
+});

@@ -60,11 +60,11 @@ for (const kind of destinationKinds) {
 
       const started = new Date('2024-05-01T09:00:00.000Z');
       await dest.saveRun({ runId: 'run_1', startedAt: started, status: 'running' });
-      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2 });
+      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, scheduleGroup: 'nightly' });
       await dest.saveRun({ runId: 'run_0', startedAt: new Date('2024-04-01T00:00:00Z'), status: 'failed', error: 'boom' });
       const runs = await dest.readRuns(10);
       expect(runs.map((r) => r.runId)).toEqual(['run_1', 'run_0']);
-      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null });
+      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'succeeded', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null, scheduleGroup: 'nightly' });
     });
 
     it('given a merge table, when a record is written again with fewer positions, then the parent is updated and its children replaced', async (ctx) => {
