@@ -133,6 +133,9 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
       expect(second.stderr).not.toMatch(/catching up/);
       const runs = await runsOf(dest, 'nightly');
       expect(runs.map((r) => r.status)).toEqual(['succeeded']);
+      const status = await runCli(['status', '--config', config]);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(/succeeded\s+nightly/);
     },
     PATIENCE * 2,
   );
