@@ -54,6 +54,34 @@ export async function openSession(configPath: string, options: SessionOptions = 
   }
 }
 
+/** A config and a connected client, without the destination. */
+export interface ServiceSession {
+  /** The validated config and where it came from. */
+  loaded: LoadedConfig;
+  /** The connected client. */
+  client: ApiClient;
+  /** Closes the client and the embedded sandbox. */
+  close(): Promise<void>;
+}
+
+/**
+ * Loads the config and connects to the service, leaving the destination alone: for commands that
+ * only call the service (`signals pause`, `check-now`, …), so they never wait on a running sync's file.
+ */
+export async function openServiceSession(configPath: string): Promise<ServiceSession> {
+  const loaded = await loadConfig(configPath);
+  const closers: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => undefined);
+  };
+  try {
+    return { loaded, client: await connectClient(loaded.config, closers), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
 function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig {
   const { destination } = config;
   return destination.type === 'duckdb'

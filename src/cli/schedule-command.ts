@@ -1,41 +1,177 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/load-config.js';
-import { CronRunner } from '../scheduler/cron-runner.js';
-import { runCommand } from './run-command.js';
-import { syncOnce } from './sync-command.js';
+import type { ScheduleGroup } from '../config/config-schema.js';
+import { ConfigError } from '../config/config-errors.js';
+import { loadConfig, type LoadedConfig } from '../config/load-config.js';
+import { quoteIdentifier } from '../destinations/destination.js';
+import { selectStreams } from '../engine/pipeline.js';
+import { loadManifests } from '../manifest/load-manifests.js';
+import { CronRunner, InvalidCronError } from '../scheduler/cron-runner.js';
+import { openSession, type Session } from './open-session.js';
+import { runCommand, UsageError } from './run-command.js';
+import { stopOnSignals } from './stop-on-signals.js';
+import { splitList, syncInSession } from './sync-command.js';
 
-/** `seedline schedule`: keeps the tables fresh by running a sync on a cron schedule. */
+/** Options of `seedline schedule`. */
+interface ScheduleOptions {
+  /** Config file path. */
+  config: string;
+  /** One-off schedule instead of the config's `schedule:` groups. Default: none. */
+  cron?: string;
+  /** IANA time zone of `--cron`. Default: `UTC`. */
+  timezone: string;
+  /** Streams of `--cron`, comma-separated. Default: every configured stream. */
+  streams?: string;
+  /** Run every group once at start as well. Default: false. */
+  runNow: boolean;
+}
+
+/** Group name of a `--cron` schedule in `_seedline_runs`. */
+const CLI_GROUP = 'cli';
+
+/** `seedline schedule`: keeps the tables fresh by running the config's stream groups on cron schedules. */
 export function registerScheduleCommand(program: Command): void {
   program
     .command('schedule')
-    .description('Run a sync on a cron schedule until stopped (one run at a time; Ctrl-C waits for the run to end)')
+    .description(
+      'Run the stream groups of the config\'s `schedule:` section on their cron expressions until stopped. One run per group and tick, ' +
+        'also across processes on one destination; SIGTERM or Ctrl-C lets the page under way commit, then exits',
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
-    .requiredOption('--cron <expression>', 'cron expression, e.g. "0 */6 * * *" for every six hours')
-    .option('--timezone <zone>', 'IANA time zone of the expression', 'UTC')
-    .option('--streams <names>', 'only these streams, comma-separated')
-    .option('--run-now', 'run once at start as well', false)
-    .action((opts: { config: string; cron: string; timezone: string; streams?: string; runNow: boolean }) =>
-      runCommand(async () => {
-        // Validate before the first tick so a bad config fails now, not hours later.
-        await loadConfig(opts.config);
-        const runner = new CronRunner({
-          cron: opts.cron,
-          timezone: opts.timezone,
-          job: async () => {
-            // A second writer (another schedule, a manual sync) holds the lock: wait for it rather than skip.
-            await syncOnce({ config: opts.config, streams: opts.streams, wait: true });
-          },
-        });
-        runner.start();
-        if (opts.runNow) await runner.tick();
-        await new Promise<void>((resolve) => {
-          const stop = () => {
-            process.stderr.write('stopping: waiting for the run under way to end\n');
-            void runner.stop().then(resolve);
-          };
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
-        });
+    .option('--cron <expression>', 'instead of `schedule:`, one group "cli" on this expression, e.g. "0 */6 * * *"')
+    .option('--timezone <zone>', 'IANA time zone of --cron', 'UTC')
+    .option('--streams <names>', 'streams of --cron, comma-separated (default: every configured stream)')
+    .option('--run-now', 'run every group once at start as well', false)
+    .action((opts: ScheduleOptions) => runCommand(() => schedule(opts)));
+}
+
+async function schedule(opts: ScheduleOptions): Promise<number> {
+  // Everything is checked before the first tick, so a bad config fails now, not hours later.
+  const loaded = await loadConfig(opts.config);
+  const groups = groupsOf(loaded, opts);
+  await checkStreams(loaded, groups, opts.cron !== undefined);
+
+  const stop = stopOnSignals((signal) => process.stderr.write(`${signal}: stopping; the run under way commits its page first (send it again to quit now)\n`));
+  const runners: CronRunner[] = [];
+  try {
+    for (const [name, group] of groups) {
+      runners.push(runnerOf(loaded, name, group, (tickAt) => runGroup(opts.config, name, group, tickAt, stop.signal), opts.cron !== undefined));
+    }
+    runners.forEach((runner) => runner.start());
+    await Promise.all(
+      runners.map((runner, i) => {
+        const [name, group] = groups[i]!;
+        if (opts.runNow) return runner.tick(new Date());
+        return group.catch_up ? catchUp(opts.config, name, runner) : undefined;
       }),
     );
+    if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
+    return 0;
+  } finally {
+    // Also on a failure: ticking timers would otherwise keep the process alive.
+    await Promise.all(runners.map((runner) => runner.stop()));
+    stop.dispose();
+    process.stderr.write('schedule stopped\n');
+  }
+}
+
+/** A group's runner; a bad expression in the config is reported as a config error naming the group. */
+function runnerOf(loaded: LoadedConfig, name: string, group: ScheduleGroup, job: (tickAt: Date) => Promise<void>, fromCli: boolean): CronRunner {
+  try {
+    return new CronRunner({ name, cron: group.cron, timezone: group.timezone, job });
+  } catch (error) {
+    if (fromCli || !(error instanceof InvalidCronError)) throw error;
+    throw new ConfigError(loaded.path, [`schedule.${name}.cron: ${error.message}`]);
+  }
+}
+
+/** The groups to run: `--cron` as one group, else every group of `schedule:`. */
+function groupsOf(loaded: LoadedConfig, opts: ScheduleOptions): [string, ScheduleGroup][] {
+  if (opts.cron !== undefined) {
+    return [[CLI_GROUP, { cron: opts.cron, streams: splitList(opts.streams) ?? [], timezone: opts.timezone, catch_up: false }]];
+  }
+  if (opts.streams !== undefined) throw new UsageError('--streams goes with --cron; the streams of a `schedule:` group are listed in the config');
+  const groups = Object.entries(loaded.config.schedule ?? {});
+  if (groups.length === 0) {
+    throw new ConfigError(loaded.path, ['schedule: missing: add groups such as `schedule: { hourly: { cron: "0 * * * *", streams: [profiles] } }`, or pass --cron']);
+  }
+  return groups;
+}
+
+/** Every group's streams exist and are configured: `--streams` errors for `--cron`, config errors otherwise. */
+async function checkStreams(loaded: LoadedConfig, groups: readonly [string, ScheduleGroup][], fromCli: boolean): Promise<void> {
+  const manifests = await loadManifests();
+  if (fromCli) {
+    selectStreams({ config: loaded.config, manifests, only: groups[0]![1].streams });
+    return;
+  }
+  const configured = loaded.config.streams as Record<string, unknown>;
+  const problems = groups.flatMap(([name, group]) =>
+    group.streams.flatMap((stream) => {
+      if (!manifests.has(stream)) return [`schedule.${name}.streams: unknown stream "${stream}" (known: ${[...manifests.keys()].join(', ')})`];
+      return configured[stream] === undefined ? [`schedule.${name}.streams: stream "${stream}" is not configured under streams:`] : [];
+    }),
+  );
+  if (problems.length > 0) throw new ConfigError(loaded.path, problems);
+}
+
+/**
+ * Makes up a tick missed while no scheduler ran: when the group's last recorded run started
+ * before its latest scheduled time (or it never ran and a tick passed within the last year), that
+ * tick runs now, once however many were missed. Two processes starting together pick the same
+ * tick, so only one of them runs it.
+ */
+async function catchUp(config: string, name: string, runner: CronRunner): Promise<void> {
+  let last: Date | null;
+  try {
+    const session = await openSession(config, { lock: true, waitForLock: true });
+    try {
+      last = await lastRunStart(session, name);
+    } finally {
+      await session.close();
+    }
+  } catch (error) {
+    // Like a failed tick: reported, and the schedule goes on.
+    process.stderr.write(`[${name}] catch-up skipped: ${(error as Error).message}\n`);
+    return;
+  }
+  const missed = runner.lastTickSince(last);
+  if (missed === null) {
+    process.stderr.write(`[${name}] no tick missed since the last run (${last?.toISOString() ?? 'never'})\n`);
+    return;
+  }
+  process.stderr.write(`[${name}] catching up the tick of ${missed.toISOString()} (last run: ${last?.toISOString() ?? 'never'})\n`);
+  await runner.tick(missed);
+}
+
+/**
+ * One tick of a group: takes the destination lock (waiting for another writer), then runs the
+ * sync unless a run of the group started at or after the tick's time, which is what another
+ * `seedline schedule` on the same destination does for the same tick.
+ */
+async function runGroup(config: string, name: string, group: ScheduleGroup, tickAt: Date, stop: AbortSignal): Promise<void> {
+  if (stop.aborted) return;
+  const session = await openSession(config, { lock: true, waitForLock: true });
+  try {
+    if (stop.aborted) return;
+    const last = await lastRunStart(session, name);
+    if (last !== null && last.getTime() >= tickAt.getTime()) {
+      process.stderr.write(`[${name}] tick ${tickAt.toISOString()} already run (run started ${last.toISOString()}): skipped\n`);
+      return;
+    }
+    process.stderr.write(`[${name}] tick ${tickAt.toISOString()}: sync of ${group.streams.join(', ') || 'every stream'}\n`);
+    const result = await syncInSession(session, { config, streams: group.streams.join(',') || undefined, scheduleGroup: name, stop });
+    process.stderr.write(`[${name}] run ${result.runId}: ${result.status}\n`);
+  } finally {
+    await session.close();
+  }
+}
+
+/** When the group's latest run in `_seedline_runs` started; null when it never ran. */
+async function lastRunStart(session: Session, group: string): Promise<Date | null> {
+  const { destination } = session;
+  const table = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_runs', 'table')}`;
+  const [row] = await destination.query<{ last: unknown }>(`select max(started_at) as last from ${table} where schedule_group = $1`, [group]);
+  const last = row?.last;
+  if (last === null || last === undefined) return null;
+  return last instanceof Date ? last : new Date(String(last));
 }

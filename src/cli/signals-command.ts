@@ -1,13 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { appendFile, chmod } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../client/index.js';
+import type { Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
-import { applySignalPlan, listTaggedSignals, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
+import { ChunkJournal } from '../signals/chunk-journal.js';
+import { applySignalPlan, listTaggedSignals, replayChunks, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
 import { diffSignals, estimateMonthlyCredits, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
+import { registerSignalsOpsCommand } from './signals-ops-command.js';
 
 /** Options of `seedline signals plan|apply`. */
 interface SignalsOptions {
@@ -25,13 +29,13 @@ const MAX_ROWS = 200;
 export function registerSignalsCommand(program: Command): void {
   const signals = program
     .command('signals')
-    .description('Manage the Signals declared under `signals:` in the config (only those carrying its tag)');
+    .description('Manage the Signals declared under `signals:` in the config (only those carrying its tag), and pause, resume, check or test them');
   signals
     .command('plan')
     .description('Show what apply would create, update and prune, and the monthly credits of the new Signals; changes nothing')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'plan to delete tagged Signals whose target is no longer declared', false)
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan }) => {
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, undefined, async ({ desired, plan }) => {
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
       return 0;
     })));
@@ -41,7 +45,7 @@ export function registerSignalsCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
     .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600)")
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, async ({ desired, plan, client }) => {
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, recoverLostSecrets(opts), async ({ desired, plan, client, destination }) => {
       if (plan.create.length > 0 && desired.settings.webhookUrl !== null && opts.secretsOut === undefined) {
         throw new UsageError(
           `signals.notify.webhook_url is set, and the service shows each new Signal's webhook secret only once: add --secrets-out FILE to keep them (nothing was changed)`,
@@ -49,25 +53,34 @@ export function registerSignalsCommand(program: Command): void {
       }
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
       const secretsPath = opts.secretsOut === undefined ? undefined : resolve(opts.secretsOut);
+      const journal = secretsPath === undefined ? undefined : new ChunkJournal(journalPath(secretsPath));
       const result = await applySignalPlan(client, desired, plan, {
         prune: opts.prune,
-        ...(secretsPath === undefined ? {} : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets) }),
+        ...(secretsPath === undefined ? {} : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets), journal }),
       });
+      await journal?.clearIfSettled();
       process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
+      if (result.rejected.length > 0) {
+        const runId = await recordRejected(destination, desired.tag, result.rejected);
+        process.stdout.write(`\nthe rejected targets are kept in ${destination.schema}._seedline_rejected (stream 'signals', run_id '${runId}')\n`);
+      }
       return result.failures.length > 0 || result.rejected.length > 0 ? 1 : 0;
     })));
+  registerSignalsOpsCommand(signals);
 }
 
 async function withPlan(
   opts: SignalsOptions,
-  body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient }) => Promise<number>,
+  beforePlan: ((client: ApiClient) => Promise<void>) | undefined,
+  body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient; destination: Destination }) => Promise<number>,
 ): Promise<number> {
   const session = await openSession(opts.config);
   try {
     const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.query(sql));
     const client = await session.connect();
+    await beforePlan?.(client);
     const plan = diffSignals(desired, await listTaggedSignals(client, desired.tag));
-    return await body({ desired, plan, client });
+    return await body({ desired, plan, client, destination: session.destination });
   } finally {
     await session.close();
   }
@@ -111,6 +124,44 @@ function describeResult(result: ApplyResult, plan: SignalPlan, secretsPath: stri
     lines.push('', `note: the service returned ${result.droppedSecrets} one-time webhook secrets that were not kept; pass --secrets-out FILE next time to keep them`);
   }
   return lines.join('\n');
+}
+
+/**
+ * Keeps the targets the service refused, with its reason, in `_seedline_rejected` (stream and
+ * table `signals`, the record `{ tag, site_url }`), where they stay queryable after the output is gone.
+ */
+async function recordRejected(destination: Destination, tag: string, rejected: ApplyResult['rejected']): Promise<string> {
+  const runId = `signals_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
+  const unit = await destination.beginUnit(runId);
+  try {
+    await unit.reject(rejected.map((r) => ({ runId, stream: 'signals', table: 'signals', record: JSON.stringify({ tag, site_url: r.seed }), reason: r.reason })));
+    await unit.commit();
+  } catch (error) {
+    await unit.rollback().catch(() => undefined);
+    throw error;
+  }
+  return runId;
+}
+
+/** The chunk journal kept beside a secrets file. */
+function journalPath(secretsPath: string): string {
+  return `${secretsPath}.journal`;
+}
+
+/**
+ * Before planning, asks again for the chunks an earlier apply sent but was killed before keeping
+ * their answer (journaled beside `--secrets-out`): their Signals exist, and only the original
+ * answer carries their one-time secrets.
+ */
+function recoverLostSecrets(opts: SignalsOptions): ((client: ApiClient) => Promise<void>) | undefined {
+  if (opts.secretsOut === undefined) return undefined;
+  const secretsPath = resolve(opts.secretsOut);
+  return async (client) => {
+    const journal = new ChunkJournal(journalPath(secretsPath));
+    const recovered = await replayChunks(client, journal, (secrets) => appendSecrets(secretsPath, secrets));
+    if (recovered > 0) process.stdout.write(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);
+    await journal.clearIfSettled();
+  };
 }
 
 /** Appends secrets as JSON lines to a file only its owner can read. */

@@ -20,6 +20,7 @@ export function registerStatusCommand(program: Command): void {
             run: r.runId,
             started: r.startedAt.toISOString(),
             status: r.status,
+            group: r.scheduleGroup ?? '',
             credits: r.creditsUsed ?? 0,
             expected: r.creditsEstimated ?? 0,
             stopped: r.stopReason ?? '',

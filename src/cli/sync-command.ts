@@ -4,10 +4,11 @@ import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
 import { loadCostModel } from './load-cost-model.js';
-import { openSession } from './open-session.js';
+import { openSession, type Session } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { createReporter } from './progress-reporter.js';
 import { runCommand } from './run-command.js';
+import { stopOnSignals } from './stop-on-signals.js';
 
 const sampleQuery = (schema: string) => `select p.full_name, p.headline, count(pos._index) as positions
 from ${schema}.profiles p left join ${schema}.profiles__positions pos on pos._parent_url = p.url
@@ -27,6 +28,10 @@ export interface SyncRunOptions {
   sampleQuery?: boolean;
   /** Only read the results of batch jobs recorded by earlier runs; submit nothing new. */
   resumeOnly?: boolean;
+  /** Group of `schedule:` the run belongs to (recorded in `_seedline_runs`). Default: none. */
+  scheduleGroup?: string;
+  /** Aborted to stop after the page under way commits. Default: SIGTERM/SIGINT of this process, via `syncOnce`. */
+  stop?: AbortSignal;
 }
 
 /** `seedline sync`: the main job. */
@@ -48,33 +53,54 @@ export function registerSyncCommand(program: Command): void {
     );
 }
 
-/** One sync run: open the config and destination, prepare (no call yet), connect, run, print the summary, close. */
+/**
+ * One sync run: open the config and destination, prepare (no call yet), connect, run, print the
+ * summary, close. SIGTERM or Ctrl-C lets the page under way commit, then the run stops.
+ */
 export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
-  const manifests = await loadManifests();
   const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false });
+  const stop = opts.stop ? undefined : stopOnSignals();
   try {
-    const { destination, loaded } = session;
-    // Webhook deliveries `serve` spooled but could not load (it was stopped, or this run held the lock) load first.
-    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
-    if (drained?.files) process.stderr.write(`spool: loaded ${drained.files} webhook deliveries waiting in the spool\n`);
-    const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh ?? false, resumeOnly: opts.resumeOnly ?? false });
-    const client = await session.connect();
-    const result = await runSync(prepared, {
-      client,
-      reporter: createReporter(),
-      concurrentBatchJobs: client.limiter.concurrentBatchJobs,
-      balance: client.account?.credits_remaining,
-      costs: await loadCostModel(client.baseUrl),
-    });
-    process.stdout.write(`${summary(result)}\n`);
-    if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
-      const sql = sampleQuery(quoteIdentifier(destination.schema, 'schema'));
-      process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await destination.query(sql))}\n`);
-    }
-    return result;
+    return await syncInSession(session, { ...opts, stop: opts.stop ?? stop?.signal });
   } finally {
+    stop?.dispose();
     await session.close();
   }
+}
+
+/** A sync run on an open, locked session; the caller closes it. */
+export async function syncInSession(session: Session, opts: SyncRunOptions): Promise<RunResult> {
+  const manifests = await loadManifests();
+  const { destination, loaded } = session;
+  // Webhook deliveries `serve` spooled but could not load (it was stopped, or this run held the lock) load first.
+  const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
+  if (drained?.files) process.stderr.write(`spool: loaded ${drained.files} webhook deliveries waiting in the spool\n`);
+  const only = splitList(opts.streams);
+  const prepared = await prepareSync({
+    config: loaded.config,
+    baseDir: loaded.baseDir,
+    manifests,
+    destination,
+    ...(only ? { only } : {}),
+    fullRefresh: opts.fullRefresh ?? false,
+    resumeOnly: opts.resumeOnly ?? false,
+    ...(opts.scheduleGroup ? { scheduleGroup: opts.scheduleGroup } : {}),
+  });
+  const client = await session.connect();
+  const result = await runSync(prepared, {
+    client,
+    reporter: createReporter(),
+    concurrentBatchJobs: client.limiter.concurrentBatchJobs,
+    balance: client.account?.credits_remaining,
+    costs: await loadCostModel(client.baseUrl),
+    ...(opts.stop ? { stop: opts.stop } : {}),
+  });
+  process.stdout.write(`${summary(result)}\n`);
+  if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
+    const sql = sampleQuery(quoteIdentifier(destination.schema, 'schema'));
+    process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await destination.query(sql))}\n`);
+  }
+  return result;
 }
 
 /** `a, b,,c` → `['a', 'b', 'c']`; undefined stays undefined. */

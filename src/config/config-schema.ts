@@ -127,6 +127,12 @@ const isTimeZone = (zone: string) => {
   }
 };
 
+/** A per-target text template: `{key}` and `{seed}` are its only placeholders. */
+const TargetTemplate = z
+  .string()
+  .min(1)
+  .refine((text) => [...text.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'key' || m[1] === 'seed'), 'expected only {key} and {seed} as placeholders');
+
 /** Signals as config (`seedline signals plan|apply`): one profile Signal per target, all carrying `tag`. */
 export const SignalsConfig = z.strictObject({
   /** The management handle: only Signals carrying this tag are read, updated or pruned. Required. */
@@ -152,12 +158,37 @@ export const SignalsConfig = z.strictObject({
       webhook_url: z.url({ protocol: /^https?$/ }),
     })
     .optional(),
-  /** Prefix of each created Signal's name (`{name_prefix} — {target url}`). Default: `seedline`. */
+  /** Prefix of each created Signal's name (`{name_prefix} — {target url}`); a changed prefix renames by PATCH. Default: `seedline`. */
   name_prefix: z.string().min(1).default('seedline'),
+  /** More tags on every managed Signal, besides `tag`. Default: none. */
+  tags: z.array(z.string().min(1)).default([]),
+  /**
+   * Template of each Signal's `external_id` (usage attribution), with `{key}` (the profile's key,
+   * e.g. `jane-doe`) and `{seed}` (the target as written). Default: none, so it is left alone.
+   */
+  external_id: TargetTemplate.max(256, 'expected at most 256 characters').optional(),
+  /** Template of each Signal's `metadata` (copied onto its Triggers); string values take `{key}` and `{seed}`. Default: none, so it is left alone. */
+  metadata: z
+    .record(z.string(), z.unknown())
+    .refine((bag) => Buffer.byteLength(JSON.stringify(bag)) <= 8192, 'expected at most 8192 bytes of JSON')
+    .optional(),
   /** The profiles to watch: inline list, `{ file, column }`, `{ sql }`, or `{ from_seeds: profiles }`. Required. */
   targets: SignalTargets,
 });
 export type SignalsConfig = z.infer<typeof SignalsConfig>;
+
+/** One group of `schedule:`: streams synced together on a cron expression (`seedline schedule`). */
+export const ScheduleGroup = z.strictObject({
+  /** Cron expression: five fields, or six with seconds first (`0 *\/6 * * *`). Checked by the scheduler. Required. */
+  cron: z.string().min(1, 'expected a cron expression such as "0 */6 * * *"'),
+  /** Streams the group syncs (each configured under `streams:`). Required. */
+  streams: z.array(z.string().min(1)).min(1, 'expected at least one stream name'),
+  /** IANA time zone the expression is read in. Default: `UTC`. */
+  timezone: z.string().refine(isTimeZone, { message: 'expected an IANA time zone such as Europe/Berlin' }).default('UTC'),
+  /** A tick missed while no scheduler ran is made up once at start. Default: false. */
+  catch_up: z.boolean().default(false),
+});
+export type ScheduleGroup = z.infer<typeof ScheduleGroup>;
 
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
@@ -204,5 +235,9 @@ export const SeedlineConfig = z.strictObject({
   webhooks: WebhooksConfig.optional(),
   /** Declared Signals of `seedline signals plan|apply`; optional, and required only by that command. */
   signals: SignalsConfig.optional(),
+  /** Named stream groups of `seedline schedule`; optional, and required only by that command without `--cron`. */
+  schedule: z
+    .record(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a group name of a-z, 0-9, _ or - (at most 64)'), ScheduleGroup)
+    .optional(),
 });
 export type SeedlineConfig = z.infer<typeof SeedlineConfig>;

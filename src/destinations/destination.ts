@@ -198,7 +198,7 @@ export interface RunRow {
   runId: string;
   startedAt: Date;
   finishedAt?: Date | null;
-  /** `running` | `succeeded` | `partial` | `failed`. */
+  /** `running` | `succeeded` | `partial` | `failed` | `stopped` | `interrupted`. */
   status: string;
   /** JSON: per-stream summary. */
   streams?: string | null;
@@ -207,6 +207,8 @@ export interface RunRow {
   error?: string | null;
   /** Why some stream stopped before its work was done (`budget_exhausted`); null when none did. */
   stopReason?: string | null;
+  /** Group of `schedule:` that started the run; null for a run started by hand. */
+  scheduleGroup?: string | null;
 }
 
 /** Connection settings of a destination. */

@@ -23,6 +23,7 @@ export const systemTables = {
       ['error', 'text'],
       // Added after the first release: ensureSystemTables adds it to older destinations.
       ['stop_reason', 'text'],
+      ['schedule_group', 'text'],
     ],
     primaryKey: ['run_id'],
   },
@@ -170,6 +171,7 @@ export function runToDb(row: RunRow): DbRow {
     credits_used: row.creditsUsed ?? 0,
     error: row.error ?? null,
     stop_reason: row.stopReason ?? null,
+    schedule_group: row.scheduleGroup ?? null,
   };
 }
 
@@ -185,6 +187,7 @@ export function runFromDb(row: DbRow): RunRow {
     creditsUsed: Number(row.credits_used ?? 0),
     error: nullableString(row.error),
     stopReason: nullableString(row.stop_reason),
+    scheduleGroup: nullableString(row.schedule_group),
   };
 }
 

@@ -8,7 +8,7 @@ import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from './crash-point.js';
 import { byPriority, cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
-import { BudgetExhaustedError } from './engine-errors.js';
+import { BudgetExhaustedError, RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
@@ -51,7 +51,9 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
   const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
-  const enqueue = (job: () => Promise<void>) => void queue.add(() => job().catch((error: Error) => runner.chunkFailed(error)));
+  // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
+  const enqueue = (job: () => Promise<void>) =>
+    void queue.add(() => (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : job()).catch((error: Error) => runner.chunkFailed(error)));
   for (const batch of open) enqueue(() => runner.resume(batch));
   for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(() => runner.submitAndRead(seeds));
   await queue.onIdle();
@@ -252,6 +254,11 @@ class BatchRunner {
 
   /** Notes a chunk that failed as a whole; its seeds stay for a later run. A budget stop or a 402 stops the stream's spending. */
   async chunkFailed(error: Error): Promise<void> {
+    if (error instanceof RunStoppedError) {
+      this.deferred++;
+      noteError(this.outcome, error.message);
+      return;
+    }
     const stop = await budgetStopOf(error, this.ctx);
     if (stop) {
       this.deferred++;
@@ -269,6 +276,7 @@ class BatchRunner {
    * whatever its outcome.
    */
   async retryTransientFailures(): Promise<void> {
+    if (this.ctx.stop?.aborted) return;
     const retry = this.withinBudget(this.transient);
     this.transient = [];
     if (retry.length === 0) return;
@@ -377,6 +385,7 @@ class BatchRunner {
       const completed = next === null;
       if (page.data.length > 0 || completed) await this.loadResults(batch, page.data, next, completed, spent);
       if (completed) return;
+      if (this.ctx.stop?.aborted) throw new RunStoppedError();
       cursor = next;
       // Result reads count against the rate limit: read again at once only when a full page came
       // back; otherwise wait, longer while nothing resolves.

@@ -41,3 +41,12 @@ export class InsufficientBalanceError extends Error {
     this.name = 'InsufficientBalanceError';
   }
 }
+
+/** The run was asked to stop (SIGTERM): the page under way committed, nothing further starts. */
+export class RunStoppedError extends Error {
+  readonly code = 'SEEDLINE_RUN_STOPPED';
+  constructor() {
+    super('stopped on request after committing the page under way; the next run resumes from there');
+    this.name = 'RunStoppedError';
+  }
+}

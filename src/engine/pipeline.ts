@@ -30,6 +30,8 @@ export interface SyncOptions {
   now?: () => Date;
   /** Only read the results of batch jobs recorded by earlier runs (after `batch.completed`); other streams are skipped. Default: false. */
   resumeOnly?: boolean;
+  /** Group of `schedule:` this run belongs to, recorded in `_seedline_runs.schedule_group`. Default: none (a run by hand). */
+  scheduleGroup?: string;
 }
 
 /** A sync made ready without any call: the streams in order and the resolved seeds. */
@@ -54,14 +56,16 @@ export interface SyncIo {
   balance?: number;
   /** What calls cost. Default: the built-in spec table. */
   costs?: CostModel;
+  /** Aborted to stop after the page under way commits (SIGTERM); the run is recorded `stopped`. Default: never. */
+  stop?: AbortSignal;
 }
 
 /** What a run did. */
 export interface RunResult {
   /** Id of the run in `_seedline_runs`. */
   runId: string;
-  /** `succeeded`, `partial` (some seeds or partitions failed, or the budget stopped a stream) or `failed`. */
-  status: 'succeeded' | 'partial' | 'failed';
+  /** `succeeded`, `partial` (some seeds or partitions failed, or the budget stopped a stream), `failed`, or `stopped` (on request). */
+  status: 'succeeded' | 'partial' | 'failed' | 'stopped';
   /** One outcome per stream, in the order they ran. */
   streams: StreamOutcome[];
   /** Credits the run's calls cost. */
@@ -104,13 +108,15 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const { destination } = prepared.options;
   const runId = `run_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
   const startedAt = new Date();
+  const scheduleGroup = prepared.options.scheduleGroup ?? null;
   await markInterruptedRuns(destination);
   const limits = await budgetLimits(prepared.options, io.balance);
-  await destination.saveRun({ runId, startedAt, status: 'running' });
+  await destination.saveRun({ runId, startedAt, status: 'running', scheduleGroup });
   const contextFor = contextFactory(prepared, io, runId, startedAt, new Budget(limits));
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
+      if (io.stop?.aborted) break;
       // The outcome is shared with the runner, so a stream that throws still reports what it spent.
       const outcome = emptyOutcome(manifest.name);
       if (prepared.options.resumeOnly && manifest.type !== 'batch') outcome.status = 'skipped';
@@ -121,15 +127,15 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
       // Spending so far is on record after each stream, so a run that dies later still counts towards max_credits_per_month.
-      await destination.saveRun({ runId, startedAt, status: 'running', streams: JSON.stringify(outcomes), creditsUsed: outcomes.reduce((n, o) => n + o.credits, 0) });
+      await destination.saveRun({ runId, startedAt, status: 'running', streams: JSON.stringify(outcomes), creditsUsed: outcomes.reduce((n, o) => n + o.credits, 0), scheduleGroup });
     }
   } catch (error) {
-    await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message });
+    await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message, scheduleGroup });
     throw error;
   }
   const result: RunResult = {
     runId,
-    status: overallStatus(outcomes),
+    status: io.stop?.aborted ? 'stopped' : overallStatus(outcomes),
     streams: outcomes,
     credits: outcomes.reduce((n, o) => n + o.credits, 0),
     estimatedCredits: outcomes.reduce((n, o) => n + o.estimatedCredits, 0),
@@ -145,6 +151,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
     creditsUsed: result.credits,
     stopReason: outcomes.some((o) => o.stopped) ? 'budget_exhausted' : null,
     error: outcomes.flatMap((o) => o.errors.map((e) => `${o.stream}: ${e}`)).join('\n') || null,
+    scheduleGroup,
   });
   return result;
 }
@@ -222,6 +229,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1 },
     now: prepared.options.now ?? (() => new Date()),
     resumeOnly: prepared.options.resumeOnly ?? false,
+    ...(io.stop ? { stop: io.stop } : {}),
   });
 }
 

@@ -6,6 +6,7 @@ import { crashPoint } from './crash-point.js';
 import { byPriority } from './budget.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from './budget-stop.js';
 import type { Cost } from './cost-model.js';
+import { RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
@@ -123,14 +124,16 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
-  let budgetStop: BudgetStop | undefined;
+  let budgetStop: BudgetStop | RunStoppedError | undefined;
   for (const partition of todo) {
     void queue.add(async () => {
       if (budgetStop) return;
+      if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
       try {
+        if (budgetStop) return;
         await runner.run(partition);
       } catch (error) {
-        const stop = await budgetStopOf(error, ctx);
+        const stop = error instanceof RunStoppedError ? error : await budgetStopOf(error, ctx);
         if (stop) budgetStop ??= stop;
         else await runner.recordFailure(partition, error as Error);
       }
@@ -140,7 +143,10 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   await queue.onIdle();
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
   if (outcome.failed > 0) outcome.status = outcome.failed === todo.length && outcome.records === 0 ? 'failed' : 'partial';
-  if (budgetStop) stopForBudget(ctx, outcome, budgetStop);
+  if (budgetStop instanceof RunStoppedError) {
+    outcome.status = 'partial';
+    noteError(outcome, budgetStop.message);
+  } else if (budgetStop) stopForBudget(ctx, outcome, budgetStop);
   return outcome;
 }
 
@@ -185,6 +191,7 @@ class PartitionRunner {
         : { completed_at: this.ctx.now().toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true };
       await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
       if (!next) return;
+      if (this.ctx.stop?.aborted) throw new RunStoppedError();
       page = { ...next, newest: passNewest };
     }
   }

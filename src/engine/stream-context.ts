@@ -94,6 +94,8 @@ export interface StreamContext {
   now(): Date;
   /** Only read the results of batch jobs recorded by earlier runs: submit nothing, retry nothing. Default: false. */
   resumeOnly?: boolean;
+  /** Aborted when the run should stop after the page under way (SIGTERM). Default: never. */
+  stop?: AbortSignal;
 }
 
 /** A fresh outcome with zero counts. */

@@ -22,7 +22,17 @@ export async function resolveDesiredSignals(loaded: LoadedConfig, query: SeedQue
   } else {
     seeds = await resolveSeeds('signals.targets', source, baseDir, query);
   }
-  return { tag: signals.tag, namePrefix: signals.name_prefix, settings: settingsFromConfig(signals), targets: uniqueTargets(seeds) };
+  return {
+    tag: signals.tag,
+    namePrefix: signals.name_prefix,
+    settings: settingsFromConfig(signals),
+    targets: uniqueTargets(seeds),
+    extraTags: signals.tags,
+    templates: {
+      ...(signals.external_id === undefined ? {} : { externalId: signals.external_id }),
+      ...(signals.metadata === undefined ? {} : { metadata: signals.metadata }),
+    },
+  };
 }
 
 function settingsFromConfig(signals: SignalsConfig): DesiredSignals['settings'] {

@@ -1,8 +1,10 @@
 import type { Signal, SignalBulkBody } from '../../schemas/index.js';
 import type { ApiClient } from '../client/index.js';
+import { crashPoint } from '../engine/crash-point.js';
+import type { ChunkJournal } from './chunk-journal.js';
 import { seedKey } from '../engine/seed-keys.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import type { DesiredSignals, DesiredTarget, SignalPlan } from './signal-diff.js';
+import { desiredTags, targetAttributes, type DesiredSignals, type DesiredTarget, type SignalPlan } from './signal-diff.js';
 
 /** The client calls Signals-as-config needs (structural, so tests can pass a fake). */
 export type SignalsClient = Pick<ApiClient, 'listSignals' | 'bulkCreateSignals' | 'updateSignal' | 'deleteSignal'>;
@@ -30,6 +32,8 @@ export interface ApplyOptions {
   onSecrets?: (secrets: SignalSecret[]) => Promise<void>;
   /** Size of a bulk-create chunk. Default and maximum: {@link BULK_LIMIT}. */
   chunkSize?: number;
+  /** Write-ahead log of chunks, so an answer lost to a crash can be asked for again ({@link replayChunks}). Default: none. */
+  journal?: ChunkJournal;
 }
 
 /** What apply did; holds no secret. */
@@ -69,7 +73,7 @@ export function bulkTemplate(desired: DesiredSignals): SignalBulkBody['template'
   const { settings } = desired;
   return {
     name_prefix: desired.namePrefix,
-    tags: [desired.tag],
+    tags: desiredTags(desired),
     schedule: { interval: settings.interval, timezone: settings.timezone },
     criteria: { mode: settings.mode, fields: [...settings.fields] },
     ...(settings.webhookUrl === null ? {} : { notify: { webhook_url: settings.webhookUrl } }),
@@ -94,6 +98,17 @@ export function bulkIdempotencyKey(desired: DesiredSignals, targets: readonly De
 export async function applySignalPlan(client: SignalsClient, desired: DesiredSignals, plan: SignalPlan, options: ApplyOptions = {}): Promise<ApplyResult> {
   const result: ApplyResult = { created: [], rejected: [], updated: [], deleted: [], keptUnwanted: 0, failures: [], secrets: 0, droppedSecrets: 0 };
   await createTargets(client, desired, plan.create, options, result);
+  // A bulk template has no external_id or metadata: each created Signal gets its own by PATCH (free).
+  // A crash before it leaves a difference the next plan shows and applies.
+  await forEachLimited(result.created, async ({ key, seed, id }) => {
+    const attributes = targetAttributes(desired, { key, seed });
+    if (Object.keys(attributes).length === 0) return;
+    try {
+      await client.updateSignal(id, attributes);
+    } catch (error) {
+      result.failures.push({ action: 'update', subject: id, message: (error as Error).message });
+    }
+  });
   await forEachLimited(plan.update, async ({ signal, key, patch, changes }) => {
     try {
       await client.updateSignal(signal.id, patch);
@@ -125,6 +140,7 @@ async function createTargets(client: SignalsClient, desired: DesiredSignals, tar
   for (let start = 0; start < sorted.length; start += size) {
     const chunk = sorted.slice(start, start + size);
     submitted.push({ chunk, created: await createChunk(client, desired, chunk, [], options, result) });
+    crashPoint('signals-after-chunk');
   }
   // A key is kept 24 h: a chunk created, deleted and declared again within that window is answered
   // with the original (deleted) Signals. Those ids are not live, so the chunk is sent once more
@@ -151,14 +167,19 @@ async function createChunk(
   result: ApplyResult,
 ): Promise<ApplyResult['created']> {
   let data;
+  const body = { template: bulkTemplate(desired), targets: chunk.map((t) => ({ type: 'profile' as const, site_url: t.seed })) };
+  const idempotencyKey = bulkIdempotencyKey(desired, chunk, salt);
+  await options.journal?.sending({ idempotencyKey, body });
   try {
-    const body = { template: bulkTemplate(desired), targets: chunk.map((t) => ({ type: 'profile' as const, site_url: t.seed })) };
-    ({ data } = await client.bulkCreateSignals(body, { idempotencyKey: bulkIdempotencyKey(desired, chunk, salt) }));
+    ({ data } = await client.bulkCreateSignals(body, { idempotencyKey }));
   } catch (error) {
     const message = (error as Error).message;
     result.failures.push(...chunk.map((t) => ({ action: 'create' as const, subject: t.seed, message })));
+    // A refusal (4xx) created nothing; anything else may have, so it stays to be asked for again.
+    if (isRefusal(error)) await options.journal?.done(idempotencyKey);
     return [];
   }
+  crashPoint('signals-after-answer');
   const bySeed = new Map(chunk.map((t) => [t.seed, t]));
   const byKey = new Map(chunk.map((t) => [t.key, t]));
   const answered = new Set<string>();
@@ -168,17 +189,15 @@ async function createChunk(
     if (target) answered.add(target.key);
   }
   const created: ApplyResult['created'] = [];
-  const secrets: SignalSecret[] = [];
   for (const signal of data.signals) {
-    const site = signal.target?.type === 'profile' && typeof signal.target.site_url === 'string' ? signal.target.site_url : undefined;
+    const site = siteOf(signal);
     const target = site === undefined ? undefined : byKey.get(seedKey('profile', site));
     if (target) {
       created.push({ key: target.key, seed: target.seed, id: signal.id });
       answered.add(target.key);
     }
-    const secret = signal.notify?.webhook_secret;
-    if (secret !== undefined) secrets.push({ id: signal.id, site_url: site ?? '', webhook_secret: secret });
   }
+  const secrets = secretsOf(data.signals);
   for (const target of chunk) {
     if (!answered.has(target.key)) result.failures.push({ action: 'create', subject: target.seed, message: 'the bulk answer names neither a Signal nor a rejection for this target' });
   }
@@ -190,7 +209,46 @@ async function createChunk(
       result.droppedSecrets += secrets.length;
     }
   }
+  await options.journal?.done(idempotencyKey);
   return created;
+}
+
+/**
+ * Sends journaled chunks whose answer a crash lost once more, under their own keys: the service
+ * answers with the original result (secrets included) and creates nothing again. Each chunk's
+ * secrets go to `onSecrets`, then it is marked done. Returns how many secrets were recovered.
+ */
+export async function replayChunks(client: SignalsClient, journal: ChunkJournal, onSecrets: (secrets: SignalSecret[]) => Promise<void>): Promise<number> {
+  let recovered = 0;
+  for (const { idempotencyKey, body } of await journal.pending()) {
+    try {
+      const { data } = await client.bulkCreateSignals(body, { idempotencyKey });
+      const secrets = secretsOf(data.signals);
+      if (secrets.length > 0) await onSecrets(secrets);
+      recovered += secrets.length;
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+    }
+    await journal.done(idempotencyKey);
+  }
+  return recovered;
+}
+
+function siteOf(signal: Signal): string | undefined {
+  return signal.target?.type === 'profile' && typeof signal.target.site_url === 'string' ? signal.target.site_url : undefined;
+}
+
+function secretsOf(signals: readonly Signal[]): SignalSecret[] {
+  return signals.flatMap((signal) => {
+    const secret = signal.notify?.webhook_secret;
+    return secret === undefined ? [] : [{ id: signal.id, site_url: siteOf(signal) ?? '', webhook_secret: secret }];
+  });
+}
+
+/** The service refused the call (4xx): nothing was created. */
+function isRefusal(error: unknown): boolean {
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }
 
 async function forEachLimited<T>(items: readonly T[], body: (item: T) => Promise<void>): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Signal, SignalPatchBody } from '../../schemas/index.js';
 import { seedKey } from '../engine/seed-keys.js';
+import { stableJson } from '../util/stable-json.js';
 
 /** One profile the config wants watched. */
 export interface DesiredTarget {
@@ -33,7 +34,17 @@ export interface DesiredSignals {
   settings: SignalSettings;
   /** Profiles to watch, one per key (first seed wins), in config order. */
   targets: readonly DesiredTarget[];
+  /** Tags besides `tag` every managed Signal carries (`signals.tags`). Default: none. */
+  extraTags?: readonly string[];
+  /**
+   * Per-target templates (`{key}`: the profile's key, `{seed}`: the seed as written) of the
+   * Signal's `external_id` and `metadata`. Default: undeclared, so the Signal's own value is left alone.
+   */
+  templates?: { externalId?: string; metadata?: Record<string, unknown> };
 }
+
+/** `external_id` and `metadata` of one target, as a PATCH sets them. */
+export type TargetAttributes = Pick<SignalPatchBody, 'external_id' | 'metadata'>;
 
 /** A tagged Signal whose settings differ from the config: PATCHed by apply (free). */
 export interface SignalUpdate {
@@ -102,6 +113,53 @@ export function settingsPatch(desired: SignalSettings, existing: SignalSettings)
   return { patch, changes };
 }
 
+/** The tags every managed Signal carries: the management tag first. */
+export function desiredTags(desired: DesiredSignals): string[] {
+  return [...new Set([desired.tag, ...(desired.extraTags ?? [])])];
+}
+
+/** The target's `external_id` and `metadata`, rendered from the templates; keys absent when not declared. */
+export function targetAttributes(desired: DesiredSignals, target: DesiredTarget): TargetAttributes {
+  const { externalId, metadata } = desired.templates ?? {};
+  const render = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.replaceAll('{key}', target.key).replaceAll('{seed}', target.seed);
+    if (Array.isArray(value)) return value.map(render);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v)]));
+    return value;
+  };
+  return {
+    ...(externalId === undefined ? {} : { external_id: render(externalId) as string }),
+    ...(metadata === undefined ? {} : { metadata: render(metadata) as Record<string, unknown> }),
+  };
+}
+
+/** Name, tags, external_id and metadata of one Signal against the config; the patch carries only what differs. */
+export function attributesPatch(desired: DesiredSignals, target: DesiredTarget, signal: Signal): { patch: SignalPatchBody; changes: string[] } {
+  const patch: SignalPatchBody = {};
+  const changes: string[] = [];
+  const prefix = `${desired.namePrefix} — `;
+  const site = (signal.target as { site_url?: string } | undefined)?.site_url ?? target.seed;
+  if (!signal.name.startsWith(prefix)) {
+    patch.name = `${prefix}${site}`;
+    changes.push(`name prefix → ${desired.namePrefix}`);
+  }
+  const tags = desiredTags(desired);
+  if (!sameSet(tags, signal.tags ?? [])) {
+    patch.tags = tags;
+    changes.push(`tags ${(signal.tags ?? []).join('+') || '-'}→${tags.join('+')}`);
+  }
+  const wanted = targetAttributes(desired, target);
+  if (wanted.external_id !== undefined && wanted.external_id !== (signal.external_id ?? null)) {
+    patch.external_id = wanted.external_id;
+    changes.push(`external_id ${signal.external_id ?? '-'}→${wanted.external_id}`);
+  }
+  if (wanted.metadata !== undefined && stableJson(wanted.metadata) !== stableJson(signal.metadata ?? null)) {
+    patch.metadata = wanted.metadata;
+    changes.push('metadata changed');
+  }
+  return { patch, changes };
+}
+
 /**
  * Diffs the declared Signals against the account's Signals carrying the tag. Pure: no call.
  * Targets match on `seedKey('profile', …)`, the engine's key, so `jane-doe` and the service's
@@ -109,7 +167,7 @@ export function settingsPatch(desired: SignalSettings, existing: SignalSettings)
  */
 export function diffSignals(desired: DesiredSignals, existing: readonly Signal[]): SignalPlan {
   const plan: SignalPlan = { create: [], update: [], prune: [], unchanged: [], unreadable: [] };
-  const wanted = new Set(desired.targets.map((t) => t.key));
+  const wanted = new Map(desired.targets.map((t) => [t.key, t]));
   const kept = new Set<string>();
   for (const signal of existing) {
     if (!signal.tags?.includes(desired.tag)) continue;
@@ -132,7 +190,10 @@ export function diffSignals(desired: DesiredSignals, existing: readonly Signal[]
       continue;
     }
     kept.add(key);
-    const { patch, changes } = settingsPatch(desired.settings, settingsOf(signal));
+    const settings = settingsPatch(desired.settings, settingsOf(signal));
+    const attributes = attributesPatch(desired, wanted.get(key)!, signal);
+    const patch = { ...settings.patch, ...attributes.patch };
+    const changes = [...settings.changes, ...attributes.changes];
     if (changes.length > 0) plan.update.push({ signal, key, patch, changes });
     else plan.unchanged.push({ signal, key });
   }

@@ -42,3 +42,37 @@ export async function writeConfig(dir: string, config: unknown, name = 'seedline
   await writeFile(path, stringify(config));
   return path;
 }
+
+/** A long-running CLI child (`schedule`, `serve`): its output so far and its exit. */
+export interface RunningCli {
+  child: ReturnType<typeof spawn>;
+  /** Everything printed on stdout so far. */
+  readonly stdout: string;
+  /** Everything printed on stderr so far. */
+  readonly stderr: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+}
+
+/** Starts the real `seedline` CLI and returns at once; stop it with `child.kill(...)`. */
+export function spawnCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv } = {}): RunningCli {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+  return {
+    child,
+    get stdout() {
+      return output.stdout;
+    },
+    get stderr() {
+      return output.stderr;
+    },
+    exited,
+  };
+}

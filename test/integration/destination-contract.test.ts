@@ -60,12 +60,13 @@ for (const kind of destinationKinds) {
 
       const started = new Date('2024-05-01T09:00:00.000Z');
       await dest.saveRun({ runId: 'run_1', startedAt: started, status: 'running' });
-      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, stopReason: 'budget_exhausted' });
+      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, stopReason: 'budget_exhausted', scheduleGroup: 'nightly' });
       await dest.saveRun({ runId: 'run_0', startedAt: new Date('2024-04-01T00:00:00Z'), status: 'failed', error: 'boom' });
       const runs = await dest.readRuns(10);
       expect(runs.map((r) => r.runId)).toEqual(['run_1', 'run_0']);
-      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null, stopReason: 'budget_exhausted' });
+      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null, stopReason: 'budget_exhausted', scheduleGroup: 'nightly' });
       expect(runs[1]?.stopReason).toBeNull();
+      expect(runs[1]?.scheduleGroup).toBeNull();
     });
 
     it('given a _seedline_runs table of an older release without stop_reason, when the system tables are ensured, then the column is added and old rows read back', async (ctx) => {

@@ -13,6 +13,7 @@ const desired = (count: number): DesiredSignals => ({
 /** A client that creates every target (rejecting seeds starting with `bad`) and fails the operations named in `failing`. */
 function fakeClient(failing: string[] = []) {
   const keys: string[] = [];
+  const patches: { id: string; patch: unknown }[] = [];
   const live = new Map<string, Signal>();
   let n = 0;
   const fail = (operation: string) => {
@@ -33,8 +34,9 @@ function fakeClient(failing: string[] = []) {
         });
       return { data: { created: signals.length, rejected, estimated_monthly_credits: 0, signals }, meta: {} };
     },
-    updateSignal: async (id: string) => {
+    updateSignal: async (id: string, patch: unknown) => {
       fail('updateSignal');
+      patches.push({ id, patch });
       return { data: { id, schedule: { interval: '7d' }, estimated_monthly_credits: 5 }, meta: {} };
     },
     deleteSignal: async (id: string) => {
@@ -43,7 +45,7 @@ function fakeClient(failing: string[] = []) {
       return { data: { id, deleted: true as const }, meta: {} };
     },
   };
-  return { client: client as unknown as SignalsClient, keys, live };
+  return { client: client as unknown as SignalsClient, keys, live, patches };
 }
 
 describe('signals apply', () => {
@@ -78,6 +80,17 @@ describe('signals apply', () => {
     expect(result.created.map((c) => c.key)).toEqual(['p-1']);
     expect(result.failures.map((f) => [f.action, f.subject])).toEqual([['update', 'sig_a'], ['delete', 'sig_b']]);
     expect(live.size).toBe(1);
+  });
+
+  it('given external_id and metadata templates, when targets are created, then each new Signal gets its own by one PATCH', async () => {
+    const { client, patches } = fakeClient();
+    const wanted: DesiredSignals = { ...desired(2), templates: { externalId: 'crm-{key}', metadata: { seed: '{seed}' } } };
+    const result = await applySignalPlan(client, wanted, diffSignals(wanted, []));
+    expect(result.failures).toEqual([]);
+    expect(patches.sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+      { id: 'sig_1', patch: { external_id: 'crm-p-0', metadata: { seed: 'p-0' } } },
+      { id: 'sig_2', patch: { external_id: 'crm-p-1', metadata: { seed: 'p-1' } } },
+    ]);
   });
 
   it('given an unwanted Signal and no prune, when applied, then it is counted as kept and not deleted', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Signal } from '../../schemas/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { bulkIdempotencyKey, bulkTemplate } from '../../src/signals/signal-apply.js';
-import { diffSignals, estimateMonthlyCredits, type DesiredSignals } from '../../src/signals/signal-diff.js';
+import { diffSignals, estimateMonthlyCredits, targetAttributes, type DesiredSignals } from '../../src/signals/signal-diff.js';
 
 const desired = (over: Partial<DesiredSignals> = {}): DesiredSignals => ({
   tag: 'team-a',
@@ -80,6 +80,36 @@ describe('signals diff', () => {
   });
 });
 
+describe('signals diff: name, tags, external_id and metadata', () => {
+  const templated = desired({
+    namePrefix: 'crm',
+    extraTags: ['sales'],
+    templates: { externalId: 'lead-{key}', metadata: { source: 'seedline', seed: '{seed}', rank: 1 } },
+  });
+
+  it('given templates, when rendered for a target, then {key} and {seed} are filled at every depth and other values kept', () => {
+    expect(targetAttributes(templated, { key: 'john-roe', seed: 'https://www.network.example/in/John-Roe/' })).toEqual({
+      external_id: 'lead-john-roe',
+      metadata: { source: 'seedline', seed: 'https://www.network.example/in/John-Roe/', rank: 1 },
+    });
+    expect(targetAttributes(desired(), { key: 'a', seed: 'a' })).toEqual({});
+  });
+
+  it('given a Signal with another prefix, missing tag, old external_id and equal metadata, when diffed, then the patch carries only the name, tags and external_id', () => {
+    const site = 'https://www.network.example/in/jane-doe';
+    const existing = signal(site, { tags: ['team-a'], external_id: 'old', metadata: { rank: 1, seed: 'jane-doe', source: 'seedline' } });
+    const plan = diffSignals({ ...templated, targets: [{ key: 'jane-doe', seed: 'jane-doe' }] }, [existing]);
+    expect(plan.update.map((u) => u.patch)).toEqual([{ name: `crm — ${site}`, tags: ['team-a', 'sales'], external_id: 'lead-jane-doe' }]);
+    expect(plan.update[0]!.changes).toEqual(['name prefix → crm', 'tags team-a→team-a+sales', 'external_id old→lead-jane-doe']);
+  });
+
+  it('given undeclared templates, when a Signal carries its own external_id and metadata, then they are left alone', () => {
+    const plan = diffSignals(desired({ targets: [{ key: 'jane-doe', seed: 'jane-doe' }] }), [signal('https://www.network.example/in/jane-doe', { external_id: 'mine', metadata: { a: 1 } })]);
+    expect(plan.update).toEqual([]);
+    expect(plan.unchanged).toHaveLength(1);
+  });
+});
+
 describe('signals credits and idempotency keys', () => {
   it('given an interval and a count, when estimated, then it is ceil(30 / days) per profile', () => {
     expect(estimateMonthlyCredits('1d', 2)).toBe(60);
@@ -107,6 +137,11 @@ describe('signals config', () => {
     expect(config.signals?.targets).toEqual({ from_seeds: 'profiles' });
     const file = parseConfig(`${base}signals: { tag: t, schedule: { interval: 1d }, criteria: { mode: field_change, fields: [skills] }, targets: { file: p.csv } }\n`, 'x.yaml');
     expect(file.signals?.targets).toEqual({ file: 'p.csv', column: 'url' });
+  });
+
+  it('given a placeholder other than {key} and {seed} in external_id, when parsed, then it is named', () => {
+    const text = `${base}signals: { tag: t, schedule: { interval: 7d }, criteria: { mode: field_change, fields: [headline] }, targets: [a], external_id: 'x-{name}' }\n`;
+    expect(() => parseConfig(text, 'x.yaml')).toThrow(/signals\.external_id[\s\S]*only \{key\} and \{seed\}/);
   });
 
   it('given an unknown field, interval or time zone, when parsed, then each is named', () => {

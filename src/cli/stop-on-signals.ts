@@ -1,0 +1,30 @@
+/** A cooperative stop request, and how to stop listening for it. */
+export interface StopRequest {
+  /** Aborted by the first SIGTERM or SIGINT. */
+  signal: AbortSignal;
+  /** Removes the signal handlers (the default handlers apply again). */
+  dispose(): void;
+}
+
+/**
+ * Turns the first SIGTERM or SIGINT into an aborted signal, so the run under way can commit its
+ * page and stop; a second one ends the process at once (the next run resumes either way).
+ * @param onStop told which signal came, once. Default: a line on stderr.
+ */
+export function stopOnSignals(onStop: (signal: NodeJS.Signals) => void = (s) => process.stderr.write(`${s}: stopping after the page under way commits (send it again to quit now)\n`)): StopRequest {
+  const controller = new AbortController();
+  const handler = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(signal === 'SIGINT' ? 130 : 143);
+    onStop(signal);
+    controller.abort();
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGTERM', handler);
+      process.off('SIGINT', handler);
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { appendFile, readFile, rm } from 'node:fs/promises';
+import type { SignalBulkBody } from '../../schemas/index.js';
+
+/** A bulk-create chunk as sent: enough to send it again under the same key. */
+export interface JournaledChunk {
+  /** The chunk's Idempotency-Key. */
+  idempotencyKey: string;
+  /** The exact body sent. */
+  body: SignalBulkBody;
+}
+
+type Line = { sending: string; body: SignalBulkBody } | { done: string };
+
+/**
+ * A write-ahead log of bulk-create chunks (JSON lines beside the secrets file, mode 0600; it holds
+ * no secret). A chunk is written before it is sent and marked done once its answer's secrets are
+ * kept, so a chunk whose answer a crash lost can be sent again under its key: the service answers
+ * with the original result, one-time secrets included, and creates nothing.
+ */
+export class ChunkJournal {
+  constructor(private readonly path: string) {}
+
+  /** Records a chunk about to be sent. */
+  async sending(chunk: JournaledChunk): Promise<void> {
+    await this.append({ sending: chunk.idempotencyKey, body: chunk.body });
+  }
+
+  /** Records that a chunk's answer was handled. */
+  async done(idempotencyKey: string): Promise<void> {
+    await this.append({ done: idempotencyKey });
+  }
+
+  /** Chunks sent but never marked done, oldest first. A missing journal has none. */
+  async pending(): Promise<JournaledChunk[]> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const open = new Map<string, SignalBulkBody>();
+    // A crash can cut the last line short: it is the chunk that was never sent.
+    for (const raw of text.split('\n')) {
+      let line: Line;
+      try {
+        line = JSON.parse(raw) as Line;
+      } catch {
+        continue;
+      }
+      if ('done' in line) open.delete(line.done);
+      else open.set(line.sending, line.body);
+    }
+    return [...open].map(([idempotencyKey, body]) => ({ idempotencyKey, body }));
+  }
+
+  /** Removes the journal once nothing in it is pending. */
+  async clearIfSettled(): Promise<void> {
+    if ((await this.pending()).length === 0) await rm(this.path, { force: true });
+  }
+
+  private async append(line: Line): Promise<void> {
+    // Led by a newline too: a line a crash cut short must not swallow the next one.
+    await appendFile(this.path, `\n${JSON.stringify(line)}\n`, { mode: 0o600 });
+  }
+}

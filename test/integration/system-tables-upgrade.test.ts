@@ -1,0 +1,28 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { backendAvailable, destinationKinds, makeTestTarget, type TestTarget } from '../helpers/destinations.js';
+
+describe.each(destinationKinds)('system tables of an earlier version (%s)', (kind) => {
+  let target: TestTarget | undefined;
+  afterEach(async () => {
+    await target?.dispose();
+    target = undefined;
+  });
+
+  it('given a _seedline_runs without schedule_group, when the system tables are ensured, then the column is added and a group run round-trips', async ({ skip }) => {
+    if (!(await backendAvailable(kind))) skip();
+    target = makeTestTarget(kind);
+    const destination = await target.open();
+    await destination.lock({ holder: 'test', wait: false });
+    const schema = kind === 'duckdb' ? 'seedline' : target.where;
+    // What an earlier seedline created: the same table without the column added since.
+    await destination.ensureSystemTables();
+    await destination.query(`alter table "${schema}"._seedline_runs drop column schedule_group`);
+    await destination.saveRun({ runId: 'old', startedAt: new Date('2026-01-01T00:00:00Z'), status: 'succeeded' }).catch(() => undefined);
+
+    await destination.ensureSystemTables();
+    await destination.saveRun({ runId: 'r1', startedAt: new Date('2026-01-02T00:00:00Z'), status: 'succeeded', scheduleGroup: 'nightly' });
+    const runs = await destination.readRuns(10);
+    expect(runs.find((r) => r.runId === 'r1')?.scheduleGroup).toBe('nightly');
+  });
+});
+

@@ -1,0 +1,31 @@
+import { appendFile, mkdtemp, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { SignalBulkBody } from '../../schemas/index.js';
+import { ChunkJournal } from '../../src/signals/chunk-journal.js';
+
+const body = (site: string): SignalBulkBody => ({
+  template: { name_prefix: 'seedline', tags: ['t'], schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+  targets: [{ type: 'profile', site_url: site }],
+});
+
+describe('signals chunk journal', () => {
+  it('given chunks sent, one done and a last line cut short by a crash, when read, then only the unfinished whole chunk is pending', async () => {
+    const path = join(await mkdtemp(join(tmpdir(), 'seedline-journal-')), 'secrets.jsonl.journal');
+    const journal = new ChunkJournal(path);
+    await journal.sending({ idempotencyKey: 'k1', body: body('a') });
+    await journal.sending({ idempotencyKey: 'k2', body: body('b') });
+    await journal.done('k1');
+    await appendFile(path, '{"sending":"k3","body":{"templ');
+    expect(await journal.pending()).toEqual([{ idempotencyKey: 'k2', body: body('b') }]);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+
+    await journal.clearIfSettled();
+    expect((await stat(path)).isFile()).toBe(true);
+    await journal.done('k2');
+    await journal.clearIfSettled();
+    await expect(stat(path)).rejects.toThrow(/ENOENT/);
+    expect(await journal.pending()).toEqual([]);
+  });
+});
