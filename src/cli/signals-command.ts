@@ -119,7 +119,7 @@ function describeResult(result: ApplyResult, plan: SignalPlan, secretsPath: stri
     ...result.failures.map((f) => ({ problem: `${f.action} failed`, target: f.subject, reason: f.message })),
   ];
   if (problems.length > 0) lines.push('', formatTable(problems));
-  if (result.secrets > 0) lines.push('', `${result.secrets} one-time webhook secrets appended to ${secretsPath} (mode 0600); \`seedline serve\` verifies deliveries with them (webhooks.secrets)`);
+  if (result.secrets > 0) lines.push('', `${result.secrets} one-time webhook secrets appended to ${secretsPath} (mode 0600); point webhooks.secrets_file at that file and \`seedline serve\` verifies deliveries with them`);
   if (result.droppedSecrets > 0) {
     lines.push('', `note: the service returned ${result.droppedSecrets} one-time webhook secrets that were not kept; pass --secrets-out FILE next time to keep them`);
   }
