@@ -37,6 +37,8 @@ export class Budget {
   private reserved = 0;
   private spentCredits = 0;
   private ceiling: number | undefined;
+  /** Set by a 402: the service refused a call, so no paid call is sent again this run, whatever settles later. */
+  private closed = false;
   /** The config key of the limit that binds (for messages). */
   limitName: LimitName | 'insufficient_credits';
 
@@ -57,8 +59,9 @@ export class Budget {
     return this.spentCredits;
   }
 
-  /** Credits still available for new reservations (`Infinity` without a limit). */
+  /** Credits still available for new reservations (`Infinity` without a limit; 0 once the service answered 402). */
   get remaining(): number {
+    if (this.closed) return 0;
     return this.ceiling === undefined ? Infinity : this.ceiling - this.spentCredits - this.reserved;
   }
 
@@ -67,7 +70,10 @@ export class Budget {
     return this.limitName === 'insufficient_credits';
   }
 
-  /** Reserves `credits`, or throws `BudgetExhaustedError` when they would pass the limit. */
+  /**
+   * Reserves `credits`, or throws `BudgetExhaustedError` when they would pass the limit. After a
+   * 402 every paid reservation is refused; free calls (0 credits) still go.
+   */
   reserve(credits: number): Reservation {
     if (credits > this.remaining) throw new BudgetExhaustedError(credits, Math.max(0, this.remaining), this.limitName);
     this.reserved += credits;
@@ -87,9 +93,13 @@ export class Budget {
     this.spentCredits += credits;
   }
 
-  /** Stops every further reservation (the service answered 402: the balance cannot cover more). */
+  /**
+   * Stops every further paid reservation for the rest of the run (the service answered 402: the
+   * balance cannot cover more). Sticky: a reservation settling below its worst case later frees
+   * nothing.
+   */
   exhaust(): void {
-    this.ceiling = this.spentCredits + this.reserved;
+    this.closed = true;
     this.limitName = 'insufficient_credits';
   }
 }

@@ -65,6 +65,18 @@ describe('budget', () => {
     expect(budget.refusedByService).toBe(true);
   });
 
+  it('given a 402 while a reservation is in flight, when that reservation settles below its worst case, then no paid reservation fits afterwards (free calls still go)', () => {
+    const budget = new Budget(undefined);
+    const inFlight = budget.reserve(8);
+    budget.exhaust();
+    inFlight.settle(2);
+    expect(() => budget.reserve(6)).toThrow(BudgetExhaustedError);
+    expect(() => budget.reserve(1)).toThrow(/402/);
+    expect(budget.remaining).toBe(0);
+    budget.reserve(0).settle(0);
+    expect(budget.spent).toBe(2);
+  });
+
   it('given no limit, when reserving, then everything fits', () => {
     const budget = new Budget(undefined);
     budget.reserve(1_000_000).settle(7);
