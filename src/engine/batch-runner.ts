@@ -51,13 +51,13 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
   const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
-  const enqueue = (job: () => Promise<void>) => void queue.add(() => job().catch((error: Error) => runner.chunkFailed(error)));
-  for (const batch of open) enqueue(() => runner.resume(batch));
-  for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(() => runner.submitAndRead(seeds));
+  const enqueue = (seeds: Partition[], job: () => Promise<void>) => void queue.add(() => job().catch((error: Error) => runner.chunkFailed(error, seeds)));
+  for (const batch of open) enqueue(itemsOf(batch).map(partitionOf), () => runner.resume(batch));
+  for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(seeds, () => runner.submitAndRead(seeds));
   await queue.onIdle();
   // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
   // results: their seeds are fetched again, within the budget.
-  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(() => runner.submitAndRead(seeds));
+  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, () => runner.submitAndRead(seeds));
   await queue.onIdle();
   await runner.retryTransientFailures();
   await runner.recordDeferred();
@@ -107,9 +107,7 @@ class BatchRunner {
   private transient: Partition[] = [];
   /** Chunks that failed as a whole (network after retries, 402, a refused body). */
   private failedChunks = 0;
-  /** Seeds left for a later run because the budget could not cover them. */
-  private deferred = 0;
-  /** Those seeds, to be recorded `pending` in the ledger. */
+  /** Seeds left for a later run because the budget (or a 402) stopped them, to be recorded `pending`. */
   private readonly deferredSeeds: Partition[] = [];
   /** Seed keys whose ledger row this run has written. */
   private readonly touched = new Set<string>();
@@ -159,7 +157,6 @@ class BatchRunner {
   withinBudget(seeds: Partition[], held = 0): Partition[] {
     const { take, defer } = cutToFit(seeds, (p) => this.worstOf(p), this.ctx.budget.remaining - held);
     if (defer.length > 0) {
-      this.deferred += defer.length;
       this.deferredSeeds.push(...defer);
       const remaining = Math.max(0, this.ctx.budget.remaining - held);
       stopForBudget(this.ctx, this.outcome, new BudgetExhaustedError(this.worstOf(defer[0]!), remaining, this.ctx.budget.limitName, defer.length));
@@ -185,13 +182,7 @@ class BatchRunner {
   /** Records the intent (after reserving its worst case), submits it and reads its results. */
   async submitAndRead(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
-    let reservation: Reservation;
-    try {
-      reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
-    } catch (error) {
-      this.deferredSeeds.push(...seeds);
-      throw error;
-    }
+    const reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
     try {
       await this.commit([], {
         batches: [batch],
@@ -246,11 +237,14 @@ class BatchRunner {
     if (resend.length > 0) await this.submitAndRead(resend);
   }
 
-  /** Notes a chunk that failed as a whole; its seeds stay for a later run. A budget stop or a 402 stops the stream's spending. */
-  async chunkFailed(error: Error): Promise<void> {
+  /**
+   * Notes a chunk (or a single retry) that failed as a whole; its seeds stay for a later run. A
+   * budget stop or a 402 stops the stream's spending and leaves those seeds `pending`.
+   */
+  async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
     const stop = await budgetStopOf(error, this.ctx);
     if (stop) {
-      this.deferred++;
+      this.deferredSeeds.push(...seeds);
       stopForBudget(this.ctx, this.outcome, stop);
       return;
     }
@@ -272,28 +266,35 @@ class BatchRunner {
     const call = (singleCalls as Record<string, (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>>)[this.manifest.operation];
     const queue = new PQueue({ concurrency: this.ctx.concurrency });
     for (const partition of retry) {
-      void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error)));
+      void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error, [partition])));
     }
     await queue.onIdle();
   }
 
   /**
    * Records the seeds the budget left out as `pending` in the ledger (keeping when they were last
-   * fetched, so the next run still takes the stalest first). Seeds this run already recorded
-   * (in an intent, a job, a result) are left as they are.
+   * fetched, so the next run still takes the stalest first). A seed whose row this run settled
+   * (fetched, failed for good, or already pending) keeps it; one left `failed` for a passing
+   * reason or `submitted` in a job the service lost is set `pending`.
    */
   async recordDeferred(): Promise<void> {
     const rows = this.deferredSeeds
-      .filter((p) => !this.touched.has(p.key))
-      .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null }));
+      .filter((p) => !this.settledThisRun(p.key))
+      .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
     if (rows.length > 0) await this.commit([], { seeds: rows });
+  }
+
+  private settledThisRun(key: string): boolean {
+    const row = this.ledger.get(key);
+    if (!row || !this.touched.has(key)) return false;
+    return row.status === 'fetched' || row.status === 'pending' || (row.status === 'failed' && !TRANSIENT_FAILURES.has(failureType(row)));
   }
 
   /** Decides the stream's status from its counters, once everything has run. */
   settleStatus(): void {
     const { outcome } = this;
     if (this.failedChunks > 0 && outcome.records === 0) outcome.status = 'failed';
-    else if (this.failedChunks > 0 || this.deferred > 0 || outcome.failed > 0 || outcome.stopped) outcome.status = 'partial';
+    else if (this.failedChunks > 0 || this.deferredSeeds.length > 0 || outcome.failed > 0 || outcome.stopped) outcome.status = 'partial';
   }
 
   private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
@@ -444,7 +445,7 @@ class BatchRunner {
 
   private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {
     if (!row || !isRecent(row.fetchedAt, refreshMs, now)) return false;
-    return row.status === 'fetched' || (row.status === 'failed' && PERMANENT_FAILURES.has(String(row.error).split(':')[0] ?? ''));
+    return row.status === 'fetched' || (row.status === 'failed' && PERMANENT_FAILURES.has(failureType(row)));
   }
 
   /** A ledger row; `addCredits` adds to what the seed has cost so far (every attempt counts). */
@@ -472,6 +473,11 @@ class BatchRunner {
       this.touched.add(seed.seedKey);
     }
   }
+}
+
+/** The service's error type a failed ledger row was recorded with (`upstream_timeout: …`). */
+function failureType(row: SeedRow): string {
+  return String(row.error).split(':')[0] ?? '';
 }
 
 function itemsOf(batch: BatchRow): BatchItemBody[] {
