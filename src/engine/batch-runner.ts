@@ -13,7 +13,7 @@ import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { errorType, recoverPaidResponse, singleCalls, UNPROCESSABLE, type ServiceResponse } from './service-calls.js';
+import { creditsOf, errorType, recoverPaidResponse, singleCalls, type ServiceResponse } from './service-calls.js';
 import { emptyOutcome, noteError, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
@@ -298,23 +298,28 @@ class BatchRunner {
   }
 
   private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
-    const reservation = this.ctx.budget.reserve(this.worstOf(partition));
-    let credits = 0;
+    const worst = this.worstOf(partition);
+    const reservation = this.ctx.budget.reserve(worst);
+    let response: ServiceResponse;
     try {
-      const response = await call(this.ctx.client, this.paramsFor(partition)).catch(recoverPaidResponse);
-      credits = response.meta.creditsUsed ?? 0;
-      this.outcome.credits += credits;
-      await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: response.data }, partition.values, null);
+      response = await call(this.ctx.client, this.paramsFor(partition)).catch(recoverPaidResponse);
     } catch (error) {
+      // Some single calls bill a 422 (headcount); a call lost on the way may have billed: never counted as free.
+      this.settle(reservation, creditsOf(worst, { error }));
       const type = errorType(error);
-      if (type === undefined) throw error;
-      // Some single calls bill a 422 (headcount): count it at its worst case, never as free.
-      if (type === UNPROCESSABLE) credits = this.worstOf(partition);
-      else if (type === 'insufficient_credits') throw error;
+      if (type === undefined || type === 'insufficient_credits') throw error;
       await this.markFailed(partition, `${type}: ${(error as Error).message}`);
-    } finally {
-      reservation.settle(credits);
+      return;
     }
+    const credits = this.settle(reservation, creditsOf(worst, { response }));
+    await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: response.data }, partition.values, null);
+  }
+
+  /** Settles a single call's reservation and counts its credits in the stream's outcome. */
+  private settle(reservation: Reservation, credits: number): number {
+    reservation.settle(credits);
+    this.outcome.credits += credits;
+    return credits;
   }
 
   private async markFailed(partition: Partition, error: string): Promise<void> {

@@ -9,7 +9,7 @@ import type { Cost } from './cost-model.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { callByName, errorType, recoverPaidResponse, UNPROCESSABLE } from './service-calls.js';
+import { callByName, creditsOf, errorType, recoverPaidResponse, UNPROCESSABLE } from './service-calls.js';
 import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
@@ -226,14 +226,13 @@ class PartitionRunner {
     const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
     const worstCase = this.ctx.costs.callCost(this.manifest.call, args).worst;
     const reservation = this.ctx.budget.reserve(worstCase);
-    let credits = 0;
+    let credits = worstCase;
     try {
       const response = await this.call(this.ctx.client, args).catch(recoverPaidResponse);
-      credits = response.meta.creditsUsed ?? 0;
+      credits = creditsOf(worstCase, { response });
       return response;
     } catch (error) {
-      // A 422 on a paged call is billed (the spec's errors table): count it at its worst case.
-      if (errorType(error) === UNPROCESSABLE) credits = worstCase;
+      credits = creditsOf(worstCase, { error });
       throw error;
     } finally {
       reservation.settle(credits);
