@@ -41,9 +41,10 @@ type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: 
 export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
   const runner = new BatchRunner(manifest, ctx, outcome);
   const open = await openBatches(ctx, manifest.name);
-  // Batches of an earlier run are finished first and may still cost (unsent intents, items that
-  // settle as they resolve): leave room for all their items.
-  const held = open.reduce((n, b) => n + runner.worstOfBatch(b), 0);
+  // Batches of an earlier run are finished first. Unsent intents cost this run: leave room for
+  // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
+  // record until it ended), so this run neither holds room for them nor counts them again.
+  const held = unsentCredits(runner, open);
   const todo = await runner.seedsToFetch(open);
   outcome.worstCaseCredits = runner.costOf(todo, 'worst');
   outcome.estimatedCredits = runner.costOf(todo, 'expected');
@@ -71,8 +72,7 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
   const open = await openBatches(ctx, manifest.name);
   const todo = await runner.seedsToFetch(open);
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
-  // Unsent intents of an earlier run are still to be paid for; submitted ones were reserved by it.
-  const unsent = open.filter((b) => b.status === 'intent').reduce((n, b) => n + runner.worstOfBatch(b), 0);
+  const unsent = unsentCredits(runner, open);
   const chunks = todo.length === 0 ? 0 : Math.ceil(todo.length / spreadChunkSize(todo.length, ctx.batch));
   return {
     stream: manifest.name,
@@ -84,6 +84,11 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
     estimatedCredits: runner.costOf(todo, 'expected') + unsent,
     next: todo.slice(0, 3).map((p) => String(p.values.seed ?? p.key)),
   };
+}
+
+/** Worst case of the recorded intents never sent: the only part of earlier runs' batches still to be paid (by this run). */
+function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
+  return open.filter((b) => b.status === 'intent').reduce((n, b) => n + runner.worstOfBatch(b), 0);
 }
 
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
@@ -199,13 +204,13 @@ class BatchRunner {
   /**
    * Continues a recorded batch: submits an unanswered intent (same key), then reads results from
    * its cursor. A submission holds its worst-case reservation until its items have resolved; if
-   * reading stops early the items stay counted, because they bill at submission. A job recorded
-   * by an earlier run was reserved by that run: only what it costs now is counted.
+   * reading stops early the items stay counted, because they bill at submission. A job submitted
+   * by an earlier run was paid by that run: its results load without counting here.
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
     reservation ??= submitted ? undefined : this.ctx.budget.reserve(this.worstOfBatch(batch));
-    const spent = { credits: 0 };
+    const spent = { credits: 0, counted: reservation !== undefined };
     let completed = false;
     // Once a submission is sent, its items may have billed even if the answer is lost.
     let mayHaveBilled = Boolean(submitted);
@@ -230,9 +235,13 @@ class BatchRunner {
       this.lost.push(batch);
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
-      const floor = mayHaveBilled && !completed && reservation ? this.worstOfBatch(batch) : 0;
-      if (reservation) reservation.settle(Math.max(spent.credits, floor));
-      else this.ctx.budget.record(spent.credits);
+      if (reservation) {
+        const floor = mayHaveBilled && !completed ? this.worstOfBatch(batch) : 0;
+        const settled = Math.max(spent.credits, floor);
+        reservation.settle(settled);
+        // Items paid at submission whose results were never read count in the stream's credits too.
+        this.outcome.credits += settled - spent.credits;
+      }
     }
     if (resend.length > 0) await this.submitAndRead(resend);
   }
@@ -370,7 +379,7 @@ class BatchRunner {
     return { resend, failed: failed.length };
   }
 
-  private async readResults(batch: BatchRow, spent: { credits: number }): Promise<void> {
+  private async readResults(batch: BatchRow, spent: { credits: number; counted: boolean }): Promise<void> {
     let cursor = batch.resultsCursor ?? undefined;
     let idle = 0;
     for (;;) {
@@ -387,12 +396,12 @@ class BatchRunner {
     }
   }
 
-  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, spent: { credits: number }): Promise<void> {
+  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, spent: { credits: number; counted: boolean }): Promise<void> {
     const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
     const loads = entries.map((entry) => {
       const item = items.get(entry.ref);
       spent.credits += entry.credits_used;
-      this.outcome.credits += entry.credits_used;
+      if (spent.counted) this.outcome.credits += entry.credits_used;
       return this.shapeEntry(entry, item ? partitionOf(item).values : { key: entry.ref, seed: entry.ref }, batch.jobId ?? null);
     });
     const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: completed ? 'completed' : 'submitted' };

@@ -42,8 +42,14 @@ export class Budget {
   /** The config key of the limit that binds (for messages). */
   limitName: LimitName | 'insufficient_credits';
 
-  /** @param limits a number (credits the run may spend), the run's {@link BudgetLimits}, or `undefined` for no limit. */
-  constructor(limits: number | BudgetLimits | undefined) {
+  /**
+   * @param limits a number (credits the run may spend), the run's {@link BudgetLimits}, or `undefined` for no limit.
+   * @param onChange told the credits {@link committed} after every reservation and settlement (to keep the run's record current). Default: none.
+   */
+  constructor(
+    limits: number | BudgetLimits | undefined,
+    private readonly onChange: (committed: number) => void = () => {},
+  ) {
     const binding = bindingLimit(typeof limits === 'number' ? { perRun: limits } : (limits ?? {}));
     this.ceiling = binding?.limit;
     this.limitName = binding?.name ?? 'budget.max_credits_per_run';
@@ -57,6 +63,11 @@ export class Budget {
   /** Credits spent so far (settled). */
   get spent(): number {
     return this.spentCredits;
+  }
+
+  /** Credits spent plus those reserved by calls in flight (which may have billed already): what a run killed now may have cost. */
+  get committed(): number {
+    return this.spentCredits + this.reserved;
   }
 
   /** Credits still available for new reservations (`Infinity` without a limit; 0 once the service answered 402). */
@@ -77,6 +88,7 @@ export class Budget {
   reserve(credits: number): Reservation {
     if (credits > this.remaining) throw new BudgetExhaustedError(credits, Math.max(0, this.remaining), this.limitName);
     this.reserved += credits;
+    this.onChange(this.committed);
     let open = true;
     return {
       settle: (actual: number) => {
@@ -84,13 +96,9 @@ export class Budget {
         open = false;
         this.reserved -= credits;
         this.spentCredits += actual;
+        this.onChange(this.committed);
       },
     };
-  }
-
-  /** Counts credits spent without a reservation (batch items settle as they resolve). */
-  record(credits: number): void {
-    this.spentCredits += credits;
   }
 
   /**

@@ -9,6 +9,7 @@ import { Budget, type BudgetLimits } from './budget.js';
 import { CostModel } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
 import { planRequestStream, runRequestStream } from './request-runner.js';
+import { RunRecorder } from './run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
 import { emptyOutcome, noteError, type Reporter, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 
@@ -104,8 +105,11 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const startedAt = new Date();
   await markInterruptedRuns(destination);
   const limits = await budgetLimits(prepared.options, io.balance);
-  await destination.saveRun({ runId, startedAt, status: 'running' });
-  const contextFor = contextFactory(prepared, io, runId, startedAt, new Budget(limits));
+  const writeLock = new Mutex();
+  const record = new RunRecorder(destination, writeLock, { runId, startedAt, status: 'running' });
+  await record.save({});
+  const budget = new Budget(limits, (committed) => record.committed(committed));
+  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock);
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
@@ -117,24 +121,21 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       });
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
-      // Spending so far is on record after each stream, so a run that dies later still counts towards max_credits_per_month.
-      await destination.saveRun({ runId, startedAt, status: 'running', streams: JSON.stringify(outcomes), creditsUsed: outcomes.reduce((n, o) => n + o.credits, 0) });
+      await record.save({ streams: JSON.stringify(outcomes) });
     }
   } catch (error) {
-    await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message });
+    await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), creditsUsed: budget.committed, error: (error as Error).message });
     throw error;
   }
   const result: RunResult = {
     runId,
     status: overallStatus(outcomes),
     streams: outcomes,
-    credits: outcomes.reduce((n, o) => n + o.credits, 0),
+    credits: budget.spent,
     estimatedCredits: outcomes.reduce((n, o) => n + o.estimatedCredits, 0),
     limits,
   };
-  await destination.saveRun({
-    runId,
-    startedAt,
+  await record.save({
     finishedAt: new Date(),
     status: result.status,
     streams: JSON.stringify(outcomes),
@@ -199,9 +200,8 @@ export async function creditsThisMonth(destination: Destination, now: Date): Pro
   return total;
 }
 
-function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget): (stream: string) => StreamContext {
+function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex()): (stream: string) => StreamContext {
   const { config } = prepared.options;
-  const writeLock = new Mutex();
   const costs = io.costs ?? CostModel.builtIn();
   return (stream) => ({
     runId,
