@@ -78,8 +78,8 @@ const runners = {
 
 const planners = {
   batch: (manifest, ctx) => planBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx),
-  request: (manifest, ctx) => planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx),
-} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext) => Promise<StreamPlan>>;
+  request: (manifest, ctx, upstream) => planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, upstream),
+} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext, upstream: readonly StreamPlan[]) => Promise<StreamPlan>>;
 
 const silentReporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
 const noCalls = new Proxy({} as ServiceClient, {
@@ -151,7 +151,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
 export async function planSync(prepared: PreparedSync, costs: CostModel = CostModel.builtIn()): Promise<StreamPlan[]> {
   const contextFor = contextFactory(prepared, { client: noCalls, reporter: silentReporter, costs }, 'plan', new Date(), new Budget(undefined));
   const plans: StreamPlan[] = [];
-  for (const manifest of prepared.streams) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name)));
+  for (const manifest of prepared.streams) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name), plans));
   return plans;
 }
 

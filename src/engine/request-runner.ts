@@ -37,20 +37,40 @@ interface PageState {
   newest?: string;
 }
 
-/** What a request stream would do now, without calling the service: partitions due, their calls and credits. */
-export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext): Promise<StreamPlan> {
+/**
+ * What a request stream would do now, without calling the service: partitions due, their calls
+ * and credits. `upstream` are the plans of the streams before it in the run: partitions of parent
+ * rows they would load first are counted too (at most those of one parent row per parent unit).
+ */
+export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[] = []): Promise<StreamPlan> {
   const { partitions, states, todo } = await partitionsDue(manifest, ctx);
   const cost = streamCost(manifest, ctx, todo, states);
+  const toCome = await partitionsToCome(manifest, ctx, upstream);
   return {
     stream: manifest.name,
-    units: todo.length,
+    units: todo.length + toCome.units,
     resumed: 0,
     skipped: partitions.length - todo.length,
-    calls: todo.length,
-    worstCaseCredits: cost.worst,
-    estimatedCredits: cost.expected,
+    calls: todo.length + toCome.units,
+    worstCaseCredits: cost.worst + toCome.worst,
+    estimatedCredits: cost.expected + toCome.expected,
     next: todo.slice(0, 3).map((p) => p.key),
   };
+}
+
+/**
+ * Partitions of a parent-table stream that do not exist yet: each unit the planned parent streams
+ * would fetch may add one parent row, expanded (e.g. one partition per activity kind) and paged
+ * up to `max_pages`. An upper bound: a refetched parent row already has its partitions.
+ */
+async function partitionsToCome(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[]): Promise<{ units: number } & Cost> {
+  const node = manifest.partitions;
+  const parents = upstream.filter((p) => manifest.depends_on.includes(p.stream)).reduce((n, p) => n + p.units, 0);
+  if (node.type !== 'parent' || parents === 0) return { units: 0, worst: 0, expected: 0 };
+  const row = Object.fromEntries(node.columns.map((column) => [column, `planned-${column}`]));
+  const perParent = await resolvePartitions(node, { ...partitionContext(ctx), readTable: async () => [row] });
+  const cost = streamCost(manifest, ctx, perParent, new Map());
+  return { units: parents * perParent.length, worst: parents * cost.worst, expected: parents * cost.expected };
 }
 
 /** Partitions due now, never-completed first, then the longest since their last complete pass. */

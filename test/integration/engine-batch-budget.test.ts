@@ -6,8 +6,8 @@ import { ApiClient } from '../../src/client/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import type { Destination } from '../../src/destinations/destination.js';
-import { prepareSync, runSync, type RunResult } from '../../src/engine/pipeline.js';
-import type { Reporter } from '../../src/engine/stream-context.js';
+import { planSync, prepareSync, runSync, type PreparedSync, type RunResult } from '../../src/engine/pipeline.js';
+import type { Reporter, StreamPlan } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 
@@ -20,6 +20,8 @@ interface Bench {
   destination: Destination;
   /** Runs a sync of the configured streams with the given budget, the balance read at the start as a real sync does. */
   sync(streams: Record<string, unknown>, seeds: Record<string, unknown>, budget?: Record<string, number>): Promise<RunResult>;
+  /** What `seedline plan` would show for the same config, by stream. */
+  plan(streams: Record<string, unknown>, seeds: Record<string, unknown>): Promise<Record<string, StreamPlan>>;
   /** Seed-ledger status by seed of a stream. */
   statuses(stream: string): Promise<Record<string, string>>;
 }
@@ -30,16 +32,22 @@ async function withBench(options: SandboxOptions, body: (bench: Bench) => Promis
   const dir = await mkdtemp(join(tmpdir(), 'seedline-batch-budget-'));
   const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
   const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: KEY });
+  const prepare = async (streams: Record<string, unknown>, seeds: Record<string, unknown>, budget: Record<string, number>): Promise<PreparedSync> => {
+    const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds, streams, batch: { chunk_size: 10, poll_interval_ms: 10 }, budget };
+    return prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
+  };
   try {
     await destination.ensureSystemTables();
     await body({
       sandbox,
       destination,
       async sync(streams, seeds, budget = {}) {
-        const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds, streams, batch: { chunk_size: 10, poll_interval_ms: 10 }, budget };
-        const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
+        const prepared = await prepare(streams, seeds, budget);
         const account = (await client.getAccount()).data as { credits_remaining: number };
         return runSync(prepared, { client, reporter: silent, balance: account.credits_remaining, concurrentBatchJobs: 2 });
+      },
+      async plan(streams, seeds) {
+        return Object.fromEntries((await planSync(await prepare(streams, seeds, {}))).map((plan) => [plan.stream, plan]));
       },
       async statuses(stream) {
         return Object.fromEntries([...(await destination.readSeeds(stream)).values()].map((row) => [row.seed, row.status]));
@@ -73,6 +81,23 @@ describe('batch stream budget against a live-billing sandbox', () => {
       expect(result.streams[0]?.errors.join('\n')).toMatch(/402/);
       expect(bench.sandbox.ledger.totalBilled()).toBe(3);
       expect(await bench.statuses('profiles')).toEqual({ [seeds[0]!]: 'fetched', [seeds[1]!]: 'fetched', [seeds[2]!]: 'pending' });
+    });
+  });
+});
+
+describe('plan of a stream fed by the rows of another', () => {
+  it('given a fresh destination, when profiles and their activity are planned, then the activity worst case covers every kind and page of each profile to fetch, and the run costs no more', async () => {
+    await withBench({}, async (bench) => {
+      const seeds = { profiles: [profile('fay-budget'), profile('gus-budget')] };
+      const streams = { profiles: {}, activity: { kinds: ['posts', 'comments'], max_pages: 3 } };
+      const plan = await bench.plan(streams, seeds);
+      // 2 profiles × 2 kinds, each up to 3 pages of 2 credits.
+      expect(plan.activity).toMatchObject({ units: 4, calls: 4, worstCaseCredits: 2 * 2 * 3 * 2 });
+
+      await bench.sync(streams, seeds);
+      const activityBilled = bench.sandbox.ledger.entries.filter((e) => e.billed && e.operation.includes('activity')).reduce((n, e) => n + e.credits, 0);
+      expect(activityBilled).toBeGreaterThan(0);
+      expect(activityBilled).toBeLessThanOrEqual(plan.activity!.worstCaseCredits);
     });
   });
 });
