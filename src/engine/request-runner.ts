@@ -3,6 +3,7 @@ import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
 import type { Destination, StateRow } from '../destinations/destination.js';
 import { crashPoint } from './crash-point.js';
+import { StreamDefinitionError } from './engine-errors.js';
 import { byPriority } from './budget.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from './budget-stop.js';
 import type { Cost } from './cost-model.js';
@@ -97,8 +98,11 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
     const saved = states.get(partition.key) ?? {};
     const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
     const call = ctx.costs.callCost(manifest.call, renderArgs(manifest, ctx, partition, saved, page));
-    const pagesLeft = Math.max(1, maxPagesOf(manifest, ctx, partition) - page.number + 1);
-    total.worst += call.worst * (pagesLeft === Number.MAX_SAFE_INTEGER ? 1 : pagesLeft);
+    const maxPages = maxPagesOf(manifest, ctx, partition);
+    if (maxPages === undefined && call.worst > 0) {
+      throw new StreamDefinitionError(`stream "${manifest.name}": its call "${manifest.call}" costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`);
+    }
+    total.worst += call.worst * (maxPages === undefined ? 1 : Math.max(1, maxPages - page.number + 1));
     total.expected += call.expected;
   }
   return total;
@@ -119,10 +123,11 @@ function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: 
   return args;
 }
 
-function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition): number {
+/** The most pages a pass may read; `undefined` when the paginator sets no limit (free listings). */
+function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition): number | undefined {
   const paginator = manifest.paginator;
   if (paginator.type === 'none') return 1;
-  if (paginator.type !== 'page_token') return Number.MAX_SAFE_INTEGER;
+  if (paginator.type !== 'page_token') return undefined;
   return Number(renderTemplate(paginator.max_pages, { options: ctx.options, partition: partition.values })) || 10;
 }
 
@@ -139,6 +144,12 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
   const buffer = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace' ? { groups: [], states: [] } : undefined;
+  if (buffer && cost.worst > 0) {
+    throw new StreamDefinitionError(
+      `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call "${manifest.call}" costs credits: ` +
+        'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
+    );
+  }
   const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, buffer);
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
@@ -271,12 +282,12 @@ class PartitionRunner {
     return { fresh: records.filter((_, i) => isNew(stamps[i])), reachedKnown: stamps.some((s) => !isNew(s)), newest };
   }
 
-  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState, maxPages: number): PageState | undefined {
+  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState, maxPages: number | undefined): PageState | undefined {
     const paginator = this.manifest.paginator;
     if (paginator.type === 'cursor') return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
     if (paginator.type === 'none') return undefined;
     const data = response.data as { pagination?: { has_more?: boolean }; pagination_token?: string | null };
-    const more = data.pagination?.has_more === true && page.number < maxPages;
+    const more = data.pagination?.has_more === true && page.number < (maxPages ?? Infinity);
     return more ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
   }
 

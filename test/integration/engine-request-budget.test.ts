@@ -60,3 +60,44 @@ describe('request stream credits when the answer does not say what it cost', () 
     expect(result.streams[0]).toMatchObject({ status: 'failed', credits: 0, failed: 1 });
   });
 });
+
+describe('priced calls a budget could not hold', () => {
+  let dir: string;
+  let destination: Destination;
+  let calls: number;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'seedline-request-priced-'));
+    destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
+    await destination.ensureSystemTables();
+    calls = 0;
+  });
+  afterEach(async () => destination.close());
+
+  async function runChanged(change: (manifest: Record<string, unknown>) => void): Promise<RunResult> {
+    const raw = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches: [SEARCH] } } };
+    const manifests = await loadManifests();
+    const manifest = structuredClone(manifests.get('people_search')!);
+    change(manifest as unknown as Record<string, unknown>);
+    manifests.set('people_search', manifest);
+    const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests, destination });
+    const client = searchClient(async () => {
+      calls++;
+      return { data: { results: [] }, meta: { creditsUsed: 4 } };
+    });
+    return runSync(prepared, { client, reporter: silent });
+  }
+
+  it('given a priced call writing a replace-mode table, when synced, then no call is made and the error says paid pages could be dropped', async () => {
+    const result = await runChanged((m) => ((m.table as Record<string, unknown>).write_mode = 'replace'));
+    expect(result.streams[0]).toMatchObject({ status: 'failed', credits: 0 });
+    expect(result.streams[0]?.errors.join('\n')).toMatch(/replace mode.*costs credits.*Use write_mode merge or append/);
+    expect(calls).toBe(0);
+  });
+
+  it('given a priced call paged by a cursor without a page limit, when synced, then no call is made and the error asks for max_pages', async () => {
+    const result = await runChanged((m) => (m.paginator = { type: 'cursor' }));
+    expect(result.streams[0]).toMatchObject({ status: 'failed', credits: 0 });
+    expect(result.streams[0]?.errors.join('\n')).toMatch(/sets no page limit.*max_pages/);
+    expect(calls).toBe(0);
+  });
+});
