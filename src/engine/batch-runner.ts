@@ -334,7 +334,7 @@ class BatchRunner {
   private async markFailed(partition: Partition, error: string): Promise<void> {
     this.outcome.failed++;
     noteError(this.outcome, `${String(partition.values.seed)}: ${error}`);
-    await this.commit([], { seeds: [this.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, fetchedAt: this.ctx.now() })] });
+    await this.commit([], { seeds: [this.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, ...this.answeredAt(error) })] });
   }
 
   /** Sends an intent; answers the submitted row, or the seeds to send again when the service refused one item. */
@@ -439,16 +439,31 @@ class BatchRunner {
       this.outcome.failed++;
       noteError(this.outcome, `${seed}: ${error}`);
     }
-    return { group: undefined, seed: this.seedRow(entry.ref, seed, { ...base, status: 'failed', error }, entry.credits_used) };
+    return { group: undefined, seed: this.seedRow(entry.ref, seed, { jobId, status: 'failed', error, ...this.answeredAt(error) }, entry.credits_used) };
+  }
+
+  /**
+   * `fetchedAt` for a failed seed: a failure for good is the service's answer (fresh until
+   * refresh_after); one for a passing reason keeps the last successful fetch, so priorities still
+   * put a never-fetched seed first and a stale one by its last success.
+   */
+  private answeredAt(error: string): Pick<SeedRow, 'fetchedAt'> {
+    return TRANSIENT_FAILURES.has(error.split(':')[0] ?? '') ? {} : { fetchedAt: this.ctx.now() };
   }
 
   private intentFor(seeds: Partition[]): BatchRow {
     const sorted = [...seeds].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const items: BatchItemBody[] = sorted.map((p) => ({ operation: this.manifest.operation, params: this.paramsFor(p), ref: p.key }));
     const body = JSON.stringify({ items });
-    // Keys derive from what is asked and from the last fetch of those seeds: a retry of the same
-    // intent reuses its key; a later refresh of the same seeds gets a new one.
-    const generation = sorted.map((p) => `${this.ledger.get(p.key)?.fetchedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`).join(',');
+    // Keys derive from what is asked and from the ledger rows of those seeds (last fetch and last
+    // write): a recorded intent is resent with its stored key; any later attempt (a refresh, a
+    // retry after a failure that kept fetched_at) gets a new one.
+    const generation = sorted
+      .map((p) => {
+        const row = this.ledger.get(p.key);
+        return `${row?.fetchedAt?.toISOString() ?? ''}~${row?.updatedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`;
+      })
+      .join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation })).slice(0, 40)}`;
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
   }

@@ -19,7 +19,7 @@ interface Bench {
   sandbox: Sandbox;
   destination: Destination;
   /** Runs a sync of the configured streams with the given budget, the balance read at the start as a real sync does. */
-  sync(streams: Record<string, unknown>, seeds: Record<string, unknown>, budget?: Record<string, number>): Promise<RunResult>;
+  sync(streams: Record<string, unknown>, seeds: Record<string, unknown>, budget?: Record<string, number>, now?: Date): Promise<RunResult>;
   /** What `seedline plan` would show for the same config, by stream. */
   plan(streams: Record<string, unknown>, seeds: Record<string, unknown>): Promise<Record<string, StreamPlan>>;
   /** Seed-ledger status by seed of a stream. */
@@ -32,17 +32,17 @@ async function withBench(options: SandboxOptions, body: (bench: Bench) => Promis
   const dir = await mkdtemp(join(tmpdir(), 'seedline-batch-budget-'));
   const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
   const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: KEY });
-  const prepare = async (streams: Record<string, unknown>, seeds: Record<string, unknown>, budget: Record<string, number>): Promise<PreparedSync> => {
+  const prepare = async (streams: Record<string, unknown>, seeds: Record<string, unknown>, budget: Record<string, number>, now?: Date): Promise<PreparedSync> => {
     const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds, streams, batch: { chunk_size: 10, poll_interval_ms: 10 }, budget };
-    return prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
+    return prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination, ...(now ? { now: () => now } : {}) });
   };
   try {
     await destination.ensureSystemTables();
     await body({
       sandbox,
       destination,
-      async sync(streams, seeds, budget = {}) {
-        const prepared = await prepare(streams, seeds, budget);
+      async sync(streams, seeds, budget = {}, now) {
+        const prepared = await prepare(streams, seeds, budget, now);
         const account = (await client.getAccount()).data as { credits_remaining: number };
         return runSync(prepared, { client, reporter: silent, balance: account.credits_remaining, concurrentBatchJobs: 2 });
       },
@@ -69,6 +69,25 @@ describe('batch stream budget against a live-billing sandbox', () => {
       expect(result.streams[0]).toMatchObject({ stream: 'profiles', status: 'partial', stopped: 'budget_exhausted' });
       expect(bench.sandbox.ledger.totalBilled()).toBeLessThanOrEqual(3);
       expect(await bench.statuses('profiles')).toEqual({ [seeds[0]!]: 'fetched', [seeds[1]!]: 'fetched', [seeds[2]!]: 'pending' });
+    });
+  });
+
+  it('given a seed never fetched whose last attempt failed for a passing reason, when a small budget picks between it and a stale fetched seed, then the never-fetched one goes first', async () => {
+    await withBench({}, async (bench) => {
+      const streams = { profiles: { refresh_after: '1d' } };
+      const stale = profile('hal-budget');
+      const neverFetched = profile('flaky-ida-budget');
+      const day = (n: number) => new Date(Date.UTC(2026, 10, 1 + n));
+      await bench.sync(streams, { profiles: [stale] }, {}, day(0));
+      // The flaky seed fails in its batch (billed) and the budget leaves no room for its retry.
+      await bench.sync(streams, { profiles: [neverFetched] }, { max_credits_per_run: 1 }, day(2));
+      expect(await bench.statuses('profiles')).toEqual({ [stale]: 'fetched', [neverFetched]: 'pending' });
+
+      const billedBefore = bench.sandbox.ledger.entries.length;
+      await bench.sync(streams, { profiles: [stale, neverFetched] }, { max_credits_per_run: 1 }, day(2));
+      const targets = bench.sandbox.ledger.entries.slice(billedBefore).filter((e) => e.credits > 0).map((e) => e.target);
+      expect(targets).toHaveLength(1);
+      expect(targets[0]).toMatch(/flaky-ida-budget/);
     });
   });
 
