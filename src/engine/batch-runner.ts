@@ -8,7 +8,6 @@ import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from './crash-point.js';
 import { byPriority, cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
-import { BudgetExhaustedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
@@ -163,8 +162,7 @@ class BatchRunner {
     const { take, defer } = cutToFit(seeds, (p) => this.worstOf(p), this.ctx.budget.remaining - held);
     if (defer.length > 0) {
       this.deferredSeeds.push(...defer);
-      const remaining = Math.max(0, this.ctx.budget.remaining - held);
-      stopForBudget(this.ctx, this.outcome, new BudgetExhaustedError(this.worstOf(defer[0]!), remaining, this.ctx.budget.limitName, defer.length));
+      stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.worstOf(defer[0]!), defer.length, held));
     }
     return take;
   }

@@ -1,4 +1,4 @@
-import { BudgetExhaustedError } from './engine-errors.js';
+import { BudgetExhaustedError, InsufficientBalanceError } from './engine-errors.js';
 
 /** The budget settings of a run (the config's `budget` block, resolved against the account and past runs). */
 export interface BudgetLimits {
@@ -38,9 +38,9 @@ export class Budget {
   private spentCredits = 0;
   private ceiling: number | undefined;
   /** Set by a 402: the service refused a call, so no paid call is sent again this run, whatever settles later. */
-  private closed = false;
+  private refusal: { detail: string; balance?: number } | undefined;
   /** The config key of the limit that binds (for messages). */
-  limitName: LimitName | 'insufficient_credits';
+  readonly limitName: LimitName;
 
   /**
    * @param limits a number (credits the run may spend), the run's {@link BudgetLimits}, or `undefined` for no limit.
@@ -72,13 +72,22 @@ export class Budget {
 
   /** Credits still available for new reservations (`Infinity` without a limit; 0 once the service answered 402). */
   get remaining(): number {
-    if (this.closed) return 0;
+    if (this.refusal) return 0;
     return this.ceiling === undefined ? Infinity : this.ceiling - this.spentCredits - this.reserved;
   }
 
   /** Whether a stop was forced by the service (402) rather than by a configured limit. */
   get refusedByService(): boolean {
-    return this.limitName === 'insufficient_credits';
+    return this.refusal !== undefined;
+  }
+
+  /**
+   * The error a stop for lack of `needed` credits is reported with (`left`: units left pending,
+   * when known; `held`: credits already promised elsewhere, not available either).
+   */
+  stopError(needed: number, left?: number, held = 0): BudgetExhaustedError | InsufficientBalanceError {
+    if (this.refusal) return new InsufficientBalanceError(this.refusal.balance, this.refusal.detail, left);
+    return new BudgetExhaustedError(needed, Math.max(0, this.remaining - held), this.limitName, left);
   }
 
   /**
@@ -86,7 +95,7 @@ export class Budget {
    * 402 every paid reservation is refused; free calls (0 credits) still go.
    */
   reserve(credits: number): Reservation {
-    if (credits > this.remaining) throw new BudgetExhaustedError(credits, Math.max(0, this.remaining), this.limitName);
+    if (credits > this.remaining) throw this.stopError(credits);
     this.reserved += credits;
     this.onChange(this.committed);
     let open = true;
@@ -104,11 +113,15 @@ export class Budget {
   /**
    * Stops every further paid reservation for the rest of the run (the service answered 402: the
    * balance cannot cover more). Sticky: a reservation settling below its worst case later frees
-   * nothing.
+   * nothing. `detail` is what the service said; the balance is noted by {@link noteBalance} once read.
    */
-  exhaust(): void {
-    this.closed = true;
-    this.limitName = 'insufficient_credits';
+  exhaust(detail: string): void {
+    this.refusal ??= { detail };
+  }
+
+  /** The balance GET /v1/account showed after the 402, for later stop messages. */
+  noteBalance(balance: number | undefined): void {
+    if (this.refusal && balance !== undefined) this.refusal.balance = balance;
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/manifest/template.js';
 import { seedKey } from '../../src/engine/seed-keys.js';
 import { Budget, cutToFit } from '../../src/engine/budget.js';
-import { BudgetExhaustedError } from '../../src/engine/engine-errors.js';
+import { BudgetExhaustedError, InsufficientBalanceError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
 import { CostModel } from '../../src/engine/cost-model.js';
 import { parseDuration } from '../../src/util/duration.js';
@@ -58,8 +58,10 @@ describe('budget', () => {
     const budget = new Budget({ perRun: 50, monthLeft: 20, balanceLeft: 30 });
     expect([budget.limit, budget.limitName]).toEqual([20, 'budget.max_credits_per_month']);
     const open = budget.reserve(5);
-    budget.exhaust();
-    expect(() => budget.reserve(1)).toThrow(/402/);
+    budget.exhaust('balance too low');
+    budget.noteBalance(3);
+    expect(() => budget.reserve(1)).toThrow(/402 insufficient_credits: balance too low.*the account balance is 3 credits.*Top up the account/);
+    expect(budget.stopError(1).message).not.toMatch(/keep_balance|max_credits/);
     open.settle(5);
     expect(budget.spent).toBe(5);
     expect(budget.refusedByService).toBe(true);
@@ -68,9 +70,9 @@ describe('budget', () => {
   it('given a 402 while a reservation is in flight, when that reservation settles below its worst case, then no paid reservation fits afterwards (free calls still go)', () => {
     const budget = new Budget(undefined);
     const inFlight = budget.reserve(8);
-    budget.exhaust();
+    budget.exhaust('balance too low');
     inFlight.settle(2);
-    expect(() => budget.reserve(6)).toThrow(BudgetExhaustedError);
+    expect(() => budget.reserve(6)).toThrow(InsufficientBalanceError);
     expect(() => budget.reserve(1)).toThrow(/402/);
     expect(budget.remaining).toBe(0);
     budget.reserve(0).settle(0);
