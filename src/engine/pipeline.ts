@@ -188,15 +188,16 @@ export async function budgetLimits(options: Pick<SyncOptions, 'config' | 'destin
   return limits;
 }
 
-/** Credits the runs recorded in `_seedline_runs` spent since the first instant of `now`'s calendar month (UTC). */
+/**
+ * Credits the runs recorded in `_seedline_runs` spent in `now`'s calendar month (UTC): every run
+ * that started or finished in it. A run spanning the turn of the month counts whole in both, as
+ * its spending cannot be split: never less than what the month cost.
+ */
 export async function creditsThisMonth(destination: Destination, now: Date): Promise<number> {
   const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-  // Runs come newest first: stop at the first one before the month.
+  const inMonth = (at: Date | null | undefined) => at !== null && at !== undefined && at.getTime() >= monthStart;
   let total = 0;
-  for (const run of await destination.readRuns(100_000)) {
-    if (run.startedAt.getTime() < monthStart) break;
-    total += run.creditsUsed ?? 0;
-  }
+  for (const run of await destination.readRuns(100_000)) if (inMonth(run.startedAt) || inMonth(run.finishedAt)) total += run.creditsUsed ?? 0;
   return total;
 }
 

@@ -8,6 +8,8 @@ import { CostModel } from '../../src/engine/cost-model.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { parseCsv } from '../../src/util/csv.js';
 import { stableJson } from '../../src/util/stable-json.js';
+import type { Destination, RunRow } from '../../src/destinations/destination.js';
+import { creditsThisMonth } from '../../src/engine/pipeline.js';
 
 const context = (over: Partial<PartitionContext> = {}): PartitionContext => ({
   options: {},
@@ -165,5 +167,17 @@ describe('seed keys without a scheme', () => {
 
   it('given a post with and without scheme and query, when keyed, then the keys are equal', () => {
     expect(seedKey('post', 'network.example/posts/abc?x=1')).toBe(seedKey('post', 'https://www.network.example/posts/abc/'));
+  });
+});
+
+describe('credits this month', () => {
+  it('given a run that started last month and finished this one, when this month is counted, then its credits count; a run wholly last month does not', async () => {
+    const runs: RunRow[] = [
+      { runId: 'b', startedAt: new Date('2026-11-30T23:50:00Z'), finishedAt: new Date('2026-12-01T00:20:00Z'), status: 'partial', creditsUsed: 7 },
+      { runId: 'a', startedAt: new Date('2026-11-10T00:00:00Z'), finishedAt: new Date('2026-11-10T01:00:00Z'), status: 'succeeded', creditsUsed: 50 },
+    ];
+    const destination = { readRuns: async () => runs } as unknown as Destination;
+    expect(await creditsThisMonth(destination, new Date('2026-12-05T00:00:00Z'))).toBe(7);
+    expect(await creditsThisMonth(destination, new Date('2026-11-30T23:59:00Z'))).toBe(57);
   });
 });
