@@ -5,6 +5,7 @@ import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
 import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
+import type { Cost } from './cost-model.js';
 import { crashPoint } from './crash-point.js';
 import { byPriority, cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
@@ -50,8 +51,13 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   const affordable = runner.withinBudget(todo, held);
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
-  const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
-  const enqueue = (seeds: Partition[], job: () => Promise<void>) => void queue.add(() => job().catch((error: Error) => runner.chunkFailed(error, seeds)));
+  const queue = new PQueue({ concurrency: jobSlots(ctx) });
+  const enqueue = (seeds: Partition[], job: () => Promise<void>) =>
+    void queue.add(() => {
+      // A 429 re-reads the account: follow a changed concurrent_batch_jobs from the next job on.
+      queue.concurrency = jobSlots(ctx);
+      return job().catch((error: Error) => runner.chunkFailed(error, seeds));
+    });
   for (const batch of open) enqueue(itemsOf(batch).map(partitionOf), () => runner.resume(batch));
   for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(seeds, () => runner.submitAndRead(seeds));
   await queue.onIdle();
@@ -83,6 +89,11 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
     estimatedCredits: runner.costOf(todo, 'expected') + unsent,
     next: todo.slice(0, 3).map((p) => String(p.values.seed ?? p.key)),
   };
+}
+
+/** Batch jobs the account may run at once, as last read from GET /v1/account. */
+function jobSlots(ctx: StreamContext): number {
+  return Math.max(1, ctx.client.account?.rate_limit?.concurrent_batch_jobs ?? ctx.batch.concurrentJobs);
 }
 
 /** Worst case of the recorded intents never sent: the only part of earlier runs' batches still to be paid (by this run). */
@@ -141,12 +152,16 @@ class BatchRunner {
 
   /** Worst-case credits of one seed's item (what the service bills or reserves at submission). */
   worstOf(partition: Partition): number {
-    return this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(partition)).worst;
+    return this.costOfSeed(partition).worst;
   }
 
   /** Worst or expected credits of a list of seeds. */
   costOf(seeds: readonly Partition[], which: 'worst' | 'expected'): number {
-    return seeds.reduce((n, p) => n + this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(p))[which], 0);
+    return seeds.reduce((n, p) => n + this.costOfSeed(p)[which], 0);
+  }
+
+  private costOfSeed(partition: Partition): Cost {
+    return this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(partition));
   }
 
   /** Worst-case credits of a recorded intent or job: the sum over its items. */

@@ -30,6 +30,8 @@ export interface ServiceClient {
   getAccount(): Promise<ServiceResponse>;
   submitBatch(body: { items: Body[]; webhook_url?: string }, options: { idempotencyKey?: string }): Promise<ServiceResponse<BatchJob>>;
   getBatchResults(jobId: string, query?: { cursor?: string; limit?: number; status?: 'succeeded' | 'failed' }): Promise<ServiceResponse<BatchResultEntry[]>>;
+  /** The account as last read (at connect, and again after a 429). Default: unknown. */
+  readonly account?: { rate_limit: { concurrent_batch_jobs: number } } | undefined;
 }
 
 type Call = (client: ServiceClient, args: Body) => Promise<ServiceResponse>;
