@@ -20,8 +20,11 @@ export interface PlanReport {
   balance: number | null;
   /** Why the balance is unknown, when it is. */
   balanceError?: string;
-  /** The run's limits (as a sync would compute them now) and the one that binds. */
-  limits: BudgetLimits & { binding: { limit: number; name: LimitName } | null };
+  /**
+   * The run's limits (as a sync would compute them now) and the one that binds: a configured one,
+   * or `credits_remaining` (the balance, past which the service refuses calls) when it is lower.
+   */
+  limits: BudgetLimits & { binding: { limit: number; name: LimitName | 'credits_remaining' } | null };
   /** `fits` (the worst case fits), `may_stop` (the expected case fits, the worst may not) or `will_stop`. */
   verdict: 'fits' | 'may_stop' | 'will_stop';
   /** Requests per minute of the account (GET /v1/account `rate_limit`); null when unknown. */
@@ -83,7 +86,10 @@ export function planReport(
 ): PlanReport {
   const sum = (pick: (p: StreamPlan) => number) => streams.reduce((n, p) => n + pick(p), 0);
   const totals = { units: sum((p) => p.units), calls: sum((p) => p.calls), worstCaseCredits: sum((p) => p.worstCaseCredits), estimatedCredits: sum((p) => p.estimatedCredits) };
-  const binding = bindingLimit(limits) ?? null;
+  const configured = bindingLimit(limits);
+  // Without keep_balance the balance still caps the run: the service answers 402 past it.
+  const balance = account.balance === null || limits.balanceLeft !== undefined ? undefined : Math.max(0, account.balance);
+  const binding = balance !== undefined && (!configured || balance < configured.limit) ? { limit: balance, name: 'credits_remaining' as const } : (configured ?? null);
   const verdict = !binding || totals.worstCaseCredits <= binding.limit ? 'fits' : totals.estimatedCredits <= binding.limit ? 'may_stop' : 'will_stop';
   const rpm = account.requestsPerMinute;
   return {
@@ -99,7 +105,8 @@ export function planReport(
   };
 }
 
-function renderPlan(report: PlanReport): string {
+/** The human-readable plan `seedline plan` prints. */
+export function renderPlan(report: PlanReport): string {
   const rows = report.streams.map((p) => ({
     stream: p.stream,
     to_fetch: p.units,
@@ -114,9 +121,14 @@ function renderPlan(report: PlanReport): string {
   const set = [
     limits.perRun === undefined ? '' : `per run ${limits.perRun}`,
     limits.monthLeft === undefined ? '' : `left this month ${Math.max(0, limits.monthLeft)}`,
-    limits.balanceLeft === undefined ? '' : `above keep_balance ${Math.max(0, limits.balanceLeft)}`,
+    limits.balanceLeft === undefined ? '' : `above keep_balance ${Math.max(0, limits.balanceLeft)}${report.balance === null ? ' (balance unknown: nothing can be proven above keep_balance)' : ''}`,
   ].filter(Boolean);
-  const binding = limits.binding ? `${limits.binding.limit} credits (${limits.binding.name}; ${set.join(', ')})` : 'none set';
+  const binding = !limits.binding
+    ? 'none set'
+    : limits.binding.name === 'credits_remaining'
+      ? `${limits.binding.limit} credits (the account balance: the service refuses calls past it${set.length ? `; ${set.join(', ')}` : ''})`
+      : `${limits.binding.limit} credits (${limits.binding.name}; ${set.join(', ')})`;
+  const unknown = report.balance === null && limits.balanceLeft === undefined && report.verdict !== 'will_stop' ? '; balance unknown, so the service may still refuse calls it cannot cover (402)' : '';
   const verdicts = {
     fits: 'fits the budget',
     may_stop: 'the expected cost fits, the worst case does not: the run may stop at the budget, leaving the rest pending',
@@ -128,7 +140,7 @@ function renderPlan(report: PlanReport): string {
     '',
     `credits: worst case ${totals.worstCaseCredits}, expected ${totals.estimatedCredits} (costs from ${report.costSource === 'openapi' ? "the service's OpenAPI x-credits" : 'the built-in spec table'})`,
     `balance: ${balance}`,
-    `budget: ${binding}: ${verdicts[report.verdict]}`,
+    `budget: ${binding}: ${verdicts[report.verdict]}${unknown}`,
     `duration: ${duration}`,
     '',
   ].join('\n');

@@ -5,15 +5,16 @@ import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
 import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
+import type { Cost } from './cost-model.js';
 import { crashPoint } from './crash-point.js';
 import { byPriority, cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
-import { BudgetExhaustedError, RunStoppedError } from './engine-errors.js';
+import { RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { errorType, recoverPaidResponse, singleCalls, UNPROCESSABLE, type ServiceResponse } from './service-calls.js';
+import { creditsOf, errorType, recoverPaidResponse, singleCalls, type ServiceResponse } from './service-calls.js';
 import { emptyOutcome, noteError, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
@@ -41,21 +42,26 @@ type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: 
 export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
   const runner = new BatchRunner(manifest, ctx, outcome);
   const open = await openBatches(ctx, manifest.name);
-  // Batches of an earlier run are finished first and may still cost (unsent intents, items that
-  // settle as they resolve): leave room for all their items.
-  const held = open.reduce((n, b) => n + runner.worstOfBatch(b), 0);
+  // Batches of an earlier run are finished first. Unsent intents cost this run: leave room for
+  // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
+  // record until it ended), so this run neither holds room for them nor counts them again.
+  const held = unsentCredits(runner, open);
   const todo = ctx.resumeOnly ? [] : await runner.seedsToFetch(open);
   outcome.worstCaseCredits = runner.costOf(todo, 'worst');
   outcome.estimatedCredits = runner.costOf(todo, 'expected');
   const affordable = runner.withinBudget(todo, held);
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
 
-  const queue = new PQueue({ concurrency: Math.max(1, ctx.batch.concurrentJobs) });
   // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
-  const enqueue = (job: () => Promise<void>) =>
-    void queue.add(() => (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : job()).catch((error: Error) => runner.chunkFailed(error)));
-  for (const batch of open) enqueue(() => runner.resume(batch));
-  for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(() => runner.submitAndRead(seeds));
+  const queue = new PQueue({ concurrency: jobSlots(ctx) });
+  const enqueue = (seeds: Partition[], job: () => Promise<void>) =>
+    void queue.add(() => {
+      // A 429 re-reads the account: follow a changed concurrent_batch_jobs from the next job on.
+      queue.concurrency = jobSlots(ctx);
+      return (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : job()).catch((error: Error) => runner.chunkFailed(error, seeds));
+    });
+  for (const batch of open) enqueue(itemsOf(batch).map(partitionOf), () => runner.resume(batch));
+  for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(seeds, () => runner.submitAndRead(seeds));
   await queue.onIdle();
   if (ctx.resumeOnly) {
     runner.settleStatus();
@@ -63,7 +69,7 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   }
   // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
   // results: their seeds are fetched again, within the budget.
-  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(() => runner.submitAndRead(seeds));
+  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, () => runner.submitAndRead(seeds));
   await queue.onIdle();
   await runner.retryTransientFailures();
   await runner.recordDeferred();
@@ -77,8 +83,7 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
   const open = await openBatches(ctx, manifest.name);
   const todo = await runner.seedsToFetch(open);
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
-  // Unsent intents of an earlier run are still to be paid for; submitted ones were reserved by it.
-  const unsent = open.filter((b) => b.status === 'intent').reduce((n, b) => n + runner.worstOfBatch(b), 0);
+  const unsent = unsentCredits(runner, open);
   const chunks = todo.length === 0 ? 0 : Math.ceil(todo.length / spreadChunkSize(todo.length, ctx.batch));
   return {
     stream: manifest.name,
@@ -90,6 +95,16 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
     estimatedCredits: runner.costOf(todo, 'expected') + unsent,
     next: todo.slice(0, 3).map((p) => String(p.values.seed ?? p.key)),
   };
+}
+
+/** Batch jobs the account may run at once, as last read from GET /v1/account. */
+function jobSlots(ctx: StreamContext): number {
+  return Math.max(1, ctx.client.account?.rate_limit?.concurrent_batch_jobs ?? ctx.batch.concurrentJobs);
+}
+
+/** Worst case of the recorded intents never sent: the only part of earlier runs' batches still to be paid (by this run). */
+function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
+  return open.filter((b) => b.status === 'intent').reduce((n, b) => n + runner.worstOfBatch(b), 0);
 }
 
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
@@ -113,9 +128,7 @@ class BatchRunner {
   private transient: Partition[] = [];
   /** Chunks that failed as a whole (network after retries, 402, a refused body). */
   private failedChunks = 0;
-  /** Seeds left for a later run because the budget could not cover them. */
-  private deferred = 0;
-  /** Those seeds, to be recorded `pending` in the ledger. */
+  /** Seeds left for a later run because the budget (or a 402) stopped them, to be recorded `pending`. */
   private readonly deferredSeeds: Partition[] = [];
   /** Seed keys whose ledger row this run has written. */
   private readonly touched = new Set<string>();
@@ -145,12 +158,16 @@ class BatchRunner {
 
   /** Worst-case credits of one seed's item (what the service bills or reserves at submission). */
   worstOf(partition: Partition): number {
-    return this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(partition)).worst;
+    return this.costOfSeed(partition).worst;
   }
 
   /** Worst or expected credits of a list of seeds. */
   costOf(seeds: readonly Partition[], which: 'worst' | 'expected'): number {
-    return seeds.reduce((n, p) => n + this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(p))[which], 0);
+    return seeds.reduce((n, p) => n + this.costOfSeed(p)[which], 0);
+  }
+
+  private costOfSeed(partition: Partition): Cost {
+    return this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(partition));
   }
 
   /** Worst-case credits of a recorded intent or job: the sum over its items. */
@@ -165,10 +182,8 @@ class BatchRunner {
   withinBudget(seeds: Partition[], held = 0): Partition[] {
     const { take, defer } = cutToFit(seeds, (p) => this.worstOf(p), this.ctx.budget.remaining - held);
     if (defer.length > 0) {
-      this.deferred += defer.length;
       this.deferredSeeds.push(...defer);
-      const remaining = Math.max(0, this.ctx.budget.remaining - held);
-      stopForBudget(this.ctx, this.outcome, new BudgetExhaustedError(this.worstOf(defer[0]!), remaining, this.ctx.budget.limitName, defer.length));
+      stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.worstOf(defer[0]!), defer.length, held));
     }
     return take;
   }
@@ -191,13 +206,7 @@ class BatchRunner {
   /** Records the intent (after reserving its worst case), submits it and reads its results. */
   async submitAndRead(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
-    let reservation: Reservation;
-    try {
-      reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
-    } catch (error) {
-      this.deferredSeeds.push(...seeds);
-      throw error;
-    }
+    const reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
     try {
       await this.commit([], {
         batches: [batch],
@@ -214,13 +223,13 @@ class BatchRunner {
   /**
    * Continues a recorded batch: submits an unanswered intent (same key), then reads results from
    * its cursor. A submission holds its worst-case reservation until its items have resolved; if
-   * reading stops early the items stay counted, because they bill at submission. A job recorded
-   * by an earlier run was reserved by that run: only what it costs now is counted.
+   * reading stops early the items stay counted, because they bill at submission. A job submitted
+   * by an earlier run was paid by that run: its results load without counting here.
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
     reservation ??= submitted ? undefined : this.ctx.budget.reserve(this.worstOfBatch(batch));
-    const spent = { credits: 0 };
+    const spent = { credits: 0, counted: reservation !== undefined };
     let completed = false;
     // Once a submission is sent, its items may have billed even if the answer is lost.
     let mayHaveBilled = Boolean(submitted);
@@ -245,23 +254,30 @@ class BatchRunner {
       this.lost.push(batch);
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
-      const floor = mayHaveBilled && !completed && reservation ? this.worstOfBatch(batch) : 0;
-      if (reservation) reservation.settle(Math.max(spent.credits, floor));
-      else this.ctx.budget.record(spent.credits);
+      if (reservation) {
+        const floor = mayHaveBilled && !completed ? this.worstOfBatch(batch) : 0;
+        const settled = Math.max(spent.credits, floor);
+        reservation.settle(settled);
+        // Items paid at submission whose results were never read count in the stream's credits too.
+        this.outcome.credits += settled - spent.credits;
+      }
     }
     if (resend.length > 0) await this.submitAndRead(resend);
   }
 
-  /** Notes a chunk that failed as a whole; its seeds stay for a later run. A budget stop or a 402 stops the stream's spending. */
-  async chunkFailed(error: Error): Promise<void> {
+  /**
+   * Notes a chunk (or a single retry) that failed as a whole; its seeds stay for a later run. A
+   * budget stop or a 402 stops the stream's spending and leaves those seeds `pending`.
+   */
+  async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
     if (error instanceof RunStoppedError) {
-      this.deferred++;
+      this.deferredSeeds.push(...seeds);
       noteError(this.outcome, error.message);
       return;
     }
     const stop = await budgetStopOf(error, this.ctx);
     if (stop) {
-      this.deferred++;
+      this.deferredSeeds.push(...seeds);
       stopForBudget(this.ctx, this.outcome, stop);
       return;
     }
@@ -284,54 +300,66 @@ class BatchRunner {
     const call = (singleCalls as Record<string, (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>>)[this.manifest.operation];
     const queue = new PQueue({ concurrency: this.ctx.concurrency });
     for (const partition of retry) {
-      void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error)));
+      void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error, [partition])));
     }
     await queue.onIdle();
   }
 
   /**
    * Records the seeds the budget left out as `pending` in the ledger (keeping when they were last
-   * fetched, so the next run still takes the stalest first). Seeds this run already recorded
-   * (in an intent, a job, a result) are left as they are.
+   * fetched, so the next run still takes the stalest first). A seed whose row this run settled
+   * (fetched, failed for good, or already pending) keeps it; one left `failed` for a passing
+   * reason or `submitted` in a job the service lost is set `pending`.
    */
   async recordDeferred(): Promise<void> {
     const rows = this.deferredSeeds
-      .filter((p) => !this.touched.has(p.key))
-      .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null }));
+      .filter((p) => !this.settledThisRun(p.key))
+      .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
     if (rows.length > 0) await this.commit([], { seeds: rows });
+  }
+
+  private settledThisRun(key: string): boolean {
+    const row = this.ledger.get(key);
+    if (!row || !this.touched.has(key)) return false;
+    return row.status === 'fetched' || row.status === 'pending' || (row.status === 'failed' && !TRANSIENT_FAILURES.has(failureType(row)));
   }
 
   /** Decides the stream's status from its counters, once everything has run. */
   settleStatus(): void {
     const { outcome } = this;
     if (this.failedChunks > 0 && outcome.records === 0) outcome.status = 'failed';
-    else if (this.failedChunks > 0 || this.deferred > 0 || outcome.failed > 0 || outcome.stopped) outcome.status = 'partial';
+    else if (this.failedChunks > 0 || this.deferredSeeds.length > 0 || outcome.failed > 0 || outcome.stopped) outcome.status = 'partial';
   }
 
   private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
-    const reservation = this.ctx.budget.reserve(this.worstOf(partition));
-    let credits = 0;
+    const worst = this.worstOf(partition);
+    const reservation = this.ctx.budget.reserve(worst);
+    let response: ServiceResponse;
     try {
-      const response = await call(this.ctx.client, this.paramsFor(partition)).catch(recoverPaidResponse);
-      credits = response.meta.creditsUsed ?? 0;
-      this.outcome.credits += credits;
-      await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: response.data }, partition.values, null);
+      response = await call(this.ctx.client, this.paramsFor(partition)).catch(recoverPaidResponse);
     } catch (error) {
+      // Some single calls bill a 422 (headcount); a call lost on the way may have billed: never counted as free.
+      this.settle(reservation, creditsOf(worst, { error }));
       const type = errorType(error);
-      if (type === undefined) throw error;
-      // Some single calls bill a 422 (headcount): count it at its worst case, never as free.
-      if (type === UNPROCESSABLE) credits = this.worstOf(partition);
-      else if (type === 'insufficient_credits') throw error;
+      if (type === undefined || type === 'insufficient_credits') throw error;
       await this.markFailed(partition, `${type}: ${(error as Error).message}`);
-    } finally {
-      reservation.settle(credits);
+      return;
     }
+    const credits = this.settle(reservation, creditsOf(worst, { response }));
+    await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: response.data }, partition.values, null);
+  }
+
+  /** Settles a single call's reservation and counts its credits in the stream's outcome. */
+  private settle(reservation: Reservation, credits: number): number {
+    reservation.settle(credits);
+    this.outcome.credits += credits;
+    return credits;
   }
 
   private async markFailed(partition: Partition, error: string): Promise<void> {
     this.outcome.failed++;
     noteError(this.outcome, `${String(partition.values.seed)}: ${error}`);
-    await this.commit([], { seeds: [this.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, fetchedAt: this.ctx.now() })] });
+    await this.commit([], { seeds: [this.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, ...this.answeredAt(error) })] });
   }
 
   /** Sends an intent; answers the submitted row, or the seeds to send again when the service refused one item. */
@@ -376,7 +404,7 @@ class BatchRunner {
     return { resend, failed: failed.length };
   }
 
-  private async readResults(batch: BatchRow, spent: { credits: number }): Promise<void> {
+  private async readResults(batch: BatchRow, spent: { credits: number; counted: boolean }): Promise<void> {
     let cursor = batch.resultsCursor ?? undefined;
     let idle = 0;
     for (;;) {
@@ -394,12 +422,12 @@ class BatchRunner {
     }
   }
 
-  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, spent: { credits: number }): Promise<void> {
+  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, spent: { credits: number; counted: boolean }): Promise<void> {
     const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
     const loads = entries.map((entry) => {
       const item = items.get(entry.ref);
       spent.credits += entry.credits_used;
-      this.outcome.credits += entry.credits_used;
+      if (spent.counted) this.outcome.credits += entry.credits_used;
       return this.shapeEntry(entry, item ? partitionOf(item).values : { key: entry.ref, seed: entry.ref }, batch.jobId ?? null);
     });
     const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: completed ? 'completed' : 'submitted' };
@@ -437,16 +465,31 @@ class BatchRunner {
       this.outcome.failed++;
       noteError(this.outcome, `${seed}: ${error}`);
     }
-    return { group: undefined, seed: this.seedRow(entry.ref, seed, { ...base, status: 'failed', error }, entry.credits_used) };
+    return { group: undefined, seed: this.seedRow(entry.ref, seed, { jobId, status: 'failed', error, ...this.answeredAt(error) }, entry.credits_used) };
+  }
+
+  /**
+   * `fetchedAt` for a failed seed: a failure for good is the service's answer (fresh until
+   * refresh_after); one for a passing reason keeps the last successful fetch, so priorities still
+   * put a never-fetched seed first and a stale one by its last success.
+   */
+  private answeredAt(error: string): Pick<SeedRow, 'fetchedAt'> {
+    return TRANSIENT_FAILURES.has(error.split(':')[0] ?? '') ? {} : { fetchedAt: this.ctx.now() };
   }
 
   private intentFor(seeds: Partition[]): BatchRow {
     const sorted = [...seeds].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const items: BatchItemBody[] = sorted.map((p) => ({ operation: this.manifest.operation, params: this.paramsFor(p), ref: p.key }));
     const body = JSON.stringify({ items });
-    // Keys derive from what is asked and from the last fetch of those seeds: a retry of the same
-    // intent reuses its key; a later refresh of the same seeds gets a new one.
-    const generation = sorted.map((p) => `${this.ledger.get(p.key)?.fetchedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`).join(',');
+    // Keys derive from what is asked and from the ledger rows of those seeds (last fetch and last
+    // write): a recorded intent is resent with its stored key; any later attempt (a refresh, a
+    // retry after a failure that kept fetched_at) gets a new one.
+    const generation = sorted
+      .map((p) => {
+        const row = this.ledger.get(p.key);
+        return `${row?.fetchedAt?.toISOString() ?? ''}~${row?.updatedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`;
+      })
+      .join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation })).slice(0, 40)}`;
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
   }
@@ -457,7 +500,7 @@ class BatchRunner {
 
   private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {
     if (!row || !isRecent(row.fetchedAt, refreshMs, now)) return false;
-    return row.status === 'fetched' || (row.status === 'failed' && PERMANENT_FAILURES.has(String(row.error).split(':')[0] ?? ''));
+    return row.status === 'fetched' || (row.status === 'failed' && PERMANENT_FAILURES.has(failureType(row)));
   }
 
   /** A ledger row; `addCredits` adds to what the seed has cost so far (every attempt counts). */
@@ -485,6 +528,11 @@ class BatchRunner {
       this.touched.add(seed.seedKey);
     }
   }
+}
+
+/** The service's error type a failed ledger row was recorded with (`upstream_timeout: …`). */
+function failureType(row: SeedRow): string {
+  return String(row.error).split(':')[0] ?? '';
 }
 
 function itemsOf(batch: BatchRow): BatchItemBody[] {

@@ -12,11 +12,12 @@ export type BudgetStop = BudgetExhaustedError | InsufficientBalanceError;
 export async function budgetStopOf(error: unknown, ctx: StreamContext): Promise<BudgetStop | undefined> {
   if (error instanceof BudgetExhaustedError || error instanceof InsufficientBalanceError) return error;
   if (errorType(error) !== 'insufficient_credits') return undefined;
-  ctx.budget.exhaust();
+  ctx.budget.exhaust((error as Error).message);
   const balance = await ctx.client
     .getAccount()
     .then((answer) => (answer.data as { credits_remaining?: number }).credits_remaining)
     .catch(() => undefined);
+  ctx.budget.noteBalance(balance);
   return new InsufficientBalanceError(balance, (error as Error).message);
 }
 

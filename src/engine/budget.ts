@@ -1,4 +1,4 @@
-import { BudgetExhaustedError } from './engine-errors.js';
+import { BudgetExhaustedError, InsufficientBalanceError } from './engine-errors.js';
 
 /** The budget settings of a run (the config's `budget` block, resolved against the account and past runs). */
 export interface BudgetLimits {
@@ -37,11 +37,19 @@ export class Budget {
   private reserved = 0;
   private spentCredits = 0;
   private ceiling: number | undefined;
+  /** Set by a 402: the service refused a call, so no paid call is sent again this run, whatever settles later. */
+  private refusal: { detail: string; balance?: number } | undefined;
   /** The config key of the limit that binds (for messages). */
-  limitName: LimitName | 'insufficient_credits';
+  readonly limitName: LimitName;
 
-  /** @param limits a number (credits the run may spend), the run's {@link BudgetLimits}, or `undefined` for no limit. */
-  constructor(limits: number | BudgetLimits | undefined) {
+  /**
+   * @param limits a number (credits the run may spend), the run's {@link BudgetLimits}, or `undefined` for no limit.
+   * @param onChange told the credits {@link committed} after every reservation and settlement (to keep the run's record current). Default: none.
+   */
+  constructor(
+    limits: number | BudgetLimits | undefined,
+    private readonly onChange: (committed: number) => void = () => {},
+  ) {
     const binding = bindingLimit(typeof limits === 'number' ? { perRun: limits } : (limits ?? {}));
     this.ceiling = binding?.limit;
     this.limitName = binding?.name ?? 'budget.max_credits_per_run';
@@ -57,20 +65,39 @@ export class Budget {
     return this.spentCredits;
   }
 
-  /** Credits still available for new reservations (`Infinity` without a limit). */
+  /** Credits spent plus those reserved by calls in flight (which may have billed already): what a run killed now may have cost. */
+  get committed(): number {
+    return this.spentCredits + this.reserved;
+  }
+
+  /** Credits still available for new reservations (`Infinity` without a limit; 0 once the service answered 402). */
   get remaining(): number {
+    if (this.refusal) return 0;
     return this.ceiling === undefined ? Infinity : this.ceiling - this.spentCredits - this.reserved;
   }
 
   /** Whether a stop was forced by the service (402) rather than by a configured limit. */
   get refusedByService(): boolean {
-    return this.limitName === 'insufficient_credits';
+    return this.refusal !== undefined;
   }
 
-  /** Reserves `credits`, or throws `BudgetExhaustedError` when they would pass the limit. */
+  /**
+   * The error a stop for lack of `needed` credits is reported with (`left`: units left pending,
+   * when known; `held`: credits already promised elsewhere, not available either).
+   */
+  stopError(needed: number, left?: number, held = 0): BudgetExhaustedError | InsufficientBalanceError {
+    if (this.refusal) return new InsufficientBalanceError(this.refusal.balance, this.refusal.detail, left);
+    return new BudgetExhaustedError(needed, Math.max(0, this.remaining - held), this.limitName, left);
+  }
+
+  /**
+   * Reserves `credits`, or throws `BudgetExhaustedError` when they would pass the limit. After a
+   * 402 every paid reservation is refused; free calls (0 credits) still go.
+   */
   reserve(credits: number): Reservation {
-    if (credits > this.remaining) throw new BudgetExhaustedError(credits, Math.max(0, this.remaining), this.limitName);
+    if (credits > this.remaining) throw this.stopError(credits);
     this.reserved += credits;
+    this.onChange(this.committed);
     let open = true;
     return {
       settle: (actual: number) => {
@@ -78,19 +105,23 @@ export class Budget {
         open = false;
         this.reserved -= credits;
         this.spentCredits += actual;
+        this.onChange(this.committed);
       },
     };
   }
 
-  /** Counts credits spent without a reservation (batch items settle as they resolve). */
-  record(credits: number): void {
-    this.spentCredits += credits;
+  /**
+   * Stops every further paid reservation for the rest of the run (the service answered 402: the
+   * balance cannot cover more). Sticky: a reservation settling below its worst case later frees
+   * nothing. `detail` is what the service said; the balance is noted by {@link noteBalance} once read.
+   */
+  exhaust(detail: string): void {
+    this.refusal ??= { detail };
   }
 
-  /** Stops every further reservation (the service answered 402: the balance cannot cover more). */
-  exhaust(): void {
-    this.ceiling = this.spentCredits + this.reserved;
-    this.limitName = 'insufficient_credits';
+  /** The balance GET /v1/account showed after the 402, for later stop messages. */
+  noteBalance(balance: number | undefined): void {
+    if (this.refusal && balance !== undefined) this.refusal.balance = balance;
   }
 }
 

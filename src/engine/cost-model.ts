@@ -100,40 +100,41 @@ export function parseCreditText(text: string): OperationCost {
 /** The credit cost of every service call, from the built-in spec table or the service's OpenAPI `x-credits`. */
 export class CostModel {
   private constructor(
-    private readonly table: ReadonlyMap<string, OperationCost>,
+    /** Tables to price by, the service's first; a call reserves the highest worst case any of them gives. */
+    private readonly tables: readonly ReadonlyMap<string, OperationCost>[],
     /** Where the table came from: `openapi` (the service's document) or `built-in`. */
     readonly source: 'openapi' | 'built-in',
   ) {}
 
   /** The spec's table as shipped with seedline. */
   static builtIn(): CostModel {
-    return new CostModel(tableOf(SPEC_CREDIT_TEXTS), 'built-in');
+    return new CostModel([tableOf(SPEC_CREDIT_TEXTS)], 'built-in');
   }
 
   /**
-   * The costs the service's OpenAPI document declares (`x-credits` of each POST operation), over
-   * the built-in table for paths it does not price. Anything that is not such a document gives the
-   * built-in table. A service figure below the spec's is not trusted to lower a worst case.
+   * The costs the service's OpenAPI document declares (`x-credits` of each POST operation), beside
+   * the built-in table. Anything that is not such a document gives the built-in table. Each call is
+   * priced with both and reserves the larger worst case, so neither a lower figure nor a unit the
+   * service words differently ("per scraped page" read as per call) can shrink a reservation.
    */
   static fromOpenApi(document: unknown): CostModel {
     const paths = (document as { paths?: Record<string, Record<string, { 'x-credits'?: unknown }>> } | null)?.paths;
     if (!paths || typeof paths !== 'object') return CostModel.builtIn();
-    const table = new Map(tableOf(SPEC_CREDIT_TEXTS));
-    let read = 0;
+    const service = new Map<string, OperationCost>();
     for (const [path, item] of Object.entries(paths)) {
       const text = item?.post?.['x-credits'];
-      if (typeof text !== 'string') continue;
-      const cost = parseCreditText(text);
-      const known = table.get(path);
-      table.set(path, known && known.credits > cost.credits ? known : cost);
-      read++;
+      if (typeof text === 'string') service.set(path, parseCreditText(text));
     }
-    return read === 0 ? CostModel.builtIn() : new CostModel(table, 'openapi');
+    return service.size === 0 ? CostModel.builtIn() : new CostModel([service, tableOf(SPEC_CREDIT_TEXTS)], 'openapi');
   }
 
-  /** The cost of one `path` (e.g. `/v1/search/people`); free when unknown to the table. */
+  /** The cost of one `path` (e.g. `/v1/search/people`) as the service states it, else as the spec does; free when neither knows it. */
   operation(path: string): OperationCost {
-    return this.table.get(path) ?? { credits: 0, unit: 'free', pageSize: DEFAULT_RESULTS };
+    for (const table of this.tables) {
+      const cost = table.get(path);
+      if (cost) return cost;
+    }
+    return { credits: 0, unit: 'free', pageSize: DEFAULT_RESULTS };
   }
 
   /** One call of a request stream (`call` as in its manifest, with its rendered args): one page of a feed, a whole search. */
@@ -152,20 +153,28 @@ export class CostModel {
   }
 
   private price(priced: Priced, args: Record<string, unknown>): Cost {
-    const cost = this.operation(priced.path);
-    const results = Number(priced.results?.(args) ?? DEFAULT_RESULTS) || DEFAULT_RESULTS;
-    switch (cost.unit) {
-      case 'free':
-        return { worst: 0, expected: 0 };
-      case 'call':
-        return { worst: cost.credits, expected: cost.credits };
-      case 'result':
-        return { worst: cost.credits * results, expected: cost.credits * results };
-      case 'page': {
-        // A search pages internally up to max_results; a feed call is one page.
-        const pages = priced.results ? Math.ceil(results / cost.pageSize) : 1;
-        return { worst: cost.credits * pages, expected: cost.credits * pages };
-      }
+    const costs = this.tables.flatMap((table) => {
+      const cost = table.get(priced.path);
+      return cost ? [costWith(cost, priced, args)] : [];
+    });
+    return { worst: Math.max(0, ...costs.map((c) => c.worst)), expected: Math.max(0, ...costs.map((c) => c.expected)) };
+  }
+}
+
+/** Worst and expected credits of one call priced by `cost`. */
+function costWith(cost: OperationCost, priced: Priced, args: Record<string, unknown>): Cost {
+  const results = Number(priced.results?.(args) ?? DEFAULT_RESULTS) || DEFAULT_RESULTS;
+  switch (cost.unit) {
+    case 'free':
+      return { worst: 0, expected: 0 };
+    case 'call':
+      return { worst: cost.credits, expected: cost.credits };
+    case 'result':
+      return { worst: cost.credits * results, expected: cost.credits * results };
+    case 'page': {
+      // A search pages internally up to max_results; a feed call is one page.
+      const pages = priced.results ? Math.ceil(results / cost.pageSize) : 1;
+      return { worst: cost.credits * pages, expected: cost.credits * pages };
     }
   }
 }

@@ -6,18 +6,12 @@ export class BudgetExhaustedError extends Error {
   /**
    * @param needed worst case of the call that did not fit
    * @param remaining credits left under the binding limit
-   * @param limit the config key of that limit, or `insufficient_credits` for a 402
+   * @param limit the config key of that limit
    * @param left seeds or partitions left pending because of it, when known
    */
-  constructor(needed: number, remaining: number, limit = 'budget.max_credits_per_run', left?: number) {
-    const what = left === undefined ? 'the remaining seeds stay pending' : `${left} seeds stay pending for a later run`;
+  constructor(needed: number, remaining: number, limit: string = 'budget.max_credits_per_run', left?: number) {
     const remedy = limit === 'budget.keep_balance' ? 'Lower budget.keep_balance or top up the account' : `Raise ${limit} or run again later`;
-    super(
-      limit === 'insufficient_credits'
-        ? `the service refused a call for lack of credits (402): the next call of up to ${needed} credits was not sent and ${what}. Top up the account.`
-        : `the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain under ${limit}; ${what}. ` +
-            `${remedy}; work already loaded is kept.`,
-    );
+    super(`the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain under ${limit}; ${pendingText(left)}. ${remedy}; work already loaded is kept.`);
     this.name = 'BudgetExhaustedError';
   }
 }
@@ -27,16 +21,21 @@ export class StreamDefinitionError extends Error {
   readonly code = 'SEEDLINE_STREAM_INVALID';
 }
 
-/** The service answered 402 `insufficient_credits`: the stream stops like a spent budget. */
+/** The service answered 402 `insufficient_credits`: the stream (and every paid call after it in the run) stops like a spent budget. */
 export class InsufficientBalanceError extends Error {
   readonly code = 'SEEDLINE_INSUFFICIENT_CREDITS';
   /** Stop reason recorded in the run summary and `_seedline_runs`. */
   readonly reason = 'budget_exhausted';
-  constructor(balance: number | undefined, detail: string) {
+  /**
+   * @param balance `credits_remaining` of GET /v1/account after the refusal, when it could be read
+   * @param detail what the service said
+   * @param left seeds or partitions left pending because of it, when known
+   */
+  constructor(balance: number | undefined, detail: string, left?: number) {
     super(
       `the service refused a call for lack of credits (402 insufficient_credits: ${detail}); ` +
-        `the account balance is ${balance === undefined ? 'unknown' : `${balance} credits`} (GET /v1/account). ` +
-        'Top up the account or lower budget.keep_balance/max_credits_*; the remaining seeds stay pending for a later run.',
+        `the account balance is ${balance === undefined ? 'unknown' : `${balance} credits`} (GET /v1/account); ${pendingText(left)}. ` +
+        'Top up the account: budget settings cannot make the service accept a call it refused.',
     );
     this.name = 'InsufficientBalanceError';
   }
@@ -49,4 +48,8 @@ export class RunStoppedError extends Error {
     super('stopped on request after committing the page under way; the next run resumes from there');
     this.name = 'RunStoppedError';
   }
+}
+
+function pendingText(left: number | undefined): string {
+  return left === undefined ? 'the remaining seeds stay pending for a later run' : `${left} seeds stay pending for a later run`;
 }

@@ -9,6 +9,7 @@ import { Budget, type BudgetLimits } from './budget.js';
 import { CostModel } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
 import { planRequestStream, runRequestStream } from './request-runner.js';
+import { RunRecorder } from './run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
 import { emptyOutcome, noteError, type Reporter, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 
@@ -83,8 +84,8 @@ const runners = {
 
 const planners = {
   batch: (manifest, ctx) => planBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx),
-  request: (manifest, ctx) => planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx),
-} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext) => Promise<StreamPlan>>;
+  request: (manifest, ctx, upstream) => planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, upstream),
+} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext, upstream: readonly StreamPlan[]) => Promise<StreamPlan>>;
 
 const silentReporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
 const noCalls = new Proxy({} as ServiceClient, {
@@ -111,8 +112,11 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const scheduleGroup = prepared.options.scheduleGroup ?? null;
   await markInterruptedRuns(destination);
   const limits = await budgetLimits(prepared.options, io.balance);
-  await destination.saveRun({ runId, startedAt, status: 'running', scheduleGroup });
-  const contextFor = contextFactory(prepared, io, runId, startedAt, new Budget(limits));
+  const writeLock = new Mutex();
+  const record = new RunRecorder(destination, writeLock, { runId, startedAt, status: 'running', scheduleGroup });
+  await record.save({});
+  const budget = new Budget(limits, (committed) => record.committed(committed));
+  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock);
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
@@ -126,24 +130,21 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       });
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
-      // Spending so far is on record after each stream, so a run that dies later still counts towards max_credits_per_month.
-      await destination.saveRun({ runId, startedAt, status: 'running', streams: JSON.stringify(outcomes), creditsUsed: outcomes.reduce((n, o) => n + o.credits, 0), scheduleGroup });
+      await record.save({ streams: JSON.stringify(outcomes) });
     }
   } catch (error) {
-    await destination.saveRun({ runId, startedAt, finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), error: (error as Error).message, scheduleGroup });
+    await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), creditsUsed: budget.committed, error: (error as Error).message });
     throw error;
   }
   const result: RunResult = {
     runId,
     status: io.stop?.aborted ? 'stopped' : overallStatus(outcomes),
     streams: outcomes,
-    credits: outcomes.reduce((n, o) => n + o.credits, 0),
+    credits: budget.spent,
     estimatedCredits: outcomes.reduce((n, o) => n + o.estimatedCredits, 0),
     limits,
   };
-  await destination.saveRun({
-    runId,
-    startedAt,
+  await record.save({
     finishedAt: new Date(),
     status: result.status,
     streams: JSON.stringify(outcomes),
@@ -151,7 +152,6 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
     creditsUsed: result.credits,
     stopReason: outcomes.some((o) => o.stopped) ? 'budget_exhausted' : null,
     error: outcomes.flatMap((o) => o.errors.map((e) => `${o.stream}: ${e}`)).join('\n') || null,
-    scheduleGroup,
   });
   return result;
 }
@@ -160,7 +160,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
 export async function planSync(prepared: PreparedSync, costs: CostModel = CostModel.builtIn()): Promise<StreamPlan[]> {
   const contextFor = contextFactory(prepared, { client: noCalls, reporter: silentReporter, costs }, 'plan', new Date(), new Budget(undefined));
   const plans: StreamPlan[] = [];
-  for (const manifest of prepared.streams) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name)));
+  for (const manifest of prepared.streams) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name), plans));
   return plans;
 }
 
@@ -197,21 +197,21 @@ export async function budgetLimits(options: Pick<SyncOptions, 'config' | 'destin
   return limits;
 }
 
-/** Credits the runs recorded in `_seedline_runs` spent since the first instant of `now`'s calendar month (UTC). */
+/**
+ * Credits the runs recorded in `_seedline_runs` spent in `now`'s calendar month (UTC): every run
+ * that started or finished in it. A run spanning the turn of the month counts whole in both, as
+ * its spending cannot be split: never less than what the month cost.
+ */
 export async function creditsThisMonth(destination: Destination, now: Date): Promise<number> {
   const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-  // Runs come newest first: stop at the first one before the month.
+  const inMonth = (at: Date | null | undefined) => at !== null && at !== undefined && at.getTime() >= monthStart;
   let total = 0;
-  for (const run of await destination.readRuns(100_000)) {
-    if (run.startedAt.getTime() < monthStart) break;
-    total += run.creditsUsed ?? 0;
-  }
+  for (const run of await destination.readRuns(100_000)) if (inMonth(run.startedAt) || inMonth(run.finishedAt)) total += run.creditsUsed ?? 0;
   return total;
 }
 
-function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget): (stream: string) => StreamContext {
+function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex()): (stream: string) => StreamContext {
   const { config } = prepared.options;
-  const writeLock = new Mutex();
   const costs = io.costs ?? CostModel.builtIn();
   return (stream) => ({
     runId,

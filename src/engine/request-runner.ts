@@ -3,6 +3,7 @@ import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
 import type { Destination, StateRow } from '../destinations/destination.js';
 import { crashPoint } from './crash-point.js';
+import { StreamDefinitionError } from './engine-errors.js';
 import { byPriority } from './budget.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from './budget-stop.js';
 import type { Cost } from './cost-model.js';
@@ -10,7 +11,7 @@ import { RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { callByName, errorType, recoverPaidResponse, UNPROCESSABLE } from './service-calls.js';
+import { callByName, creditsOf, errorType, recoverPaidResponse, UNPROCESSABLE } from './service-calls.js';
 import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
@@ -38,20 +39,40 @@ interface PageState {
   newest?: string;
 }
 
-/** What a request stream would do now, without calling the service: partitions due, their calls and credits. */
-export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext): Promise<StreamPlan> {
+/**
+ * What a request stream would do now, without calling the service: partitions due, their calls
+ * and credits. `upstream` are the plans of the streams before it in the run: partitions of parent
+ * rows they would load first are counted too (at most those of one parent row per parent unit).
+ */
+export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[] = []): Promise<StreamPlan> {
   const { partitions, states, todo } = await partitionsDue(manifest, ctx);
   const cost = streamCost(manifest, ctx, todo, states);
+  const toCome = await partitionsToCome(manifest, ctx, upstream);
   return {
     stream: manifest.name,
-    units: todo.length,
+    units: todo.length + toCome.units,
     resumed: 0,
     skipped: partitions.length - todo.length,
-    calls: todo.length,
-    worstCaseCredits: cost.worst,
-    estimatedCredits: cost.expected,
+    calls: todo.length + toCome.units,
+    worstCaseCredits: cost.worst + toCome.worst,
+    estimatedCredits: cost.expected + toCome.expected,
     next: todo.slice(0, 3).map((p) => p.key),
   };
+}
+
+/**
+ * Partitions of a parent-table stream that do not exist yet: each unit the planned parent streams
+ * would fetch may add one parent row, expanded (e.g. one partition per activity kind) and paged
+ * up to `max_pages`. An upper bound: a refetched parent row already has its partitions.
+ */
+async function partitionsToCome(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[]): Promise<{ units: number } & Cost> {
+  const node = manifest.partitions;
+  const parents = upstream.filter((p) => manifest.depends_on.includes(p.stream)).reduce((n, p) => n + p.units, 0);
+  if (node.type !== 'parent' || parents === 0) return { units: 0, worst: 0, expected: 0 };
+  const row = Object.fromEntries(node.columns.map((column) => [column, `planned-${column}`]));
+  const perParent = await resolvePartitions(node, { ...partitionContext(ctx), readTable: async () => [row] });
+  const cost = streamCost(manifest, ctx, perParent, new Map());
+  return { units: parents * perParent.length, worst: parents * cost.worst, expected: parents * cost.expected };
 }
 
 /** Partitions due now, never-completed first, then the longest since their last complete pass. */
@@ -78,8 +99,11 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
     const saved = states.get(partition.key) ?? {};
     const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
     const call = ctx.costs.callCost(manifest.call, renderArgs(manifest, ctx, partition, saved, page));
-    const pagesLeft = Math.max(1, maxPagesOf(manifest, ctx, partition) - page.number + 1);
-    total.worst += call.worst * (pagesLeft === Number.MAX_SAFE_INTEGER ? 1 : pagesLeft);
+    const maxPages = maxPagesOf(manifest, ctx, partition);
+    if (maxPages === undefined && call.worst > 0) {
+      throw new StreamDefinitionError(`stream "${manifest.name}": its call "${manifest.call}" costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`);
+    }
+    total.worst += call.worst * (maxPages === undefined ? 1 : Math.max(1, maxPages - page.number + 1));
     total.expected += call.expected;
   }
   return total;
@@ -100,10 +124,11 @@ function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: 
   return args;
 }
 
-function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition): number {
+/** The most pages a pass may read; `undefined` when the paginator sets no limit (free listings). */
+function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition): number | undefined {
   const paginator = manifest.paginator;
   if (paginator.type === 'none') return 1;
-  if (paginator.type !== 'page_token') return Number.MAX_SAFE_INTEGER;
+  if (paginator.type !== 'page_token') return undefined;
   return Number(renderTemplate(paginator.max_pages, { options: ctx.options, partition: partition.values })) || 10;
 }
 
@@ -120,6 +145,12 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
   const buffer = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace' ? { groups: [], states: [] } : undefined;
+  if (buffer && cost.worst > 0) {
+    throw new StreamDefinitionError(
+      `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call "${manifest.call}" costs credits: ` +
+        'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
+    );
+  }
   const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, buffer);
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
@@ -233,14 +264,13 @@ class PartitionRunner {
     const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
     const worstCase = this.ctx.costs.callCost(this.manifest.call, args).worst;
     const reservation = this.ctx.budget.reserve(worstCase);
-    let credits = 0;
+    let credits = worstCase;
     try {
       const response = await this.call(this.ctx.client, args).catch(recoverPaidResponse);
-      credits = response.meta.creditsUsed ?? 0;
+      credits = creditsOf(worstCase, { response });
       return response;
     } catch (error) {
-      // A 422 on a paged call is billed (the spec's errors table): count it at its worst case.
-      if (errorType(error) === UNPROCESSABLE) credits = worstCase;
+      credits = creditsOf(worstCase, { error });
       throw error;
     } finally {
       reservation.settle(credits);
@@ -259,12 +289,12 @@ class PartitionRunner {
     return { fresh: records.filter((_, i) => isNew(stamps[i])), reachedKnown: stamps.some((s) => !isNew(s)), newest };
   }
 
-  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState, maxPages: number): PageState | undefined {
+  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState, maxPages: number | undefined): PageState | undefined {
     const paginator = this.manifest.paginator;
     if (paginator.type === 'cursor') return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
     if (paginator.type === 'none') return undefined;
     const data = response.data as { pagination?: { has_more?: boolean }; pagination_token?: string | null };
-    const more = data.pagination?.has_more === true && page.number < maxPages;
+    const more = data.pagination?.has_more === true && page.number < (maxPages ?? Infinity);
     return more ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
   }
 

@@ -30,6 +30,8 @@ export interface ServiceClient {
   getAccount(): Promise<ServiceResponse>;
   submitBatch(body: { items: Body[]; webhook_url?: string }, options: { idempotencyKey?: string }): Promise<ServiceResponse<BatchJob>>;
   getBatchResults(jobId: string, query?: { cursor?: string; limit?: number; status?: 'succeeded' | 'failed' }): Promise<ServiceResponse<BatchResultEntry[]>>;
+  /** The account as last read (at connect, and again after a 429). Default: unknown. */
+  readonly account?: { rate_limit: { concurrent_batch_jobs: number } } | undefined;
 }
 
 type Call = (client: ServiceClient, args: Body) => Promise<ServiceResponse>;
@@ -90,3 +92,17 @@ export function errorType(error: unknown): string | undefined {
 
 /** A target the service could not process: billed on paged and batch calls, so not asked again until refresh_after. */
 export const UNPROCESSABLE = 'unprocessable_target';
+
+/** Error types the spec's errors table says are never billed; each reaches the engine as the service's own error answer. */
+const NEVER_BILLED = new Set(['invalid_request', 'invalid_api_key', 'insufficient_credits', 'not_found', 'rate_limited', 'internal_error', 'upstream_timeout', 'upstream_error']);
+
+/**
+ * What a call whose worst case is `worst` is counted as having cost. An answer without
+ * `meta.creditsUsed` (`response`) is counted at its worst case, never as free. A failed call costs
+ * nothing only when the service answered with an error type it never bills; a 422, a network
+ * error, a timeout after the request went out or an unreadable answer may have billed: worst case.
+ */
+export function creditsOf(worst: number, outcome: { response: ServiceResponse } | { error: unknown }): number {
+  if ('response' in outcome) return outcome.response.meta.creditsUsed ?? worst;
+  return NEVER_BILLED.has(errorType(outcome.error) ?? '') ? 0 : worst;
+}

@@ -117,6 +117,38 @@ describe('credit budget against a live-billing sandbox', () => {
     }
   }, 120_000);
 
+  it('given a run killed while reading its batch results, when the next run has a monthly cap, then the killed run counts what it paid and the next run loads the paid job without counting it again', async () => {
+    const sandbox = await startSandbox({ rpm: 100_000, concurrentBatchJobs: 1 });
+    try {
+      const dir = await tempWorkspace();
+      const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      const seeds = PROFILES.slice(0, 6);
+      const config = (budget: Record<string, number>) => ({ ...configFor(sandbox, dest, budget), seeds: { profiles: seeds }, streams: { profiles: {} }, batch: { chunk_size: 10, poll_interval_ms: 20 } });
+      const configPath = await writeConfig(dir, config({}));
+
+      const killed = await runCli(['sync', '--config', configPath], { env: { SEEDLINE_TEST_CRASH_AT: 'mid-results' } });
+      expect(killed.code).not.toBe(0);
+      const paid = sandbox.ledger.totalBilled();
+      expect(paid).toBe(seeds.length);
+      const [dead] = await query(dest, 'select status, credits_used from seedline._seedline_runs');
+      expect(Number(dead?.credits_used)).toBe(paid);
+
+      await writeConfig(dir, config({ max_credits_per_month: paid }));
+      const resumed = await runCli(['sync', '--config', configPath]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(sandbox.ledger.totalBilled()).toBe(paid);
+      const runs = await query(dest, 'select status, credits_used from seedline._seedline_runs order by started_at');
+      expect(runs.map((r) => [r.status, Number(r.credits_used)])).toEqual([
+        ['interrupted', paid],
+        ['succeeded', 0],
+      ]);
+      const statuses = await query(dest, 'select status, count(*) as n from seedline._seedline_seeds group by status');
+      expect(statuses.map((r) => [r.status, Number(r.n)])).toEqual([['fetched', seeds.length]]);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+
   it('given a balance smaller than the work and no budget, when the service answers 402, then the stream stops like a spent budget and names the balance', async () => {
     const sandbox = await startSandbox({ rpm: 100_000, balance: 6, concurrentBatchJobs: 1 });
     try {

@@ -46,4 +46,9 @@ describe('cost model', () => {
     expect(CostModel.fromOpenApi({ not: 'openapi' }).source).toBe('built-in');
     expect(CostModel.fromOpenApi(null).source).toBe('built-in');
   });
+
+  it('given an OpenAPI document wording a per-page price the parser reads as per call, when a large search is priced, then it still reserves every page', () => {
+    const doc = { paths: { '/v1/search/people': { post: { 'x-credits': '2 credits per scraped page' } } } };
+    expect(CostModel.fromOpenApi(doc).callCost('searchPeople', { body: { max_results: 1000 } }).worst).toBe(80);
+  });
 });

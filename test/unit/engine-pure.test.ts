@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/manifest/template.js';
 import { seedKey } from '../../src/engine/seed-keys.js';
 import { Budget, cutToFit } from '../../src/engine/budget.js';
-import { BudgetExhaustedError } from '../../src/engine/engine-errors.js';
+import { BudgetExhaustedError, InsufficientBalanceError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
 import { CostModel } from '../../src/engine/cost-model.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { parseCsv } from '../../src/util/csv.js';
 import { stableJson } from '../../src/util/stable-json.js';
+import type { Destination, RunRow } from '../../src/destinations/destination.js';
+import { creditsThisMonth } from '../../src/engine/pipeline.js';
 
 const context = (over: Partial<PartitionContext> = {}): PartitionContext => ({
   options: {},
@@ -58,11 +60,25 @@ describe('budget', () => {
     const budget = new Budget({ perRun: 50, monthLeft: 20, balanceLeft: 30 });
     expect([budget.limit, budget.limitName]).toEqual([20, 'budget.max_credits_per_month']);
     const open = budget.reserve(5);
-    budget.exhaust();
-    expect(() => budget.reserve(1)).toThrow(/402/);
+    budget.exhaust('balance too low');
+    budget.noteBalance(3);
+    expect(() => budget.reserve(1)).toThrow(/402 insufficient_credits: balance too low.*the account balance is 3 credits.*Top up the account/);
+    expect(budget.stopError(1).message).not.toMatch(/keep_balance|max_credits/);
     open.settle(5);
     expect(budget.spent).toBe(5);
     expect(budget.refusedByService).toBe(true);
+  });
+
+  it('given a 402 while a reservation is in flight, when that reservation settles below its worst case, then no paid reservation fits afterwards (free calls still go)', () => {
+    const budget = new Budget(undefined);
+    const inFlight = budget.reserve(8);
+    budget.exhaust('balance too low');
+    inFlight.settle(2);
+    expect(() => budget.reserve(6)).toThrow(InsufficientBalanceError);
+    expect(() => budget.reserve(1)).toThrow(/402/);
+    expect(budget.remaining).toBe(0);
+    budget.reserve(0).settle(0);
+    expect(budget.spent).toBe(2);
   });
 
   it('given no limit, when reserving, then everything fits', () => {
@@ -151,5 +167,17 @@ describe('seed keys without a scheme', () => {
 
   it('given a post with and without scheme and query, when keyed, then the keys are equal', () => {
     expect(seedKey('post', 'network.example/posts/abc?x=1')).toBe(seedKey('post', 'https://www.network.example/posts/abc/'));
+  });
+});
+
+describe('credits this month', () => {
+  it('given a run that started last month and finished this one, when this month is counted, then its credits count; a run wholly last month does not', async () => {
+    const runs: RunRow[] = [
+      { runId: 'b', startedAt: new Date('2026-11-30T23:50:00Z'), finishedAt: new Date('2026-12-01T00:20:00Z'), status: 'partial', creditsUsed: 7 },
+      { runId: 'a', startedAt: new Date('2026-11-10T00:00:00Z'), finishedAt: new Date('2026-11-10T01:00:00Z'), status: 'succeeded', creditsUsed: 50 },
+    ];
+    const destination = { readRuns: async () => runs } as unknown as Destination;
+    expect(await creditsThisMonth(destination, new Date('2026-12-05T00:00:00Z'))).toBe(7);
+    expect(await creditsThisMonth(destination, new Date('2026-11-30T23:59:00Z'))).toBe(57);
   });
 });
