@@ -100,8 +100,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
 /**
  * Reads the results of batch jobs a sync recorded but did not finish reading (it was stopped or
- * killed) as soon as `batch.completed` says they are done: a `sync --resume-only` of their
- * streams, which submits nothing new. One read at a time; it waits for the destination's lock.
+ * killed) as soon as `batch.completed` says they are done: a `sync --resume-only` of those jobs
+ * alone, which submits nothing and waits on no other job. One read at a time; it waits for the
+ * destination's lock.
  */
 class BatchReads {
   private readonly queue = new Mutex();
@@ -117,19 +118,22 @@ class BatchReads {
   async completed(jobIds: readonly string[], destination: Destination): Promise<void> {
     const wanted = new Set(jobIds);
     const streams: string[] = [];
+    const awaited: string[] = [];
     for (const stream of this.streams) {
-      const batches = await destination.readBatches(stream);
-      if (batches.some((b) => b.status === 'submitted' && b.jobId && wanted.has(b.jobId))) streams.push(stream);
+      const jobs = (await destination.readBatches(stream)).flatMap((b) => (b.status === 'submitted' && b.jobId && wanted.has(b.jobId) ? [b.jobId] : []));
+      if (jobs.length > 0) streams.push(stream);
+      awaited.push(...jobs);
     }
     if (streams.length === 0) {
       this.log(`batch.completed: job ${jobIds.join(', ')} is not awaiting a read by this destination's streams: recorded only`);
       return;
     }
-    this.log(`batch.completed: reading the results of job ${jobIds.join(', ')} (streams ${streams.join(', ')})`);
-    // Run after the drain has released the lock: the read takes it itself.
+    this.log(`batch.completed: reading the results of job ${awaited.join(', ')} (streams ${streams.join(', ')})`);
+    // Run after the drain has released the lock: the read takes it itself. Only the completed jobs
+    // are read: waiting on other open jobs would hold the lock (and the spool) for hours.
     this.last = this.queue.run(async () => {
       try {
-        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true });
+        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true, resumeJobs: awaited });
       } catch (error) {
         this.log(`batch.completed: reading the results failed (${(error as Error).message.split('\n')[0]}); the next sync reads them`);
       }

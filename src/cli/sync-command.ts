@@ -28,6 +28,8 @@ export interface SyncRunOptions {
   sampleQuery?: boolean;
   /** Only read the results of batch jobs recorded by earlier runs; submit nothing new. */
   resumeOnly?: boolean;
+  /** With `resumeOnly`, read only these batch jobs (what `serve` passes on `batch.completed`). Default: every submitted job. */
+  resumeJobs?: readonly string[];
   /** Group of `schedule:` the run belongs to (recorded in `_seedline_runs`). Default: none. */
   scheduleGroup?: string;
   /** Aborted to stop after the page under way commits. Default: SIGTERM/SIGINT of this process, via `syncOnce`. */
@@ -84,6 +86,7 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     ...(only ? { only } : {}),
     fullRefresh: opts.fullRefresh ?? false,
     resumeOnly: opts.resumeOnly ?? false,
+    ...(opts.resumeJobs ? { resumeJobs: opts.resumeJobs } : {}),
     ...(opts.scheduleGroup ? { scheduleGroup: opts.scheduleGroup } : {}),
   });
   const client = await session.connect();

@@ -93,7 +93,9 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
 }
 
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
-  return (await ctx.destination.readBatches(stream)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+  const open = (await ctx.destination.readBatches(stream)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+  // Resume-only reads jobs already submitted (the named ones, when named) and never sends an unsent intent: that would spend.
+  return ctx.resumeOnly ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId))) : open;
 }
 
 /** Submission is free, so seeds are spread over every job slot the account allows: five jobs of 200 resolve about five times sooner than one of 1,000. */
@@ -249,7 +251,7 @@ class BatchRunner {
       if (reservation) reservation.settle(Math.max(spent.credits, floor));
       else this.ctx.budget.record(spent.credits);
     }
-    if (resend.length > 0) await this.submitAndRead(resend);
+    if (resend.length > 0 && !this.ctx.resumeOnly) await this.submitAndRead(resend);
   }
 
   /** Notes a chunk that failed as a whole; its seeds stay for a later run. A budget stop or a 402 stops the stream's spending. */
