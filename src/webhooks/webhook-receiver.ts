@@ -54,8 +54,10 @@ interface Answer {
  * against any configured secret, then read as a webhook event and handed to the sink (the durable
  * spool) *before* the 2xx, so nothing acknowledged is lost; loading happens after the answer. A
  * sink that cannot keep it answers 503 and the service delivers again later. A signed body that
- * is not an event is kept too (it ends in `_seedline_rejected`) and answered 400; an unsigned,
- * stale, future or tampered one is answered 401 and kept nowhere. `GET /healthz` answers 200.
+ * is not an event is kept too (it ends in `_seedline_rejected`) and answered 202: it is the
+ * service's own, and a 4xx would only make it retry and then pause the Signal (`webhook_failing`).
+ * An unsigned, stale, future or tampered one is answered 401 and kept nowhere. `GET /healthz`
+ * answers 200.
  *
  * @example
  * ```ts
@@ -146,7 +148,8 @@ export class WebhookReceiver {
     const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
     if (!parsed.ok) {
       await this.options.sink.accept({ ...delivery, rejected: { table: parsed.table, reason: parsed.reason } });
-      return this.refuse(400, `unreadable event, kept for _seedline_rejected: ${parsed.reason}`);
+      this.log(`webhook kept for _seedline_rejected (202): signed, but not an event this receiver reads: ${parsed.reason}`);
+      return { status: 202, text: `accepted: kept for _seedline_rejected (${parsed.reason})` };
     }
     const queued = await this.options.sink.accept(delivery);
     const event = parsed.event;

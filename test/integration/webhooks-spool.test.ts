@@ -82,6 +82,16 @@ describe('webhook receiver and spool', () => {
     expect((await readdir(spool.dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('given a signed body that is not an event, when posted, then it is spooled with its reason and answered 202, so the service neither retries nor pauses the Signal', async () => {
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    const body = '{"event":"signal.exploded"}';
+    const answer = await post(url, body, signWebhook(SECRET, body));
+    expect(answer.status).toBe(202);
+    const [entry] = await spool.list();
+    expect(entry?.delivery).toMatchObject({ raw: body, rejected: { table: 'webhooks', reason: expect.stringContaining('signal.exploded') } });
+  });
+
   it('given a secrets file written after serve started, when a Signal signs with its secret, then 401 before and 200 once the file holds it', async () => {
     const spool = await tempSpool();
     const file = join(spool.dir, '..', 'signal-secrets.jsonl');
