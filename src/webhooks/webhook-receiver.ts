@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
+import { checkSignatureHeader, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
 import type { SpooledDelivery } from './delivery-spool.js';
 import { eventNotice } from './event-notice.js';
 import { deliveryKey, parseEvent } from './parse-event.js';
@@ -14,16 +14,24 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
 /** Default time a client has to send its whole request, in ms (the service itself gives up after 10 s). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
+const NO_CANDIDATE = 'no configured secret may have signed it (the Signal it names is not in webhooks.secrets_file, and webhooks.secrets is empty)';
+
 /** Where verified deliveries go: the durable spool in production. */
 export interface DeliverySink {
   /** Keeps a delivery durably; resolves true when queued, false when a duplicate is already queued. Rejects when it could not be kept. */
   accept(delivery: SpooledDelivery): Promise<boolean>;
 }
 
+/** Where the secrets that may have signed a delivery come from (the config and the secrets file in production). */
+export interface SecretSource {
+  /** The secrets to try for this raw, not yet verified body; the body only narrows the candidates, nothing in it is trusted before one verifies it. */
+  forBody(rawBody: string): Promise<readonly string[]>;
+}
+
 /** Options of {@link WebhookReceiver}. */
 export interface WebhookReceiverOptions {
-  /** Secrets that may have signed a delivery (any may match: rotation, one per Signal), or where to read them per delivery. */
-  secrets: readonly string[] | { current(): Promise<readonly string[]> };
+  /** Secrets that may have signed a delivery (any may match: rotation, one per Signal), or where to pick them per delivery. */
+  secrets: readonly string[] | SecretSource;
   /** Where accepted deliveries go. */
   sink: DeliverySink;
   /** Path that accepts deliveries. Default: `/webhooks`. */
@@ -134,16 +142,16 @@ export class WebhookReceiver {
     const body = await readBody(req, limit);
     if (body === undefined) return this.refuse(413, `body larger than ${limit} bytes`);
 
-    const secrets = Array.isArray(this.options.secrets) ? this.options.secrets : await (this.options.secrets as { current(): Promise<readonly string[]> }).current();
-    const verified = verifyWebhook({
-      header: req.headers['x-service-signature'],
-      rawBody: body,
-      secrets,
-      toleranceSeconds: this.options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
-    });
-    if (!verified.ok) return this.refuse(401, `invalid signature (${verified.reason}): ${verified.message}`);
-
+    const signature = { header: req.headers['x-service-signature'], toleranceSeconds: this.options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS };
+    // The header and its age first: a flood of stale or unsigned requests costs no HMAC.
+    const header = checkSignatureHeader(signature);
+    if (!header.ok) return this.refuse(401, `invalid signature (${header.reason}): ${header.message}`);
     const raw = body.toString('utf8');
+    const source = this.options.secrets;
+    const secrets = isSecretSource(source) ? await source.forBody(raw) : source;
+    const verified = verifyWebhook({ ...signature, rawBody: body, secrets });
+    if (!verified.ok) return this.refuse(401, `invalid signature (${verified.reason}): ${verified.reason === 'no_secret' ? NO_CANDIDATE : verified.message}`);
+
     const parsed = parseEvent(raw);
     const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
     if (!parsed.ok) {
@@ -166,6 +174,10 @@ export class WebhookReceiver {
     this.log(`webhook refused (${status}): ${reason}`);
     return { status, text: reason };
   }
+}
+
+function isSecretSource(secrets: readonly string[] | SecretSource): secrets is SecretSource {
+  return !Array.isArray(secrets);
 }
 
 /** The raw body, or undefined once it exceeds `limit` bytes (declared or actual). */

@@ -108,6 +108,32 @@ describe('webhook receiver and spool', () => {
   });
 });
 
+describe('webhook secrets per Signal', () => {
+  it('given a secrets file with two Signals, when a Trigger names one Signal but is signed with the other\'s secret, then 401; signed with its own, 200', async () => {
+    const spool = await tempSpool();
+    const file = join(spool.dir, '..', 'signal-secrets.jsonl');
+    const line = (id: string) => JSON.stringify({ id, site_url: id, webhook_secret: `whsec_${id}` });
+    await writeFile(file, `${line('sig_a')}\n${line('sig_b')}\n`, { mode: 0o600 });
+    const url = await startReceiver(spool, { secrets: new WebhookSecrets({ fixed: [SECRET], file, log: () => undefined }) });
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_claims_b', 'sig_b', 1) });
+    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({ status: 401, text: expect.stringContaining('signature_mismatch') });
+    expect((await post(url, body, signWebhook('whsec_sig_b', body))).status).toBe(200);
+    const batch = JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_x', status: 'completed', total: 1 } });
+    expect((await post(url, batch, signWebhook('whsec_sig_a', batch))).status).toBe(401);
+    expect((await post(url, batch, signWebhook(SECRET, batch))).status).toBe(200);
+  });
+
+  it('given only a secrets file, when a Trigger names a Signal it does not hold, then 401 naming why no secret could match', async () => {
+    const spool = await tempSpool();
+    const file = join(spool.dir, '..', 'signal-secrets.jsonl');
+    await writeFile(file, `${JSON.stringify({ id: 'sig_a', webhook_secret: 'whsec_sig_a' })}\n`, { mode: 0o600 });
+    const url = await startReceiver(spool, { secrets: new WebhookSecrets({ file, log: () => undefined }) });
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_unknown', 'sig_unknown', 1) });
+    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({ status: 401, text: expect.stringContaining('not in webhooks.secrets_file') });
+    expect(await spool.size()).toBe(0);
+  });
+});
+
 describe.each(destinationKinds)('spool drainer into %s', (kind) => {
   async function target(): Promise<TestTarget | undefined> {
     if (!(await backendAvailable(kind))) return undefined;

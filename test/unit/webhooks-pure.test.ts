@@ -4,7 +4,7 @@ import { parseConfig } from '../../src/config/load-config.js';
 import { fileNameOf } from '../../src/webhooks/delivery-spool.js';
 import { eventNotice } from '../../src/webhooks/event-notice.js';
 import { deliveryKey, parseEvent } from '../../src/webhooks/parse-event.js';
-import { parseSecretsFile } from '../../src/webhooks/webhook-secrets.js';
+import { claimedSignalId, parseSecretsFile } from '../../src/webhooks/webhook-secrets.js';
 
 const trigger = { trigger_id: 'trg_1', signal_id: 'sig_1', check_number: 3, checked_at: '2026-01-01T00:00:00.000Z', diff: {}, criteria_matched: [] };
 const base = `
@@ -67,8 +67,20 @@ describe('secrets file and notices', () => {
   it('given JSON lines from signals apply with a bad line, when parsed, then each webhook_secret is read and the bad line reported by number only', () => {
     const lines: string[] = [];
     const text = `${JSON.stringify({ id: 'sig_1', site_url: 'a', webhook_secret: 'whsec_1' })}\n{"id":"sig_2","webhook_secret":"whsec_half"\n\n${JSON.stringify({ id: 'sig_3', webhook_secret: 'whsec_3' })}\n`;
-    expect(parseSecretsFile(text, 'secrets.jsonl', (l) => lines.push(l))).toEqual(['whsec_1', 'whsec_3']);
+    expect(parseSecretsFile(text, 'secrets.jsonl', (l) => lines.push(l))).toEqual([
+      { id: 'sig_1', secret: 'whsec_1' },
+      { id: 'sig_3', secret: 'whsec_3' },
+    ]);
     expect(lines).toEqual(['warning: secrets.jsonl line 2 is not {"id", "webhook_secret"} JSON: skipped']);
+  });
+
+  it('given bodies naming a Signal in each event shape, or none, when read unverified, then the claimed Signal id picks the candidates', () => {
+    expect(claimedSignalId(JSON.stringify({ event: 'signal.triggered', trigger }))).toBe('sig_1');
+    expect(claimedSignalId(JSON.stringify({ event: 'signal.test', test: true, signal_id: 'sig_2', diff: {} }))).toBe('sig_2');
+    expect(claimedSignalId(JSON.stringify({ event: 'signal.paused', signal: { id: 'sig_3' } }))).toBe('sig_3');
+    expect(claimedSignalId(JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_1' } }))).toBeUndefined();
+    expect(claimedSignalId('{"trigger":null,"signal":7}')).toBeUndefined();
+    expect(claimedSignalId('not json')).toBeUndefined();
   });
 
   it('given signal.paused, when described, then the line is a warning naming the Signal, the reason and the fix', () => {
