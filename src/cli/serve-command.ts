@@ -71,6 +71,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const receiver = new WebhookReceiver({
     secrets,
     path: webhooks.path,
+    maxInFlight: webhooks.max_in_flight,
     log,
     sink: {
       accept: async (delivery) => {

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { checkSignatureHeader, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
 import type { SpooledDelivery } from './delivery-spool.js';
+import { stderrLine } from '../util/stderr-line.js';
 import { eventNotice } from './event-notice.js';
 import { deliveryKey, parseEvent } from './parse-event.js';
 
@@ -13,6 +14,8 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
 /** Default time a client has to send its whole request, in ms (the service itself gives up after 10 s). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+/** Default requests handled at once; more are answered 503 at once (the service delivers them again later). */
+export const DEFAULT_MAX_IN_FLIGHT = 256;
 
 const NO_CANDIDATE = 'no configured secret may have signed it (the Signal it names is not in webhooks.secrets_file, and webhooks.secrets is empty)';
 
@@ -44,6 +47,10 @@ export interface WebhookReceiverOptions {
   headersTimeoutMs?: number;
   /** Time a client has to send its whole request, in ms (then 408). Default: 10,000. */
   requestTimeoutMs?: number;
+  /** Requests handled at once; one more is answered 503 with `Retry-After` without reading its body. Default: 256. */
+  maxInFlight?: number;
+  /** Open connections at once; more are closed by the server as they arrive. Default: 4 × `maxInFlight`. */
+  maxConnections?: number;
   /** Extra fields of the `GET /healthz` answer (e.g. deliveries waiting in the spool). Default: none. */
   health?: () => Promise<Record<string, unknown>>;
   /** Where the one-line notices go (never bodies or secrets). Default: stderr. */
@@ -79,19 +86,26 @@ export class WebhookReceiver {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly path: string;
   private readonly log: (line: string) => void;
+  private readonly maxInFlight: number;
+  /** Whether the last request was turned away as one too many (logged once per burst). */
+  private saturated = false;
 
   constructor(private readonly options: WebhookReceiverOptions) {
     this.path = options.path ?? DEFAULT_WEBHOOK_PATH;
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = options.log ?? stderrLine;
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
     const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     // Node checks both timeouts on this interval (30 s by default, far beyond them).
     const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4)));
     this.server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
+      if (this.inFlight.size >= this.maxInFlight) return this.turnAway(res);
+      this.saturated = false;
       const handled = this.handle(req, res);
       this.inFlight.add(handled);
       void handled.finally(() => this.inFlight.delete(handled));
     });
+    this.server.maxConnections = options.maxConnections ?? 4 * this.maxInFlight;
   }
 
   /** Starts listening; resolves with the URL deliveries go to (port 0 picks a free port). */
@@ -112,6 +126,13 @@ export class WebhookReceiver {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     this.server.closeAllConnections();
     await closed;
+  }
+
+  /** One request too many: 503 at once, body unread, connection closed; the service delivers it again later. */
+  private turnAway(res: ServerResponse): void {
+    if (!this.saturated) this.log(`webhook not accepted (503): ${this.maxInFlight} requests already in flight (webhooks.max_in_flight); the service delivers again later`);
+    this.saturated = true;
+    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1', connection: 'close' }).end(`busy: ${this.maxInFlight} requests in flight; deliver again later\n`);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

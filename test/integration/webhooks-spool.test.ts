@@ -92,6 +92,37 @@ describe('webhook receiver and spool', () => {
     expect(entry?.delivery).toMatchObject({ raw: body, rejected: { table: 'webhooks', reason: expect.stringContaining('signal.exploded') } });
   });
 
+  it('given one request in flight at a cap of one, when another arrives, then it is answered 503 with Retry-After at once, and the first still 200', async () => {
+    const spool = await tempSpool();
+    let entered!: () => void;
+    const inSink = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const lines: string[] = [];
+    const url = await startReceiver(spool, {
+      maxInFlight: 1,
+      log: (line) => lines.push(line),
+      sink: {
+        accept: async (delivery) => {
+          entered();
+          await released;
+          return spool.put(delivery);
+        },
+      },
+    });
+    const first = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_first', 'sig_a', 1) });
+    const answered = post(url, first, signWebhook(SECRET, first));
+    await inSink;
+    const second = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_second', 'sig_a', 2) });
+    const response = await fetch(url, { method: 'POST', headers: { 'x-service-signature': signWebhook(SECRET, second) }, body: second });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    release();
+    expect((await answered).status).toBe(200);
+    expect(await spool.size()).toBe(1);
+    expect(lines).toContainEqual(expect.stringContaining('1 requests already in flight (webhooks.max_in_flight)'));
+  });
+
   it('given a secrets file written after serve started, when a Signal signs with its secret, then 401 before and 200 once the file holds it', async () => {
     const spool = await tempSpool();
     const file = join(spool.dir, '..', 'signal-secrets.jsonl');
