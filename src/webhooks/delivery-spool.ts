@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { access, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** One accepted delivery, as kept in the spool until it is loaded. */
@@ -77,6 +77,9 @@ export class DeliverySpool {
     const handle = await open(temporary, 'wx', 0o600);
     try {
       await handle.writeFile(JSON.stringify(delivery));
+      // The file's time is its acceptance time, so drains can take the oldest first without reading every file.
+      const accepted = new Date(delivery.receivedAt);
+      if (!Number.isNaN(accepted.getTime())) await handle.utimes(accepted, accepted);
       await handle.sync();
     } finally {
       await handle.close();
@@ -88,15 +91,30 @@ export class DeliverySpool {
 
   /** Every queued delivery, oldest accepted first. A file that cannot be read is set aside as `*.bad` and reported through `onBad`. */
   async list(onBad: (file: string, reason: string) => void = () => undefined): Promise<SpoolEntry[]> {
+    return this.read(await this.pending(), onBad);
+  }
+
+  /** The queued files' names, oldest accepted first (by file time), without reading them: a drain reads them a chunk at a time. */
+  async pending(): Promise<string[]> {
     let names: string[];
     try {
-      names = await readdir(this.dir);
+      names = (await readdir(this.dir)).filter(isQueued);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
+    const dated: { file: string; at: number }[] = [];
+    for (const file of names) {
+      const at = await stat(join(this.dir, file)).then((info) => info.mtimeMs, ignoreGone);
+      if (at !== undefined) dated.push({ file, at });
+    }
+    return dated.sort((a, b) => a.at - b.at || a.file.localeCompare(b.file)).map((d) => d.file);
+  }
+
+  /** These queued files' deliveries, oldest accepted first; a file gone meanwhile is skipped, one that cannot be read is set aside as `*.bad`. */
+  async read(files: readonly string[], onBad: (file: string, reason: string) => void = () => undefined): Promise<SpoolEntry[]> {
     const entries: SpoolEntry[] = [];
-    for (const file of names.filter((name) => name.endsWith(SUFFIX) && !name.startsWith('.'))) {
+    for (const file of files) {
       try {
         entries.push({ file, delivery: parseDelivery(await readFile(join(this.dir, file), 'utf8')) });
       } catch (error) {
@@ -111,7 +129,7 @@ export class DeliverySpool {
   /** Queued deliveries (a cheap count for the health probe). */
   async size(): Promise<number> {
     try {
-      return (await readdir(this.dir)).filter((name) => name.endsWith(SUFFIX) && !name.startsWith('.')).length;
+      return (await readdir(this.dir)).filter(isQueued).length;
     } catch {
       return 0;
     }
@@ -143,6 +161,16 @@ export class DeliverySpool {
 /** The file name of a dedupe key: a hash, so any key is a safe name and duplicates collide. */
 export function fileNameOf(key: string): string {
   return `${createHash('sha256').update(key).digest('hex').slice(0, 40)}${SUFFIX}`;
+}
+
+/** A queued delivery's file: `<hash>.json` (temporary files start with a dot, set-aside ones end in `.bad`). */
+function isQueued(name: string): boolean {
+  return name.endsWith(SUFFIX) && !name.startsWith('.');
+}
+
+function ignoreGone(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
 }
 
 function parseDelivery(text: string): SpooledDelivery {

@@ -51,6 +51,8 @@ export interface SpoolDrainerOptions {
   onBatchCompleted?: (jobIds: readonly string[], destination: Destination) => Promise<void>;
   /** Wait before trying again after the destination was busy or a drain failed, in ms. Default: 1000. */
   retryMs?: number;
+  /** Spool files read and loaded per transaction, so a large backlog never sits in memory at once. Default: 1,000. */
+  chunkFiles?: number;
 }
 
 /** What one drain loaded. */
@@ -67,11 +69,13 @@ export interface DrainResult {
 
 type EventRow = Record<string, unknown>;
 
+const DEFAULT_CHUNK_FILES = 1_000;
+
 /**
- * Loads the spool into the destination: takes the writer lock briefly, writes every spooled
- * delivery in one load unit (Triggers in `check_number` order per Signal, merged on `trigger_id`;
- * other events into `webhook_events`; unreadable bodies into `_seedline_rejected`), commits,
- * deletes their files, releases the lock. A crash after the commit and before the delete loads the
+ * Loads the spool into the destination: takes the writer lock briefly and writes the spooled
+ * deliveries, oldest first, in load units of at most 1,000 files (Triggers in `check_number`
+ * order per Signal, merged on `trigger_id`; other events into `webhook_events`; unreadable bodies
+ * into `_seedline_rejected`), each unit committed, then its files deleted; then it releases the lock. A crash after the commit and before the delete loads the
  * same files again, harmlessly (both tables merge). When another writer holds the destination the
  * deliveries stay spooled and the drain is tried again later.
  *
@@ -122,19 +126,29 @@ export class SpoolDrainer {
     }
   }
 
-  /** Loads everything spooled now, in one transaction. Throws `DestinationLockedError` when another writer holds the destination. */
+  /**
+   * Loads everything spooled now, oldest first, one transaction per chunk of files (each chunk's
+   * files deleted once it committed). Throws `DestinationLockedError` when another writer holds
+   * the destination.
+   */
   drainOnce(): Promise<DrainResult> {
     return this.once.run(async () => {
-      const empty: DrainResult = { triggers: 0, events: 0, rejected: 0, files: 0 };
-      if ((await this.options.spool.size()) === 0) return empty;
+      const total: DrainResult = { triggers: 0, events: 0, rejected: 0, files: 0 };
+      const { spool } = this.options;
+      if ((await spool.size()) === 0) return total;
       const opened = await this.options.open();
       try {
         // Listed under the lock: another process draining the same spool has finished by now.
-        const entries = await this.options.spool.list((file, reason) => this.log(`spool: ${file} is unreadable (${reason}); set aside as ${file}.bad`));
-        if (entries.length === 0) return empty;
-        const result = await this.load(opened.destination, entries);
-        await this.options.spool.remove(entries.map((e) => e.file));
-        return result;
+        const files = await spool.pending();
+        const chunk = Math.max(1, this.options.chunkFiles ?? DEFAULT_CHUNK_FILES);
+        for (let at = 0; at < files.length; at += chunk) {
+          const entries = await spool.read(files.slice(at, at + chunk), (file, reason) => this.log(`spool: ${file} is unreadable (${reason}); set aside as ${file}.bad`));
+          if (entries.length === 0) continue;
+          const loaded = await this.load(opened.destination, entries);
+          await spool.remove(entries.map((e) => e.file));
+          for (const key of Object.keys(total) as (keyof DrainResult)[]) total[key] += loaded[key];
+        }
+        return total;
       } finally {
         await opened.close().catch(() => undefined);
       }

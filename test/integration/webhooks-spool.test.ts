@@ -173,7 +173,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     return made;
   }
 
-  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[]): Promise<SpoolDrainer> {
+  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[], chunkFiles?: number): Promise<SpoolDrainer> {
     const manifest = (await loadManifests()).get('triggers')!;
     const shaper = new TableShaper(manifest.table, { options: {}, run: { id: 'serve_test', started_at: new Date().toISOString() } });
     const open = async () => {
@@ -187,7 +187,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
       }
       return { destination, close: () => destination.close() };
     };
-    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50 });
+    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50, ...(chunkFiles ? { chunkFiles } : {}) });
   }
 
   it('given Triggers out of order, a test, a pause and a batch event spooled, when drained, then triggers holds the Triggers once in check_number order and webhook_events the rest', async ({ skip }) => {
@@ -223,6 +223,25 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
       { event: 'signal.test', subject_id: 'sig_a', test: true },
     ]);
     expect(lines[0]).toContain('loaded 3 triggers into triggers: trg_1 (Signal sig_a, check 1), trg_2');
+  });
+
+  it('given five spooled Triggers and chunks of two files, when drained, then three load units load them all, oldest first, and the spool is empty', async ({ skip }) => {
+    const made = await target();
+    if (!made) return skip();
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    for (let n = 1; n <= 5; n++) {
+      const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger(`trg_chunk_${n}`, 'sig_a', n) });
+      expect((await post(url, body, signWebhook(SECRET, body))).status).toBe(200);
+    }
+    const lines: string[] = [];
+    const drainer = await drainerFor(made, spool, lines, 2);
+    expect(await drainer.drainOnce()).toEqual({ triggers: 5, events: 0, rejected: 0, files: 5 });
+    expect(await spool.size()).toBe(0);
+    const loads = lines.filter((l) => l.startsWith('signal.triggered: loaded'));
+    expect(loads).toHaveLength(3);
+    expect(loads[0]).toContain('loaded 2 triggers into triggers: trg_chunk_1 (Signal sig_a, check 1), trg_chunk_2');
+    expect(loads[2]).toContain('loaded 1 trigger into triggers: trg_chunk_5');
   });
 
   it('given a spool file that is not a delivery beside a good one, when drained, then the good one loads and the bad one is set aside as .bad and reported', async ({ skip }) => {
