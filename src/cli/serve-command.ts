@@ -6,10 +6,12 @@ import { loadConfig } from '../config/load-config.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
 import type { Destination } from '../destinations/destination.js';
 import { loadManifests } from '../manifest/load-manifests.js';
+import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';
+import { stderrLine } from '../util/stderr-line.js';
 import { WebhookReceiver } from '../webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../webhooks/webhook-secrets.js';
-import type { OpenedDestination } from '../webhooks/spool-drainer.js';
+import type { OpenedDestination, SpoolDrainer } from '../webhooks/spool-drainer.js';
 import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { runCommand } from './run-command.js';
@@ -51,7 +53,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       'webhooks.secrets: seedline serve needs the secrets that sign deliveries (each Signal\'s webhook_secret, the account\'s secret); add e.g. webhooks: { secrets: ["${SEEDLINE_WEBHOOK_SECRET}"] }',
     ]);
   }
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = stderrLine;
   const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config.streams), log);
   const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log, onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination) }))!;
 
@@ -63,7 +65,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     if (left.files > 0) log(`spool: loaded ${left.files} deliveries accepted before this start`);
   } catch (error) {
     if (!(error instanceof DestinationLockedError)) throw error;
-    log(`note: ${error.message.split('\n')[0]}; deliveries are spooled in ${drainer.spool.dir} until it is free`);
+    log(`note: ${firstLine(error)}; deliveries are spooled in ${drainer.spool.dir} until it is free`);
   }
 
   const secrets = new WebhookSecrets({ fixed: webhooks.secrets, file: webhooks.secrets_file === undefined ? undefined : resolve(loaded.baseDir, webhooks.secrets_file), log });
@@ -80,7 +82,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
         return queued;
       },
     },
-    health: async () => ({ spooled: await drainer.spool.size() }),
+    health: () => spoolHealth(drainer),
   });
   const url = await receiver.listen(opts.port ?? webhooks.port, opts.host);
   process.stdout.write(`listening on ${url}\n`);
@@ -136,7 +138,7 @@ class BatchReads {
       try {
         await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true, resumeJobs: awaited });
       } catch (error) {
-        this.log(`batch.completed: reading the results failed (${(error as Error).message.split('\n')[0]}); the next sync reads them`);
+        this.log(`batch.completed: reading the results failed (${firstLine(error)}); the next sync reads them`);
       }
     });
   }
@@ -144,6 +146,17 @@ class BatchReads {
   /** Resolves once every read asked for has finished. */
   async idle(): Promise<void> {
     await this.last;
+  }
+}
+
+/** What `/healthz` tells about the spool: how many deliveries wait, the oldest's age, and why the last drain failed. */
+async function spoolHealth(drainer: SpoolDrainer): Promise<Record<string, unknown>> {
+  const health: Record<string, unknown> = { last_drain_problem: drainer.problem };
+  try {
+    const { count, oldestAt } = await drainer.spool.stats();
+    return { spooled: count, oldest_spooled_age_s: oldestAt === null ? null : Math.max(0, Math.round((Date.now() - oldestAt.getTime()) / 1000)), ...health };
+  } catch (error) {
+    return { spooled: null, spool_problem: firstLine(error), ...health };
   }
 }
 

@@ -96,19 +96,13 @@ export class DeliverySpool {
 
   /** The queued files' names, oldest accepted first (by file time), without reading them: a drain reads them a chunk at a time. */
   async pending(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = (await readdir(this.dir)).filter(isQueued);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
-    const dated: { file: string; at: number }[] = [];
-    for (const file of names) {
-      const at = await stat(join(this.dir, file)).then((info) => info.mtimeMs, ignoreGone);
-      if (at !== undefined) dated.push({ file, at });
-    }
-    return dated.sort((a, b) => a.at - b.at || a.file.localeCompare(b.file)).map((d) => d.file);
+    return (await this.dated()).map((d) => d.file);
+  }
+
+  /** How many deliveries wait, and when the oldest was accepted (null when none): for the health probe. */
+  async stats(): Promise<{ count: number; oldestAt: Date | null }> {
+    const dated = await this.dated();
+    return { count: dated.length, oldestAt: dated.length === 0 ? null : new Date(dated[0]!.at) };
   }
 
   /** These queued files' deliveries, oldest accepted first; a file gone meanwhile is skipped, one that cannot be read is set aside as `*.bad`. */
@@ -126,13 +120,9 @@ export class DeliverySpool {
     return entries.sort((a, b) => a.delivery.receivedAt.localeCompare(b.delivery.receivedAt) || a.file.localeCompare(b.file));
   }
 
-  /** Queued deliveries (a cheap count for the health probe). */
+  /** Queued deliveries (a cheap count): 0 when the folder does not exist yet; any other failure to read it throws. */
   async size(): Promise<number> {
-    try {
-      return (await readdir(this.dir)).filter(isQueued).length;
-    } catch {
-      return 0;
-    }
+    return (await this.names()).length;
   }
 
   /** Deletes loaded deliveries' files (a file already gone is fine). */
@@ -140,6 +130,26 @@ export class DeliverySpool {
     for (const file of files) await unlink(join(this.dir, file)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });
+  }
+
+  /** Queued files' names; none when the folder does not exist yet. */
+  private async names(): Promise<string[]> {
+    try {
+      return (await readdir(this.dir)).filter(isQueued);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+
+  /** Queued files with their time (acceptance), oldest first. */
+  private async dated(): Promise<{ file: string; at: number }[]> {
+    const dated: { file: string; at: number }[] = [];
+    for (const file of await this.names()) {
+      const at = await stat(join(this.dir, file)).then((info) => info.mtimeMs, ignoreGone);
+      if (at !== undefined) dated.push({ file, at });
+    }
+    return dated.sort((a, b) => a.at - b.at || a.file.localeCompare(b.file));
   }
 
   private ensureDir(): Promise<void> {

@@ -6,7 +6,9 @@ import { DestinationLockedError } from '../destinations/destination-error.js';
 import type { Destination, RejectedRow, TableDefinition } from '../destinations/destination.js';
 import { LoadWriter } from '../engine/load-writer.js';
 import type { ShapedRecords, TableShaper } from '../engine/table-shaper.js';
+import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';
+import { stderrLine } from '../util/stderr-line.js';
 import type { DeliverySpool, SpoolEntry } from './delivery-spool.js';
 import { parseEvent } from './parse-event.js';
 
@@ -96,12 +98,17 @@ export class SpoolDrainer {
   private lastProblem = '';
 
   constructor(private readonly options: SpoolDrainerOptions) {
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = options.log ?? stderrLine;
   }
 
   /** The spool it drains. */
   get spool(): DeliverySpool {
     return this.options.spool;
+  }
+
+  /** Why the last background drain failed (one line, no body), or null when it succeeded or none has run. */
+  get problem(): string | null {
+    return this.lastProblem || null;
   }
 
   /** Asks for a drain soon; drains asked for while one runs are served by one more drain. */
@@ -121,7 +128,8 @@ export class SpoolDrainer {
       return await this.drainOnce();
     } catch (error) {
       if (!(error instanceof DestinationLockedError)) throw error;
-      this.log(`spool: ${await this.options.spool.size()} deliveries left in ${this.options.spool.dir}: the destination is busy (${error.holder}); the next serve or sync loads them`);
+      const left = await this.options.spool.size().catch(() => 'some');
+      this.log(`spool: ${left} deliveries left in ${this.options.spool.dir}: the destination is busy (${error.holder}); the next serve or sync loads them`);
       return null;
     }
   }
@@ -207,7 +215,7 @@ export class SpoolDrainer {
         await this.drainOnce();
         this.lastProblem = '';
       } catch (error) {
-        const problem = error instanceof DestinationLockedError ? `the destination is busy (${error.holder}); deliveries stay spooled` : `load failed (${(error as Error).message.split('\n')[0]}); deliveries stay spooled`;
+        const problem = error instanceof DestinationLockedError ? `the destination is busy (${error.holder}); deliveries stay spooled` : `load failed (${firstLine(error)}); deliveries stay spooled`;
         // A sync may hold the lock for minutes: say so once, not every second.
         if (problem !== this.lastProblem) this.log(`spool: ${problem}, trying again`);
         this.lastProblem = problem;

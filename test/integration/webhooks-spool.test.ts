@@ -139,6 +139,27 @@ describe('webhook receiver and spool', () => {
   });
 });
 
+describe('delivery spool on disk', () => {
+  it('given a spool folder not created yet, when counted, then 0; given a path through a file, then the error surfaces instead of a silent 0', async () => {
+    expect(await (await tempSpool()).size()).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'seedline-spool-'));
+    await writeFile(join(dir, 'blocker'), 'a file');
+    const blocked = new DeliverySpool(join(dir, 'blocker', 'spool'));
+    await expect(blocked.size()).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(blocked.stats()).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('given two deliveries accepted a minute apart, when the spool is asked for its stats, then it counts both and the oldest is the earlier acceptance', async () => {
+    const spool = await tempSpool();
+    expect(await spool.stats()).toEqual({ count: 0, oldestAt: null });
+    const delivery = (key: string, receivedAt: string) => ({ key, event: 'signal.test', receivedAt, raw: '{}' });
+    await spool.put(delivery('a', '2026-01-01T00:01:00.000Z'));
+    await spool.put(delivery('b', '2026-01-01T00:00:00.000Z'));
+    expect(await spool.stats()).toEqual({ count: 2, oldestAt: new Date('2026-01-01T00:00:00.000Z') });
+    expect((await spool.list()).map((e) => e.delivery.key)).toEqual(['b', 'a']);
+  });
+});
+
 describe('webhook secrets per Signal', () => {
   it('given a secrets file with two Signals, when a Trigger names one Signal but is signed with the other\'s secret, then 401; signed with its own, 200', async () => {
     const spool = await tempSpool();
@@ -274,9 +295,11 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     drainer.kick();
     await eventually(async () => lines.some((l) => l.includes('the destination is busy')));
     expect(await spool.size()).toBe(1);
+    expect(drainer.problem).toContain('the destination is busy (a long sync');
     await holder.close();
     await eventually(async () => (await spool.size()) === 0, 30_000);
     await drainer.stop();
+    expect(drainer.problem).toBeNull();
     expect(lines.some((l) => l.includes('loaded 1 trigger into triggers: trg_waits'))).toBe(true);
   });
 });
