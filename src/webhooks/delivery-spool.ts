@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { access, link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** One accepted delivery, as kept in the spool until it is loaded. */
@@ -26,6 +26,9 @@ export interface SpoolEntry {
 }
 
 const SUFFIX = '.json';
+const TEMPORARY_SUFFIX = '.tmp';
+/** Age after which a temporary file can only be a crash's leftover (a write takes milliseconds). */
+const STALE_TEMPORARY_MS = 60_000;
 
 /** The spool folder cannot be created or written: deliveries could not be kept, so none is accepted. */
 export class SpoolUnwritableError extends Error {
@@ -38,9 +41,9 @@ export class SpoolUnwritableError extends Error {
 
 /**
  * A durable queue of accepted deliveries outside the database: one file per dedupe key, written
- * to a temporary name, fsynced, then renamed into place (and the folder fsynced), so a delivery is
- * on disk whole before it is answered 2xx, and a crash leaves either the whole file or none. A
- * duplicate of a queued delivery maps to the same file name and is not written again.
+ * to a temporary name, fsynced, then hard-linked into place (and the folder fsynced), so a
+ * delivery is on disk whole before it is answered 2xx, and a crash leaves either the whole file or
+ * none. A duplicate of a queued delivery maps to the same file name, and the link refuses it.
  *
  * @example
  * ```ts
@@ -56,7 +59,11 @@ export class DeliverySpool {
   /** @param dir The spool folder (created when missing). */
   constructor(readonly dir: string) {}
 
-  /** Creates the folder when missing and checks it can be written; throws `SpoolUnwritableError` otherwise. */
+  /**
+   * Creates the folder when missing and checks it can be written (throws `SpoolUnwritableError`
+   * otherwise); deletes temporary files a crash left behind (older than a minute, so a write under
+   * way in another process is never touched).
+   */
   async check(): Promise<void> {
     try {
       await this.ensureDir();
@@ -65,6 +72,12 @@ export class DeliverySpool {
       this.ready = undefined;
       throw new SpoolUnwritableError(this.dir, error);
     }
+    const now = Date.now();
+    for (const name of (await readdir(this.dir)).filter((n) => n.startsWith('.') && n.endsWith(TEMPORARY_SUFFIX))) {
+      const path = join(this.dir, name);
+      const at = await stat(path).then((info) => info.mtimeMs, ignoreGone);
+      if (at !== undefined && now - at > STALE_TEMPORARY_MS) await unlink(path).catch(ignoreGone);
+    }
   }
 
   /** Queues a delivery durably; resolves false when one with the same key is already queued. */
@@ -72,8 +85,7 @@ export class DeliverySpool {
     await this.ensureDir();
     const file = fileNameOf(delivery.key);
     const target = join(this.dir, file);
-    if (await exists(target)) return false;
-    const temporary = join(this.dir, `.${file}.${randomUUID()}.tmp`);
+    const temporary = join(this.dir, `.${file}.${randomUUID()}${TEMPORARY_SUFFIX}`);
     const handle = await open(temporary, 'wx', 0o600);
     try {
       await handle.writeFile(JSON.stringify(delivery));
@@ -84,9 +96,18 @@ export class DeliverySpool {
     } finally {
       await handle.close();
     }
-    await rename(temporary, target);
-    await this.syncDir();
-    return true;
+    // link() fails if the target exists, so of two puts of one key exactly one wins; rename would replace.
+    let linked = true;
+    try {
+      await link(temporary, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      linked = false;
+    } finally {
+      await unlink(temporary).catch(ignoreGone);
+    }
+    if (linked) await this.syncDir();
+    return linked;
   }
 
   /** Every queued delivery, oldest accepted first. A file that cannot be read is set aside as `*.bad` and reported through `onBad`. */
@@ -127,9 +148,9 @@ export class DeliverySpool {
 
   /** Deletes loaded deliveries' files (a file already gone is fine). */
   async remove(files: readonly string[]): Promise<void> {
-    for (const file of files) await unlink(join(this.dir, file)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
+    for (const file of files) await unlink(join(this.dir, file)).catch(ignoreGone);
+    // Made durable, so a crash does not bring loaded files back (a reload would be a harmless merge, but slow).
+    if (files.length > 0) await this.syncDir();
   }
 
   /** Queued files' names; none when the folder does not exist yet. */
@@ -191,11 +212,3 @@ function parseDelivery(text: string): SpooledDelivery {
   return value as SpooledDelivery;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

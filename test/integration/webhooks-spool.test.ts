@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { signWebhook } from '../../src/client/webhook-signature.js';
 import { DestinationLockedError } from '../../src/destinations/destination-error.js';
 import { TableShaper } from '../../src/engine/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
-import { DeliverySpool } from '../../src/webhooks/delivery-spool.js';
+import { DeliverySpool, fileNameOf } from '../../src/webhooks/delivery-spool.js';
 import { SpoolDrainer } from '../../src/webhooks/spool-drainer.js';
 import { WebhookReceiver } from '../../src/webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../../src/webhooks/webhook-secrets.js';
@@ -147,6 +147,27 @@ describe('delivery spool on disk', () => {
     const blocked = new DeliverySpool(join(dir, 'blocker', 'spool'));
     await expect(blocked.size()).rejects.toMatchObject({ code: 'ENOTDIR' });
     await expect(blocked.stats()).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('given the same delivery put three times at once, when all finish, then exactly one put queued it and one file holds it', async () => {
+    const spool = await tempSpool();
+    const delivery = { key: 'trigger:trg_race', event: 'signal.triggered', receivedAt: new Date().toISOString(), raw: '{}' };
+    const queued = await Promise.all([spool.put(delivery), spool.put(delivery), spool.put(delivery)]);
+    expect(queued.filter(Boolean)).toHaveLength(1);
+    expect(await readdir(spool.dir)).toEqual([fileNameOf('trigger:trg_race')]);
+  });
+
+  it('given a temporary file a crash left an hour ago and one being written now, when the spool is checked, then only the stale one is deleted', async () => {
+    const spool = await tempSpool();
+    await spool.check();
+    const stale = join(spool.dir, '.abc.json.1.tmp');
+    const fresh = join(spool.dir, '.abc.json.2.tmp');
+    await writeFile(stale, '{"half":');
+    await writeFile(fresh, '{"half":');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(stale, hourAgo, hourAgo);
+    await spool.check();
+    expect(await readdir(spool.dir)).toEqual(['.abc.json.2.tmp']);
   });
 
   it('given two deliveries accepted a minute apart, when the spool is asked for its stats, then it counts both and the oldest is the earlier acceptance', async () => {
