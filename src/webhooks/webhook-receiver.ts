@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { checkSignatureHeader, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
 import type { SpooledDelivery } from './delivery-spool.js';
+import { firstLine } from '../util/first-line.js';
 import { stderrLine } from '../util/stderr-line.js';
 import { eventNotice } from './event-notice.js';
 import { deliveryKey, parseEvent } from './parse-event.js';
@@ -141,7 +142,7 @@ export class WebhookReceiver {
       answer = await this.answer(req);
     } catch (error) {
       // Not kept: a 5xx makes the service deliver again later.
-      const reason = (error as Error).message.split('\n')[0] ?? 'unknown error';
+      const reason = firstLine(error);
       this.log(`webhook not accepted (503): ${reason}`);
       answer = { status: 503, text: `not accepted: ${reason}; deliver again later` };
     }
@@ -174,14 +175,17 @@ export class WebhookReceiver {
     if (!verified.ok) return this.refuse(401, `invalid signature (${verified.reason}): ${verified.reason === 'no_secret' ? NO_CANDIDATE : verified.message}`);
 
     const parsed = parseEvent(raw);
-    const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
+    const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw, verified.timestamp), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
     if (!parsed.ok) {
       await this.options.sink.accept({ ...delivery, rejected: { table: parsed.table, reason: parsed.reason } });
       this.log(`webhook kept for _seedline_rejected (202): signed, but not an event this receiver reads: ${parsed.reason}`);
       return { status: 202, text: `accepted: kept for _seedline_rejected (${parsed.reason})` };
     }
-    const queued = await this.options.sink.accept(delivery);
     const event = parsed.event;
+    const named = req.headers['x-service-event'];
+    // The header is not signed, the body is: the body decides, the mismatch is only reported.
+    if (typeof named === 'string' && named !== event.event) this.log(`warning: X-Service-Event says ${JSON.stringify(named.slice(0, 64))} but the signed body is ${event.event}: read as ${event.event}`);
+    const queued = await this.options.sink.accept(delivery);
     if (event.event === 'signal.triggered') {
       const { trigger } = event;
       if (queued) this.log(`signal.triggered: queued trigger ${trigger.trigger_id} of Signal ${trigger.signal_id} (check ${trigger.check_number})`);

@@ -123,6 +123,17 @@ describe('webhook receiver and spool', () => {
     expect(lines).toContainEqual(expect.stringContaining('1 requests already in flight (webhooks.max_in_flight)'));
   });
 
+  it('given an X-Service-Event header that differs from the signed body, when posted, then the body decides and the mismatch is logged in one line', async () => {
+    const spool = await tempSpool();
+    const lines: string[] = [];
+    const url = await startReceiver(spool, { log: (line) => lines.push(line) });
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_header', 'sig_a', 1) });
+    const response = await fetch(url, { method: 'POST', headers: { 'x-service-event': 'signal.test', 'x-service-signature': signWebhook(SECRET, body) }, body });
+    expect(response.status).toBe(200);
+    expect((await spool.list())[0]?.delivery).toMatchObject({ key: 'trigger:trg_header', event: 'signal.triggered' });
+    expect(lines).toContain('warning: X-Service-Event says "signal.test" but the signed body is signal.triggered: read as signal.triggered');
+  });
+
   it('given a secrets file written after serve started, when a Signal signs with its secret, then 401 before and 200 once the file holds it', async () => {
     const spool = await tempSpool();
     const file = join(spool.dir, '..', 'signal-secrets.jsonl');

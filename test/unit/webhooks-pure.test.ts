@@ -24,25 +24,27 @@ function webhooksProblems(section: string): readonly string[] {
 }
 
 describe('delivery keys', () => {
-  it('given a Trigger delivered twice with different bodies, when keyed, then both carry the trigger_id key (the service dedupes on it)', () => {
+  it('given a Trigger delivered twice with different bodies and signatures, when keyed, then both carry the trigger_id key (the service dedupes on it)', () => {
     const first = JSON.stringify({ event: 'signal.triggered', trigger });
     const retry = JSON.stringify({ event: 'signal.triggered', trigger: { ...trigger, metadata: { n: 1 } } });
-    expect(deliveryKey(parseEvent(first), first)).toBe('trigger:trg_1');
-    expect(deliveryKey(parseEvent(retry), retry)).toBe('trigger:trg_1');
+    expect(deliveryKey(parseEvent(first), first, 100)).toBe('trigger:trg_1');
+    expect(deliveryKey(parseEvent(retry), retry, 160)).toBe('trigger:trg_1');
   });
 
   it('given a batch.completed, when keyed, then the key is its job_id', () => {
     const body = JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_9', status: 'completed', total: 1 } });
-    expect(deliveryKey(parseEvent(body), body)).toBe('job:job_9');
+    expect(deliveryKey(parseEvent(body), body, 100)).toBe('job:job_9');
   });
 
-  it('given events without an id, when keyed, then the same body gives the same key and another body another key', () => {
+  it('given events without an id, when keyed, then only the same body under the same signature time gives the same key', () => {
     const paused = (reason: string) => JSON.stringify({ event: 'signal.paused', signal: { id: 'sig_1', status: 'paused', paused_reason: reason } });
-    const a = deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'));
-    expect(a).toMatch(/^signal\.paused:[0-9a-f]{64}$/);
-    expect(deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'))).toBe(a);
-    expect(deliveryKey(parseEvent(paused('insufficient_credits')), paused('insufficient_credits'))).not.toBe(a);
-    expect(deliveryKey(parseEvent('nope'), 'nope')).toMatch(/^unreadable:/);
+    const a = deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'), 100);
+    expect(a).toMatch(/^signal\.paused:100:[0-9a-f]{64}$/);
+    expect(deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'), 100)).toBe(a);
+    // The same Signal paused again weeks later for the same reason is another event.
+    expect(deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'), 100 + 86_400 * 21)).not.toBe(a);
+    expect(deliveryKey(parseEvent(paused('insufficient_credits')), paused('insufficient_credits'), 100)).not.toBe(a);
+    expect(deliveryKey(parseEvent('nope'), 'nope', 100)).toMatch(/^unreadable:100:/);
   });
 
   it('given keys, when turned into spool file names, then they are safe fixed-length names that collide only for equal keys', () => {
