@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkSignatureHeader, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
-import type { SpooledDelivery } from './delivery-spool.js';
 import { firstLine } from '../util/first-line.js';
 import { stderrLine } from '../util/stderr-line.js';
+import type { SpooledDelivery } from './delivery-spool.js';
 import { eventNotice } from './event-notice.js';
 import { deliveryKey, parseEvent } from './parse-event.js';
 
