@@ -6,10 +6,12 @@ import { loadConfig } from '../config/load-config.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
 import type { Destination } from '../destinations/destination.js';
 import { loadManifests } from '../manifest/load-manifests.js';
+import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';
+import { stderrLine } from '../util/stderr-line.js';
 import { WebhookReceiver } from '../webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../webhooks/webhook-secrets.js';
-import type { OpenedDestination } from '../webhooks/spool-drainer.js';
+import type { OpenedDestination, SpoolDrainer } from '../webhooks/spool-drainer.js';
 import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { runCommand } from './run-command.js';
@@ -51,7 +53,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       'webhooks.secrets: seedline serve needs the secrets that sign deliveries (each Signal\'s webhook_secret, the account\'s secret); add e.g. webhooks: { secrets: ["${SEEDLINE_WEBHOOK_SECRET}"] }',
     ]);
   }
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = stderrLine;
   const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config.streams), log);
   const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log, onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination) }))!;
 
@@ -63,7 +65,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     if (left.files > 0) log(`spool: loaded ${left.files} deliveries accepted before this start`);
   } catch (error) {
     if (!(error instanceof DestinationLockedError)) throw error;
-    log(`note: ${error.message.split('\n')[0]}; deliveries are spooled in ${drainer.spool.dir} until it is free`);
+    log(`note: ${firstLine(error)}; deliveries are spooled in ${drainer.spool.dir} until it is free`);
   }
 
   const secrets = new WebhookSecrets({ fixed: webhooks.secrets, file: webhooks.secrets_file === undefined ? undefined : resolve(loaded.baseDir, webhooks.secrets_file), log });
@@ -71,6 +73,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const receiver = new WebhookReceiver({
     secrets,
     path: webhooks.path,
+    maxInFlight: webhooks.max_in_flight,
     log,
     sink: {
       accept: async (delivery) => {
@@ -79,7 +82,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
         return queued;
       },
     },
-    health: async () => ({ spooled: await drainer.spool.size() }),
+    health: () => spoolHealth(drainer),
   });
   const url = await receiver.listen(opts.port ?? webhooks.port, opts.host);
   process.stdout.write(`listening on ${url}\n`);
@@ -100,8 +103,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
 /**
  * Reads the results of batch jobs a sync recorded but did not finish reading (it was stopped or
- * killed) as soon as `batch.completed` says they are done: a `sync --resume-only` of their
- * streams, which submits nothing new. One read at a time; it waits for the destination's lock.
+ * killed) as soon as `batch.completed` says they are done: a `sync --resume-only` of those jobs
+ * alone, which submits nothing and waits on no other job. One read at a time; it waits for the
+ * destination's lock.
  */
 class BatchReads {
   private readonly queue = new Mutex();
@@ -117,21 +121,24 @@ class BatchReads {
   async completed(jobIds: readonly string[], destination: Destination): Promise<void> {
     const wanted = new Set(jobIds);
     const streams: string[] = [];
+    const awaited: string[] = [];
     for (const stream of this.streams) {
-      const batches = await destination.readBatches(stream);
-      if (batches.some((b) => b.status === 'submitted' && b.jobId && wanted.has(b.jobId))) streams.push(stream);
+      const jobs = (await destination.readBatches(stream)).flatMap((b) => (b.status === 'submitted' && b.jobId && wanted.has(b.jobId) ? [b.jobId] : []));
+      if (jobs.length > 0) streams.push(stream);
+      awaited.push(...jobs);
     }
     if (streams.length === 0) {
       this.log(`batch.completed: job ${jobIds.join(', ')} is not awaiting a read by this destination's streams: recorded only`);
       return;
     }
-    this.log(`batch.completed: reading the results of job ${jobIds.join(', ')} (streams ${streams.join(', ')})`);
-    // Run after the drain has released the lock: the read takes it itself.
+    this.log(`batch.completed: reading the results of job ${awaited.join(', ')} (streams ${streams.join(', ')})`);
+    // Run after the drain has released the lock: the read takes it itself. Only the completed jobs
+    // are read: waiting on other open jobs would hold the lock (and the spool) for hours.
     this.last = this.queue.run(async () => {
       try {
-        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true });
+        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true, resumeJobs: awaited });
       } catch (error) {
-        this.log(`batch.completed: reading the results failed (${(error as Error).message.split('\n')[0]}); the next sync reads them`);
+        this.log(`batch.completed: reading the results failed (${firstLine(error)}); the next sync reads them`);
       }
     });
   }
@@ -139,6 +146,17 @@ class BatchReads {
   /** Resolves once every read asked for has finished. */
   async idle(): Promise<void> {
     await this.last;
+  }
+}
+
+/** What `/healthz` tells about the spool: how many deliveries wait, the oldest's age, and why the last drain failed. */
+async function spoolHealth(drainer: SpoolDrainer): Promise<Record<string, unknown>> {
+  const health: Record<string, unknown> = { last_drain_problem: drainer.problem };
+  try {
+    const { count, oldestAt } = await drainer.spool.stats();
+    return { spooled: count, oldest_spooled_age_s: oldestAt === null ? null : Math.max(0, Math.round((Date.now() - oldestAt.getTime()) / 1000)), ...health };
+  } catch (error) {
+    return { spooled: null, spool_problem: firstLine(error), ...health };
   }
 }
 

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { quoteIdentifier } from '../destinations/destination.js';
 import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
+import { firstLine } from '../util/first-line.js';
+import { stderrLine } from '../util/stderr-line.js';
 import { formatTable } from './format-table.js';
 import { loadCostModel } from './load-cost-model.js';
 import { openSession, type Session } from './open-session.js';
@@ -28,6 +30,8 @@ export interface SyncRunOptions {
   sampleQuery?: boolean;
   /** Only read the results of batch jobs recorded by earlier runs; submit nothing new. */
   resumeOnly?: boolean;
+  /** With `resumeOnly`, read only these batch jobs (what `serve` passes on `batch.completed`). Default: every submitted job. */
+  resumeJobs?: readonly string[];
   /** Group of `schedule:` the run belongs to (recorded in `_seedline_runs`). Default: none. */
   scheduleGroup?: string;
   /** Aborted to stop after the page under way commits. Default: SIGTERM/SIGINT of this process, via `syncOnce`. */
@@ -72,9 +76,7 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
 export async function syncInSession(session: Session, opts: SyncRunOptions): Promise<RunResult> {
   const manifests = await loadManifests();
   const { destination, loaded } = session;
-  // Webhook deliveries `serve` spooled but could not load (it was stopped, or this run held the lock) load first.
-  const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
-  if (drained?.files) process.stderr.write(`spool: loaded ${drained.files} webhook deliveries waiting in the spool\n`);
+  await drainSpool(session);
   const only = splitList(opts.streams);
   const prepared = await prepareSync({
     config: loaded.config,
@@ -84,6 +86,7 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     ...(only ? { only } : {}),
     fullRefresh: opts.fullRefresh ?? false,
     resumeOnly: opts.resumeOnly ?? false,
+    ...(opts.resumeJobs ? { resumeJobs: opts.resumeJobs } : {}),
     ...(opts.scheduleGroup ? { scheduleGroup: opts.scheduleGroup } : {}),
   });
   const client = await session.connect();
@@ -101,6 +104,20 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await destination.query(sql))}\n`);
   }
   return result;
+}
+
+/**
+ * Loads the webhook deliveries `serve` spooled but could not load (it was stopped, or a sync held
+ * the lock) before the run's own work. A spool that cannot be loaded never stops the sync: its
+ * deliveries stay spooled for `serve` or the next sync, and one line says why.
+ */
+async function drainSpool({ destination, loaded }: Session): Promise<void> {
+  try {
+    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
+    if (drained?.files) stderrLine(`spool: loaded ${drained.files} webhook deliveries waiting in the spool`);
+  } catch (error) {
+    stderrLine(`warning: webhook spool not loaded (${firstLine(error)}); its deliveries stay spooled for serve or the next sync`);
+  }
 }
 
 /** `a, b,,c` → `['a', 'b', 'c']`; undefined stays undefined. */

@@ -108,6 +108,8 @@ export const WebhooksConfig = z.strictObject({
   path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'expected a path starting with /, e.g. /webhooks').default('/webhooks'),
   /** Port to listen on (`--port` overrides; 0 picks a free one). Default: 8788. */
   port: z.number().int().min(0).max(65535).default(8788),
+  /** Requests `serve` handles at once; more are answered 503 (the service delivers them again later). Connections are capped at 4× this. Default: 256. */
+  max_in_flight: z.number().int().min(1).max(100_000).default(256),
 }).refine((w) => w.secrets.length > 0 || w.secrets_file !== undefined, {
   message: 'expected at least one webhook secret: list them under webhooks.secrets, or name the file of `signals apply --secrets-out` as webhooks.secrets_file',
   path: ['secrets'],

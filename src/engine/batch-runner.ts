@@ -108,7 +108,9 @@ function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
 }
 
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
-  return (await ctx.destination.readBatches(stream)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+  const open = (await ctx.destination.readBatches(stream)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+  // Resume-only reads jobs already submitted (the named ones, when named) and never sends an unsent intent: that would spend.
+  return ctx.resumeOnly ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId))) : open;
 }
 
 /** Submission is free, so seeds are spread over every job slot the account allows: five jobs of 200 resolve about five times sooner than one of 1,000. */
@@ -262,7 +264,7 @@ class BatchRunner {
         this.outcome.credits += settled - spent.credits;
       }
     }
-    if (resend.length > 0) await this.submitAndRead(resend);
+    if (resend.length > 0 && !this.ctx.resumeOnly) await this.submitAndRead(resend);
   }
 
   /**

@@ -31,6 +31,8 @@ export interface SyncOptions {
   now?: () => Date;
   /** Only read the results of batch jobs recorded by earlier runs (after `batch.completed`); other streams are skipped. Default: false. */
   resumeOnly?: boolean;
+  /** With `resumeOnly`, read only these batch jobs (the ones `batch.completed` named). Default: every submitted job. */
+  resumeJobs?: readonly string[];
   /** Group of `schedule:` this run belongs to, recorded in `_seedline_runs.schedule_group`. Default: none (a run by hand). */
   scheduleGroup?: string;
 }
@@ -229,6 +231,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1 },
     now: prepared.options.now ?? (() => new Date()),
     resumeOnly: prepared.options.resumeOnly ?? false,
+    ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),
     ...(io.stop ? { stop: io.stop } : {}),
   });
 }

@@ -94,6 +94,8 @@ export interface StreamContext {
   now(): Date;
   /** Only read the results of batch jobs recorded by earlier runs: submit nothing, retry nothing. Default: false. */
   resumeOnly?: boolean;
+  /** With `resumeOnly`, read only these jobs (those `batch.completed` named), never wait on other open jobs. Default: every submitted job. */
+  resumeJobs?: readonly string[];
   /** Aborted when the run should stop after the page under way (SIGTERM). Default: never. */
   stop?: AbortSignal;
 }

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { access, link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** One accepted delivery, as kept in the spool until it is loaded. */
@@ -26,6 +26,9 @@ export interface SpoolEntry {
 }
 
 const SUFFIX = '.json';
+const TEMPORARY_SUFFIX = '.tmp';
+/** Age after which a temporary file can only be a crash's leftover (a write takes milliseconds). */
+const STALE_TEMPORARY_MS = 60_000;
 
 /** The spool folder cannot be created or written: deliveries could not be kept, so none is accepted. */
 export class SpoolUnwritableError extends Error {
@@ -38,9 +41,9 @@ export class SpoolUnwritableError extends Error {
 
 /**
  * A durable queue of accepted deliveries outside the database: one file per dedupe key, written
- * to a temporary name, fsynced, then renamed into place (and the folder fsynced), so a delivery is
- * on disk whole before it is answered 2xx, and a crash leaves either the whole file or none. A
- * duplicate of a queued delivery maps to the same file name and is not written again.
+ * to a temporary name, fsynced, then hard-linked into place (and the folder fsynced), so a
+ * delivery is on disk whole before it is answered 2xx, and a crash leaves either the whole file or
+ * none. A duplicate of a queued delivery maps to the same file name, and the link refuses it.
  *
  * @example
  * ```ts
@@ -56,7 +59,11 @@ export class DeliverySpool {
   /** @param dir The spool folder (created when missing). */
   constructor(readonly dir: string) {}
 
-  /** Creates the folder when missing and checks it can be written; throws `SpoolUnwritableError` otherwise. */
+  /**
+   * Creates the folder when missing and checks it can be written (throws `SpoolUnwritableError`
+   * otherwise); deletes temporary files a crash left behind (older than a minute, so a write under
+   * way in another process is never touched).
+   */
   async check(): Promise<void> {
     try {
       await this.ensureDir();
@@ -65,6 +72,12 @@ export class DeliverySpool {
       this.ready = undefined;
       throw new SpoolUnwritableError(this.dir, error);
     }
+    const now = Date.now();
+    for (const name of (await readdir(this.dir)).filter((n) => n.startsWith('.') && n.endsWith(TEMPORARY_SUFFIX))) {
+      const path = join(this.dir, name);
+      const at = await stat(path).then((info) => info.mtimeMs, ignoreGone);
+      if (at !== undefined && now - at > STALE_TEMPORARY_MS) await unlink(path).catch(ignoreGone);
+    }
   }
 
   /** Queues a delivery durably; resolves false when one with the same key is already queued. */
@@ -72,31 +85,51 @@ export class DeliverySpool {
     await this.ensureDir();
     const file = fileNameOf(delivery.key);
     const target = join(this.dir, file);
-    if (await exists(target)) return false;
-    const temporary = join(this.dir, `.${file}.${randomUUID()}.tmp`);
+    const temporary = join(this.dir, `.${file}.${randomUUID()}${TEMPORARY_SUFFIX}`);
     const handle = await open(temporary, 'wx', 0o600);
     try {
       await handle.writeFile(JSON.stringify(delivery));
+      // The file's time is its acceptance time, so drains can take the oldest first without reading every file.
+      const accepted = new Date(delivery.receivedAt);
+      if (!Number.isNaN(accepted.getTime())) await handle.utimes(accepted, accepted);
       await handle.sync();
     } finally {
       await handle.close();
     }
-    await rename(temporary, target);
-    await this.syncDir();
-    return true;
+    // link() fails if the target exists, so of two puts of one key exactly one wins; rename would replace.
+    let linked = true;
+    try {
+      await link(temporary, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      linked = false;
+    } finally {
+      await unlink(temporary).catch(ignoreGone);
+    }
+    if (linked) await this.syncDir();
+    return linked;
   }
 
   /** Every queued delivery, oldest accepted first. A file that cannot be read is set aside as `*.bad` and reported through `onBad`. */
   async list(onBad: (file: string, reason: string) => void = () => undefined): Promise<SpoolEntry[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
+    return this.read(await this.pending(), onBad);
+  }
+
+  /** The queued files' names, oldest accepted first (by file time), without reading them: a drain reads them a chunk at a time. */
+  async pending(): Promise<string[]> {
+    return (await this.dated()).map((d) => d.file);
+  }
+
+  /** How many deliveries wait, and when the oldest was accepted (null when none): for the health probe. */
+  async stats(): Promise<{ count: number; oldestAt: Date | null }> {
+    const dated = await this.dated();
+    return { count: dated.length, oldestAt: dated.length === 0 ? null : new Date(dated[0]!.at) };
+  }
+
+  /** These queued files' deliveries, oldest accepted first; a file gone meanwhile is skipped, one that cannot be read is set aside as `*.bad`. */
+  async read(files: readonly string[], onBad: (file: string, reason: string) => void = () => undefined): Promise<SpoolEntry[]> {
     const entries: SpoolEntry[] = [];
-    for (const file of names.filter((name) => name.endsWith(SUFFIX) && !name.startsWith('.'))) {
+    for (const file of files) {
       try {
         entries.push({ file, delivery: parseDelivery(await readFile(join(this.dir, file), 'utf8')) });
       } catch (error) {
@@ -108,20 +141,36 @@ export class DeliverySpool {
     return entries.sort((a, b) => a.delivery.receivedAt.localeCompare(b.delivery.receivedAt) || a.file.localeCompare(b.file));
   }
 
-  /** Queued deliveries (a cheap count for the health probe). */
+  /** Queued deliveries (a cheap count): 0 when the folder does not exist yet; any other failure to read it throws. */
   async size(): Promise<number> {
-    try {
-      return (await readdir(this.dir)).filter((name) => name.endsWith(SUFFIX) && !name.startsWith('.')).length;
-    } catch {
-      return 0;
-    }
+    return (await this.names()).length;
   }
 
   /** Deletes loaded deliveries' files (a file already gone is fine). */
   async remove(files: readonly string[]): Promise<void> {
-    for (const file of files) await unlink(join(this.dir, file)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
+    for (const file of files) await unlink(join(this.dir, file)).catch(ignoreGone);
+    // Made durable, so a crash does not bring loaded files back (a reload would be a harmless merge, but slow).
+    if (files.length > 0) await this.syncDir();
+  }
+
+  /** Queued files' names; none when the folder does not exist yet. */
+  private async names(): Promise<string[]> {
+    try {
+      return (await readdir(this.dir)).filter(isQueued);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+
+  /** Queued files with their time (acceptance), oldest first. */
+  private async dated(): Promise<{ file: string; at: number }[]> {
+    const dated: { file: string; at: number }[] = [];
+    for (const file of await this.names()) {
+      const at = await stat(join(this.dir, file)).then((info) => info.mtimeMs, ignoreGone);
+      if (at !== undefined) dated.push({ file, at });
+    }
+    return dated.sort((a, b) => a.at - b.at || a.file.localeCompare(b.file));
   }
 
   private ensureDir(): Promise<void> {
@@ -145,6 +194,16 @@ export function fileNameOf(key: string): string {
   return `${createHash('sha256').update(key).digest('hex').slice(0, 40)}${SUFFIX}`;
 }
 
+/** A queued delivery's file: `<hash>.json` (temporary files start with a dot, set-aside ones end in `.bad`). */
+function isQueued(name: string): boolean {
+  return name.endsWith(SUFFIX) && !name.startsWith('.');
+}
+
+function ignoreGone(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
+}
+
 function parseDelivery(text: string): SpooledDelivery {
   const value = JSON.parse(text) as Partial<SpooledDelivery>;
   if (typeof value.key !== 'string' || typeof value.event !== 'string' || typeof value.receivedAt !== 'string' || typeof value.raw !== 'string') {
@@ -153,11 +212,3 @@ function parseDelivery(text: string): SpooledDelivery {
   return value as SpooledDelivery;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

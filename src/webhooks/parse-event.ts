@@ -23,11 +23,14 @@ export function parseEvent(raw: string): ParsedEvent {
 
 /**
  * The dedupe key of a delivery: retries carry the same `trigger_id` or `job_id` (the service
- * says to dedupe on it); other events, which carry no id, dedupe on their exact body.
+ * says to dedupe on it). Other events carry no id: they key on the signature's timestamp and the
+ * exact body, so two deliveries with equal bodies (a Signal paused twice for the same reason, two
+ * test deliveries) stay two rows, while a delivery replayed with its signature stays one. A
+ * retry, signed anew, records a second row for these rare events rather than dropping a real one.
  */
-export function deliveryKey(parsed: ParsedEvent, raw: string): string {
+export function deliveryKey(parsed: ParsedEvent, raw: string, signedAt: number): string {
   if (parsed.ok && parsed.event.event === 'signal.triggered') return `trigger:${parsed.event.trigger.trigger_id}`;
   if (parsed.ok && parsed.event.event === 'batch.completed') return `job:${parsed.event.job.job_id}`;
   const event = parsed.ok ? parsed.event.event : 'unreadable';
-  return `${event}:${createHash('sha256').update(raw).digest('hex')}`;
+  return `${event}:${signedAt}:${createHash('sha256').update(raw).digest('hex')}`;
 }

@@ -6,7 +6,9 @@ import { DestinationLockedError } from '../destinations/destination-error.js';
 import type { Destination, RejectedRow, TableDefinition } from '../destinations/destination.js';
 import { LoadWriter } from '../engine/load-writer.js';
 import type { ShapedRecords, TableShaper } from '../engine/table-shaper.js';
+import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';
+import { stderrLine } from '../util/stderr-line.js';
 import type { DeliverySpool, SpoolEntry } from './delivery-spool.js';
 import { parseEvent } from './parse-event.js';
 
@@ -51,6 +53,8 @@ export interface SpoolDrainerOptions {
   onBatchCompleted?: (jobIds: readonly string[], destination: Destination) => Promise<void>;
   /** Wait before trying again after the destination was busy or a drain failed, in ms. Default: 1000. */
   retryMs?: number;
+  /** Spool files read and loaded per transaction, so a large backlog never sits in memory at once. Default: 1,000. */
+  chunkFiles?: number;
 }
 
 /** What one drain loaded. */
@@ -67,11 +71,13 @@ export interface DrainResult {
 
 type EventRow = Record<string, unknown>;
 
+const DEFAULT_CHUNK_FILES = 1_000;
+
 /**
- * Loads the spool into the destination: takes the writer lock briefly, writes every spooled
- * delivery in one load unit (Triggers in `check_number` order per Signal, merged on `trigger_id`;
- * other events into `webhook_events`; unreadable bodies into `_seedline_rejected`), commits,
- * deletes their files, releases the lock. A crash after the commit and before the delete loads the
+ * Loads the spool into the destination: takes the writer lock briefly and writes the spooled
+ * deliveries, oldest first, in load units of at most 1,000 files (Triggers in `check_number`
+ * order per Signal, merged on `trigger_id`; other events into `webhook_events`; unreadable bodies
+ * into `_seedline_rejected`), each unit committed, then its files deleted; then it releases the lock. A crash after the commit and before the delete loads the
  * same files again, harmlessly (both tables merge). When another writer holds the destination the
  * deliveries stay spooled and the drain is tried again later.
  *
@@ -92,12 +98,17 @@ export class SpoolDrainer {
   private lastProblem = '';
 
   constructor(private readonly options: SpoolDrainerOptions) {
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = options.log ?? stderrLine;
   }
 
   /** The spool it drains. */
   get spool(): DeliverySpool {
     return this.options.spool;
+  }
+
+  /** Why the last background drain failed (one line, no body), or null when it succeeded or none has run. */
+  get problem(): string | null {
+    return this.lastProblem || null;
   }
 
   /** Asks for a drain soon; drains asked for while one runs are served by one more drain. */
@@ -117,24 +128,35 @@ export class SpoolDrainer {
       return await this.drainOnce();
     } catch (error) {
       if (!(error instanceof DestinationLockedError)) throw error;
-      this.log(`spool: ${await this.options.spool.size()} deliveries left in ${this.options.spool.dir}: the destination is busy (${error.holder}); the next serve or sync loads them`);
+      const left = await this.options.spool.size().catch(() => 'some');
+      this.log(`spool: ${left} deliveries left in ${this.options.spool.dir}: the destination is busy (${error.holder}); the next serve or sync loads them`);
       return null;
     }
   }
 
-  /** Loads everything spooled now, in one transaction. Throws `DestinationLockedError` when another writer holds the destination. */
+  /**
+   * Loads everything spooled now, oldest first, one transaction per chunk of files (each chunk's
+   * files deleted once it committed). Throws `DestinationLockedError` when another writer holds
+   * the destination.
+   */
   drainOnce(): Promise<DrainResult> {
     return this.once.run(async () => {
-      const empty: DrainResult = { triggers: 0, events: 0, rejected: 0, files: 0 };
-      if ((await this.options.spool.size()) === 0) return empty;
+      const total: DrainResult = { triggers: 0, events: 0, rejected: 0, files: 0 };
+      const { spool } = this.options;
+      if ((await spool.size()) === 0) return total;
       const opened = await this.options.open();
       try {
         // Listed under the lock: another process draining the same spool has finished by now.
-        const entries = await this.options.spool.list((file, reason) => this.log(`spool: ${file} is unreadable (${reason}); set aside as ${file}.bad`));
-        if (entries.length === 0) return empty;
-        const result = await this.load(opened.destination, entries);
-        await this.options.spool.remove(entries.map((e) => e.file));
-        return result;
+        const files = await spool.pending();
+        const chunk = Math.max(1, this.options.chunkFiles ?? DEFAULT_CHUNK_FILES);
+        for (let at = 0; at < files.length; at += chunk) {
+          const entries = await spool.read(files.slice(at, at + chunk), (file, reason) => this.log(`spool: ${file} is unreadable (${reason}); set aside as ${file}.bad`));
+          if (entries.length === 0) continue;
+          const loaded = await this.load(opened.destination, entries);
+          await spool.remove(entries.map((e) => e.file));
+          for (const key of Object.keys(total) as (keyof DrainResult)[]) total[key] += loaded[key];
+        }
+        return total;
       } finally {
         await opened.close().catch(() => undefined);
       }
@@ -193,7 +215,7 @@ export class SpoolDrainer {
         await this.drainOnce();
         this.lastProblem = '';
       } catch (error) {
-        const problem = error instanceof DestinationLockedError ? `the destination is busy (${error.holder}); deliveries stay spooled` : `load failed (${(error as Error).message.split('\n')[0]}); deliveries stay spooled`;
+        const problem = error instanceof DestinationLockedError ? `the destination is busy (${error.holder}); deliveries stay spooled` : `load failed (${firstLine(error)}); deliveries stay spooled`;
         // A sync may hold the lock for minutes: say so once, not every second.
         if (problem !== this.lastProblem) this.log(`spool: ${problem}, trying again`);
         this.lastProblem = problem;

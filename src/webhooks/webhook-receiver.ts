@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
+import { checkSignatureHeader, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
+import { firstLine } from '../util/first-line.js';
+import { stderrLine } from '../util/stderr-line.js';
 import type { SpooledDelivery } from './delivery-spool.js';
 import { eventNotice } from './event-notice.js';
 import { deliveryKey, parseEvent } from './parse-event.js';
@@ -13,6 +15,10 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
 /** Default time a client has to send its whole request, in ms (the service itself gives up after 10 s). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+/** Default requests handled at once; more are answered 503 at once (the service delivers them again later). */
+export const DEFAULT_MAX_IN_FLIGHT = 256;
+
+const NO_CANDIDATE = 'no configured secret may have signed it (the Signal it names is not in webhooks.secrets_file, and webhooks.secrets is empty)';
 
 /** Where verified deliveries go: the durable spool in production. */
 export interface DeliverySink {
@@ -20,10 +26,16 @@ export interface DeliverySink {
   accept(delivery: SpooledDelivery): Promise<boolean>;
 }
 
+/** Where the secrets that may have signed a delivery come from (the config and the secrets file in production). */
+export interface SecretSource {
+  /** The secrets to try for this raw, not yet verified body; the body only narrows the candidates, nothing in it is trusted before one verifies it. */
+  forBody(rawBody: string): Promise<readonly string[]>;
+}
+
 /** Options of {@link WebhookReceiver}. */
 export interface WebhookReceiverOptions {
-  /** Secrets that may have signed a delivery (any may match: rotation, one per Signal), or where to read them per delivery. */
-  secrets: readonly string[] | { current(): Promise<readonly string[]> };
+  /** Secrets that may have signed a delivery (any may match: rotation, one per Signal), or where to pick them per delivery. */
+  secrets: readonly string[] | SecretSource;
   /** Where accepted deliveries go. */
   sink: DeliverySink;
   /** Path that accepts deliveries. Default: `/webhooks`. */
@@ -36,6 +48,10 @@ export interface WebhookReceiverOptions {
   headersTimeoutMs?: number;
   /** Time a client has to send its whole request, in ms (then 408). Default: 10,000. */
   requestTimeoutMs?: number;
+  /** Requests handled at once; one more is answered 503 with `Retry-After` without reading its body. Default: 256. */
+  maxInFlight?: number;
+  /** Open connections at once; more are closed by the server as they arrive. Default: 4 × `maxInFlight`. */
+  maxConnections?: number;
   /** Extra fields of the `GET /healthz` answer (e.g. deliveries waiting in the spool). Default: none. */
   health?: () => Promise<Record<string, unknown>>;
   /** Where the one-line notices go (never bodies or secrets). Default: stderr. */
@@ -54,8 +70,10 @@ interface Answer {
  * against any configured secret, then read as a webhook event and handed to the sink (the durable
  * spool) *before* the 2xx, so nothing acknowledged is lost; loading happens after the answer. A
  * sink that cannot keep it answers 503 and the service delivers again later. A signed body that
- * is not an event is kept too (it ends in `_seedline_rejected`) and answered 400; an unsigned,
- * stale, future or tampered one is answered 401 and kept nowhere. `GET /healthz` answers 200.
+ * is not an event is kept too (it ends in `_seedline_rejected`) and answered 202: it is the
+ * service's own, and a 4xx would only make it retry and then pause the Signal (`webhook_failing`).
+ * An unsigned, stale, future or tampered one is answered 401 and kept nowhere. `GET /healthz`
+ * answers 200.
  *
  * @example
  * ```ts
@@ -69,19 +87,26 @@ export class WebhookReceiver {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly path: string;
   private readonly log: (line: string) => void;
+  private readonly maxInFlight: number;
+  /** Whether the last request was turned away as one too many (logged once per burst). */
+  private saturated = false;
 
   constructor(private readonly options: WebhookReceiverOptions) {
     this.path = options.path ?? DEFAULT_WEBHOOK_PATH;
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = options.log ?? stderrLine;
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
     const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     // Node checks both timeouts on this interval (30 s by default, far beyond them).
     const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4)));
     this.server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
+      if (this.inFlight.size >= this.maxInFlight) return this.turnAway(res);
+      this.saturated = false;
       const handled = this.handle(req, res);
       this.inFlight.add(handled);
       void handled.finally(() => this.inFlight.delete(handled));
     });
+    this.server.maxConnections = options.maxConnections ?? 4 * this.maxInFlight;
   }
 
   /** Starts listening; resolves with the URL deliveries go to (port 0 picks a free port). */
@@ -104,13 +129,20 @@ export class WebhookReceiver {
     await closed;
   }
 
+  /** One request too many: 503 at once, body unread, connection closed; the service delivers it again later. */
+  private turnAway(res: ServerResponse): void {
+    if (!this.saturated) this.log(`webhook not accepted (503): ${this.maxInFlight} requests already in flight (webhooks.max_in_flight); the service delivers again later`);
+    this.saturated = true;
+    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1', connection: 'close' }).end(`busy: ${this.maxInFlight} requests in flight; deliver again later\n`);
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let answer: Answer;
     try {
       answer = await this.answer(req);
     } catch (error) {
       // Not kept: a 5xx makes the service deliver again later.
-      const reason = (error as Error).message.split('\n')[0] ?? 'unknown error';
+      const reason = firstLine(error);
       this.log(`webhook not accepted (503): ${reason}`);
       answer = { status: 503, text: `not accepted: ${reason}; deliver again later` };
     }
@@ -132,24 +164,28 @@ export class WebhookReceiver {
     const body = await readBody(req, limit);
     if (body === undefined) return this.refuse(413, `body larger than ${limit} bytes`);
 
-    const secrets = Array.isArray(this.options.secrets) ? this.options.secrets : await (this.options.secrets as { current(): Promise<readonly string[]> }).current();
-    const verified = verifyWebhook({
-      header: req.headers['x-service-signature'],
-      rawBody: body,
-      secrets,
-      toleranceSeconds: this.options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
-    });
-    if (!verified.ok) return this.refuse(401, `invalid signature (${verified.reason}): ${verified.message}`);
-
+    const signature = { header: req.headers['x-service-signature'], toleranceSeconds: this.options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS };
+    // The header and its age first: a flood of stale or unsigned requests costs no HMAC.
+    const header = checkSignatureHeader(signature);
+    if (!header.ok) return this.refuse(401, `invalid signature (${header.reason}): ${header.message}`);
     const raw = body.toString('utf8');
+    const source = this.options.secrets;
+    const secrets = isSecretSource(source) ? await source.forBody(raw) : source;
+    const verified = verifyWebhook({ ...signature, rawBody: body, secrets });
+    if (!verified.ok) return this.refuse(401, `invalid signature (${verified.reason}): ${verified.reason === 'no_secret' ? NO_CANDIDATE : verified.message}`);
+
     const parsed = parseEvent(raw);
-    const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
+    const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw, verified.timestamp), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
     if (!parsed.ok) {
       await this.options.sink.accept({ ...delivery, rejected: { table: parsed.table, reason: parsed.reason } });
-      return this.refuse(400, `unreadable event, kept for _seedline_rejected: ${parsed.reason}`);
+      this.log(`webhook kept for _seedline_rejected (202): signed, but not an event this receiver reads: ${parsed.reason}`);
+      return { status: 202, text: `accepted: kept for _seedline_rejected (${parsed.reason})` };
     }
-    const queued = await this.options.sink.accept(delivery);
     const event = parsed.event;
+    const named = req.headers['x-service-event'];
+    // The header is not signed, the body is: the body decides, the mismatch is only reported.
+    if (typeof named === 'string' && named !== event.event) this.log(`warning: X-Service-Event says ${JSON.stringify(named.slice(0, 64))} but the signed body is ${event.event}: read as ${event.event}`);
+    const queued = await this.options.sink.accept(delivery);
     if (event.event === 'signal.triggered') {
       const { trigger } = event;
       if (queued) this.log(`signal.triggered: queued trigger ${trigger.trigger_id} of Signal ${trigger.signal_id} (check ${trigger.check_number})`);
@@ -163,6 +199,10 @@ export class WebhookReceiver {
     this.log(`webhook refused (${status}): ${reason}`);
     return { status, text: reason };
   }
+}
+
+function isSecretSource(secrets: readonly string[] | SecretSource): secrets is SecretSource {
+  return !Array.isArray(secrets);
 }
 
 /** The raw body, or undefined once it exceeds `limit` bytes (declared or actual). */

@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import { stderrLine } from '../util/stderr-line.js';
 
 /** Options of {@link WebhookSecrets}. */
 export interface WebhookSecretsOptions {
@@ -10,35 +11,58 @@ export interface WebhookSecretsOptions {
   log?: (line: string) => void;
 }
 
+/** One line of the secrets file: a Signal's secret, by the Signal's id when the line names it. */
+export interface SecretLine {
+  /** The Signal's id (`id`); absent when the line names none. */
+  id?: string;
+  /** Its `webhook_secret`. */
+  secret: string;
+}
+
 /**
- * Every secret a delivery may be signed with: the config's, plus each Signal's from the file
+ * The secrets a delivery may be signed with: the config's, plus each Signal's from the file
  * `signals apply` keeps them in. The file is read again whenever it changes, so Signals created
- * while `serve` runs verify without a restart.
+ * while `serve` runs verify without a restart. For one delivery only a few are tried (see
+ * {@link WebhookSecrets.forBody}), so a large file does not make each request cost thousands of
+ * HMACs.
  *
  * @example
  * ```ts
  * const secrets = new WebhookSecrets({ fixed: config.webhooks.secrets, file: '/srv/seedline/signal-secrets.jsonl' });
- * verifyWebhook({ header, rawBody, secrets: await secrets.current() });
+ * verifyWebhook({ header, rawBody, secrets: await secrets.forBody(rawBody) });
  * ```
  */
 export class WebhookSecrets {
-  private fromFile: string[] = [];
+  private bySignal = new Map<string, string[]>();
+  private unkeyed: string[] = [];
   private version = '';
   private readonly log: (line: string) => void;
 
   constructor(private readonly options: WebhookSecretsOptions) {
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = options.log ?? stderrLine;
   }
 
-  /** The secrets as of now (the file re-read when its size or modification time changed). */
+  /** Every secret as of now (the file re-read when its size or modification time changed). */
   async current(): Promise<readonly string[]> {
-    const fixed = this.options.fixed ?? [];
-    if (this.options.file === undefined) return fixed;
-    await this.refresh(this.options.file);
-    return [...fixed, ...this.fromFile];
+    await this.refresh();
+    return [...(this.options.fixed ?? []), ...this.unkeyed, ...[...this.bySignal.values()].flat()];
   }
 
-  private async refresh(file: string): Promise<void> {
+  /**
+   * The secrets worth trying for one raw, not yet verified body: the config's, file lines that
+   * name no Signal, and the file's secrets of the Signal the body names (`trigger.signal_id`,
+   * `signal_id` or `signal.id`). The body only picks the candidates: nothing in it is trusted
+   * until one of them verifies it, and a body naming another Signal than its signer's fails.
+   */
+  async forBody(rawBody: string): Promise<readonly string[]> {
+    await this.refresh();
+    const signal = claimedSignalId(rawBody);
+    return [...(this.options.fixed ?? []), ...this.unkeyed, ...((signal === undefined ? undefined : this.bySignal.get(signal)) ?? [])];
+  }
+
+  private async refresh(): Promise<void> {
+    const { file } = this.options;
+    if (file === undefined) return;
     let version: string;
     let mode = 0;
     try {
@@ -50,28 +74,45 @@ export class WebhookSecrets {
     }
     if (version === this.version) return;
     this.version = version;
+    this.bySignal = new Map();
+    this.unkeyed = [];
     if (version === 'missing') {
-      this.fromFile = [];
       this.log(`webhooks.secrets_file ${file} does not exist (yet): only webhooks.secrets verify deliveries; run \`seedline signals apply --secrets-out ${file}\` to fill it`);
       return;
     }
     if ((mode & 0o077) !== 0) this.log(`warning: webhooks.secrets_file ${file} is readable by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`);
-    this.fromFile = parseSecretsFile(await readFile(file, 'utf8'), file, this.log);
+    for (const { id, secret } of parseSecretsFile(await readFile(file, 'utf8'), file, this.log)) {
+      if (id === undefined) this.unkeyed.push(secret);
+      else this.bySignal.set(id, [...(this.bySignal.get(id) ?? []), secret]);
+    }
   }
 }
 
-/** The `webhook_secret` of each JSON line; a bad line is reported by number, never quoted. */
-export function parseSecretsFile(text: string, file: string, log: (line: string) => void): string[] {
-  const secrets: string[] = [];
+/** The `id` and `webhook_secret` of each JSON line; a bad line is reported by number, never quoted. */
+export function parseSecretsFile(text: string, file: string, log: (line: string) => void): SecretLine[] {
+  const secrets: SecretLine[] = [];
   text.split('\n').forEach((line, index) => {
     if (line.trim() === '') return;
     try {
-      const secret = (JSON.parse(line) as { webhook_secret?: unknown }).webhook_secret;
-      if (typeof secret === 'string' && secret.length > 0) return void secrets.push(secret);
+      const { id, webhook_secret: secret } = JSON.parse(line) as { id?: unknown; webhook_secret?: unknown };
+      if (typeof secret === 'string' && secret.length > 0) return void secrets.push(typeof id === 'string' && id.length > 0 ? { id, secret } : { secret });
     } catch {
       // Reported below without the line's content, which holds a secret.
     }
     log(`warning: ${file} line ${index + 1} is not {"id", "webhook_secret"} JSON: skipped`);
   });
   return secrets;
+}
+
+/** The Signal id an unverified body names, if any: it only picks which secrets to try. */
+export function claimedSignalId(rawBody: string): string | undefined {
+  let body: { trigger?: { signal_id?: unknown } | null; signal_id?: unknown; signal?: { id?: unknown } | null } | null;
+  try {
+    body = JSON.parse(rawBody) as typeof body;
+  } catch {
+    return undefined;
+  }
+  if (body === null || typeof body !== 'object') return undefined;
+  const id = body.trigger?.signal_id ?? body.signal_id ?? body.signal?.id;
+  return typeof id === 'string' ? id : undefined;
 }

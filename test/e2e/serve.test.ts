@@ -98,6 +98,28 @@ describe('seedline serve without webhooks', () => {
     expect(result.stdout).not.toContain('listening on');
   });
 
+  it('given a spool_dir below a file, when sync runs, then it warns in one line that the spool was not loaded and still syncs', async () => {
+    const sandbox = await startSandbox({ seed: 3, rpm: 100_000 });
+    try {
+      const dir = await tempWorkspace();
+      await writeFile(join(dir, 'blocker'), 'not a folder');
+      const config = await writeConfig(dir, {
+        api: { base_url: sandbox.url, api_key: 'svc_test_spool_blocked' },
+        destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+        streams: { triggers: {} },
+        webhooks: { secrets: ['whsec_spool_blocked'], spool_dir: 'blocker/spool' },
+      });
+      const result = await runCli(['sync', '--config', config]);
+      expect(result.code, result.stderr).toBe(0);
+      const warnings = result.stderr.split('\n').filter((l) => l.startsWith('warning: webhook spool not loaded'));
+      expect(warnings).toEqual([expect.stringMatching(/^warning: webhook spool not loaded \(.*ENOTDIR.*\); its deliveries stay spooled for serve or the next sync$/)]);
+      expect(result.stderr).not.toContain('whsec_spool_blocked');
+      expect(result.stdout).toMatch(/run run_\w+: succeeded/);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+
   it('given a spool_dir that is a file, when serve starts, then it exits 1 naming webhooks.spool_dir before listening', async () => {
     const dir = await tempWorkspace();
     await writeFile(join(dir, 'blocker'), 'not a folder');
@@ -350,10 +372,10 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     expect(await rowsOf(trigger.trigger_id)).toBe(1);
   });
 
-  it('given signed bodies that are not events, when posted, then 400 and each is kept raw in _seedline_rejected with its reason', async ({ skip }) => {
+  it('given signed bodies that are not events, when posted, then 202 (so the service neither retries nor pauses) and each is kept raw in _seedline_rejected with its reason', async ({ skip }) => {
     if (!available) skip();
     const bodies = ['{"event":"signal.triggered","trigger":{"trigger_id":"trg_half"}}', '{"event":"signal.exploded"}', 'not json at all'];
-    for (const body of bodies) expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(400);
+    for (const body of bodies) expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(202);
     await settled();
     const rejected = await query(`select "table", record, reason from {s}._seedline_rejected where stream = 'webhooks'`);
     expect(rejected.map((r) => r.record).sort()).toEqual([...bodies].sort());
@@ -369,7 +391,9 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     expect((await fetch(hook)).status).toBe(405);
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: 'ok', spooled: expect.any(Number) });
+    const probe = (await health.json()) as Record<string, unknown>;
+    expect(probe).toMatchObject({ status: 'ok', spooled: expect.any(Number) });
+    expect(Object.keys(probe)).toEqual(expect.arrayContaining(['oldest_spooled_age_s', 'last_drain_problem']));
   });
 
   it('given a test webhook, when delivered, then it is recorded in webhook_events as a test and triggers is unchanged', async ({ skip }) => {

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { signWebhook } from '../../src/client/webhook-signature.js';
 import { DestinationLockedError } from '../../src/destinations/destination-error.js';
 import { TableShaper } from '../../src/engine/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
-import { DeliverySpool } from '../../src/webhooks/delivery-spool.js';
+import { DeliverySpool, fileNameOf } from '../../src/webhooks/delivery-spool.js';
 import { SpoolDrainer } from '../../src/webhooks/spool-drainer.js';
 import { WebhookReceiver } from '../../src/webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../../src/webhooks/webhook-secrets.js';
@@ -82,6 +82,58 @@ describe('webhook receiver and spool', () => {
     expect((await readdir(spool.dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('given a signed body that is not an event, when posted, then it is spooled with its reason and answered 202, so the service neither retries nor pauses the Signal', async () => {
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    const body = '{"event":"signal.exploded"}';
+    const answer = await post(url, body, signWebhook(SECRET, body));
+    expect(answer.status).toBe(202);
+    const [entry] = await spool.list();
+    expect(entry?.delivery).toMatchObject({ raw: body, rejected: { table: 'webhooks', reason: expect.stringContaining('signal.exploded') } });
+  });
+
+  it('given one request in flight at a cap of one, when another arrives, then it is answered 503 with Retry-After at once, and the first still 200', async () => {
+    const spool = await tempSpool();
+    let entered!: () => void;
+    const inSink = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const lines: string[] = [];
+    const url = await startReceiver(spool, {
+      maxInFlight: 1,
+      log: (line) => lines.push(line),
+      sink: {
+        accept: async (delivery) => {
+          entered();
+          await released;
+          return spool.put(delivery);
+        },
+      },
+    });
+    const first = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_first', 'sig_a', 1) });
+    const answered = post(url, first, signWebhook(SECRET, first));
+    await inSink;
+    const second = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_second', 'sig_a', 2) });
+    const response = await fetch(url, { method: 'POST', headers: { 'x-service-signature': signWebhook(SECRET, second) }, body: second });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    release();
+    expect((await answered).status).toBe(200);
+    expect(await spool.size()).toBe(1);
+    expect(lines).toContainEqual(expect.stringContaining('1 requests already in flight (webhooks.max_in_flight)'));
+  });
+
+  it('given an X-Service-Event header that differs from the signed body, when posted, then the body decides and the mismatch is logged in one line', async () => {
+    const spool = await tempSpool();
+    const lines: string[] = [];
+    const url = await startReceiver(spool, { log: (line) => lines.push(line) });
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_header', 'sig_a', 1) });
+    const response = await fetch(url, { method: 'POST', headers: { 'x-service-event': 'signal.test', 'x-service-signature': signWebhook(SECRET, body) }, body });
+    expect(response.status).toBe(200);
+    expect((await spool.list())[0]?.delivery).toMatchObject({ key: 'trigger:trg_header', event: 'signal.triggered' });
+    expect(lines).toContain('warning: X-Service-Event says "signal.test" but the signed body is signal.triggered: read as signal.triggered');
+  });
+
   it('given a secrets file written after serve started, when a Signal signs with its secret, then 401 before and 200 once the file holds it', async () => {
     const spool = await tempSpool();
     const file = join(spool.dir, '..', 'signal-secrets.jsonl');
@@ -98,6 +150,74 @@ describe('webhook receiver and spool', () => {
   });
 });
 
+describe('delivery spool on disk', () => {
+  it('given a spool folder not created yet, when counted, then 0; given a path through a file, then the error surfaces instead of a silent 0', async () => {
+    expect(await (await tempSpool()).size()).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'seedline-spool-'));
+    await writeFile(join(dir, 'blocker'), 'a file');
+    const blocked = new DeliverySpool(join(dir, 'blocker', 'spool'));
+    await expect(blocked.size()).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(blocked.stats()).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('given the same delivery put three times at once, when all finish, then exactly one put queued it and one file holds it', async () => {
+    const spool = await tempSpool();
+    const delivery = { key: 'trigger:trg_race', event: 'signal.triggered', receivedAt: new Date().toISOString(), raw: '{}' };
+    const queued = await Promise.all([spool.put(delivery), spool.put(delivery), spool.put(delivery)]);
+    expect(queued.filter(Boolean)).toHaveLength(1);
+    expect(await readdir(spool.dir)).toEqual([fileNameOf('trigger:trg_race')]);
+  });
+
+  it('given a temporary file a crash left an hour ago and one being written now, when the spool is checked, then only the stale one is deleted', async () => {
+    const spool = await tempSpool();
+    await spool.check();
+    const stale = join(spool.dir, '.abc.json.1.tmp');
+    const fresh = join(spool.dir, '.abc.json.2.tmp');
+    await writeFile(stale, '{"half":');
+    await writeFile(fresh, '{"half":');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(stale, hourAgo, hourAgo);
+    await spool.check();
+    expect(await readdir(spool.dir)).toEqual(['.abc.json.2.tmp']);
+  });
+
+  it('given two deliveries accepted a minute apart, when the spool is asked for its stats, then it counts both and the oldest is the earlier acceptance', async () => {
+    const spool = await tempSpool();
+    expect(await spool.stats()).toEqual({ count: 0, oldestAt: null });
+    const delivery = (key: string, receivedAt: string) => ({ key, event: 'signal.test', receivedAt, raw: '{}' });
+    await spool.put(delivery('a', '2026-01-01T00:01:00.000Z'));
+    await spool.put(delivery('b', '2026-01-01T00:00:00.000Z'));
+    expect(await spool.stats()).toEqual({ count: 2, oldestAt: new Date('2026-01-01T00:00:00.000Z') });
+    expect((await spool.list()).map((e) => e.delivery.key)).toEqual(['b', 'a']);
+  });
+});
+
+describe('webhook secrets per Signal', () => {
+  it('given a secrets file with two Signals, when a Trigger names one Signal but is signed with the other\'s secret, then 401; signed with its own, 200', async () => {
+    const spool = await tempSpool();
+    const file = join(spool.dir, '..', 'signal-secrets.jsonl');
+    const line = (id: string) => JSON.stringify({ id, site_url: id, webhook_secret: `whsec_${id}` });
+    await writeFile(file, `${line('sig_a')}\n${line('sig_b')}\n`, { mode: 0o600 });
+    const url = await startReceiver(spool, { secrets: new WebhookSecrets({ fixed: [SECRET], file, log: () => undefined }) });
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_claims_b', 'sig_b', 1) });
+    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({ status: 401, text: expect.stringContaining('signature_mismatch') });
+    expect((await post(url, body, signWebhook('whsec_sig_b', body))).status).toBe(200);
+    const batch = JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_x', status: 'completed', total: 1 } });
+    expect((await post(url, batch, signWebhook('whsec_sig_a', batch))).status).toBe(401);
+    expect((await post(url, batch, signWebhook(SECRET, batch))).status).toBe(200);
+  });
+
+  it('given only a secrets file, when a Trigger names a Signal it does not hold, then 401 naming why no secret could match', async () => {
+    const spool = await tempSpool();
+    const file = join(spool.dir, '..', 'signal-secrets.jsonl');
+    await writeFile(file, `${JSON.stringify({ id: 'sig_a', webhook_secret: 'whsec_sig_a' })}\n`, { mode: 0o600 });
+    const url = await startReceiver(spool, { secrets: new WebhookSecrets({ file, log: () => undefined }) });
+    const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_unknown', 'sig_unknown', 1) });
+    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({ status: 401, text: expect.stringContaining('not in webhooks.secrets_file') });
+    expect(await spool.size()).toBe(0);
+  });
+});
+
 describe.each(destinationKinds)('spool drainer into %s', (kind) => {
   async function target(): Promise<TestTarget | undefined> {
     if (!(await backendAvailable(kind))) return undefined;
@@ -106,7 +226,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     return made;
   }
 
-  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[]): Promise<SpoolDrainer> {
+  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[], chunkFiles?: number): Promise<SpoolDrainer> {
     const manifest = (await loadManifests()).get('triggers')!;
     const shaper = new TableShaper(manifest.table, { options: {}, run: { id: 'serve_test', started_at: new Date().toISOString() } });
     const open = async () => {
@@ -120,7 +240,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
       }
       return { destination, close: () => destination.close() };
     };
-    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50 });
+    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50, ...(chunkFiles ? { chunkFiles } : {}) });
   }
 
   it('given Triggers out of order, a test, a pause and a batch event spooled, when drained, then triggers holds the Triggers once in check_number order and webhook_events the rest', async ({ skip }) => {
@@ -158,6 +278,25 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     expect(lines[0]).toContain('loaded 3 triggers into triggers: trg_1 (Signal sig_a, check 1), trg_2');
   });
 
+  it('given five spooled Triggers and chunks of two files, when drained, then three load units load them all, oldest first, and the spool is empty', async ({ skip }) => {
+    const made = await target();
+    if (!made) return skip();
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    for (let n = 1; n <= 5; n++) {
+      const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger(`trg_chunk_${n}`, 'sig_a', n) });
+      expect((await post(url, body, signWebhook(SECRET, body))).status).toBe(200);
+    }
+    const lines: string[] = [];
+    const drainer = await drainerFor(made, spool, lines, 2);
+    expect(await drainer.drainOnce()).toEqual({ triggers: 5, events: 0, rejected: 0, files: 5 });
+    expect(await spool.size()).toBe(0);
+    const loads = lines.filter((l) => l.startsWith('signal.triggered: loaded'));
+    expect(loads).toHaveLength(3);
+    expect(loads[0]).toContain('loaded 2 triggers into triggers: trg_chunk_1 (Signal sig_a, check 1), trg_chunk_2');
+    expect(loads[2]).toContain('loaded 1 trigger into triggers: trg_chunk_5');
+  });
+
   it('given a spool file that is not a delivery beside a good one, when drained, then the good one loads and the bad one is set aside as .bad and reported', async ({ skip }) => {
     const made = await target();
     if (!made) return skip();
@@ -188,9 +327,11 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     drainer.kick();
     await eventually(async () => lines.some((l) => l.includes('the destination is busy')));
     expect(await spool.size()).toBe(1);
+    expect(drainer.problem).toContain('the destination is busy (a long sync');
     await holder.close();
     await eventually(async () => (await spool.size()) === 0, 30_000);
     await drainer.stop();
+    expect(drainer.problem).toBeNull();
     expect(lines.some((l) => l.includes('loaded 1 trigger into triggers: trg_waits'))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { computeSignature, signWebhook, verifyWebhook } from '../../src/client/webhook-signature.js';
+import { checkSignatureHeader, computeSignature, signWebhook, verifyWebhook } from '../../src/client/webhook-signature.js';
 
 const stripe = new Stripe('sk_test_unused_for_signatures');
 const stripeSignature = stripe.webhooks.signature;
@@ -55,6 +55,13 @@ describe('verifyWebhook', () => {
       ok: false,
       reason: 'timestamp_too_old',
     });
+  });
+
+  it('given a stale timestamp and a signature no secret made, when verified, then it is refused for its age, before any HMAC is computed', () => {
+    const header = `t=${T},v1=${'0'.repeat(64)}`;
+    expect(verifyWebhook({ header, rawBody: body, secrets: ['a', 'b', 'c'], now: T + 301 })).toMatchObject({ ok: false, reason: 'timestamp_too_old' });
+    expect(checkSignatureHeader({ header, now: T - 301 })).toMatchObject({ ok: false, reason: 'timestamp_in_future' });
+    expect(checkSignatureHeader({ header, now: T })).toMatchObject({ ok: true, timestamp: T, signatures: [Buffer.alloc(32)] });
   });
 
   it.each([

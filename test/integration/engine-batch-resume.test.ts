@@ -1,0 +1,114 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/client/index.js';
+import { parseConfig } from '../../src/config/load-config.js';
+import { createDestination } from '../../src/destinations/create-destination.js';
+import type { BatchRow, Destination } from '../../src/destinations/destination.js';
+import { prepareSync, runSync } from '../../src/engine/pipeline.js';
+import { seedKey } from '../../src/engine/seed-keys.js';
+import type { ServiceClient } from '../../src/engine/service-calls.js';
+import type { Reporter } from '../../src/engine/stream-context.js';
+import { loadManifests } from '../../src/manifest/load-manifests.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { sha256 } from '../../src/util/stable-json.js';
+
+const silent: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
+const READ = 'https://www.network.example/in/resume-read';
+const UNSENT = 'https://www.network.example/in/resume-unsent';
+const OTHER = 'https://www.network.example/in/resume-other';
+
+/** The real client, with every call it makes written down (method and first argument). */
+function recording(client: ApiClient, calls: [string, unknown][]): ServiceClient {
+  return new Proxy(client as unknown as ServiceClient, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push([String(name), args[0]]);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+function itemsOf(profile: string) {
+  return [{ operation: 'profiles.enrich' as const, params: { url: profile }, ref: seedKey('profile', profile) }];
+}
+
+describe('resume-only sync of a batch stream against the sandbox and DuckDB', () => {
+  let sandbox: Sandbox;
+  let client: ApiClient;
+  let destination: Destination;
+  let dir: string;
+
+  beforeEach(async () => {
+    sandbox = await startSandbox({ seed: 11, rpm: 100_000 });
+    client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: 'svc_live_resume' });
+    dir = await mkdtemp(join(tmpdir(), 'seedline-resume-'));
+    destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
+    await destination.lock({ holder: 'test' });
+    await destination.ensureSystemTables();
+  });
+  afterEach(async () => {
+    await destination.close();
+    await client.close();
+    await sandbox.close();
+  });
+
+  /** Records a batch as an earlier, stopped run left it. */
+  async function record(profile: string, status: 'intent' | 'submitted', jobId: string | null): Promise<void> {
+    const body = JSON.stringify({ items: itemsOf(profile) });
+    const unit = await destination.beginUnit('earlier_run');
+    await unit.saveBatches([{ idempotencyKey: `earlier-${profile}`, stream: 'profiles', bodyHash: sha256(body), body, jobId, status, itemCount: 1 }]);
+    await unit.saveSeeds([{ stream: 'profiles', seedKey: itemsOf(profile)[0]!.ref, seed: profile, status: status === 'intent' ? 'pending' : 'submitted', jobId }]);
+    await unit.commit();
+  }
+
+  /** A real job of the sandbox for one profile, resolved. */
+  async function submittedJob(profile: string): Promise<string> {
+    const job = await client.submitBatch({ items: itemsOf(profile) }, { idempotencyKey: `job-${profile}` });
+    await sandbox.idle();
+    return job.data.job_id;
+  }
+
+  async function resumeOnly(calls: [string, unknown][], resumeJobs?: string[]) {
+    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_resume' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ, UNSENT, OTHER] }, streams: { profiles: {} } }), 'test');
+    const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, resumeOnly: true, ...(resumeJobs ? { resumeJobs } : {}) });
+    return runSync(prepared, { client: recording(client, calls), reporter: silent });
+  }
+
+  const statusOf = async (profile: string): Promise<BatchRow['status'] | undefined> =>
+    (await destination.readBatches('profiles')).find((b) => b.idempotencyKey === `earlier-${profile}`)?.status;
+
+  it('given a submitted job and an unsent intent, when a resume-only sync runs, then it reads the job and never posts the intent', async () => {
+    const jobId = await submittedJob(READ);
+    await record(READ, 'submitted', jobId);
+    await record(UNSENT, 'intent', null);
+    const billedBefore = sandbox.ledger.totalBilled();
+
+    const calls: [string, unknown][] = [];
+    const result = await resumeOnly(calls);
+
+    expect(result.streams[0]).toMatchObject({ stream: 'profiles', records: 1 });
+    expect(await statusOf(READ)).toBe('completed');
+    expect(await statusOf(UNSENT)).toBe('intent');
+    expect(calls.filter(([name]) => name === 'submitBatch')).toEqual([]);
+    expect(sandbox.ledger.totalBilled()).toBe(billedBefore);
+  });
+
+  it('given two submitted jobs, when a resume-only sync names one, then only that one is read and the other is left untouched', async () => {
+    const jobId = await submittedJob(READ);
+    await record(READ, 'submitted', jobId);
+    // Unknown to the service: touching it would answer 404 and retire it.
+    await record(OTHER, 'submitted', 'job_still_running_elsewhere');
+
+    const calls: [string, unknown][] = [];
+    await resumeOnly(calls, [jobId]);
+
+    expect(await statusOf(READ)).toBe('completed');
+    expect(await statusOf(OTHER)).toBe('submitted');
+    expect(calls.filter(([name]) => name === 'getBatchResults').map(([, id]) => id)).toEqual([jobId]);
+  });
+});
