@@ -231,6 +231,8 @@ export const SeedlineConfig = z.strictObject({
     .strictObject({
       chunk_size: z.number().int().min(1).max(1000).default(1000),
       poll_interval_ms: z.number().int().min(10).default(500),
+      // Where the service posts `batch.completed` (e.g. the public URL of `seedline serve`); optional: results are polled anyway.
+      webhook_url: z.url({ protocol: /^https?$/ }).optional(),
     })
     .prefault({}),
   /** Settings of `seedline serve`; optional, and required only by that command. */

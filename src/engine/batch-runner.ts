@@ -482,7 +482,8 @@ class BatchRunner {
   private intentFor(seeds: Partition[]): BatchRow {
     const sorted = [...seeds].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const items: BatchItemBody[] = sorted.map((p) => ({ operation: this.manifest.operation, params: this.paramsFor(p), ref: p.key }));
-    const body = JSON.stringify({ items });
+    const webhookUrl = this.ctx.batch.webhookUrl;
+    const body = JSON.stringify(webhookUrl ? { items, webhook_url: webhookUrl } : { items });
     // Keys derive from what is asked and from the ledger rows of those seeds (last fetch and last
     // write): a recorded intent is resent with its stored key; any later attempt (a refresh, a
     // retry after a failure that kept fetched_at) gets a new one.
@@ -492,7 +493,7 @@ class BatchRunner {
         return `${row?.fetchedAt?.toISOString() ?? ''}~${row?.updatedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`;
       })
       .join(',');
-    const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation })).slice(0, 40)}`;
+    const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
   }
 

@@ -228,7 +228,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     writeLock,
     fullRefresh: prepared.options.fullRefresh ?? false,
     concurrency: config.api.max_concurrency,
-    batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1 },
+    batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1, ...(config.batch.webhook_url ? { webhookUrl: config.batch.webhook_url } : {}) },
     now: prepared.options.now ?? (() => new Date()),
     resumeOnly: prepared.options.resumeOnly ?? false,
     ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),
