@@ -174,7 +174,13 @@ export class DuckDbChunkWriter {
       const text = typeof value === 'string' ? value : String(value);
       if (text === previous) {
         if (previousNative) repeats.push(i, previousRow);
-        else bytes.copyWithin(i << 4, previousRow << 4, (previousRow << 4) + 16);
+        else {
+          const from = previousRow << 2;
+          int32[at] = int32[from]!;
+          int32[at + 1] = int32[from + 1]!;
+          int32[at + 2] = int32[from + 2]!;
+          int32[at + 3] = int32[from + 3]!;
+        }
         continue;
       }
       previous = text;
@@ -198,7 +204,15 @@ export class DuckDbChunkWriter {
     if (repeats.length > 0) {
       // The first occurrences now hold pointers into the vector's own string heap: copy those 16 bytes to the repeats.
       const data = duckdb.vector_get_data(vector, count << 4);
-      for (let k = 0; k < repeats.length; k += 2) data.copyWithin(repeats[k]! << 4, repeats[k + 1]! << 4, (repeats[k + 1]! << 4) + 16);
+      const words = new Int32Array(data.buffer, data.byteOffset, count << 2);
+      for (let k = 0; k < repeats.length; k += 2) {
+        const to = repeats[k]! << 2;
+        const from = repeats[k + 1]! << 2;
+        words[to] = words[from]!;
+        words[to + 1] = words[from + 1]!;
+        words[to + 2] = words[from + 2]!;
+        words[to + 3] = words[from + 3]!;
+      }
       duckdb.copy_data_to_vector(vector, 0, data.buffer as ArrayBuffer, data.byteOffset, count << 4);
     }
     return nulls;
