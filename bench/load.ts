@@ -10,8 +10,10 @@
  * otherwise. The engine commits one results page (500 entries) per unit. On Postgres a merge
  * probes the key indexes, so a unit costs the same at any table size and 2,000-record units keep
  * peak RSS ~50-80 MB lower than 5,000 with no loss beyond run-to-run noise; DuckDB has no indexes on data
- * tables, so each unit's merge deletes scan the tables and bigger units amortise that (1M records
- * in 2,000-record units: 6,545 records/s and 457 MB; in 5,000-record units: 9,378 and 548 MB).
+ * tables, so each unit's merge scans the parent table's key column once to find keys already loaded
+ * (the deletes only run when some are), and bigger units amortise that and each COMMIT (figures from
+ * before that change, 1M records in 2,000-record units: 6,545 records/s and 457 MB; in 5,000-record
+ * units: 9,378 and 548 MB).
  *
  * Records are generated deterministically and streamed: memory does not grow with N. Each path
  * runs in a child process of its own, so its peak RSS (the kernel's high-water mark, startup

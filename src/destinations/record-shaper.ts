@@ -59,7 +59,7 @@ const JSON_NUL = /(?<!\\)(?:\\\\)*\\u0000/;
 /** One field of an object, resolved to what it fills. */
 type Step =
   | { kind: 'column'; key: string; column: number; type: LogicalType; name: string }
-  | { kind: 'object'; key: string; node: NodePlan; path: string }
+  | { kind: 'object'; key: string; node: NodePlan; path: string; columns: number[] }
   | { kind: 'child'; key: string; child: number; path: string };
 
 /** An object's fields, and the keys it knows (the others go to `_extra`). */
@@ -112,10 +112,18 @@ function compileNode(node: ObjectNode, columnIndex: Map<string, number>, childIn
   const steps: Step[] = [];
   for (const [key, field] of node.fields) {
     if (field.kind === 'column') steps.push({ kind: 'column', key, column: columnIndex.get(field.column.name)!, type: field.column.type, name: field.column.name });
-    else if (field.kind === 'object') steps.push({ kind: 'object', key, node: compileNode(field.node, columnIndex, childIndex, `${prefix}${key}.`), path: `${prefix}${key}` });
+    else if (field.kind === 'object') {
+      const nested = compileNode(field.node, columnIndex, childIndex, `${prefix}${key}.`);
+      steps.push({ kind: 'object', key, node: nested, path: `${prefix}${key}`, columns: columnsOf(nested) });
+    }
     else steps.push({ kind: 'child', key, child: childIndex.get(field.child)!, path: `${prefix}${key}` });
   }
   return { steps, known: new Set(node.fields.keys()) };
+}
+
+/** The columns an object's fields fill, nested objects included (not child tables). */
+function columnsOf(node: NodePlan): number[] {
+  return node.steps.flatMap((step) => (step.kind === 'column' ? [step.column] : step.kind === 'object' ? step.columns : []));
 }
 
 /** Where a record's values go while it is shaped; truncated back when the record is rejected. */
@@ -136,7 +144,9 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
   const keyed = layout.writeMode === 'merge' || history;
   const noKey = layout.primaryKey.length === 0 && layout.children.length > 0;
   const rejectNul = options.rejectNul ?? false;
-  const parent: Target = { columns: plan.parent.columns.map(() => []), row: 0 };
+  // Sized once (V8 keeps arrays of up to ~100k elements in fast mode): rows are then stored in bounds, without growing.
+  const capacity = records.length <= 50_000 ? records.length : 0;
+  const parent: Target = { columns: plan.parent.columns.map(() => new Array<CellValue>(capacity)), row: 0 };
   const children: Target[] = plan.children.map((c) => ({ columns: c.shape.columns.map(() => []), row: 0 }));
   // Child rows' parent row, to drop them when a later duplicate replaces their parent.
   const childParents: number[][] = plan.children.map(() => []);
@@ -151,7 +161,6 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
     try {
       if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Rejection('record is not an object');
       const columns = parent.columns;
-      for (let c = 0; c < plan.width; c++) columns[c]![row] = null;
       if (noKey) columns[0]![row] = randomUUID();
       const extra = fill(plan.node, record, columns, row, children, plan, rejectNul);
       for (let i = 0; i < plan.pk.length; i++) {
@@ -176,9 +185,9 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
       }
       parent.row++;
     } catch (error) {
-      for (const column of parent.columns) column.length = row;
+      for (const column of parent.columns) if (column.length > row) column.length = row;
       children.forEach((child, k) => {
-        for (const column of child.columns) column.length = childRows[k]!;
+        for (const column of child.columns) if (column.length > childRows[k]!) column.length = childRows[k]!;
         child.row = childRows[k]!;
       });
       if (!(error instanceof Rejection)) throw error;
@@ -231,7 +240,7 @@ function finish(shape: TableShape, target: Target, first: number, values: CellVa
     target.columns[first + i] = new Array<CellValue>(target.row).fill(values[i]!);
     constant[first + i] = true;
   }
-  for (const column of target.columns) if (column.length < target.row) column.length = target.row;
+  for (const column of target.columns) if (column.length !== target.row) column.length = target.row;
   return { shape, columns: target.columns, length: target.row, constant };
 }
 
@@ -251,13 +260,20 @@ function fill(
   let extra: Record<string, unknown> | undefined;
   for (const step of node.steps) {
     const fieldValue = value[step.key];
+    // Every column of a row is written once, NULL included (the arrays are not pre-filled).
     if (step.kind === 'column') {
-      if (fieldValue === null || fieldValue === undefined) continue;
+      if (fieldValue === null || fieldValue === undefined) {
+        columns[step.column]![row] = null;
+        continue;
+      }
       // Most values are plain strings in text columns: take them without the general checks.
       if (step.type === 'text' && typeof fieldValue === 'string' && !(rejectNul && fieldValue.includes('\u0000'))) columns[step.column]![row] = fieldValue;
       else columns[step.column]![row] = cell(fieldValue, step.type, step.name, rejectNul);
     } else if (step.kind === 'object') {
-      if (fieldValue === null || fieldValue === undefined) continue;
+      if (fieldValue === null || fieldValue === undefined) {
+        for (const column of step.columns) columns[column]![row] = null;
+        continue;
+      }
       if (typeof fieldValue !== 'object' || Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an object, got ${kindOf(fieldValue)}`);
       const nested = fill(step.node, fieldValue as Record<string, unknown>, columns, row, children, plan, rejectNul);
       if (nested !== undefined) (extra ??= {})[step.key] = nested;
@@ -270,10 +286,10 @@ function fill(
         if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new Rejection(`field ${step.path}: expected objects in the list, got ${kindOf(item)}`);
         const r = target.row;
         const childColumns = target.columns;
-        for (let c = 0; c < child.width; c++) childColumns[c]![r] = null;
         target.row++;
+        // Parent key and index are written once the record is accepted, `_run_id` and `_loaded_at` by `finish`.
         const childExtra = fill(child.node, item as Record<string, unknown>, childColumns, r, null, plan, rejectNul);
-        if (childExtra !== undefined) childColumns[child.width - 3]![r] = stringifyJson(childExtra, `${child.name}._extra`, rejectNul);
+        childColumns[child.width - 3]![r] = childExtra === undefined ? null : stringifyJson(childExtra, `${child.name}._extra`, rejectNul);
       }
     }
   }

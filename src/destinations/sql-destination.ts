@@ -392,7 +392,8 @@ export abstract class SqlDestination implements Destination {
    * Writes shaped rows according to the write mode; resolves to the rows inserted. Merge, append
    * and replace load straight into the tables (merge first deletes the batch's keys, children by
    * their parent key: one statement for all tables with a bound key array, or one per table from
-   * a staged key table); history goes through staging tables.
+   * a staged key table; either way skipped when no key is in the parent table); history goes
+   * through staging tables.
    */
   private async apply(session: SqlSession, layout: TableLayout, batch: ShapedBatch, runId: string): Promise<number> {
     const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.db));
@@ -422,15 +423,20 @@ export abstract class SqlDestination implements Destination {
           const arrayType = sql.raw(`${this.traits.sqlType(type)}[]`);
           // The cast makes it `= any(array)` probing the column's index, not `= any(subquery)`.
           const matches = (column: string): RawBuilder<unknown> => sql`${sql.ref(`t.${column}`)} = any((select ${sql.ref('k')} from ${sql.table('_seedline_keys')})::${arrayType})`;
+          // One probe of the parent's key index decides whether anything is deleted: the other deletes are gated on it
+          // (a one-time filter), so keys that are all new (a first load, the common case) cost one index probe per key, not
+          // one per key and table. Child rows are found through their parent, as in the staged path below.
+          const existing = sql`exists (select 1 from ${sql.table('_seedline_existing')})`;
           const childDeletes = batch.children.map(
-            (child, i) => sql`${sql.table(`_seedline_deleted_${i}`)} as (delete from ${target(child.shape.name)} as t where ${matches(childKeys[0]!)})`,
+            (child, i) =>
+              sql`${sql.table(`_seedline_deleted_${i}`)} as (delete from ${target(child.shape.name)} as t where ${existing} and ${matches(childKeys[0]!)})`,
           );
           return this.steps([
             statement(
-              sql`with ${sql.table('_seedline_keys')} as (select ${values}::${arrayType} as ${sql.ref('k')})${sql.join(
+              sql`with ${sql.table('_seedline_keys')} as (select ${values}::${arrayType} as ${sql.ref('k')}), ${sql.table('_seedline_existing')} as (select 1 from ${target(batch.parent.shape.name)} as t where ${matches(layout.primaryKey[0]!)} limit 1)${sql.join(
                 childDeletes.map((d) => sql`, ${d}`),
                 sql``,
-              )} delete from ${target(batch.parent.shape.name)} as t where ${matches(layout.primaryKey[0]!)}`,
+              )} delete from ${target(batch.parent.shape.name)} as t where ${existing} and ${matches(layout.primaryKey[0]!)}`,
             ),
             ...loads,
           ]);
@@ -448,13 +454,19 @@ export abstract class SqlDestination implements Destination {
                 columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
                 sql` and `,
               )})`;
-        return this.steps([
-          stageKeys,
-          ...batch.children.map((child) => statement(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`)),
-          statement(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`),
-          statement(sql`drop table ${sql.table(keys)}`),
-          ...loads,
-        ]);
+        await stageKeys();
+        // Without key indexes (DuckDB) every delete scans its whole table: when none of the keys is in the parent table
+        // (a first load, the common case) there is nothing to delete, and a growing table stays one scan per unit, not one
+        // per table. Child rows are found through their parent: rows whose parent row was deleted by hand are not looked for.
+        const existing = await session.all(sql`select 1 as ${sql.ref('found')} from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)} limit 1`.compile(this.db));
+        const deletes =
+          existing.length === 0
+            ? []
+            : [
+                ...batch.children.map((child) => statement(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`)),
+                statement(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`),
+              ];
+        return this.steps([...deletes, statement(sql`drop table ${sql.table(keys)}`), ...loads]);
       }
       case 'history':
         return this.applyHistory(session, layout, batch);

@@ -162,7 +162,7 @@ describe('COPY binary encoding', () => {
     expect(rows[1]![5]).toBeNull();
   });
 
-  it('given constant columns and a small chunk size, when encoded, then rows never straddle chunks and constants repeat', () => {
+  it('given constant columns and a small chunk size, when encoded, then the chunks concatenate to every row (rows may straddle chunks) and constants repeat', () => {
     const length = 500;
     const columns = [Array.from({ length }, (_, i) => `row-${i}-${'ü'.repeat(i % 7)}`), new Array(length).fill('run_1'), new Array(length).fill(1_700_000_000_000)];
     const chunks = [...encodeCopyBinary(['text', 'text', 'timestamp'], columns, length, [false, true, true], 256)];

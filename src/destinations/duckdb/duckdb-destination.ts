@@ -14,6 +14,7 @@ import { duckDbFileLock } from './duckdb-file-lock.js';
 import { bindDuckDbParameters } from './duckdb-parameters.js';
 import { duckDbTypeMapper } from './duckdb-type-mapper.js';
 import { duckDbRowsOf } from './duckdb-value-converter.js';
+import { DuckDbChunkWriter } from './duckdb-chunk-writer.js';
 
 /** Settings of a DuckDB destination. */
 export interface DuckDbDestinationOptions {
@@ -184,6 +185,18 @@ export class DuckDbDestination extends SqlDestination {
  */
 class DataChunkCache {
   private readonly chunks = new Map<string, DuckDBDataChunk>();
+  private readonly writers = new Map<string, DuckDbChunkWriter>();
+
+  /** The chunk writer for `types` (see `DuckDbChunkWriter.supports`). */
+  writer(types: readonly DuckDBType[]): DuckDbChunkWriter {
+    const key = types.map((type) => type.toString()).join(',');
+    let writer = this.writers.get(key);
+    if (!writer) {
+      writer = new DuckDbChunkWriter(types);
+      this.writers.set(key, writer);
+    }
+    return writer;
+  }
 
   /** A chunk for `types`, with every vector sized for a full chunk (the caller resets it). */
   get(types: readonly DuckDBType[]): DuckDBDataChunk {
@@ -201,6 +214,7 @@ class DataChunkCache {
 
   clear(): void {
     this.chunks.clear();
+    this.writers.clear();
   }
 }
 
@@ -228,9 +242,17 @@ class DuckDbSession implements SqlSession {
       const byName = new Map(rows.shape.columns.map((c, i) => [c.name, i]));
       const sources = target.columns.map((name) => byName.get(name) ?? -1);
       if (sources.length !== types.length) throw new Error(`Table ${target.table} has ${types.length} columns, expected ${sources.length}`);
-      const convert = types.map((type) => toVector[type.typeId] ?? toOtherVector);
       const size = DuckDBVector.standardSize();
-      // Filled column by column, one vector size at a time: no call per value for numbers, one per string.
+      // The column types we create: filled straight from JS memory (see DuckDbChunkWriter).
+      if (DuckDbChunkWriter.supports(types)) {
+        const writer = this.chunks.writer(types);
+        const values = sources.map((source) => (source >= 0 ? rows.columns[source]! : null));
+        for (let start = 0; start < rows.length; start += size) writer.append(appender, values, start, Math.min(size, rows.length - start));
+        appender.closeSync();
+        return;
+      }
+      // A column retyped behind our back (INTEGER, DECIMAL, …): node-api's vectors convert, one value at a time.
+      const convert = types.map((type) => toVector[type.typeId] ?? toOtherVector);
       const chunk = this.chunks.get(types);
       for (let start = 0; start < rows.length; start += size) {
         const count = Math.min(size, rows.length - start);

@@ -76,7 +76,8 @@ const EXACT_MS = 9_000_000_000_000;
  * for NULL) and the value in the type's binary form (int8, float8, bool, text as UTF-8,
  * timestamptz as microseconds since 2000, jsonb as version byte 1 + JSON text), then the trailer.
  * The column types must be exactly those of `postgresTypeMapper`: a binary value is not converted
- * to another column type the way text is. Yields buffers of about `chunkSize` bytes.
+ * to another column type the way text is. Yields buffers of about `chunkSize` bytes; a row may
+ * straddle two of them (COPY data need not break at rows).
  */
 export function* encodeCopyBinary(
   types: readonly LogicalType[],
@@ -87,95 +88,105 @@ export function* encodeCopyBinary(
 ): Generator<Buffer> {
   const width = types.length;
   const fixed = types.map((type, c) => (constant[c] && length > 0 ? binaryCell(type, columns[c]![0] ?? null) : null));
-  const varying = types.map((_, c) => c).filter((c) => fixed[c] === null);
-  let fixedSize = 2;
-  for (const encoded of fixed) if (encoded) fixedSize += encoded.length;
-  let buffer = Buffer.allocUnsafe(chunkSize);
-  BINARY_HEADER.copy(buffer, 0);
-  let at = BINARY_HEADER.length;
+  const out = new BinaryWriter(chunkSize);
+  out.buffer.set(BINARY_HEADER, 0);
+  out.at = BINARY_HEADER.length;
   for (let row = 0; row < length; row++) {
-    // Room for the row at worst (3 UTF-8 bytes per UTF-16 unit): a chunk ends before a row that might not fit.
-    let need = fixedSize;
-    for (const c of varying) {
-      const value = columns[c]![row];
-      need += typeof value === 'string' ? 5 + value.length * 3 : 12;
-    }
-    if (at + need > buffer.length) {
-      if (at > 0) yield buffer.subarray(0, at);
-      buffer = Buffer.allocUnsafe(Math.max(chunkSize, need));
-      at = 0;
-    }
-    buffer.writeInt16BE(width, at);
-    at += 2;
+    if (out.at + 2 > out.buffer.length) yield out.next(2);
+    out.view.setInt16(out.at, width);
+    out.at += 2;
     for (let c = 0; c < width; c++) {
       const encoded = fixed[c];
+      const value = encoded ? null : (columns[c]![row] ?? null);
+      // Room for the field at worst (3 UTF-8 bytes per UTF-16 unit); otherwise this chunk ends here.
+      const need = encoded ? encoded.length : typeof value === 'string' ? 5 + value.length * 3 : 12;
+      if (out.at + need > out.buffer.length) yield out.next(need);
       if (encoded) {
-        encoded.copy(buffer, at);
-        at += encoded.length;
-      } else at = writeCell(buffer, at, types[c]!, columns[c]![row] ?? null);
+        out.buffer.set(encoded, out.at);
+        out.at += encoded.length;
+      } else out.at = writeCell(out.buffer, out.view, out.at, types[c]!, value);
     }
   }
-  if (at + 2 > buffer.length) {
-    yield buffer.subarray(0, at);
-    buffer = Buffer.allocUnsafe(2);
-    at = 0;
+  if (out.at + 2 > out.buffer.length) yield out.next(2);
+  out.view.setInt16(out.at, -1);
+  out.at += 2;
+  yield out.buffer.subarray(0, out.at);
+}
+
+/** The buffer binary COPY is encoded into, with a DataView on it (V8 inlines its big-endian writes). */
+class BinaryWriter {
+  buffer: Buffer;
+  view: DataView;
+  at = 0;
+
+  constructor(private readonly chunkSize: number) {
+    this.buffer = Buffer.allocUnsafe(chunkSize);
+    this.view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.length);
   }
-  buffer.writeInt16BE(-1, at);
-  yield buffer.subarray(0, at + 2);
+
+  /** Returns what was written and starts a new buffer with room for at least `need` bytes. */
+  next(need: number): Buffer {
+    const full = this.buffer.subarray(0, this.at);
+    this.buffer = Buffer.allocUnsafe(Math.max(this.chunkSize, need));
+    this.view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.length);
+    this.at = 0;
+    return full;
+  }
 }
 
 /** One field (length and value) encoded on its own, for constant columns. */
 function binaryCell(type: LogicalType, value: CellValue): Buffer {
-  const buffer = Buffer.allocUnsafe(12 + (typeof value === 'string' ? value.length * 3 : 0));
-  return buffer.subarray(0, writeCell(buffer, 0, type, value));
+  const buffer = Buffer.alloc(12 + (typeof value === 'string' ? value.length * 3 : 0));
+  const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.length);
+  return buffer.subarray(0, writeCell(buffer, view, 0, type, value));
 }
 
 /** Writes one field at `at` (room checked by the caller); returns the offset after it. */
-function writeCell(buffer: Buffer, at: number, type: LogicalType, value: CellValue): number {
+function writeCell(buffer: Buffer, view: DataView, at: number, type: LogicalType, value: CellValue): number {
   if (value === null) {
-    buffer.writeInt32BE(-1, at);
+    view.setInt32(at, -1);
     return at + 4;
   }
   switch (type) {
     case 'text': {
       const bytes = writeUtf8(buffer, at + 4, value as string);
-      buffer.writeInt32BE(bytes, at);
+      view.setInt32(at, bytes);
       return at + 4 + bytes;
     }
     case 'json': {
       buffer[at + 4] = 1;
       const bytes = writeUtf8(buffer, at + 5, value as string);
-      buffer.writeInt32BE(bytes + 1, at);
+      view.setInt32(at, bytes + 1);
       return at + 5 + bytes;
     }
     case 'bigint':
-      buffer.writeInt32BE(8, at);
-      if (typeof value === 'bigint') buffer.writeBigInt64BE(value, at + 4);
-      else writeInt64(buffer, at + 4, value as number);
+      view.setInt32(at, 8);
+      if (typeof value === 'bigint') view.setBigInt64(at + 4, value);
+      else writeInt64(view, at + 4, value as number);
       return at + 12;
     case 'double':
-      buffer.writeInt32BE(8, at);
-      buffer.writeDoubleBE(value as number, at + 4);
+      view.setInt32(at, 8);
+      view.setFloat64(at + 4, value as number);
       return at + 12;
     case 'boolean':
-      buffer.writeInt32BE(1, at);
+      view.setInt32(at, 1);
       buffer[at + 4] = value ? 1 : 0;
       return at + 5;
     case 'timestamp': {
-      buffer.writeInt32BE(8, at);
+      view.setInt32(at, 8);
       const ms = (value as number) - POSTGRES_EPOCH_MS;
-      if (Math.abs(ms) < EXACT_MS) writeInt64(buffer, at + 4, ms * 1000);
-      else buffer.writeBigInt64BE(BigInt(ms) * 1000n, at + 4);
+      if (Math.abs(ms) < EXACT_MS) writeInt64(view, at + 4, ms * 1000);
+      else view.setBigInt64(at + 4, BigInt(ms) * 1000n);
       return at + 12;
     }
   }
 }
 
 /** Writes a safe integer as a big-endian int64. */
-function writeInt64(buffer: Buffer, at: number, value: number): void {
+function writeInt64(view: DataView, at: number, value: number): void {
   const high = Math.floor(value / TWO_32);
-  buffer.writeInt32BE(high, at);
-  buffer.writeUInt32BE(value - high * TWO_32, at + 4);
+  view.setInt32(at, high);
+  view.setUint32(at + 4, value - high * TWO_32);
 }
 
 /** Writes a string as UTF-8; returns its byte length. Short ASCII strings are copied in JS, cheaper than a native call each. */
