@@ -22,8 +22,9 @@ const OTHER = 'https://www.network.example/in/resume-other';
 /** The real client, with every call it makes written down (method and first argument). */
 function recording(client: ApiClient, calls: [string, unknown][]): ServiceClient {
   return new Proxy(client as unknown as ServiceClient, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver) as unknown;
+    get(target, name) {
+      // Getters run on the real client: its private fields are not on the proxy.
+      const value = Reflect.get(target, name) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         calls.push([String(name), args[0]]);
