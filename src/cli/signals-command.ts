@@ -1,13 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { appendFile, chmod } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../client/index.js';
+import type { LoadedConfig } from '../config/load-config.js';
 import type { Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
 import { ChunkJournal } from '../signals/chunk-journal.js';
 import { applySignalPlan, listTaggedSignals, replayChunks, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
 import { diffSignals, estimateMonthlyCredits, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
+import { runId as newRunId } from '../util/run-id.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
@@ -19,8 +20,10 @@ interface SignalsOptions {
   config: string;
   /** Delete tagged Signals the config no longer wants. Default: false. */
   prune: boolean;
-  /** File the created Signals' one-time webhook secrets are appended to (JSON lines, mode 0600). Default: none. */
+  /** File the created Signals' one-time webhook secrets are appended to (JSON lines, mode 0600). Default: `webhooks.secrets_file`. */
   secretsOut?: string;
+  /** Create Signals although their one-time secrets are kept nowhere. Default: false. */
+  discardSecrets?: boolean;
 }
 
 const MAX_ROWS = 200;
@@ -44,15 +47,17 @@ export function registerSignalsCommand(program: Command): void {
     .description('Create missing Signals (bulk, idempotent), PATCH differing ones, and with --prune delete unwanted ones')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
-    .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600)")
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, recoverLostSecrets(opts), async ({ desired, plan, client, destination }) => {
-      if (plan.create.length > 0 && desired.settings.webhookUrl !== null && opts.secretsOut === undefined) {
+    .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600; default: webhooks.secrets_file)")
+    .option('--discard-secrets', "create Signals without keeping their one-time webhook secrets (`seedline serve` then cannot verify their deliveries)", false)
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, recoverLostSecrets(opts), async ({ desired, plan, client, destination, loaded }) => {
+      const secretsPath = secretsPathOf(opts, loaded);
+      if (plan.create.length > 0 && secretsPath === undefined && !opts.discardSecrets) {
         throw new UsageError(
-          `signals.notify.webhook_url is set, and the service shows each new Signal's webhook secret only once: add --secrets-out FILE to keep them (nothing was changed)`,
+          "every new Signal is signed with its own webhook secret, which the service shows only once (also when deliveries go to the account's default webhook): " +
+            'add --secrets-out FILE (or set webhooks.secrets_file) to keep them, or --discard-secrets to create them anyway (nothing was changed)',
         );
       }
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
-      const secretsPath = opts.secretsOut === undefined ? undefined : resolve(opts.secretsOut);
       const journal = secretsPath === undefined ? undefined : new ChunkJournal(journalPath(secretsPath));
       const result = await applySignalPlan(client, desired, plan, {
         prune: opts.prune,
@@ -69,18 +74,26 @@ export function registerSignalsCommand(program: Command): void {
   registerSignalsOpsCommand(signals);
 }
 
+/** What plan and apply work on. */
+interface PlanContext {
+  desired: DesiredSignals;
+  client: ApiClient;
+  destination: Destination;
+  loaded: LoadedConfig;
+}
+
 async function withPlan(
   opts: SignalsOptions,
-  beforePlan: ((client: ApiClient) => Promise<void>) | undefined,
-  body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient; destination: Destination }) => Promise<number>,
+  beforePlan: ((context: PlanContext) => Promise<void>) | undefined,
+  body: (context: PlanContext & { plan: SignalPlan }) => Promise<number>,
 ): Promise<number> {
   const session = await openSession(opts.config);
   try {
     const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.query(sql));
-    const client = await session.connect();
-    await beforePlan?.(client);
-    const plan = diffSignals(desired, await listTaggedSignals(client, desired.tag));
-    return await body({ desired, plan, client, destination: session.destination });
+    const context = { desired, client: await session.connect(), destination: session.destination, loaded: session.loaded };
+    await beforePlan?.(context);
+    const plan = diffSignals(desired, await listTaggedSignals(context.client, desired.tag));
+    return await body({ ...context, plan });
   } finally {
     await session.close();
   }
@@ -131,7 +144,7 @@ function describeResult(result: ApplyResult, plan: SignalPlan, secretsPath: stri
  * table `signals`, the record `{ tag, site_url }`), where they stay queryable after the output is gone.
  */
 async function recordRejected(destination: Destination, tag: string, rejected: ApplyResult['rejected']): Promise<string> {
-  const runId = `signals_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
+  const runId = newRunId('signals');
   const unit = await destination.beginUnit(runId);
   try {
     await unit.reject(rejected.map((r) => ({ runId, stream: 'signals', table: 'signals', record: JSON.stringify({ tag, site_url: r.seed }), reason: r.reason })));
@@ -148,25 +161,53 @@ function journalPath(secretsPath: string): string {
   return `${secretsPath}.journal`;
 }
 
+/** Where created Signals' secrets go: `--secrets-out`, else `webhooks.secrets_file` (where `serve` reads them), else nowhere. */
+function secretsPathOf(opts: SignalsOptions, loaded: LoadedConfig): string | undefined {
+  if (opts.discardSecrets && opts.secretsOut !== undefined) throw new UsageError('--discard-secrets and --secrets-out contradict each other: give one of them');
+  if (opts.discardSecrets) return undefined;
+  if (opts.secretsOut !== undefined) return resolve(opts.secretsOut);
+  const file = loaded.config.webhooks?.secrets_file;
+  return file === undefined ? undefined : resolve(loaded.baseDir, file);
+}
+
 /**
- * Before planning, asks again for the chunks an earlier apply sent but was killed before keeping
- * their answer (journaled beside `--secrets-out`): their Signals exist, and only the original
- * answer carries their one-time secrets.
+ * Before planning, settles the chunks an earlier apply sent but was killed before keeping their
+ * answer (journaled beside the secrets file): asks for them again where that is safe
+ * (`replayChunks`), else names the Signals whose secrets are lost.
  */
-function recoverLostSecrets(opts: SignalsOptions): ((client: ApiClient) => Promise<void>) | undefined {
-  if (opts.secretsOut === undefined) return undefined;
-  const secretsPath = resolve(opts.secretsOut);
-  return async (client) => {
+function recoverLostSecrets(opts: SignalsOptions): (context: PlanContext) => Promise<void> {
+  return async ({ client, desired, loaded }) => {
+    const secretsPath = secretsPathOf(opts, loaded);
+    if (secretsPath === undefined) return;
     const journal = new ChunkJournal(journalPath(secretsPath));
-    const recovered = await replayChunks(client, journal, (secrets) => appendSecrets(secretsPath, secrets));
+    const scope = { tag: desired.tag, wanted: new Set(desired.targets.map((t) => t.key)) };
+    const { recovered, lostSecrets } = await replayChunks(client, journal, scope, (secrets) => appendSecrets(secretsPath, secrets));
     if (recovered > 0) process.stdout.write(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);
+    if (lostSecrets.length > 0) {
+      process.stdout.write(
+        `warning: an interrupted apply created ${lostSecrets.length} Signals whose one-time webhook secrets can no longer be recovered ` +
+          `(the 24 h Idempotency-Key window passed, or asking again could create undeclared targets): ${lostSecrets.join(', ')}. ` +
+          'Their deliveries fail verification: delete them and apply again to recreate them with new secrets\n\n',
+      );
+    }
     await journal.clearIfSettled();
   };
 }
 
-/** Appends secrets as JSON lines to a file only its owner can read. */
+/**
+ * Appends secrets as JSON lines to a file only its owner can read: created 0600, and an existing
+ * file shared with others or owned by another user is refused before anything is written.
+ */
 async function appendSecrets(path: string, secrets: readonly SignalSecret[]): Promise<void> {
-  await appendFile(path, secrets.map((s) => `${JSON.stringify(s)}\n`).join(''), { mode: 0o600 });
-  // `mode` applies only when the file is created: tighten an existing one too.
-  await chmod(path, 0o600);
+  const file = await open(path, 'a', 0o600);
+  try {
+    const { mode, uid } = await file.stat();
+    if (typeof process.getuid === 'function' && uid !== process.getuid()) {
+      throw new UsageError(`the secrets file ${path} belongs to another user: give a file of your own`);
+    }
+    if ((mode & 0o077) !== 0) await file.chmod(0o600);
+    await file.appendFile(secrets.map((s) => `${JSON.stringify(s)}\n`).join(''));
+  } finally {
+    await file.close();
+  }
 }

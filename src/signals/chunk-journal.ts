@@ -9,7 +9,13 @@ export interface JournaledChunk {
   body: SignalBulkBody;
 }
 
-type Line = { sending: string; body: SignalBulkBody } | { done: string };
+/** A chunk sent but never marked done. */
+export interface PendingChunk extends JournaledChunk {
+  /** When it was journaled; null for a line written before lines carried a time. */
+  sentAt: Date | null;
+}
+
+type Line = { sending: string; body: SignalBulkBody; at?: string } | { done: string };
 
 /**
  * A write-ahead log of bulk-create chunks (JSON lines beside the secrets file, mode 0600; it holds
@@ -21,8 +27,8 @@ export class ChunkJournal {
   constructor(private readonly path: string) {}
 
   /** Records a chunk about to be sent. */
-  async sending(chunk: JournaledChunk): Promise<void> {
-    await this.append({ sending: chunk.idempotencyKey, body: chunk.body });
+  async sending(chunk: JournaledChunk, now: Date = new Date()): Promise<void> {
+    await this.append({ sending: chunk.idempotencyKey, body: chunk.body, at: now.toISOString() });
   }
 
   /** Records that a chunk's answer was handled. */
@@ -31,7 +37,7 @@ export class ChunkJournal {
   }
 
   /** Chunks sent but never marked done, oldest first. A missing journal has none. */
-  async pending(): Promise<JournaledChunk[]> {
+  async pending(): Promise<PendingChunk[]> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
@@ -39,7 +45,7 @@ export class ChunkJournal {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const open = new Map<string, SignalBulkBody>();
+    const open = new Map<string, PendingChunk>();
     // A crash can cut the last line short: it is the chunk that was never sent.
     for (const raw of text.split('\n')) {
       let line: Line;
@@ -49,9 +55,9 @@ export class ChunkJournal {
         continue;
       }
       if ('done' in line) open.delete(line.done);
-      else open.set(line.sending, line.body);
+      else open.set(line.sending, { idempotencyKey: line.sending, body: line.body, sentAt: line.at === undefined ? null : new Date(line.at) });
     }
-    return [...open].map(([idempotencyKey, body]) => ({ idempotencyKey, body }));
+    return [...open.values()];
   }
 
   /** Removes the journal once nothing in it is pending. */

@@ -72,7 +72,8 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
       },
       `${tag}.yaml`,
     );
-  const cli = (...args: string[]) => runCli(['signals', ...args]);
+  /** `signals …`; an apply without --secrets-out discards the secrets, which these tests do not need. */
+  const cli = (...args: string[]) => runCli(['signals', ...args, ...(args[0] === 'apply' && !args.includes('--secrets-out') ? ['--discard-secrets'] : [])]);
   const patchesSince = (mark: number) => proxy.seen.slice(mark).filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body) as unknown);
 
   it('given applied Signals, when only the interval changes, then each PATCH carries the schedule alone; when templates are added, only those', async () => {
@@ -192,7 +193,7 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
   it('given 1,500 targets and a kill -9 after the first bulk chunk, when applied again, then each target has exactly one Signal', async () => {
     const targets = Array.from({ length: 1500 }, (_, i) => `ops-crash-${String(i).padStart(4, '0')}`);
     const path = await config('ops-crash', { targets });
-    const crashed = await runCli(['signals', 'apply', '--config', path], { env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-chunk:1' } });
+    const crashed = await runCli(['signals', 'apply', '--config', path, '--discard-secrets'], { env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-chunk:1' } });
     expect(crashed.signal).toBe('SIGKILL');
     expect(await listTaggedSignals(client, 'ops-crash')).toHaveLength(1000);
 

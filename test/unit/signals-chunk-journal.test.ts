@@ -15,10 +15,11 @@ describe('signals chunk journal', () => {
     const path = join(await mkdtemp(join(tmpdir(), 'seedline-journal-')), 'secrets.jsonl.journal');
     const journal = new ChunkJournal(path);
     await journal.sending({ idempotencyKey: 'k1', body: body('a') });
-    await journal.sending({ idempotencyKey: 'k2', body: body('b') });
+    const sentAt = new Date('2026-11-22T10:00:00Z');
+    await journal.sending({ idempotencyKey: 'k2', body: body('b') }, sentAt);
     await journal.done('k1');
     await appendFile(path, '{"sending":"k3","body":{"templ');
-    expect(await journal.pending()).toEqual([{ idempotencyKey: 'k2', body: body('b') }]);
+    expect(await journal.pending()).toEqual([{ idempotencyKey: 'k2', body: body('b'), sentAt }]);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
 
     await journal.clearIfSettled();
