@@ -25,6 +25,10 @@ export interface SessionOptions {
   lock?: boolean;
   /** Wait for the lock instead of failing. Default: false. */
   waitForLock?: boolean;
+  /** Ends a wait for the lock early (`LockWaitAbortedError`). Default: none. */
+  signal?: AbortSignal;
+  /** Who takes the lock, as shown to a second writer. Default: `seedline sync`. */
+  holder?: string;
 }
 
 /**
@@ -43,7 +47,9 @@ export async function openSession(configPath: string, options: SessionOptions = 
     if (settings.type === 'duckdb') await mkdir(dirname(settings.path), { recursive: true });
     const destination = await createDestination(settings);
     closers.push(() => destination.close());
-    if (options.lock) await destination.lock({ holder: `seedline sync (pid ${process.pid})`, wait: options.waitForLock ?? false });
+    if (options.lock) {
+      await destination.lock({ holder: `${options.holder ?? 'seedline sync'} (pid ${process.pid})`, wait: options.waitForLock ?? false, ...(options.signal ? { signal: options.signal } : {}) });
+    }
     await destination.ensureSystemTables();
     let client: Promise<ApiClient> | undefined;
     const connect = () => (client ??= connectClient(loaded.config, closers));
