@@ -56,12 +56,12 @@ export interface ApplyResult {
   droppedSecrets: number;
 }
 
-/** Every Signal of the account carrying `tag`, all pages. Free. */
-export async function listTaggedSignals(client: SignalsClient, tag: string): Promise<Signal[]> {
+/** Every Signal of the account carrying `tag` (only those in `status` when given), all pages. Free. */
+export async function listTaggedSignals(client: SignalsClient, tag: string, status?: 'active' | 'paused'): Promise<Signal[]> {
   const signals: Signal[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listSignals({ tag, limit: PAGE_LIMIT, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await client.listSignals({ tag, limit: PAGE_LIMIT, ...(status === undefined ? {} : { status }), ...(cursor === undefined ? {} : { cursor }) });
     signals.push(...page.data);
     cursor = page.meta.nextCursor ?? undefined;
   } while (cursor !== undefined);

@@ -156,6 +156,37 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(test.stdout).toMatch(new RegExp(`\\S+\\s+signal\\.test\\s+${receiver.url}/hook`));
   });
 
+  it('given one Signal paused by hand and one paused by the service for credits, when resumed by tag, then only the first resumes unless --all', async () => {
+    const poor = await startSandbox({ rpm: 100_000, balance: 1 });
+    const poorClient = new ApiClient({ baseUrl: poor.url, apiKey: KEY });
+    try {
+      const path = await writeConfig(dir, { api: { base_url: poor.url, api_key: KEY }, destination: { type: 'duckdb', path: join(dir, 'poor.duckdb') }, streams: {} }, 'poor.yaml');
+      const { data } = await poorClient.bulkCreateSignals({
+        template: { name_prefix: 'poor', tags: ['ops-poor'], schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+        targets: ['ops-poor-hand', 'ops-poor-credits'].map((site_url) => ({ type: 'profile' as const, site_url })),
+      });
+      const [byHand, byService] = data.signals;
+      await poorClient.pauseSignal(byHand!.id);
+      await poorClient.checkSignalNow(byService!.id);
+      await poorClient.checkSignalNow(byService!.id);
+      expect((await poorClient.getSignal(byService!.id)).data).toMatchObject({ status: 'paused', paused_reason: 'insufficient_credits' });
+
+      const resumed = await cli('resume', '--config', path, '--tag', 'ops-poor');
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toMatch(/resumed 1 of 1 paused Signals tagged "ops-poor"/);
+      expect(resumed.stdout).toMatch(new RegExp(`${byService!.id}\\s+insufficient_credits`));
+      expect((await poorClient.getSignal(byHand!.id)).data.status).toBe('active');
+      expect((await poorClient.getSignal(byService!.id)).data.status).toBe('paused');
+
+      const all = await cli('resume', '--config', path, '--tag', 'ops-poor', '--all');
+      expect(all.stdout).toMatch(/resumed 1 of 1 paused Signals tagged "ops-poor"/);
+      expect((await poorClient.getSignal(byService!.id)).data.status).toBe('active');
+    } finally {
+      await poorClient.close();
+      await poor.close();
+    }
+  });
+
   it('given neither or both of an id and --tag, or an unknown id, when paused, then it says what to give and changes nothing', async () => {
     const path = await config('ops-daily', {});
     const neither = await cli('pause', '--config', path);
