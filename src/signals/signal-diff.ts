@@ -143,10 +143,12 @@ export function attributesPatch(desired: DesiredSignals, target: DesiredTarget, 
     patch.name = `${prefix}${site}`;
     changes.push(`name prefix → ${desired.namePrefix}`);
   }
-  const tags = desiredTags(desired);
-  if (!sameSet(tags, signal.tags ?? [])) {
-    patch.tags = tags;
-    changes.push(`tags ${(signal.tags ?? []).join('+') || '-'}→${tags.join('+')}`);
+  // Tags added by hand stay: only the config's missing tags are added (the PATCH replaces the list).
+  const current = signal.tags ?? [];
+  const missing = desiredTags(desired).filter((tag) => !current.includes(tag));
+  if (missing.length > 0) {
+    patch.tags = [...new Set([...current, ...missing])];
+    changes.push(`tags +${missing.join('+')}`);
   }
   const wanted = targetAttributes(desired, target);
   if (wanted.external_id !== undefined && wanted.external_id !== (signal.external_id ?? null)) {
