@@ -38,8 +38,9 @@ export function registerSignalsCommand(program: Command): void {
     .description('Show what apply would create, update and prune, and the monthly credits of the new Signals; changes nothing')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'plan to delete tagged Signals whose target is no longer declared', false)
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, undefined, async ({ desired, plan }) => {
-      process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, undefined, async ({ desired, plan, loaded }) => {
+      const overCap = overCapNote(loaded, desired, plan, opts.prune);
+      process.stdout.write(`${describePlan(desired, plan, opts.prune)}${overCap}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
       return 0;
     })));
   signals
@@ -58,6 +59,7 @@ export function registerSignalsCommand(program: Command): void {
         );
       }
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
+      checkMonthlyCap(loaded, desired, plan, opts.prune);
       const journal = secretsPath === undefined ? undefined : new ChunkJournal(journalPath(secretsPath));
       const result = await applySignalPlan(client, desired, plan, {
         prune: opts.prune,
@@ -99,6 +101,44 @@ async function withPlan(
   }
 }
 
+/** A plan whose tagged Signals would be estimated above `signals.max_monthly_credits`. */
+export class SignalsOverBudgetError extends Error {
+  readonly code = 'SEEDLINE_SIGNALS_OVER_BUDGET';
+}
+
+/** Estimated monthly credits of the tagged profile Signals once the plan is applied (the declared interval for every kept one). */
+function monthlyCreditsAfter(desired: DesiredSignals, plan: SignalPlan, prune: boolean): number {
+  const kept = plan.update.length + plan.unchanged.length + (prune ? 0 : plan.prune.length);
+  return estimateMonthlyCredits(desired.settings.interval, plan.create.length + kept);
+}
+
+/** Estimated monthly credits of the tagged Signals as they are, from the service's own estimates. */
+function monthlyCreditsNow(plan: SignalPlan): number {
+  return [...plan.update, ...plan.unchanged, ...plan.prune].reduce((sum, { signal }) => sum + (signal.status === 'active' ? (signal.estimated_monthly_credits ?? 0) : 0), 0);
+}
+
+/** Refuses, before any call, a plan whose tagged Signals would be estimated above `signals.max_monthly_credits`. */
+function checkMonthlyCap(loaded: LoadedConfig, desired: DesiredSignals, plan: SignalPlan, prune: boolean): void {
+  const cap = loaded.config.signals?.max_monthly_credits;
+  const after = monthlyCreditsAfter(desired, plan, prune);
+  if (cap === undefined || after <= cap) return;
+  throw new SignalsOverBudgetError(
+    `the tagged Signals would be estimated at ${after} credits a month after this apply, above signals.max_monthly_credits (${cap}): ` +
+      'declare fewer targets, a longer schedule.interval, or raise the limit (nothing was changed)',
+  );
+}
+
+/** What `plan` says when apply would refuse for the monthly cap. */
+function overCapNote(loaded: LoadedConfig, desired: DesiredSignals, plan: SignalPlan, prune: boolean): string {
+  try {
+    checkMonthlyCap(loaded, desired, plan, prune);
+    return '';
+  } catch (error) {
+    if (!(error instanceof SignalsOverBudgetError)) throw error;
+    return `\n\napply would refuse: ${error.message.replace(' (nothing was changed)', '')}`;
+  }
+}
+
 /** The diff table, the counts and the credits estimate. */
 function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean): string {
   const { interval } = desired.settings;
@@ -108,7 +148,6 @@ function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean)
     ...plan.prune.map((p) => ({ action: prune ? 'prune' : 'prune (kept)', target: p.key ?? p.signal.target?.type ?? '?', signal: p.signal.id, status: p.signal.status, detail: p.reason })),
     ...plan.unreadable.map((s) => ({ action: 'ignored', target: '?', signal: s.id, status: s.status, detail: 'listed without a target' })),
   ];
-  const kept = plan.update.length + plan.unchanged.length + (prune ? 0 : plan.prune.length);
   const lines = [
     `Signals tagged "${desired.tag}": ${plan.create.length} to create, ${plan.update.length} to update, ${plan.prune.length} to prune${prune || plan.prune.length === 0 ? '' : ' (kept without --prune)'}, ${plan.unchanged.length} unchanged`,
   ];
@@ -116,7 +155,7 @@ function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean)
   lines.push(
     '',
     `estimated monthly credits of the new Signals: ${estimateMonthlyCredits(interval, plan.create.length)} (${plan.create.length} profiles × ${estimateMonthlyCredits(interval, 1)} checks at ${interval})`,
-    `estimated monthly credits of the tagged profile Signals afterwards: ${estimateMonthlyCredits(interval, plan.create.length + kept)}`,
+    `estimated monthly credits of the tagged profile Signals: ${monthlyCreditsNow(plan)} now (active ones, as the service estimates them), ${monthlyCreditsAfter(desired, plan, prune)} afterwards`,
   );
   return lines.join('\n');
 }

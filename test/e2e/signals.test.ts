@@ -142,6 +142,22 @@ describe('seedline signals plan|apply', () => {
     expect(await tagged()).toHaveLength(4);
   });
 
+  it('given signals.max_monthly_credits below the plan, when planned and applied, then plan warns, apply refuses before any call, and a limit that fits applies', async () => {
+    const path = await config({ tag: 'e2e-capped', schedule: { interval: '1d' }, targets: ['ida-rhodes', 'jean-sammet'], max_monthly_credits: 59 });
+    const planned = await signals('plan', '--config', path);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toMatch(/0 now \(active ones, as the service estimates them\), 60 afterwards/);
+    expect(planned.stdout).toMatch(/apply would refuse: .*60 credits a month.*max_monthly_credits \(59\)/);
+    const refused = await apply('--config', path);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/SEEDLINE_SIGNALS_OVER_BUDGET/);
+    expect(await listTaggedSignals(client, 'e2e-capped')).toEqual([]);
+
+    const fits = await apply('--config', await config({ tag: 'e2e-capped', schedule: { interval: '1d' }, targets: ['ida-rhodes', 'jean-sammet'], max_monthly_credits: 60 }));
+    expect(fits.code, fits.stderr).toBe(0);
+    expect(await listTaggedSignals(client, 'e2e-capped')).toHaveLength(2);
+  });
+
   it.each([
     ['a notify webhook', { notify: { webhook_url: 'https://hooks.example/seedline' } }],
     ["the account's default webhook", {}],
