@@ -7,7 +7,7 @@ import type { Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
 import { ChunkJournal } from '../signals/chunk-journal.js';
 import { applySignalPlan, listTaggedSignals, replayChunks, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
-import { diffSignals, estimateMonthlyCredits, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
+import { diffSignals, estimateMonthlyCredits, oversizedAttributes, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
 import { runId as newRunId } from '../util/run-id.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
@@ -92,6 +92,7 @@ async function withPlan(
   const session = await openSession(opts.config);
   try {
     const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.query(sql));
+    checkAttributeSizes(desired);
     const context = { desired, client: await session.connect(), destination: session.destination, loaded: session.loaded };
     await beforePlan?.(context);
     const plan = diffSignals(desired, await listTaggedSignals(context.client, desired.tag));
@@ -99,6 +100,21 @@ async function withPlan(
   } finally {
     await session.close();
   }
+}
+
+/** Rendered external_id or metadata of some targets exceed the service's limits. */
+export class SignalAttributesTooLargeError extends Error {
+  readonly code = 'SEEDLINE_SIGNAL_ATTRIBUTES_TOO_LARGE';
+}
+
+/** Refuses, before any call, targets whose rendered external_id or metadata the service would refuse. */
+function checkAttributeSizes(desired: DesiredSignals): void {
+  const problems = oversizedAttributes(desired);
+  if (problems.length === 0) return;
+  const shown = problems.slice(0, 20).map((p) => `  ${p.seed}: ${p.problem}`);
+  throw new SignalAttributesTooLargeError(
+    [`${problems.length} rendered values exceed the service's limits; shorten signals.external_id or signals.metadata (e.g. use {key} rather than {seed}), nothing was changed:`, ...shown, ...(problems.length > 20 ? [`  … and ${problems.length - 20} more`] : [])].join('\n'),
+  );
 }
 
 /** A plan whose tagged Signals would be estimated above `signals.max_monthly_credits`. */

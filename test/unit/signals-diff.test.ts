@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Signal } from '../../schemas/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { bulkIdempotencyKey, bulkTemplate } from '../../src/signals/signal-apply.js';
-import { desiredTags, diffSignals, estimateMonthlyCredits, targetAttributes, type DesiredSignals } from '../../src/signals/signal-diff.js';
+import { desiredTags, diffSignals, oversizedAttributes, estimateMonthlyCredits, targetAttributes, type DesiredSignals } from '../../src/signals/signal-diff.js';
 
 const desired = (over: Partial<DesiredSignals> = {}): DesiredSignals => ({
   tag: 'team-a',
@@ -115,6 +115,21 @@ describe('signals diff: name, tags, external_id and metadata', () => {
     const plan = diffSignals(desired({ targets: [{ key: 'jane-doe', seed: 'jane-doe' }] }), [signal('https://www.network.example/in/jane-doe', { external_id: 'mine', metadata: { a: 1 } })]);
     expect(plan.update).toEqual([]);
     expect(plan.unchanged).toHaveLength(1);
+  });
+});
+
+describe('signals: rendered attributes against the service limits', () => {
+  it('given templates within limits whose {seed} makes some targets too long, when checked, then those targets are named per field', () => {
+    const long = `https://www.network.example/in/${'x'.repeat(250)}`;
+    const d = desired({
+      templates: { externalId: 'crm-{seed}', metadata: { seed: '{seed}', note: 'n'.repeat(8000) } },
+      targets: [{ key: 'short', seed: 'short' }, { key: 'long', seed: long }],
+    });
+    expect(oversizedAttributes(d)).toEqual([
+      { seed: long, problem: `external_id is ${4 + long.length} characters (at most 256)` },
+      { seed: long, problem: expect.stringMatching(/^metadata is \d+ bytes of JSON \(at most 8192\)$/) },
+    ]);
+    expect(oversizedAttributes(desired())).toEqual([]);
   });
 });
 
