@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../client/index.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import type { Destination } from '../destinations/destination.js';
+import { quoteIdentifier, type Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
 import { ChunkJournal } from '../signals/chunk-journal.js';
 import { applySignalPlan, listTaggedSignals, replayChunks, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
@@ -69,7 +69,8 @@ export function registerSignalsCommand(program: Command): void {
       process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
       if (result.rejected.length > 0) {
         const runId = await recordRejected(destination, desired.tag, result.rejected);
-        process.stdout.write(`\nthe rejected targets are kept in ${destination.schema}._seedline_rejected (stream 'signals', run_id '${runId}')\n`);
+        const where = `${destination.schema}._seedline_rejected (stream 'signals'${runId === undefined ? ', recorded by an earlier apply' : `, run_id '${runId}'`})`;
+        process.stdout.write(`\nthe rejected targets are kept in ${where}\n`);
       }
       return result.failures.length > 0 || result.rejected.length > 0 ? 1 : 0;
     })));
@@ -196,13 +197,22 @@ function describeResult(result: ApplyResult, plan: SignalPlan, secretsPath: stri
 
 /**
  * Keeps the targets the service refused, with its reason, in `_seedline_rejected` (stream and
- * table `signals`, the record `{ tag, site_url }`), where they stay queryable after the output is gone.
+ * table `signals`, the record `{ tag, site_url }`), where they stay queryable after the output is
+ * gone. A rejection already kept (same record and reason) is not added again, so applying the
+ * same config again does not pile up copies. Returns the run id of the new rows, if any.
  */
-async function recordRejected(destination: Destination, tag: string, rejected: ApplyResult['rejected']): Promise<string> {
+async function recordRejected(destination: Destination, tag: string, rejected: ApplyResult['rejected']): Promise<string | undefined> {
+  const table = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_rejected', 'table')}`;
+  const kept = await destination.query<{ record: string; reason: string }>(`select record, reason from ${table} where stream = $1`, ['signals']);
+  const known = new Set(kept.map((row) => `${row.record}\n${row.reason}`));
   const runId = newRunId('signals');
+  const rows = rejected
+    .map((r) => ({ runId, stream: 'signals', table: 'signals', record: JSON.stringify({ tag, site_url: r.seed }), reason: r.reason }))
+    .filter((row, i, all) => !known.has(`${row.record}\n${row.reason}`) && all.findIndex((o) => o.record === row.record && o.reason === row.reason) === i);
+  if (rows.length === 0) return undefined;
   const unit = await destination.beginUnit(runId);
   try {
-    await unit.reject(rejected.map((r) => ({ runId, stream: 'signals', table: 'signals', record: JSON.stringify({ tag, site_url: r.seed }), reason: r.reason })));
+    await unit.reject(rows);
     await unit.commit();
   } catch (error) {
     await unit.rollback().catch(() => undefined);

@@ -109,10 +109,13 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(live.every((s) => JSON.stringify(s.metadata) === '{"team":"growth"}')).toBe(true);
   });
 
-  it('given an invalid target, when applied, then it is printed and kept in _seedline_rejected with its reason', async () => {
+  it('given an invalid target, when applied twice, then it is printed each time and kept once in _seedline_rejected with its reason', async () => {
     const bad = 'https://www.network.example/company/not-a-profile';
     const result = await cli('apply', '--config', await config('ops-rejected', { targets: ['ops-linus', bad] }));
     expect(result.code).toBe(1);
+    const again = await cli('apply', '--config', await config('ops-rejected', { targets: ['ops-linus', bad] }));
+    expect(again.stdout).toMatch(new RegExp(`rejected\\s+${bad}\\s+invalid_url`));
+    expect(again.stdout).toMatch(/recorded by an earlier apply/);
     expect(result.stdout).toMatch(new RegExp(`rejected\\s+${bad}\\s+invalid_url`));
     const runId = /run_id '([^']+)'/.exec(result.stdout)?.[1];
     expect(runId).toBeDefined();
@@ -120,6 +123,8 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     try {
       const rows = await destination.query(`select stream, "table", record, reason from seedline._seedline_rejected where run_id = $1`, [runId]);
       expect(rows).toEqual([{ stream: 'signals', table: 'signals', record: JSON.stringify({ tag: 'ops-rejected', site_url: bad }), reason: 'invalid_url' }]);
+      const all = await destination.query(`select run_id from seedline._seedline_rejected where record = $1`, [JSON.stringify({ tag: 'ops-rejected', site_url: bad })]);
+      expect(all).toEqual([{ run_id: runId }]);
     } finally {
       await destination.close();
     }
