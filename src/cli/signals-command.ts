@@ -50,7 +50,7 @@ export function registerSignalsCommand(program: Command): void {
     .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
     .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600; default: webhooks.secrets_file)")
     .option('--discard-secrets', "create Signals without keeping their one-time webhook secrets (`seedline serve` then cannot verify their deliveries)", false)
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, recoverLostSecrets(opts), async ({ desired, plan, client, destination, loaded }) => {
+    .action((opts: SignalsOptions) => runCommand(() => withJournalLock((held) => withPlan(opts, recoverLostSecrets(opts, held), async ({ desired, plan, client, destination, loaded }) => {
       const secretsPath = secretsPathOf(opts, loaded);
       if (plan.create.length > 0 && secretsPath === undefined && !opts.discardSecrets) {
         throw new UsageError(
@@ -73,7 +73,7 @@ export function registerSignalsCommand(program: Command): void {
         process.stdout.write(`\nthe rejected targets are kept in ${where}\n`);
       }
       return result.failures.length > 0 || result.rejected.length > 0 ? 1 : 0;
-    })));
+    }))));
   registerSignalsOpsCommand(signals);
 }
 
@@ -235,16 +235,31 @@ function secretsPathOf(opts: SignalsOptions, loaded: LoadedConfig): string | und
   return file === undefined ? undefined : resolve(loaded.baseDir, file);
 }
 
+/** The journal lock an apply holds from before its replay until it ends. */
+interface HeldLock {
+  release?: () => Promise<void>;
+}
+
+async function withJournalLock(body: (held: HeldLock) => Promise<number>): Promise<number> {
+  const held: HeldLock = {};
+  try {
+    return await body(held);
+  } finally {
+    await held.release?.();
+  }
+}
+
 /**
  * Before planning, settles the chunks an earlier apply sent but was killed before keeping their
  * answer (journaled beside the secrets file): asks for them again where that is safe
  * (`replayChunks`), else names the Signals whose secrets are lost.
  */
-function recoverLostSecrets(opts: SignalsOptions): (context: PlanContext) => Promise<void> {
+function recoverLostSecrets(opts: SignalsOptions, held: HeldLock): (context: PlanContext) => Promise<void> {
   return async ({ client, desired, loaded }) => {
     const secretsPath = secretsPathOf(opts, loaded);
     if (secretsPath === undefined) return;
     const journal = new ChunkJournal(journalPath(secretsPath));
+    held.release = await journal.lock();
     const scope = { tag: desired.tag, wanted: new Set(desired.targets.map((t) => t.key)) };
     const { recovered, lostSecrets } = await replayChunks(client, journal, scope, (secrets) => appendSecrets(secretsPath, secrets));
     if (recovered > 0) process.stdout.write(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);

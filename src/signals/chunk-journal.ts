@@ -1,4 +1,4 @@
-import { appendFile, readFile, rm } from 'node:fs/promises';
+import { appendFile, open, readFile, rm } from 'node:fs/promises';
 import type { SignalBulkBody } from '../../schemas/index.js';
 
 /** A bulk-create chunk as sent: enough to send it again under the same key. */
@@ -13,6 +13,11 @@ export interface JournaledChunk {
 export interface PendingChunk extends JournaledChunk {
   /** When it was journaled; null for a line written before lines carried a time. */
   sentAt: Date | null;
+}
+
+/** Another apply holds the journal's lock file. */
+export class JournalLockedError extends Error {
+  readonly code = 'SEEDLINE_SIGNALS_JOURNAL_LOCKED';
 }
 
 type Line = { sending: string; body: SignalBulkBody; at?: string } | { done: string };
@@ -60,6 +65,30 @@ export class ChunkJournal {
     return [...open.values()];
   }
 
+  /**
+   * Takes the journal's lock file (`<journal>.lock`, holding our pid), so two applies on one
+   * secrets file never clear each other's pending lines. A lock left by a process that no longer
+   * runs (kill -9) is taken over. Returns the release.
+   */
+  async lock(): Promise<() => Promise<void>> {
+    const path = `${this.path}.lock`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const file = await open(path, 'wx', 0o600);
+        await file.writeFile(String(process.pid));
+        await file.close();
+        return () => rm(path, { force: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+        const holder = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+        if (Number.isInteger(holder) && holder > 0 && isRunning(holder)) {
+          throw new JournalLockedError(`another signals apply (pid ${holder}) is using ${this.path}: wait for it to finish (or delete ${path} if it is not running)`);
+        }
+        await rm(path, { force: true });
+      }
+    }
+  }
+
   /** Removes the journal once nothing in it is pending. */
   async clearIfSettled(): Promise<void> {
     if ((await this.pending()).length === 0) await rm(this.path, { force: true });
@@ -68,5 +97,14 @@ export class ChunkJournal {
   private async append(line: Line): Promise<void> {
     // Led by a newline too: a line a crash cut short must not swallow the next one.
     await appendFile(this.path, `\n${JSON.stringify(line)}\n`, { mode: 0o600 });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
