@@ -37,10 +37,7 @@ export interface SessionOptions {
  */
 export async function openSession(configPath: string, options: SessionOptions = {}): Promise<Session> {
   const loaded = await loadConfig(configPath);
-  const closers: (() => Promise<void>)[] = [];
-  const close = async () => {
-    for (const closer of closers.reverse()) await closer().catch(() => undefined);
-  };
+  const { closers, close } = closerList();
   try {
     const settings = destinationConfig(loaded);
     // A fresh clone has no data/ folder yet: create the DuckDB file's folder rather than fail.
@@ -76,16 +73,22 @@ export interface ServiceSession {
  */
 export async function openServiceSession(configPath: string): Promise<ServiceSession> {
   const loaded = await loadConfig(configPath);
-  const closers: (() => Promise<void>)[] = [];
-  const close = async () => {
-    for (const closer of closers.reverse()) await closer().catch(() => undefined);
-  };
+  const { closers, close } = closerList();
   try {
     return { loaded, client: await connectClient(loaded.config, closers), close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/** What a session opened, and a close that undoes it newest first (a failing closer does not stop the rest). */
+function closerList(): { closers: (() => Promise<void>)[]; close: () => Promise<void> } {
+  const closers: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => undefined);
+  };
+  return { closers, close };
 }
 
 function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig {

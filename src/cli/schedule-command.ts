@@ -4,6 +4,7 @@ import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { quoteIdentifier } from '../destinations/destination.js';
 import { LockWaitAbortedError } from '../destinations/destination-error.js';
+import { toDate } from '../destinations/system-tables.js';
 import { selectStreams } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { CronRunner, InvalidCronError } from '../scheduler/cron-runner.js';
@@ -225,7 +226,5 @@ async function lastRunStart(session: Session, group: string, statuses?: readonly
   const table = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_runs', 'table')}`;
   const byStatus = statuses === undefined ? '' : ` and status in (${statuses.map((_, i) => `$${i + 2}`).join(', ')})`;
   const [row] = await destination.query<{ last: unknown }>(`select max(started_at) as last from ${table} where schedule_group = $1${byStatus}`, [group, ...(statuses ?? [])]);
-  const last = row?.last;
-  if (last === null || last === undefined) return null;
-  return last instanceof Date ? last : new Date(String(last));
+  return toDate(row?.last);
 }
