@@ -25,6 +25,10 @@ export interface SessionOptions {
   lock?: boolean;
   /** Wait for the lock instead of failing. Default: false. */
   waitForLock?: boolean;
+  /** Ends a wait for the lock early (`LockWaitAbortedError`). Default: none. */
+  signal?: AbortSignal;
+  /** Who takes the lock, as shown to a second writer. Default: `seedline sync`. */
+  holder?: string;
 }
 
 /**
@@ -33,17 +37,16 @@ export interface SessionOptions {
  */
 export async function openSession(configPath: string, options: SessionOptions = {}): Promise<Session> {
   const loaded = await loadConfig(configPath);
-  const closers: (() => Promise<void>)[] = [];
-  const close = async () => {
-    for (const closer of closers.reverse()) await closer().catch(() => undefined);
-  };
+  const { closers, close } = closerList();
   try {
     const settings = destinationConfig(loaded);
     // A fresh clone has no data/ folder yet: create the DuckDB file's folder rather than fail.
     if (settings.type === 'duckdb') await mkdir(dirname(settings.path), { recursive: true });
     const destination = await createDestination(settings);
     closers.push(() => destination.close());
-    if (options.lock) await destination.lock({ holder: `seedline sync (pid ${process.pid})`, wait: options.waitForLock ?? false });
+    if (options.lock) {
+      await destination.lock({ holder: `${options.holder ?? 'seedline sync'} (pid ${process.pid})`, wait: options.waitForLock ?? false, ...(options.signal ? { signal: options.signal } : {}) });
+    }
     await destination.ensureSystemTables();
     let client: Promise<ApiClient> | undefined;
     const connect = () => (client ??= connectClient(loaded.config, closers));
@@ -70,16 +73,22 @@ export interface ServiceSession {
  */
 export async function openServiceSession(configPath: string): Promise<ServiceSession> {
   const loaded = await loadConfig(configPath);
-  const closers: (() => Promise<void>)[] = [];
-  const close = async () => {
-    for (const closer of closers.reverse()) await closer().catch(() => undefined);
-  };
+  const { closers, close } = closerList();
   try {
     return { loaded, client: await connectClient(loaded.config, closers), close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/** What a session opened, and a close that undoes it newest first (a failing closer does not stop the rest). */
+function closerList(): { closers: (() => Promise<void>)[]; close: () => Promise<void> } {
+  const closers: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => undefined);
+  };
+  return { closers, close };
 }
 
 function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig {

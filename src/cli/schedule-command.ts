@@ -3,9 +3,13 @@ import type { ScheduleGroup } from '../config/config-schema.js';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { quoteIdentifier } from '../destinations/destination.js';
+import { LockWaitAbortedError } from '../destinations/destination-error.js';
+import { toDate } from '../destinations/system-tables.js';
 import { selectStreams } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { CronRunner, InvalidCronError } from '../scheduler/cron-runner.js';
+import { runId as newRunId } from '../util/run-id.js';
+import { sha256, stableJson } from '../util/stable-json.js';
 import { openSession, type Session } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
 import { stopOnSignals } from './stop-on-signals.js';
@@ -25,8 +29,14 @@ interface ScheduleOptions {
   runNow: boolean;
 }
 
-/** Group name of a `--cron` schedule in `_seedline_runs`. */
-const CLI_GROUP = 'cli';
+/**
+ * Group name of a `--cron` schedule in `_seedline_runs`: `cli-` and a short hash of the expression,
+ * time zone and sorted streams, so two different `--cron` schedules on one destination never take
+ * each other's runs for their own ticks, and the same one keeps its name across restarts.
+ */
+export function cliGroupName(cron: string, timezone: string, streams: readonly string[]): string {
+  return `cli-${sha256(stableJson({ cron: cron.trim().split(/\s+/).join(' '), timezone, streams: [...streams].sort() })).slice(0, 10)}`;
+}
 
 /** `seedline schedule`: keeps the tables fresh by running the config's stream groups on cron schedules. */
 export function registerScheduleCommand(program: Command): void {
@@ -37,7 +47,7 @@ export function registerScheduleCommand(program: Command): void {
         'also across processes on one destination; SIGTERM or Ctrl-C lets the page under way commit, then exits',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
-    .option('--cron <expression>', 'instead of `schedule:`, one group "cli" on this expression, e.g. "0 */6 * * *"')
+    .option('--cron <expression>', 'instead of `schedule:`, one group "cli-<hash of expression, zone and streams>" on this expression, e.g. "0 */6 * * *"')
     .option('--timezone <zone>', 'IANA time zone of --cron', 'UTC')
     .option('--streams <names>', 'streams of --cron, comma-separated (default: every configured stream)')
     .option('--run-now', 'run every group once at start as well', false)
@@ -52,16 +62,19 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
 
   const stop = stopOnSignals((signal) => process.stderr.write(`${signal}: stopping; the run under way commits its page first (send it again to quit now)\n`));
   const runners: CronRunner[] = [];
+  // A caught-up tick yields only to a run started after the catch-up read the runs, by tick time.
+  const catchUpReads = new Map<string, Date>();
   try {
     for (const [name, group] of groups) {
-      runners.push(runnerOf(loaded, name, group, (tickAt) => runGroup(opts.config, name, group, tickAt, stop.signal), opts.cron !== undefined));
+      const job = (tickAt: Date) => runGroup(opts.config, name, group, tickAt, stop.signal, catchUpReads.get(`${name} ${tickAt.getTime()}`));
+      runners.push(runnerOf(loaded, name, group, job, opts.cron !== undefined));
     }
     runners.forEach((runner) => runner.start());
     await Promise.all(
       runners.map((runner, i) => {
         const [name, group] = groups[i]!;
         if (opts.runNow) return runner.tick(new Date());
-        return group.catch_up ? catchUp(opts.config, name, runner) : undefined;
+        return group.catch_up ? catchUp(opts.config, name, runner, stop.signal, (tickAt, readAt) => catchUpReads.set(`${name} ${tickAt.getTime()}`, readAt)) : undefined;
       }),
     );
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
@@ -87,7 +100,8 @@ function runnerOf(loaded: LoadedConfig, name: string, group: ScheduleGroup, job:
 /** The groups to run: `--cron` as one group, else every group of `schedule:`. */
 function groupsOf(loaded: LoadedConfig, opts: ScheduleOptions): [string, ScheduleGroup][] {
   if (opts.cron !== undefined) {
-    return [[CLI_GROUP, { cron: opts.cron, streams: splitList(opts.streams) ?? [], timezone: opts.timezone, catch_up: false }]];
+    const streams = splitList(opts.streams) ?? [];
+    return [[cliGroupName(opts.cron, opts.timezone, streams), { cron: opts.cron, streams, timezone: opts.timezone, catch_up: false }]];
   }
   if (opts.streams !== undefined) throw new UsageError('--streams goes with --cron; the streams of a `schedule:` group are listed in the config');
   const groups = Object.entries(loaded.config.schedule ?? {});
@@ -114,64 +128,103 @@ async function checkStreams(loaded: LoadedConfig, groups: readonly [string, Sche
   if (problems.length > 0) throw new ConfigError(loaded.path, problems);
 }
 
+/** Runs that did the group's work: a catch-up does not count a run that stopped, failed or was killed. */
+const COMPLETED = ['succeeded', 'partial'] as const;
+
+/** Label of the scheduler on the destination lock, shown to a second writer. */
+const LOCK_HOLDER = 'seedline schedule';
+
 /**
- * Makes up a tick missed while no scheduler ran: when the group's last recorded run started
- * before its latest scheduled time (or it never ran and a tick passed within the last year), that
- * tick runs now, once however many were missed. Two processes starting together pick the same
- * tick, so only one of them runs it.
+ * Makes up a tick missed while no scheduler ran: when the group's last completed run (succeeded
+ * or partial) started before its latest scheduled time (or it never completed and a tick passed
+ * within the last year), that tick runs now, once however many were missed. Two processes
+ * starting together pick the same tick, so only one of them runs it (runGroup's check).
  */
-async function catchUp(config: string, name: string, runner: CronRunner): Promise<void> {
+async function catchUp(config: string, name: string, runner: CronRunner, stop: AbortSignal, noteRead: (tickAt: Date, readAt: Date) => void): Promise<void> {
   let last: Date | null;
+  let readAt: Date;
   try {
-    const session = await openSession(config, { lock: true, waitForLock: true });
+    // Under the lock: a DuckDB file opens in one process at a time. A stop request ends the wait.
+    const session = await openSession(config, { lock: true, waitForLock: true, signal: stop, holder: `${LOCK_HOLDER} ${name}` });
     try {
-      last = await lastRunStart(session, name);
+      readAt = new Date();
+      last = await lastRunStart(session, name, COMPLETED);
     } finally {
       await session.close();
     }
   } catch (error) {
+    if (error instanceof LockWaitAbortedError) return;
     // Like a failed tick: reported, and the schedule goes on.
     process.stderr.write(`[${name}] catch-up skipped: ${(error as Error).message}\n`);
     return;
   }
+  if (stop.aborted) return;
   const missed = runner.lastTickSince(last);
   if (missed === null) {
-    process.stderr.write(`[${name}] no tick missed since the last run (${last?.toISOString() ?? 'never'})\n`);
+    process.stderr.write(`[${name}] no tick missed since the last completed run (${last?.toISOString() ?? 'never'})\n`);
     return;
   }
-  process.stderr.write(`[${name}] catching up the tick of ${missed.toISOString()} (last run: ${last?.toISOString() ?? 'never'})\n`);
+  process.stderr.write(`[${name}] catching up the tick of ${missed.toISOString()} (last completed run: ${last?.toISOString() ?? 'never'})\n`);
+  noteRead(missed, readAt);
   await runner.tick(missed);
 }
 
 /**
- * One tick of a group: takes the destination lock (waiting for another writer), then runs the
- * sync unless a run of the group started at or after the tick's time, which is what another
- * `seedline schedule` on the same destination does for the same tick.
+ * One tick of a group: takes the destination lock (waiting for another writer, until a stop
+ * request), then runs the sync unless a run of the group (any status) started at or after the
+ * tick's time, which is what another `seedline schedule` on the same destination does for the same
+ * tick. A caught-up tick (its earlier run stopped or failed) yields only to a run started after
+ * `readAt`, when the catch-up read the runs. A tick that fails before the sync records its run is recorded `failed`, so the other
+ * process does not repeat it.
  */
-async function runGroup(config: string, name: string, group: ScheduleGroup, tickAt: Date, stop: AbortSignal): Promise<void> {
+async function runGroup(config: string, name: string, group: ScheduleGroup, tickAt: Date, stop: AbortSignal, readAt?: Date): Promise<void> {
   if (stop.aborted) return;
-  const session = await openSession(config, { lock: true, waitForLock: true });
+  let session: Session;
+  try {
+    session = await openSession(config, { lock: true, waitForLock: true, signal: stop, holder: `${LOCK_HOLDER} ${name}` });
+  } catch (error) {
+    if (error instanceof LockWaitAbortedError) {
+      process.stderr.write(`[${name}] tick ${tickAt.toISOString()}: stopped while waiting for the destination lock; nothing ran\n`);
+      return;
+    }
+    throw error;
+  }
+  const startedAt = new Date();
   try {
     if (stop.aborted) return;
     const last = await lastRunStart(session, name);
-    if (last !== null && last.getTime() >= tickAt.getTime()) {
+    if (last !== null && last.getTime() >= (readAt ?? tickAt).getTime()) {
       process.stderr.write(`[${name}] tick ${tickAt.toISOString()} already run (run started ${last.toISOString()}): skipped\n`);
       return;
     }
     process.stderr.write(`[${name}] tick ${tickAt.toISOString()}: sync of ${group.streams.join(', ') || 'every stream'}\n`);
     const result = await syncInSession(session, { config, streams: group.streams.join(',') || undefined, scheduleGroup: name, stop });
     process.stderr.write(`[${name}] run ${result.runId}: ${result.status}\n`);
+  } catch (error) {
+    await recordFailedTick(session, name, startedAt, error as Error);
+    throw error;
   } finally {
     await session.close();
   }
 }
 
-/** When the group's latest run in `_seedline_runs` started; null when it never ran. */
-async function lastRunStart(session: Session, group: string): Promise<Date | null> {
+/** Records a tick that failed before its sync recorded a run (connect, account, seeds), so it counts as run. */
+async function recordFailedTick(session: Session, name: string, startedAt: Date, error: Error): Promise<void> {
+  try {
+    const last = await lastRunStart(session, name);
+    if (last !== null && last.getTime() >= startedAt.getTime() - 1000) return;
+    const now = new Date();
+    await session.destination.saveRun({ runId: newRunId('run', startedAt), startedAt, finishedAt: now, status: 'failed', error: error.message, scheduleGroup: name });
+  } catch {
+    // The destination itself is failing: the tick's own error is the one to report.
+  }
+}
+
+/** When the group's latest run in `_seedline_runs` (of the given statuses, default any) started; null when none did. */
+async function lastRunStart(session: Session, group: string, statuses?: readonly string[]): Promise<Date | null> {
   const { destination } = session;
   const table = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_runs', 'table')}`;
-  const [row] = await destination.query<{ last: unknown }>(`select max(started_at) as last from ${table} where schedule_group = $1`, [group]);
-  const last = row?.last;
-  if (last === null || last === undefined) return null;
-  return last instanceof Date ? last : new Date(String(last));
+  const byStatus = statuses === undefined ? '' : ` and status in (${statuses.map((_, i) => `$${i + 2}`).join(', ')})`;
+  const [row] = await destination.query<{ last: unknown }>(`select max(started_at) as last from ${table} where schedule_group = $1${byStatus}`, [group, ...(statuses ?? [])]);
+  return toDate(row?.last);
 }

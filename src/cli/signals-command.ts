@@ -1,13 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { appendFile, chmod } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../client/index.js';
-import type { Destination } from '../destinations/destination.js';
+import type { LoadedConfig } from '../config/load-config.js';
+import { quoteIdentifier, type Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
 import { ChunkJournal } from '../signals/chunk-journal.js';
 import { applySignalPlan, listTaggedSignals, replayChunks, type ApplyResult, type SignalSecret } from '../signals/signal-apply.js';
-import { diffSignals, estimateMonthlyCredits, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
+import { diffSignals, estimateMonthlyCredits, oversizedAttributes, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
+import { runId as newRunId } from '../util/run-id.js';
 import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
@@ -19,8 +20,10 @@ interface SignalsOptions {
   config: string;
   /** Delete tagged Signals the config no longer wants. Default: false. */
   prune: boolean;
-  /** File the created Signals' one-time webhook secrets are appended to (JSON lines, mode 0600). Default: none. */
+  /** File the created Signals' one-time webhook secrets are appended to (JSON lines, mode 0600). Default: `webhooks.secrets_file`. */
   secretsOut?: string;
+  /** Create Signals although their one-time secrets are kept nowhere. Default: false. */
+  discardSecrets?: boolean;
 }
 
 const MAX_ROWS = 200;
@@ -35,8 +38,9 @@ export function registerSignalsCommand(program: Command): void {
     .description('Show what apply would create, update and prune, and the monthly credits of the new Signals; changes nothing')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'plan to delete tagged Signals whose target is no longer declared', false)
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, undefined, async ({ desired, plan }) => {
-      process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
+    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, undefined, async ({ desired, plan, loaded }) => {
+      const overCap = overCapNote(loaded, desired, plan, opts.prune);
+      process.stdout.write(`${describePlan(desired, plan, opts.prune)}${overCap}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
       return 0;
     })));
   signals
@@ -44,15 +48,18 @@ export function registerSignalsCommand(program: Command): void {
     .description('Create missing Signals (bulk, idempotent), PATCH differing ones, and with --prune delete unwanted ones')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
-    .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600)")
-    .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, recoverLostSecrets(opts), async ({ desired, plan, client, destination }) => {
-      if (plan.create.length > 0 && desired.settings.webhookUrl !== null && opts.secretsOut === undefined) {
+    .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600; default: webhooks.secrets_file)")
+    .option('--discard-secrets', "create Signals without keeping their one-time webhook secrets (`seedline serve` then cannot verify their deliveries)", false)
+    .action((opts: SignalsOptions) => runCommand(() => withJournalLock((held) => withPlan(opts, recoverLostSecrets(opts, held), async ({ desired, plan, client, destination, loaded }) => {
+      const secretsPath = secretsPathOf(opts, loaded);
+      if (plan.create.length > 0 && secretsPath === undefined && !opts.discardSecrets) {
         throw new UsageError(
-          `signals.notify.webhook_url is set, and the service shows each new Signal's webhook secret only once: add --secrets-out FILE to keep them (nothing was changed)`,
+          "every new Signal is signed with its own webhook secret, which the service shows only once (also when deliveries go to the account's default webhook): " +
+            'add --secrets-out FILE (or set webhooks.secrets_file) to keep them, or --discard-secrets to create them anyway (nothing was changed)',
         );
       }
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
-      const secretsPath = opts.secretsOut === undefined ? undefined : resolve(opts.secretsOut);
+      checkMonthlyCap(loaded, desired, plan, opts.prune);
       const journal = secretsPath === undefined ? undefined : new ChunkJournal(journalPath(secretsPath));
       const result = await applySignalPlan(client, desired, plan, {
         prune: opts.prune,
@@ -62,27 +69,90 @@ export function registerSignalsCommand(program: Command): void {
       process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
       if (result.rejected.length > 0) {
         const runId = await recordRejected(destination, desired.tag, result.rejected);
-        process.stdout.write(`\nthe rejected targets are kept in ${destination.schema}._seedline_rejected (stream 'signals', run_id '${runId}')\n`);
+        const where = `${destination.schema}._seedline_rejected (stream 'signals'${runId === undefined ? ', recorded by an earlier apply' : `, run_id '${runId}'`})`;
+        process.stdout.write(`\nthe rejected targets are kept in ${where}\n`);
       }
       return result.failures.length > 0 || result.rejected.length > 0 ? 1 : 0;
-    })));
+    }))));
   registerSignalsOpsCommand(signals);
+}
+
+/** What plan and apply work on. */
+interface PlanContext {
+  desired: DesiredSignals;
+  client: ApiClient;
+  destination: Destination;
+  loaded: LoadedConfig;
 }
 
 async function withPlan(
   opts: SignalsOptions,
-  beforePlan: ((client: ApiClient) => Promise<void>) | undefined,
-  body: (context: { desired: DesiredSignals; plan: SignalPlan; client: ApiClient; destination: Destination }) => Promise<number>,
+  beforePlan: ((context: PlanContext) => Promise<void>) | undefined,
+  body: (context: PlanContext & { plan: SignalPlan }) => Promise<number>,
 ): Promise<number> {
   const session = await openSession(opts.config);
   try {
     const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.query(sql));
-    const client = await session.connect();
-    await beforePlan?.(client);
-    const plan = diffSignals(desired, await listTaggedSignals(client, desired.tag));
-    return await body({ desired, plan, client, destination: session.destination });
+    checkAttributeSizes(desired);
+    const context = { desired, client: await session.connect(), destination: session.destination, loaded: session.loaded };
+    await beforePlan?.(context);
+    const plan = diffSignals(desired, await listTaggedSignals(context.client, desired.tag));
+    return await body({ ...context, plan });
   } finally {
     await session.close();
+  }
+}
+
+/** Rendered external_id or metadata of some targets exceed the service's limits. */
+export class SignalAttributesTooLargeError extends Error {
+  readonly code = 'SEEDLINE_SIGNAL_ATTRIBUTES_TOO_LARGE';
+}
+
+/** Refuses, before any call, targets whose rendered external_id or metadata the service would refuse. */
+function checkAttributeSizes(desired: DesiredSignals): void {
+  const problems = oversizedAttributes(desired);
+  if (problems.length === 0) return;
+  const shown = problems.slice(0, 20).map((p) => `  ${p.seed}: ${p.problem}`);
+  throw new SignalAttributesTooLargeError(
+    [`${problems.length} rendered values exceed the service's limits; shorten signals.external_id or signals.metadata (e.g. use {key} rather than {seed}), nothing was changed:`, ...shown, ...(problems.length > 20 ? [`  … and ${problems.length - 20} more`] : [])].join('\n'),
+  );
+}
+
+/** A plan whose tagged Signals would be estimated above `signals.max_monthly_credits`. */
+export class SignalsOverBudgetError extends Error {
+  readonly code = 'SEEDLINE_SIGNALS_OVER_BUDGET';
+}
+
+/** Estimated monthly credits of the tagged profile Signals once the plan is applied (the declared interval for every kept one). */
+function monthlyCreditsAfter(desired: DesiredSignals, plan: SignalPlan, prune: boolean): number {
+  const kept = plan.update.length + plan.unchanged.length + (prune ? 0 : plan.prune.length);
+  return estimateMonthlyCredits(desired.settings.interval, plan.create.length + kept);
+}
+
+/** Estimated monthly credits of the tagged Signals as they are, from the service's own estimates. */
+function monthlyCreditsNow(plan: SignalPlan): number {
+  return [...plan.update, ...plan.unchanged, ...plan.prune].reduce((sum, { signal }) => sum + (signal.status === 'active' ? (signal.estimated_monthly_credits ?? 0) : 0), 0);
+}
+
+/** Refuses, before any call, a plan whose tagged Signals would be estimated above `signals.max_monthly_credits`. */
+function checkMonthlyCap(loaded: LoadedConfig, desired: DesiredSignals, plan: SignalPlan, prune: boolean): void {
+  const cap = loaded.config.signals?.max_monthly_credits;
+  const after = monthlyCreditsAfter(desired, plan, prune);
+  if (cap === undefined || after <= cap) return;
+  throw new SignalsOverBudgetError(
+    `the tagged Signals would be estimated at ${after} credits a month after this apply, above signals.max_monthly_credits (${cap}): ` +
+      'declare fewer targets, a longer schedule.interval, or raise the limit (nothing was changed)',
+  );
+}
+
+/** What `plan` says when apply would refuse for the monthly cap. */
+function overCapNote(loaded: LoadedConfig, desired: DesiredSignals, plan: SignalPlan, prune: boolean): string {
+  try {
+    checkMonthlyCap(loaded, desired, plan, prune);
+    return '';
+  } catch (error) {
+    if (!(error instanceof SignalsOverBudgetError)) throw error;
+    return `\n\napply would refuse: ${error.message.replace(' (nothing was changed)', '')}`;
   }
 }
 
@@ -95,7 +165,6 @@ function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean)
     ...plan.prune.map((p) => ({ action: prune ? 'prune' : 'prune (kept)', target: p.key ?? p.signal.target?.type ?? '?', signal: p.signal.id, status: p.signal.status, detail: p.reason })),
     ...plan.unreadable.map((s) => ({ action: 'ignored', target: '?', signal: s.id, status: s.status, detail: 'listed without a target' })),
   ];
-  const kept = plan.update.length + plan.unchanged.length + (prune ? 0 : plan.prune.length);
   const lines = [
     `Signals tagged "${desired.tag}": ${plan.create.length} to create, ${plan.update.length} to update, ${plan.prune.length} to prune${prune || plan.prune.length === 0 ? '' : ' (kept without --prune)'}, ${plan.unchanged.length} unchanged`,
   ];
@@ -103,7 +172,7 @@ function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean)
   lines.push(
     '',
     `estimated monthly credits of the new Signals: ${estimateMonthlyCredits(interval, plan.create.length)} (${plan.create.length} profiles × ${estimateMonthlyCredits(interval, 1)} checks at ${interval})`,
-    `estimated monthly credits of the tagged profile Signals afterwards: ${estimateMonthlyCredits(interval, plan.create.length + kept)}`,
+    `estimated monthly credits of the tagged profile Signals: ${monthlyCreditsNow(plan)} now (active ones, as the service estimates them), ${monthlyCreditsAfter(desired, plan, prune)} afterwards`,
   );
   return lines.join('\n');
 }
@@ -128,13 +197,22 @@ function describeResult(result: ApplyResult, plan: SignalPlan, secretsPath: stri
 
 /**
  * Keeps the targets the service refused, with its reason, in `_seedline_rejected` (stream and
- * table `signals`, the record `{ tag, site_url }`), where they stay queryable after the output is gone.
+ * table `signals`, the record `{ tag, site_url }`), where they stay queryable after the output is
+ * gone. A rejection already kept (same record and reason) is not added again, so applying the
+ * same config again does not pile up copies. Returns the run id of the new rows, if any.
  */
-async function recordRejected(destination: Destination, tag: string, rejected: ApplyResult['rejected']): Promise<string> {
-  const runId = `signals_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
+async function recordRejected(destination: Destination, tag: string, rejected: ApplyResult['rejected']): Promise<string | undefined> {
+  const table = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_rejected', 'table')}`;
+  const kept = await destination.query<{ record: string; reason: string }>(`select record, reason from ${table} where stream = $1`, ['signals']);
+  const known = new Set(kept.map((row) => `${row.record}\n${row.reason}`));
+  const runId = newRunId('signals');
+  const rows = rejected
+    .map((r) => ({ runId, stream: 'signals', table: 'signals', record: JSON.stringify({ tag, site_url: r.seed }), reason: r.reason }))
+    .filter((row, i, all) => !known.has(`${row.record}\n${row.reason}`) && all.findIndex((o) => o.record === row.record && o.reason === row.reason) === i);
+  if (rows.length === 0) return undefined;
   const unit = await destination.beginUnit(runId);
   try {
-    await unit.reject(rejected.map((r) => ({ runId, stream: 'signals', table: 'signals', record: JSON.stringify({ tag, site_url: r.seed }), reason: r.reason })));
+    await unit.reject(rows);
     await unit.commit();
   } catch (error) {
     await unit.rollback().catch(() => undefined);
@@ -148,25 +226,68 @@ function journalPath(secretsPath: string): string {
   return `${secretsPath}.journal`;
 }
 
+/** Where created Signals' secrets go: `--secrets-out`, else `webhooks.secrets_file` (where `serve` reads them), else nowhere. */
+function secretsPathOf(opts: SignalsOptions, loaded: LoadedConfig): string | undefined {
+  if (opts.discardSecrets && opts.secretsOut !== undefined) throw new UsageError('--discard-secrets and --secrets-out contradict each other: give one of them');
+  if (opts.discardSecrets) return undefined;
+  if (opts.secretsOut !== undefined) return resolve(opts.secretsOut);
+  const file = loaded.config.webhooks?.secrets_file;
+  return file === undefined ? undefined : resolve(loaded.baseDir, file);
+}
+
+/** The journal lock an apply holds from before its replay until it ends. */
+interface HeldLock {
+  release?: () => Promise<void>;
+}
+
+async function withJournalLock(body: (held: HeldLock) => Promise<number>): Promise<number> {
+  const held: HeldLock = {};
+  try {
+    return await body(held);
+  } finally {
+    await held.release?.();
+  }
+}
+
 /**
- * Before planning, asks again for the chunks an earlier apply sent but was killed before keeping
- * their answer (journaled beside `--secrets-out`): their Signals exist, and only the original
- * answer carries their one-time secrets.
+ * Before planning, settles the chunks an earlier apply sent but was killed before keeping their
+ * answer (journaled beside the secrets file): asks for them again where that is safe
+ * (`replayChunks`), else names the Signals whose secrets are lost.
  */
-function recoverLostSecrets(opts: SignalsOptions): ((client: ApiClient) => Promise<void>) | undefined {
-  if (opts.secretsOut === undefined) return undefined;
-  const secretsPath = resolve(opts.secretsOut);
-  return async (client) => {
+function recoverLostSecrets(opts: SignalsOptions, held: HeldLock): (context: PlanContext) => Promise<void> {
+  return async ({ client, desired, loaded }) => {
+    const secretsPath = secretsPathOf(opts, loaded);
+    if (secretsPath === undefined) return;
     const journal = new ChunkJournal(journalPath(secretsPath));
-    const recovered = await replayChunks(client, journal, (secrets) => appendSecrets(secretsPath, secrets));
+    held.release = await journal.lock();
+    const scope = { tag: desired.tag, wanted: new Set(desired.targets.map((t) => t.key)) };
+    const { recovered, lostSecrets } = await replayChunks(client, journal, scope, (secrets) => appendSecrets(secretsPath, secrets));
     if (recovered > 0) process.stdout.write(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);
+    if (lostSecrets.length > 0) {
+      process.stdout.write(
+        `warning: an interrupted apply created ${lostSecrets.length} Signals whose one-time webhook secrets can no longer be recovered ` +
+          `(the 24 h Idempotency-Key window passed, or asking again could create undeclared targets): ${lostSecrets.join(', ')}. ` +
+          'Their deliveries fail verification: delete them and apply again to recreate them with new secrets\n\n',
+      );
+    }
     await journal.clearIfSettled();
   };
 }
 
-/** Appends secrets as JSON lines to a file only its owner can read. */
+/**
+ * Appends secrets as JSON lines to a file only its owner can read: created 0600, and an existing
+ * file shared with others or owned by another user is refused before anything is written.
+ */
 async function appendSecrets(path: string, secrets: readonly SignalSecret[]): Promise<void> {
-  await appendFile(path, secrets.map((s) => `${JSON.stringify(s)}\n`).join(''), { mode: 0o600 });
-  // `mode` applies only when the file is created: tighten an existing one too.
-  await chmod(path, 0o600);
+  const file = await open(path, 'a', 0o600);
+  try {
+    const { mode, uid } = await file.stat();
+    if (typeof process.getuid === 'function' && uid !== process.getuid()) {
+      throw new UsageError(`the secrets file ${path} belongs to another user: give a file of your own`);
+    }
+    if ((mode & 0o077) !== 0) await file.chmod(0o600);
+    await file.appendFile(secrets.map((s) => `${JSON.stringify(s)}\n`).join(''));
+  } finally {
+    await file.close();
+  }
 }

@@ -5,12 +5,19 @@ import { formatTable } from './format-table.js';
 import { openServiceSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
 
+/** A billed check was sent but its answer never came: it may have run and been billed. */
+export class CheckOutcomeUnknownError extends Error {
+  readonly code = 'SEEDLINE_CHECK_OUTCOME_UNKNOWN';
+}
+
 /** Options shared by the day-to-day Signal commands. */
 interface OpsOptions {
   /** Config file path (for `api:`; the destination is not opened). */
   config: string;
   /** Act on every Signal carrying this tag instead of one id. Default: none. */
   tag?: string;
+  /** `resume --tag`: also resume Signals the service paused (insufficient_credits, webhook_failing, …). Default: false. */
+  all?: boolean;
 }
 
 /**
@@ -40,14 +47,15 @@ export function registerSignalsOpsCommand(signals: Command): void {
         '(the service shows no resume-by-tag call). The next check diffs against the last snapshot',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
-    .option('--tag <tag>', 'resume every paused Signal carrying this tag')
+    .option('--tag <tag>', 'resume the Signals carrying this tag that were paused by hand (paused_reason user)')
+    .option('--all', "with --tag, also resume Signals the service paused (insufficient_credits, webhook_failing, webhook_gone): fix the cause first", false)
     .action((id: string | undefined, opts: OpsOptions) =>
       withClient(opts, async (client) => {
         if (idOrTag(id, opts, 'resume') === 'id') {
           const { data } = await client.resumeSignal(id!);
           return `resumed ${data.id} (${data.status}); next check at ${data.next_check_at ?? 'unknown'}`;
         }
-        return resumeTagged(client, opts.tag!);
+        return resumeTagged(client, opts.tag!, opts.all ?? false);
       }),
     );
   signals
@@ -56,7 +64,7 @@ export function registerSignalsOpsCommand(signals: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .action((id: string, opts: OpsOptions) =>
       withClient(opts, async (client) => {
-        const { data } = await client.checkSignalNow(id);
+        const { data } = await checkOnce(client, id);
         const row = {
           signal: data.signal_id,
           check: data.check_number,
@@ -99,6 +107,24 @@ function withClient(opts: OpsOptions, body: (client: ApiClient) => Promise<Outco
   });
 }
 
+/**
+ * One check-now, sent once: a check lost to a 5xx or a dropped connection may have run and been
+ * billed, so it is reported as unknown rather than sent again.
+ */
+async function checkOnce(client: ApiClient, id: string): ReturnType<ApiClient['checkSignalNow']> {
+  try {
+    return await client.checkSignalNow(id);
+  } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) throw error;
+    throw new CheckOutcomeUnknownError(
+      `check-now of ${id}: outcome unknown (${(error as Error).message}); the check may have run and been billed (1 credit). ` +
+        `Look at GET /v1/usage/signals (credits per Signal) or the Signal's Triggers (GET /v1/triggers) before running it again`,
+      { cause: error },
+    );
+  }
+}
+
 /** Exactly one of an id and `--tag`. */
 function idOrTag(id: string | undefined, opts: OpsOptions, verb: string): 'id' | 'tag' {
   if ((id === undefined) === (opts.tag === undefined)) {
@@ -107,14 +133,23 @@ function idOrTag(id: string | undefined, opts: OpsOptions, verb: string): 'id' |
   return id === undefined ? 'tag' : 'id';
 }
 
-/** Resumes the tag's paused Signals one by one; a failure is reported and the rest go on. */
-async function resumeTagged(client: ApiClient, tag: string): Promise<Outcome> {
-  const paused = (await listTaggedSignals(client, tag)).filter((s) => s.status === 'paused');
+/**
+ * Resumes the tag's Signals paused by hand (`paused_reason` user), or with `all` every paused one,
+ * one by one; a failure is reported and the rest go on. Signals the service paused are named, not
+ * resumed: resuming them before their cause (credits, a failing webhook) is fixed pauses them again.
+ */
+async function resumeTagged(client: ApiClient, tag: string, all: boolean): Promise<Outcome> {
+  const paused = await listTaggedSignals(client, tag, 'paused');
+  const chosen = all ? paused : paused.filter((s) => (s.paused_reason ?? 'user') === 'user');
   const failures: { signal: string; error: string }[] = [];
-  for (const signal of paused) {
+  for (const signal of chosen) {
     await client.resumeSignal(signal.id).catch((error: Error) => failures.push({ signal: signal.id, error: error.message }));
   }
-  const line = `resumed ${paused.length - failures.length} of ${paused.length} paused Signals tagged "${tag}"`;
-  if (failures.length === 0) return line;
-  return { text: `${line}\n\n${formatTable(failures)}`, code: 1 };
+  const lines = [`resumed ${chosen.length - failures.length} of ${chosen.length} paused Signals tagged "${tag}"`];
+  const left = paused.filter((s) => !chosen.includes(s));
+  if (left.length > 0) {
+    lines.push('', `kept paused (paused by the service; fix the cause, then resume them by id or with --all):`, formatTable(left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? '' }))));
+  }
+  if (failures.length > 0) lines.push('', formatTable(failures));
+  return { text: lines.join('\n'), code: failures.length > 0 ? 1 : 0 };
 }

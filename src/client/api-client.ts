@@ -53,7 +53,7 @@ import { InvalidApiKeyError, NetworkError, RateLimitedError, RequestValidationEr
 import { RateLimiter } from './rate-limiter.js';
 import { parseResponse } from './response-parser.js';
 import type { ApiResponse, RawResponse } from './response-parser.js';
-import { resolveRetryPolicy, withRetry } from './retry.js';
+import { isRateLimit, resolveRetryPolicy, withRetry } from './retry.js';
 import type { RetryPolicy } from './retry.js';
 import { TokenProvider } from './token-provider.js';
 
@@ -126,6 +126,8 @@ interface CallSpec<S extends z.ZodType> {
   batchSubmission?: boolean;
   unauthenticated?: boolean;
   bare?: boolean;
+  /** Not safe to send twice (a billed call with no Idempotency-Key): only a 429, refused unprocessed, is retried. */
+  once?: boolean;
 }
 
 /**
@@ -382,14 +384,17 @@ export class ApiClient {
     return this.#call({ operation: 'resumeSignal', method: 'POST', path: `/v1/signals/${seg(id)}/resume`, schema: SignalResumeResult });
   }
 
-  /** POST /v1/signals/{id}/check-now: one real, billed check. */
+  /**
+   * POST /v1/signals/{id}/check-now: one real, billed check. It takes no Idempotency-Key, so it is
+   * sent once: only a 429 (refused before any check) is retried; a 5xx or a lost answer is thrown.
+   */
   checkSignalNow(id: string): Promise<ApiResponse<z.output<typeof CheckResult>>> {
-    return this.#call({ operation: 'checkSignalNow', method: 'POST', path: `/v1/signals/${seg(id)}/check-now`, schema: CheckResult });
+    return this.#call({ operation: 'checkSignalNow', method: 'POST', path: `/v1/signals/${seg(id)}/check-now`, schema: CheckResult, once: true });
   }
 
-  /** POST /v1/signals/{id}/test: the backward-compatible alias of check-now (either answer shape). */
+  /** POST /v1/signals/{id}/test: the backward-compatible alias of check-now (either answer shape); sent once, like check-now. */
   testSignal(id: string): Promise<ApiResponse<z.output<typeof SignalTestResult>>> {
-    return this.#call({ operation: 'testSignal', method: 'POST', path: `/v1/signals/${seg(id)}/test`, schema: SignalTestResult });
+    return this.#call({ operation: 'testSignal', method: 'POST', path: `/v1/signals/${seg(id)}/test`, schema: SignalTestResult, once: true });
   }
 
   /** POST /v1/signals/{id}/test-webhook: enqueues a signed `signal.test` delivery; retries reuse one Idempotency-Key. Free. */
@@ -508,6 +513,7 @@ export class ApiClient {
     return withRetry((attempt) => this.#attempt(spec, payload, token, attempt), {
       policy: this.#retry,
       limiter: this.limiter,
+      ...(spec.once ? { retryable: isRateLimit } : {}),
       onRetry: ({ attempt, delayMs, error }) => {
         if (error instanceof RateLimitedError) this.#rereadLimits();
         this.#emit({ type: 'retry', operation: spec.operation, attempt, delayMs, code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN' });

@@ -97,9 +97,9 @@ export type RetryDecision = { retry: true; delayMs: number } | { retry: false; r
  * `waitedMs` between earlier attempts. The delay is clipped to what is left of `maxTotalWaitMs`,
  * but never below `Retry-After`: if the floor does not fit, the loop gives up.
  */
-export function decideRetry(input: { error: unknown; attempt: number; waitedMs: number; policy: RetryPolicy }): RetryDecision {
+export function decideRetry(input: { error: unknown; attempt: number; waitedMs: number; policy: RetryPolicy; retryable?: (error: unknown) => boolean }): RetryDecision {
   const { error, attempt, waitedMs, policy } = input;
-  if (!isRetryable(error)) return { retry: false, reason: 'not-retryable' };
+  if (!(input.retryable ?? isRetryable)(error)) return { retry: false, reason: 'not-retryable' };
   if (attempt >= policy.maxAttempts) return { retry: false, reason: 'max-attempts' };
   const remaining = policy.maxTotalWaitMs - waitedMs;
   const floor = retryAfterOf(error) ?? 0;
@@ -118,6 +118,8 @@ export interface RetryOptions {
   onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
   /** Sleeps between attempts. Default: a `setTimeout` promise (fake timers apply). */
   sleep?: (ms: number) => Promise<void>;
+  /** Which errors are retried. Default: {@link isRetryable}. */
+  retryable?: (error: unknown) => boolean;
 }
 
 /** Default sleep: the global `setTimeout`, so fake timers control it. */
@@ -137,7 +139,7 @@ export async function withRetry<T>(attempt: (n: number) => Promise<T>, options: 
     try {
       return options.limiter ? await options.limiter.schedule(() => attempt(n)) : await attempt(n);
     } catch (error) {
-      const decision = decideRetry({ error, attempt: n, waitedMs, policy });
+      const decision = decideRetry({ error, attempt: n, waitedMs, policy, ...(options.retryable ? { retryable: options.retryable } : {}) });
       if (isRateLimit(error) && options.limiter) {
         // The whole account is over its limit: hold every queued request, not only this one.
         options.limiter.recordRateLimited(retryAfterOf(error) ?? policy.baseDelayMs);

@@ -176,6 +176,11 @@ export const SignalsConfig = z.strictObject({
     .optional(),
   /** The profiles to watch: inline list, `{ file, column }`, `{ sql }`, or `{ from_seeds: profiles }`. Required. */
   targets: SignalTargets,
+  /**
+   * Most credits a month the tagged Signals may be estimated to spend after an apply (checks a
+   * month × 1 credit per profile); `signals apply` refuses a plan above it before any call. Default: no limit.
+   */
+  max_monthly_credits: z.number().int().min(0).optional(),
 });
 export type SignalsConfig = z.infer<typeof SignalsConfig>;
 

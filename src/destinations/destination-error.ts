@@ -1,6 +1,7 @@
 /** Stable codes of destination errors. */
 export type DestinationErrorCode =
   | 'SEEDLINE_DESTINATION_LOCKED'
+  | 'SEEDLINE_LOCK_WAIT_ABORTED'
   | 'SEEDLINE_INVALID_IDENTIFIER'
   | 'SEEDLINE_INVALID_TABLE_DEFINITION'
   | 'SEEDLINE_UNKNOWN_TABLE'
@@ -33,6 +34,13 @@ export class DestinationLockedError extends DestinationError {
       options,
     );
     this.holder = holder;
+  }
+}
+
+/** A wait for the writer lock was ended by its abort signal before the lock was free. */
+export class LockWaitAbortedError extends DestinationError {
+  constructor(target: string) {
+    super('SEEDLINE_LOCK_WAIT_ABORTED', `Stopped waiting for the writer lock of ${target}: the wait was cancelled (stop requested). Nothing was written.`);
   }
 }
 

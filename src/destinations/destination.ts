@@ -88,6 +88,8 @@ export interface LockOptions {
   holder: string;
   /** Wait for the lock instead of failing. Default: false. */
   wait?: boolean;
+  /** Ends a wait early with `LockWaitAbortedError` (e.g. on SIGTERM). Default: none (the wait lasts until the lock is free). */
+  signal?: AbortSignal;
 }
 
 /** A stream's table, derived from its zod schema. */

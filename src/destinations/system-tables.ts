@@ -200,7 +200,8 @@ function nullableString(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-function toDate(value: unknown): Date | null {
+/** A timestamp as a backend returns it (Date, or text), as a Date; null stays null. */
+export function toDate(value: unknown): Date | null {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return value;
   return new Date(String(value));

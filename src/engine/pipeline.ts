@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { runId as newRunId } from '../util/run-id.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
 import { resolveSeeds } from '../config/resolve-seeds.js';
 import type { Destination } from '../destinations/destination.js';
@@ -109,7 +109,7 @@ export async function prepareSync(options: SyncOptions): Promise<PreparedSync> {
  */
 export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunResult> {
   const { destination } = prepared.options;
-  const runId = `run_${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
+  const runId = newRunId('run');
   const startedAt = new Date();
   const scheduleGroup = prepared.options.scheduleGroup ?? null;
   await markInterruptedRuns(destination);

@@ -26,6 +26,32 @@ const MINUTE_MS = 60_000;
 /** How far back {@link CronRunner.lastTickSince} looks at most: a year of minutes (≈0.5 M matches). */
 const MAX_LOOKBACK_MS = 366 * 24 * 60 * MINUTE_MS;
 
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+
+/** A wall-clock minute in the runner's time zone. */
+interface LocalParts {
+  month: number;
+  day: number;
+  weekday: number;
+  hour: number;
+  minute: number;
+}
+
+/**
+ * How many minutes back from this local minute can be skipped because no minute among them can
+ * match; 0 when this one might. Conservative around DST: a skipped day lands at most an hour short
+ * of the previous day (the next step skips the rest), never past one of its minutes. Day of month
+ * and weekday both have to miss, whether cron reads them with AND or OR.
+ */
+function minutesToSkip(fields: ReturnType<typeof parse>, local: LocalParts): number {
+  const dayMisses = !fields.month.includes(local.month) || (!fields.dayOfMonth.includes(local.day) && !fields.dayOfWeek.includes(local.weekday));
+  if (dayMisses) return Math.max(local.minute + 1, local.hour * 60 + local.minute + 1 - 60);
+  if (!fields.hour.includes(local.hour)) return local.minute + 1;
+  if (fields.minute.includes(local.minute)) return 0;
+  const earlier = fields.minute.filter((m) => m < local.minute).at(-1);
+  return earlier === undefined ? local.minute + 1 : local.minute - earlier;
+}
+
 /**
  * Runs a job on a cron schedule, one run at a time: a tick that finds the previous run still going
  * is skipped with a log line (a sync longer than its interval must not pile up runs, or spend twice).
@@ -35,6 +61,7 @@ export class CronRunner {
   private readonly log: (line: string) => void;
   private readonly lastSecond: number;
   private running: Promise<void> | undefined;
+  private localFormat: Intl.DateTimeFormat | undefined;
 
   constructor(private readonly options: CronRunnerOptions) {
     if (!validate(options.cron)) {
@@ -59,21 +86,44 @@ export class CronRunner {
 
   /**
    * The latest time the expression matched in `(since, now]`, or null when it did not (or not
-   * within a year). Walks back a minute at a time: a matching minute matches at every allowed
-   * second, so only its last allowed second up to `now` is tried.
+   * within a year). Walks back from `now`, skipping whole local days, hours and minutes whose
+   * fields cannot match (a year of `0 0 29 2 *` takes about a thousand steps, not half a million
+   * minutes); a candidate minute is then tried at its last allowed second up to `now`, and
+   * node-cron's own `match` has the last word.
    */
   lastTickSince(since: Date | null, now: Date = new Date()): Date | null {
     const floor = Math.max(since?.getTime() ?? -Infinity, now.getTime() - MAX_LOOKBACK_MS);
-    const seconds = parse(this.options.cron).second;
-    for (let minute = now.getTime() - (now.getTime() % MINUTE_MS); minute > floor - MINUTE_MS; minute -= MINUTE_MS) {
-      const limit = minute === now.getTime() - (now.getTime() % MINUTE_MS) ? Math.floor((now.getTime() - minute) / 1000) : this.lastSecond;
-      const second = seconds.filter((s) => s <= limit).at(-1);
-      if (second === undefined) continue;
-      const candidate = new Date(minute + second * 1000);
-      if (!this.task.match(candidate)) continue;
-      return candidate.getTime() > floor ? candidate : null;
+    const fields = parse(this.options.cron);
+    const nowMinute = now.getTime() - (now.getTime() % MINUTE_MS);
+    for (let minute = nowMinute; minute > floor - MINUTE_MS; ) {
+      const local = this.localParts(minute);
+      const skip = minutesToSkip(fields, local);
+      if (skip > 0) {
+        minute -= skip * MINUTE_MS;
+        continue;
+      }
+      const limit = minute === nowMinute ? Math.floor((now.getTime() - minute) / 1000) : this.lastSecond;
+      const second = fields.second.filter((s) => s <= limit).at(-1);
+      const candidate = second === undefined ? undefined : new Date(minute + second * 1000);
+      if (candidate !== undefined && this.task.match(candidate)) return candidate.getTime() > floor ? candidate : null;
+      minute -= MINUTE_MS;
     }
     return null;
+  }
+
+  /** Month, day, weekday, hour and minute of an instant in the runner's time zone. */
+  private localParts(instant: number): LocalParts {
+    this.localFormat ??= new Intl.DateTimeFormat('en-US', {
+      timeZone: this.options.timezone ?? 'UTC',
+      hourCycle: 'h23',
+      month: 'numeric',
+      day: 'numeric',
+      weekday: 'short',
+      hour: 'numeric',
+      minute: 'numeric',
+    });
+    const parts = Object.fromEntries(this.localFormat.formatToParts(instant).map((p) => [p.type, p.value]));
+    return { month: Number(parts.month), day: Number(parts.day), weekday: WEEKDAYS.indexOf(parts.weekday ?? ''), hour: Number(parts.hour), minute: Number(parts.minute) };
   }
 
   /** Runs the job now for the tick of `scheduledAt`, unless a run is under way (then the tick is skipped). */

@@ -1,4 +1,4 @@
-import { appendFile, readFile, rm } from 'node:fs/promises';
+import { appendFile, open, readFile, rm } from 'node:fs/promises';
 import type { SignalBulkBody } from '../../schemas/index.js';
 
 /** A bulk-create chunk as sent: enough to send it again under the same key. */
@@ -9,7 +9,18 @@ export interface JournaledChunk {
   body: SignalBulkBody;
 }
 
-type Line = { sending: string; body: SignalBulkBody } | { done: string };
+/** A chunk sent but never marked done. */
+export interface PendingChunk extends JournaledChunk {
+  /** When it was journaled; null for a line written before lines carried a time. */
+  sentAt: Date | null;
+}
+
+/** Another apply holds the journal's lock file. */
+export class JournalLockedError extends Error {
+  readonly code = 'SEEDLINE_SIGNALS_JOURNAL_LOCKED';
+}
+
+type Line = { sending: string; body: SignalBulkBody; at?: string } | { done: string };
 
 /**
  * A write-ahead log of bulk-create chunks (JSON lines beside the secrets file, mode 0600; it holds
@@ -21,8 +32,8 @@ export class ChunkJournal {
   constructor(private readonly path: string) {}
 
   /** Records a chunk about to be sent. */
-  async sending(chunk: JournaledChunk): Promise<void> {
-    await this.append({ sending: chunk.idempotencyKey, body: chunk.body });
+  async sending(chunk: JournaledChunk, now: Date = new Date()): Promise<void> {
+    await this.append({ sending: chunk.idempotencyKey, body: chunk.body, at: now.toISOString() });
   }
 
   /** Records that a chunk's answer was handled. */
@@ -31,7 +42,7 @@ export class ChunkJournal {
   }
 
   /** Chunks sent but never marked done, oldest first. A missing journal has none. */
-  async pending(): Promise<JournaledChunk[]> {
+  async pending(): Promise<PendingChunk[]> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
@@ -39,7 +50,7 @@ export class ChunkJournal {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const open = new Map<string, SignalBulkBody>();
+    const open = new Map<string, PendingChunk>();
     // A crash can cut the last line short: it is the chunk that was never sent.
     for (const raw of text.split('\n')) {
       let line: Line;
@@ -49,9 +60,33 @@ export class ChunkJournal {
         continue;
       }
       if ('done' in line) open.delete(line.done);
-      else open.set(line.sending, line.body);
+      else open.set(line.sending, { idempotencyKey: line.sending, body: line.body, sentAt: line.at === undefined ? null : new Date(line.at) });
     }
-    return [...open].map(([idempotencyKey, body]) => ({ idempotencyKey, body }));
+    return [...open.values()];
+  }
+
+  /**
+   * Takes the journal's lock file (`<journal>.lock`, holding our pid), so two applies on one
+   * secrets file never clear each other's pending lines. A lock left by a process that no longer
+   * runs (kill -9) is taken over. Returns the release.
+   */
+  async lock(): Promise<() => Promise<void>> {
+    const path = `${this.path}.lock`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const file = await open(path, 'wx', 0o600);
+        await file.writeFile(String(process.pid));
+        await file.close();
+        return () => rm(path, { force: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+        const holder = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+        if (Number.isInteger(holder) && holder > 0 && isRunning(holder)) {
+          throw new JournalLockedError(`another signals apply (pid ${holder}) is using ${this.path}: wait for it to finish (or delete ${path} if it is not running)`);
+        }
+        await rm(path, { force: true });
+      }
+    }
   }
 
   /** Removes the journal once nothing in it is pending. */
@@ -62,5 +97,14 @@ export class ChunkJournal {
   private async append(line: Line): Promise<void> {
     // Led by a newline too: a line a crash cut short must not swallow the next one.
     await appendFile(this.path, `\n${JSON.stringify(line)}\n`, { mode: 0o600 });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

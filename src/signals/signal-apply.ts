@@ -56,12 +56,12 @@ export interface ApplyResult {
   droppedSecrets: number;
 }
 
-/** Every Signal of the account carrying `tag`, all pages. Free. */
-export async function listTaggedSignals(client: SignalsClient, tag: string): Promise<Signal[]> {
+/** Every Signal of the account carrying `tag` (only those in `status` when given), all pages. Free. */
+export async function listTaggedSignals(client: SignalsClient, tag: string, status?: 'active' | 'paused'): Promise<Signal[]> {
   const signals: Signal[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listSignals({ tag, limit: PAGE_LIMIT, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await client.listSignals({ tag, limit: PAGE_LIMIT, ...(status === undefined ? {} : { status }), ...(cursor === undefined ? {} : { cursor }) });
     signals.push(...page.data);
     cursor = page.meta.nextCursor ?? undefined;
   } while (cursor !== undefined);
@@ -213,25 +213,65 @@ async function createChunk(
   return created;
 }
 
+/** How long the service keeps an Idempotency-Key: a chunk sent longer ago cannot be asked for again. */
+export const KEY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** What {@link replayChunks} did with the journaled chunks. */
+export interface ReplayResult {
+  /** Secrets recovered and handed to `onSecrets`. */
+  recovered: number;
+  /** Chunks dropped because none of their targets has a Signal: they were never created (or since deleted). */
+  dropped: number;
+  /** Ids of Signals an interrupted chunk created whose secrets can no longer be asked for (key expired, or a resend could create undeclared targets). */
+  lostSecrets: string[];
+}
+
 /**
- * Sends journaled chunks whose answer a crash lost once more, under their own keys: the service
- * answers with the original result (secrets included) and creates nothing again. Each chunk's
- * secrets go to `onSecrets`, then it is marked done. Returns how many secrets were recovered.
+ * Settles the journaled chunks whose answer a crash lost. A chunk is sent once more under its own
+ * key, so the service answers with the original result (secrets included) and creates nothing,
+ * only when that is safe: at least one of its targets has a tagged Signal (else the POST never
+ * happened or its Signals were deleted, and a resend would be a first send), every target without
+ * one is still declared (`wanted` keys), and its key is younger than {@link KEY_WINDOW_MS}. Otherwise
+ * the chunk is dropped, naming the existing Signals whose secrets are lost.
  */
-export async function replayChunks(client: SignalsClient, journal: ChunkJournal, onSecrets: (secrets: SignalSecret[]) => Promise<void>): Promise<number> {
-  let recovered = 0;
-  for (const { idempotencyKey, body } of await journal.pending()) {
-    try {
-      const { data } = await client.bulkCreateSignals(body, { idempotencyKey });
-      const secrets = secretsOf(data.signals);
-      if (secrets.length > 0) await onSecrets(secrets);
-      recovered += secrets.length;
-    } catch (error) {
-      if (!isRefusal(error)) throw error;
-    }
+export async function replayChunks(
+  client: SignalsClient,
+  journal: ChunkJournal,
+  scope: { tag: string; wanted: ReadonlySet<string> },
+  onSecrets: (secrets: SignalSecret[]) => Promise<void>,
+  now: Date = new Date(),
+): Promise<ReplayResult> {
+  const result: ReplayResult = { recovered: 0, dropped: 0, lostSecrets: [] };
+  const pending = await journal.pending();
+  if (pending.length === 0) return result;
+  const live = new Map<string, string>();
+  for (const signal of await listTaggedSignals(client, scope.tag)) {
+    const site = siteOf(signal);
+    if (site !== undefined) live.set(seedKey('profile', site), signal.id);
+  }
+  for (const { idempotencyKey, body, sentAt } of pending) {
+    const keys = body.targets.map((t) => seedKey('profile', t.site_url));
+    const existing = keys.flatMap((key) => live.get(key) ?? []);
+    const expired = sentAt === null || now.getTime() - sentAt.getTime() >= KEY_WINDOW_MS;
+    const wouldCreateUnwanted = keys.some((key) => !live.has(key) && !scope.wanted.has(key));
+    if (existing.length === 0) result.dropped += 1;
+    else if (expired || wouldCreateUnwanted) result.lostSecrets.push(...existing);
+    else result.recovered += await replayChunk(client, idempotencyKey, body, onSecrets);
     await journal.done(idempotencyKey);
   }
-  return recovered;
+  return result;
+}
+
+async function replayChunk(client: SignalsClient, idempotencyKey: string, body: SignalBulkBody, onSecrets: (secrets: SignalSecret[]) => Promise<void>): Promise<number> {
+  try {
+    const { data } = await client.bulkCreateSignals(body, { idempotencyKey });
+    const secrets = secretsOf(data.signals);
+    if (secrets.length > 0) await onSecrets(secrets);
+    return secrets.length;
+  } catch (error) {
+    if (!isRefusal(error)) throw error;
+    return 0;
+  }
 }
 
 function siteOf(signal: Signal): string | undefined {

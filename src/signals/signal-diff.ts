@@ -133,6 +133,26 @@ export function targetAttributes(desired: DesiredSignals, target: DesiredTarget)
   };
 }
 
+/** Service limits of a Signal's attribution fields. */
+const MAX_EXTERNAL_ID_CHARS = 256;
+const MAX_METADATA_BYTES = 8192;
+
+/**
+ * Targets whose rendered `external_id` or `metadata` exceed the service's limits (256 characters,
+ * 8192 bytes of JSON): the templates are checked in the config, but `{seed}` can make a value longer.
+ */
+export function oversizedAttributes(desired: DesiredSignals): { seed: string; problem: string }[] {
+  if (desired.templates === undefined) return [];
+  return desired.targets.flatMap((target) => {
+    const { external_id: externalId, metadata } = targetAttributes(desired, target);
+    const problems: string[] = [];
+    if (typeof externalId === 'string' && externalId.length > MAX_EXTERNAL_ID_CHARS) problems.push(`external_id is ${externalId.length} characters (at most ${MAX_EXTERNAL_ID_CHARS})`);
+    const bytes = metadata === undefined ? 0 : Buffer.byteLength(JSON.stringify(metadata));
+    if (bytes > MAX_METADATA_BYTES) problems.push(`metadata is ${bytes} bytes of JSON (at most ${MAX_METADATA_BYTES})`);
+    return problems.map((problem) => ({ seed: target.seed, problem }));
+  });
+}
+
 /** Name, tags, external_id and metadata of one Signal against the config; the patch carries only what differs. */
 export function attributesPatch(desired: DesiredSignals, target: DesiredTarget, signal: Signal): { patch: SignalPatchBody; changes: string[] } {
   const patch: SignalPatchBody = {};
@@ -143,10 +163,12 @@ export function attributesPatch(desired: DesiredSignals, target: DesiredTarget, 
     patch.name = `${prefix}${site}`;
     changes.push(`name prefix → ${desired.namePrefix}`);
   }
-  const tags = desiredTags(desired);
-  if (!sameSet(tags, signal.tags ?? [])) {
-    patch.tags = tags;
-    changes.push(`tags ${(signal.tags ?? []).join('+') || '-'}→${tags.join('+')}`);
+  // Tags added by hand stay: only the config's missing tags are added (the PATCH replaces the list).
+  const current = signal.tags ?? [];
+  const missing = desiredTags(desired).filter((tag) => !current.includes(tag));
+  if (missing.length > 0) {
+    patch.tags = [...new Set([...current, ...missing])];
+    changes.push(`tags +${missing.join('+')}`);
   }
   const wanted = targetAttributes(desired, target);
   if (wanted.external_id !== undefined && wanted.external_id !== (signal.external_id ?? null)) {

@@ -123,7 +123,7 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
       const { dest, config } = await workspace('catchup', { nightly: { cron: '0 0 * * *', streams: ['profiles'], catch_up: true } });
       const first = schedule(config);
       await until(async () => /\[nightly\] run \S+: succeeded/.test(first.stderr));
-      expect(first.stderr).toMatch(/\[nightly\] catching up the tick of \S+T00:00:00\.000Z \(last run: never\)/);
+      expect(first.stderr).toMatch(/\[nightly\] catching up the tick of \S+T00:00:00\.000Z \(last completed run: never\)/);
       expect(await terminate(first)).toBe(0);
       expect(await runsOf(dest, 'nightly')).toHaveLength(1);
 
@@ -136,6 +136,68 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
       const status = await runCli(['status', '--config', config]);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/succeeded\s+nightly/);
+    },
+    PATIENCE * 2,
+  );
+
+  it(
+    'given a catch_up group whose only run after the last tick was stopped, when started, then it still catches the tick up',
+    async () => {
+      const { dest, config } = await workspace('stopped', { nightly: { cron: '0 0 * * *', streams: ['profiles'], catch_up: true } });
+      const destination = await createDestination(dest);
+      try {
+        await destination.ensureSystemTables();
+        await destination.saveRun({ runId: 'run_stopped_early', startedAt: new Date(), finishedAt: new Date(), status: 'stopped', scheduleGroup: 'nightly' });
+      } finally {
+        await destination.close();
+      }
+      const cli = schedule(config);
+      await until(async () => /\[nightly\] run \S+: succeeded/.test(cli.stderr));
+      expect(await terminate(cli)).toBe(0);
+      expect(cli.stderr).toMatch(/\[nightly\] catching up the tick of \S+T00:00:00\.000Z \(last completed run: never\)/);
+      expect((await runsOf(dest, 'nightly')).map((r) => r.status)).toEqual(['stopped', 'succeeded']);
+    },
+    PATIENCE * 2,
+  );
+
+  it(
+    'given another writer holding the destination lock, when a scheduler waiting for it gets SIGTERM, then it exits without running',
+    async () => {
+      const { dest, config } = await workspace('lockwait', { yearly: { cron: '0 0 1 1 *', streams: ['profiles'] } });
+      const holder = await createDestination(dest);
+      try {
+        await holder.lock({ holder: 'e2e long sync' });
+        await holder.ensureSystemTables();
+        const cli = schedule(config, ['--run-now']);
+        await until(async () => /\[yearly\] scheduled/.test(cli.stderr));
+        expect(await terminate(cli)).toBe(0);
+        expect(cli.stderr).toMatch(/\[yearly\] tick \S+: stopped while waiting for the destination lock; nothing ran/);
+      } finally {
+        await holder.close();
+      }
+      expect(await runsOf(dest, 'yearly')).toEqual([]);
+    },
+    PATIENCE * 2,
+  );
+
+  it(
+    'given a tick that fails before its sync starts (a seed file gone), when it runs, then the tick is recorded failed',
+    async () => {
+      const schema = `e2e_sched_early_${process.pid}`;
+      await dropPostgresSchema(schema);
+      schemas.push(schema);
+      const dest: DestinationConfig = { type: 'postgres', url: testPostgresUrl, schema };
+      const config = await writeConfig(
+        dir,
+        { ...configFor(sandbox, schema, [], {}), seeds: { profiles: { file: 'gone.csv', column: 'url' } }, schedule: { yearly: { cron: '0 0 1 1 *', streams: ['profiles'] } } },
+        'early.yaml',
+      );
+      const cli = schedule(config, ['--run-now']);
+      await until(async () => /\[yearly\] run failed/.test(cli.stderr));
+      expect(await terminate(cli)).toBe(0);
+      const runs = await runsOf(dest, 'yearly');
+      expect(runs.map((r) => r.status)).toEqual(['failed']);
+      expect(runs[0]!.error).toMatch(/gone\.csv/);
     },
     PATIENCE * 2,
   );

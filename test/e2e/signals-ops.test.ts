@@ -72,7 +72,8 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
       },
       `${tag}.yaml`,
     );
-  const cli = (...args: string[]) => runCli(['signals', ...args]);
+  /** `signals …`; an apply without --secrets-out discards the secrets, which these tests do not need. */
+  const cli = (...args: string[]) => runCli(['signals', ...args, ...(args[0] === 'apply' && !args.includes('--secrets-out') ? ['--discard-secrets'] : [])]);
   const patchesSince = (mark: number) => proxy.seen.slice(mark).filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body) as unknown);
 
   it('given applied Signals, when only the interval changes, then each PATCH carries the schedule alone; when templates are added, only those', async () => {
@@ -108,10 +109,13 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(live.every((s) => JSON.stringify(s.metadata) === '{"team":"growth"}')).toBe(true);
   });
 
-  it('given an invalid target, when applied, then it is printed and kept in _seedline_rejected with its reason', async () => {
+  it('given an invalid target, when applied twice, then it is printed each time and kept once in _seedline_rejected with its reason', async () => {
     const bad = 'https://www.network.example/company/not-a-profile';
     const result = await cli('apply', '--config', await config('ops-rejected', { targets: ['ops-linus', bad] }));
     expect(result.code).toBe(1);
+    const again = await cli('apply', '--config', await config('ops-rejected', { targets: ['ops-linus', bad] }));
+    expect(again.stdout).toMatch(new RegExp(`rejected\\s+${bad}\\s+invalid_url`));
+    expect(again.stdout).toMatch(/recorded by an earlier apply/);
     expect(result.stdout).toMatch(new RegExp(`rejected\\s+${bad}\\s+invalid_url`));
     const runId = /run_id '([^']+)'/.exec(result.stdout)?.[1];
     expect(runId).toBeDefined();
@@ -119,6 +123,8 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     try {
       const rows = await destination.query(`select stream, "table", record, reason from seedline._seedline_rejected where run_id = $1`, [runId]);
       expect(rows).toEqual([{ stream: 'signals', table: 'signals', record: JSON.stringify({ tag: 'ops-rejected', site_url: bad }), reason: 'invalid_url' }]);
+      const all = await destination.query(`select run_id from seedline._seedline_rejected where record = $1`, [JSON.stringify({ tag: 'ops-rejected', site_url: bad })]);
+      expect(all).toEqual([{ run_id: runId }]);
     } finally {
       await destination.close();
     }
@@ -153,6 +159,37 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     const test = await cli('test-webhook', first!.id, '--config', path);
     expect(test.code, test.stderr).toBe(0);
     expect(test.stdout).toMatch(new RegExp(`\\S+\\s+signal\\.test\\s+${receiver.url}/hook`));
+  });
+
+  it('given one Signal paused by hand and one paused by the service for credits, when resumed by tag, then only the first resumes unless --all', async () => {
+    const poor = await startSandbox({ rpm: 100_000, balance: 1 });
+    const poorClient = new ApiClient({ baseUrl: poor.url, apiKey: KEY });
+    try {
+      const path = await writeConfig(dir, { api: { base_url: poor.url, api_key: KEY }, destination: { type: 'duckdb', path: join(dir, 'poor.duckdb') }, streams: {} }, 'poor.yaml');
+      const { data } = await poorClient.bulkCreateSignals({
+        template: { name_prefix: 'poor', tags: ['ops-poor'], schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+        targets: ['ops-poor-hand', 'ops-poor-credits'].map((site_url) => ({ type: 'profile' as const, site_url })),
+      });
+      const [byHand, byService] = data.signals;
+      await poorClient.pauseSignal(byHand!.id);
+      await poorClient.checkSignalNow(byService!.id);
+      await poorClient.checkSignalNow(byService!.id);
+      expect((await poorClient.getSignal(byService!.id)).data).toMatchObject({ status: 'paused', paused_reason: 'insufficient_credits' });
+
+      const resumed = await cli('resume', '--config', path, '--tag', 'ops-poor');
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toMatch(/resumed 1 of 1 paused Signals tagged "ops-poor"/);
+      expect(resumed.stdout).toMatch(new RegExp(`${byService!.id}\\s+insufficient_credits`));
+      expect((await poorClient.getSignal(byHand!.id)).data.status).toBe('active');
+      expect((await poorClient.getSignal(byService!.id)).data.status).toBe('paused');
+
+      const all = await cli('resume', '--config', path, '--tag', 'ops-poor', '--all');
+      expect(all.stdout).toMatch(/resumed 1 of 1 paused Signals tagged "ops-poor"/);
+      expect((await poorClient.getSignal(byService!.id)).data.status).toBe('active');
+    } finally {
+      await poorClient.close();
+      await poor.close();
+    }
   });
 
   it('given neither or both of an id and --tag, or an unknown id, when paused, then it says what to give and changes nothing', async () => {
@@ -192,7 +229,7 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
   it('given 1,500 targets and a kill -9 after the first bulk chunk, when applied again, then each target has exactly one Signal', async () => {
     const targets = Array.from({ length: 1500 }, (_, i) => `ops-crash-${String(i).padStart(4, '0')}`);
     const path = await config('ops-crash', { targets });
-    const crashed = await runCli(['signals', 'apply', '--config', path], { env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-chunk:1' } });
+    const crashed = await runCli(['signals', 'apply', '--config', path, '--discard-secrets'], { env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-chunk:1' } });
     expect(crashed.signal).toBe('SIGKILL');
     expect(await listTaggedSignals(client, 'ops-crash')).toHaveLength(1000);
 

@@ -35,6 +35,8 @@ describe('seedline signals plan|apply', () => {
       signals: { tag: TAG, schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] }, targets: TARGETS, ...signals },
     });
   const signals = (...args: string[]) => runCli(['signals', ...args]);
+  /** Apply where the secrets do not matter to the test. */
+  const apply = (...args: string[]) => signals('apply', ...args, '--discard-secrets');
   const tagged = () => listTaggedSignals(client, TAG);
 
   it('given three declared targets, when planned, then it shows three to create with their monthly credits and writes nothing', async () => {
@@ -68,7 +70,7 @@ describe('seedline signals plan|apply', () => {
 
   it('given everything applied, when applied again, then it creates nothing', async () => {
     const before = (await tagged()).map((s) => s.id).sort();
-    const result = await signals('apply', '--config', await config({}));
+    const result = await apply('--config', await config({}));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/0 to create, 0 to update, 0 to prune, 3 unchanged/);
     expect(result.stdout).toMatch(/applied: 0 created/);
@@ -77,7 +79,7 @@ describe('seedline signals plan|apply', () => {
 
   it('given the interval changed to 1d, when applied, then the three Signals are PATCHed in place', async () => {
     const before = (await tagged()).map((s) => s.id).sort();
-    const result = await signals('apply', '--config', await config({ schedule: { interval: '1d' } }));
+    const result = await apply('--config', await config({ schedule: { interval: '1d' } }));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/0 to create, 3 to update/);
     expect(result.stdout).toMatch(/interval 7d→1d/);
@@ -93,12 +95,12 @@ describe('seedline signals plan|apply', () => {
     expect(plan.stdout).toMatch(/1 to prune/);
     expect(plan.stdout).toMatch(/prune \(kept\)\s+alan-turing/);
 
-    const kept = await signals('apply', '--config', path);
+    const kept = await apply('--config', path);
     expect(kept.code, kept.stderr).toBe(0);
     expect(kept.stdout).toMatch(/1 tagged Signals are no longer declared and were kept/);
     expect(await tagged()).toHaveLength(3);
 
-    const pruned = await signals('apply', '--config', path, '--prune');
+    const pruned = await apply('--config', path, '--prune');
     expect(pruned.code, pruned.stderr).toBe(0);
     expect(pruned.stdout).toMatch(/applied: 0 created, 0 updated, 1 deleted/);
     const left = await tagged();
@@ -107,7 +109,7 @@ describe('seedline signals plan|apply', () => {
   });
 
   it('given the removed target declared again, when applied, then it is created again', async () => {
-    const result = await signals('apply', '--config', await config({ schedule: { interval: '1d' } }));
+    const result = await apply('--config', await config({ schedule: { interval: '1d' } }));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/applied: 1 created/);
     expect(await tagged()).toHaveLength(3);
@@ -115,10 +117,10 @@ describe('seedline signals plan|apply', () => {
 
   it('given a lone target created, pruned and declared again within the key window, when applied, then a live Signal is created', async () => {
     const solo = (targets: string[]) => config({ tag: 'e2e-solo', targets });
-    expect((await signals('apply', '--config', await solo(['linus-pauling']))).code).toBe(0);
+    expect((await apply('--config', await solo(['linus-pauling']))).code).toBe(0);
     const first = await listTaggedSignals(client, 'e2e-solo');
-    expect((await signals('apply', '--config', await solo([]), '--prune')).stdout).toMatch(/1 deleted/);
-    const again = await signals('apply', '--config', await solo(['linus-pauling']));
+    expect((await apply('--config', await solo([]), '--prune')).stdout).toMatch(/1 deleted/);
+    const again = await apply('--config', await solo(['linus-pauling']));
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/applied: 1 created/);
     const live = await listTaggedSignals(client, 'e2e-solo');
@@ -132,7 +134,7 @@ describe('seedline signals plan|apply', () => {
       targets: [{ type: 'profile', site_url: 'katherine-johnson' }],
     });
     const bad = 'https://www.network.example/company/not-a-profile';
-    const result = await signals('apply', '--config', await config({ schedule: { interval: '1d' }, targets: [...TARGETS, bad, 'katherine-johnson', 'edsger-dijkstra'] }));
+    const result = await apply('--config', await config({ schedule: { interval: '1d' }, targets: [...TARGETS, bad, 'katherine-johnson', 'edsger-dijkstra'] }));
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/applied: 1 created, 0 updated, 0 deleted, 3 unchanged, 2 rejected/);
     expect(result.stdout).toMatch(new RegExp(`rejected\\s+${bad}\\s+invalid_url`));
@@ -140,11 +142,50 @@ describe('seedline signals plan|apply', () => {
     expect(await tagged()).toHaveLength(4);
   });
 
-  it('given a notify webhook and no --secrets-out, when applied, then it refuses before creating anything', async () => {
-    const path = await config({ tag: 'e2e-notify', notify: { webhook_url: 'https://hooks.example/seedline' }, targets: ['barbara-liskov'] });
+  it('given signals.max_monthly_credits below the plan, when planned and applied, then plan warns, apply refuses before any call, and a limit that fits applies', async () => {
+    const path = await config({ tag: 'e2e-capped', schedule: { interval: '1d' }, targets: ['ida-rhodes', 'jean-sammet'], max_monthly_credits: 59 });
+    const planned = await signals('plan', '--config', path);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toMatch(/0 now \(active ones, as the service estimates them\), 60 afterwards/);
+    expect(planned.stdout).toMatch(/apply would refuse: .*60 credits a month.*max_monthly_credits \(59\)/);
+    const refused = await apply('--config', path);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/SEEDLINE_SIGNALS_OVER_BUDGET/);
+    expect(await listTaggedSignals(client, 'e2e-capped')).toEqual([]);
+
+    const fits = await apply('--config', await config({ tag: 'e2e-capped', schedule: { interval: '1d' }, targets: ['ida-rhodes', 'jean-sammet'], max_monthly_credits: 60 }));
+    expect(fits.code, fits.stderr).toBe(0);
+    expect(await listTaggedSignals(client, 'e2e-capped')).toHaveLength(2);
+  });
+
+  it.each([
+    ['a notify webhook', { notify: { webhook_url: 'https://hooks.example/seedline' } }],
+    ["the account's default webhook", {}],
+  ])('given %s and nowhere to keep secrets, when applied, then it refuses before creating anything', async (_, notify) => {
+    const path = await config({ tag: 'e2e-notify', ...notify, targets: ['barbara-liskov'] });
     const result = await signals('apply', '--config', path);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/--secrets-out/);
+    expect(result.stderr).toMatch(/--secrets-out FILE \(or set webhooks.secrets_file\).*--discard-secrets/);
     expect(await listTaggedSignals(client, 'e2e-notify')).toEqual([]);
+  });
+
+  it('given webhooks.secrets_file in the config and no --secrets-out, when applied, then the secrets land in that file', async () => {
+    const path = await writeConfig(
+      dir,
+      {
+        api: { base_url: sandbox.url, api_key: KEY },
+        destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+        streams: {},
+        webhooks: { secrets_file: 'from-config.jsonl' },
+        signals: { tag: 'e2e-secrets-file', schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] }, targets: ['frances-allen'] },
+      },
+      'secrets-file.yaml',
+    );
+    const result = await signals('apply', '--config', path);
+    expect(result.code, result.stderr).toBe(0);
+    const [signal] = await listTaggedSignals(client, 'e2e-secrets-file');
+    const kept = (await readFile(join(dir, 'from-config.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+    expect(kept.map((k) => k.id)).toEqual([signal!.id]);
+    expect((await stat(join(dir, 'from-config.jsonl'))).mode & 0o777).toBe(0o600);
   });
 });

@@ -93,6 +93,17 @@ describe('ApiClient over HTTP: retries', () => {
 });
 
 describe('ApiClient over HTTP: errors that are not retried', () => {
+  it('given a check-now answered 500 then a lost answer, when called, then each is sent once (no second billed check); a 429 is still retried', async () => {
+    server.on('/v1/signals/sig_1/check-now', fail(500, 'internal_error'), (_req, res) => res.socket?.destroy(), fail(429, 'rate_limited', 'slow down', { 'retry-after': '0' }), fail(500, 'internal_error'));
+    const api = client();
+    await expect(api.checkSignalNow('sig_1')).rejects.toMatchObject({ status: 500 });
+    expect(server.requestsTo('/v1/signals/sig_1/check-now')).toHaveLength(1);
+    await expect(api.checkSignalNow('sig_1')).rejects.toBeInstanceOf(NetworkError);
+    expect(server.requestsTo('/v1/signals/sig_1/check-now')).toHaveLength(2);
+    await expect(api.checkSignalNow('sig_1')).rejects.toMatchObject({ status: 500 });
+    expect(server.requestsTo('/v1/signals/sig_1/check-now')).toHaveLength(4);
+  });
+
   it('given a 402, when enriching, then InsufficientCreditsError is thrown after one request', async () => {
     server.on('/v1/profiles/enrich', fail(402, 'insufficient_credits', 'balance 0'));
     const error = await client().enrichProfile({ url: 'jane' }).catch((e: unknown) => e);

@@ -1,4 +1,6 @@
+import { createTask, parse } from 'node-cron';
 import { describe, expect, it } from 'vitest';
+import { cliGroupName } from '../../src/cli/schedule-command.js';
 import { CronRunner, InvalidCronError } from '../../src/scheduler/cron-runner.js';
 
 describe('cron runner', () => {
@@ -62,5 +64,60 @@ describe('cron runner: the last tick since a time', () => {
 
   it('given an expression that never matched in the last year, when asked, then it says none', () => {
     expect(runner('0 0 29 2 *').lastTickSince(null, new Date('2026-03-10T10:30:00Z'))).toBeNull();
+  });
+});
+
+describe('schedule: the group name of a --cron schedule', () => {
+  it('given two different --cron schedules, when named, then their groups differ, and the same one keeps its name', () => {
+    const hourly = cliGroupName('0 * * * *', 'UTC', ['profiles', 'companies']);
+    expect(hourly).toMatch(/^cli-[0-9a-f]{10}$/);
+    expect(cliGroupName('0  *  * * *', 'UTC', ['companies', 'profiles'])).toBe(hourly);
+    expect(cliGroupName('0 */6 * * *', 'UTC', ['profiles', 'companies'])).not.toBe(hourly);
+    expect(cliGroupName('0 * * * *', 'UTC', ['profiles'])).not.toBe(hourly);
+    expect(cliGroupName('0 * * * *', 'Europe/Berlin', ['profiles', 'companies'])).not.toBe(hourly);
+  });
+});
+
+describe('cron runner: the last tick since a time, skipping what cannot match', () => {
+  const runner = (cron: string, timezone = 'UTC') => new CronRunner({ cron, timezone, job: async () => {} });
+  /** The reference: every minute back from `now`, tried at its last allowed second, by node-cron's own match. */
+  function bruteForce(cron: string, timezone: string, since: Date, now: Date): Date | null {
+    const task = createTask(cron, () => undefined, { timezone });
+    const seconds = parse(cron).second;
+    try {
+      for (let minute = now.getTime() - (now.getTime() % 60_000); minute > since.getTime() - 60_000; minute -= 60_000) {
+        const limit = minute === now.getTime() - (now.getTime() % 60_000) ? Math.floor((now.getTime() - minute) / 1000) : 59;
+        const second = seconds.filter((s) => s <= limit).at(-1);
+        if (second === undefined) continue;
+        const candidate = new Date(minute + second * 1000);
+        if (task.match(candidate)) return candidate.getTime() > since.getTime() ? candidate : null;
+      }
+      return null;
+    } finally {
+      void task.destroy();
+    }
+  }
+
+  it('given a leap-day expression, when asked in the March after a leap day, then it names that day after only a few thousand matches', () => {
+    const leap = runner('0 0 29 2 *');
+    const task = (leap as unknown as { task: { match: (d: Date) => boolean } }).task;
+    let matches = 0;
+    const match = task.match.bind(task);
+    task.match = (date) => (matches++, match(date));
+    expect(leap.lastTickSince(null, new Date('2028-03-10T10:30:00Z'))).toEqual(new Date('2028-02-29T00:00:00Z'));
+    expect(leap.lastTickSince(null, new Date('2027-03-10T10:30:00Z'))).toBeNull();
+    expect(matches).toBeLessThan(5000);
+  });
+
+  it.each([
+    ['30 2 * * *', 'America/New_York', '2026-03-01T00:00:00Z', '2026-03-09T12:00:00Z'],
+    ['30 1 * * *', 'America/New_York', '2026-10-28T00:00:00Z', '2026-11-02T12:00:00Z'],
+    ['15,45 */5 * * 1-5', 'Asia/Kathmandu', '2026-03-01T00:00:00Z', '2026-03-09T03:00:00Z'],
+    ['0 9 13 * 5', 'Europe/Berlin', '2026-01-01T00:00:00Z', '2026-03-20T00:00:00Z'],
+    ['*/20 * * * * *', 'UTC', '2026-03-10T10:00:00Z', '2026-03-10T10:30:47.500Z'],
+  ])('given "%s" in %s, when asked, then it agrees with a minute-by-minute walk', (cron, zone, since, now) => {
+    for (const at of [now, new Date(new Date(now).getTime() - 37 * 3_600_000).toISOString()]) {
+      expect(runner(cron, zone).lastTickSince(new Date(since), new Date(at))).toEqual(bruteForce(cron, zone, new Date(since), new Date(at)));
+    }
   });
 });

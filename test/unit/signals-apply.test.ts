@@ -1,6 +1,10 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Signal, SignalBulkBody } from '../../schemas/index.js';
-import { applySignalPlan, type SignalSecret, type SignalsClient } from '../../src/signals/signal-apply.js';
+import { ChunkJournal } from '../../src/signals/chunk-journal.js';
+import { applySignalPlan, bulkTemplate, KEY_WINDOW_MS, replayChunks, type SignalSecret, type SignalsClient } from '../../src/signals/signal-apply.js';
 import { diffSignals, type DesiredSignals } from '../../src/signals/signal-diff.js';
 
 const desired = (count: number): DesiredSignals => ({
@@ -99,5 +103,55 @@ describe('signals apply', () => {
     const result = await applySignalPlan(client, desired(0), diffSignals(desired(0), existing));
     expect(result.keptUnwanted).toBe(1);
     expect(result.failures).toEqual([]);
+  });
+
+  describe('replaying a journaled chunk whose answer was lost', () => {
+    const HOUR = 60 * 60 * 1000;
+    const body = (...seeds: string[]): SignalBulkBody => ({ template: bulkTemplate(desired(0)), targets: seeds.map((site_url) => ({ type: 'profile' as const, site_url })) });
+    /** A fake whose account already holds `existing` (as an earlier, answered POST would have left it), and a journal with one chunk sent `ago` ms before now. */
+    async function journaled(existing: string[], chunk: SignalBulkBody, ago: number) {
+      const fake = fakeClient();
+      if (existing.length > 0) await fake.client.bulkCreateSignals(body(...existing), { idempotencyKey: 'earlier' });
+      fake.keys.length = 0;
+      const journal = new ChunkJournal(join(await mkdtemp(join(tmpdir(), 'seedline-replay-')), 'secrets.jsonl.journal'));
+      const now = new Date();
+      await journal.sending({ idempotencyKey: 'k1', body: chunk }, new Date(now.getTime() - ago));
+      return { ...fake, journal, now };
+    }
+    const keep = async (_: SignalSecret[]) => undefined;
+
+    it('given a chunk none of whose targets has a Signal, when replayed, then it is dropped without a call', async () => {
+      const { client, keys, live, journal, now } = await journaled([], body('p-1', 'p-2'), HOUR);
+      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1', 'p-2']) }, keep, now);
+      expect(result).toEqual({ recovered: 0, dropped: 1, lostSecrets: [] });
+      expect(keys).toEqual([]);
+      expect(live.size).toBe(0);
+      expect(await journal.pending()).toEqual([]);
+    });
+
+    it('given a created chunk whose key has expired, when replayed, then nothing is sent and its Signals are named as lost', async () => {
+      const { client, keys, live, journal, now } = await journaled(['p-1', 'p-2'], body('p-1', 'p-2'), KEY_WINDOW_MS + HOUR);
+      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1', 'p-2']) }, keep, now);
+      expect(result.lostSecrets.sort()).toEqual([...live.keys()].sort());
+      expect(result.recovered).toBe(0);
+      expect(keys).toEqual([]);
+    });
+
+    it('given a created chunk one of whose targets was deleted and is no longer declared, when replayed, then nothing is sent', async () => {
+      const { client, keys, live, journal, now } = await journaled(['p-1'], body('p-1', 'p-2'), HOUR);
+      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1']) }, keep, now);
+      expect(result.lostSecrets).toEqual([...live.keys()]);
+      expect(keys).toEqual([]);
+      expect(live.size).toBe(1);
+    });
+
+    it('given a created chunk within the key window, when replayed, then it is sent again under its key and its secrets kept', async () => {
+      const { client, keys, journal, now } = await journaled(['p-1', 'p-2'], body('p-1', 'p-2'), HOUR);
+      const kept: SignalSecret[] = [];
+      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1', 'p-2']) }, async (s) => void kept.push(...s), now);
+      expect(keys).toEqual(['k1']);
+      expect(result.recovered).toBe(2);
+      expect(kept).toHaveLength(2);
+    });
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Signal } from '../../schemas/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { bulkIdempotencyKey, bulkTemplate } from '../../src/signals/signal-apply.js';
-import { diffSignals, estimateMonthlyCredits, targetAttributes, type DesiredSignals } from '../../src/signals/signal-diff.js';
+import { desiredTags, diffSignals, oversizedAttributes, estimateMonthlyCredits, targetAttributes, type DesiredSignals } from '../../src/signals/signal-diff.js';
 
 const desired = (over: Partial<DesiredSignals> = {}): DesiredSignals => ({
   tag: 'team-a',
@@ -100,13 +100,36 @@ describe('signals diff: name, tags, external_id and metadata', () => {
     const existing = signal(site, { tags: ['team-a'], external_id: 'old', metadata: { rank: 1, seed: 'jane-doe', source: 'seedline' } });
     const plan = diffSignals({ ...templated, targets: [{ key: 'jane-doe', seed: 'jane-doe' }] }, [existing]);
     expect(plan.update.map((u) => u.patch)).toEqual([{ name: `crm — ${site}`, tags: ['team-a', 'sales'], external_id: 'lead-jane-doe' }]);
-    expect(plan.update[0]!.changes).toEqual(['name prefix → crm', 'tags team-a→team-a+sales', 'external_id old→lead-jane-doe']);
+    expect(plan.update[0]!.changes).toEqual(['name prefix → crm', 'tags +sales', 'external_id old→lead-jane-doe']);
+  });
+
+  it('given a Signal carrying every declared tag and one added by hand, when diffed, then it is unchanged: the hand-added tag stays', () => {
+    const site = 'https://www.network.example/in/jane-doe';
+    const existing = signal(site, { name: `crm — ${site}`, tags: ['vip', ...desiredTags(templated)], external_id: 'lead-jane-doe', metadata: { rank: 1, seed: 'jane-doe', source: 'seedline' } });
+    const plan = diffSignals({ ...templated, targets: [{ key: 'jane-doe', seed: 'jane-doe' }] }, [existing]);
+    expect(plan.update).toEqual([]);
+    expect(plan.unchanged).toHaveLength(1);
   });
 
   it('given undeclared templates, when a Signal carries its own external_id and metadata, then they are left alone', () => {
     const plan = diffSignals(desired({ targets: [{ key: 'jane-doe', seed: 'jane-doe' }] }), [signal('https://www.network.example/in/jane-doe', { external_id: 'mine', metadata: { a: 1 } })]);
     expect(plan.update).toEqual([]);
     expect(plan.unchanged).toHaveLength(1);
+  });
+});
+
+describe('signals: rendered attributes against the service limits', () => {
+  it('given templates within limits whose {seed} makes some targets too long, when checked, then those targets are named per field', () => {
+    const long = `https://www.network.example/in/${'x'.repeat(250)}`;
+    const d = desired({
+      templates: { externalId: 'crm-{seed}', metadata: { seed: '{seed}', note: 'n'.repeat(8000) } },
+      targets: [{ key: 'short', seed: 'short' }, { key: 'long', seed: long }],
+    });
+    expect(oversizedAttributes(d)).toEqual([
+      { seed: long, problem: `external_id is ${4 + long.length} characters (at most 256)` },
+      { seed: long, problem: expect.stringMatching(/^metadata is \d+ bytes of JSON \(at most 8192\)$/) },
+    ]);
+    expect(oversizedAttributes(desired())).toEqual([]);
   });
 });
 

@@ -4,7 +4,8 @@ import { Kysely, sql } from 'kysely';
 import { DuckDBDataChunk, DuckDBTimestampTZValue, DuckDBTypeId, DuckDBVector, JSToDuckDBValueConverter } from '@duckdb/node-api';
 import type { DuckDBAppender, DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
-import { DestinationLockedError } from '../destination-error.js';
+import { DestinationLockedError, LockWaitAbortedError } from '../destination-error.js';
+import { sleep } from '../../util/sleep.js';
 import type { CellValue, ShapedRows } from '../record-shaper.js';
 import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
 import { SqlDestination } from '../sql-destination.js';
@@ -116,7 +117,8 @@ export class DuckDbDestination extends SqlDestination {
         return;
       } catch (error) {
         if (!(error instanceof DestinationLockedError) || !options.wait) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sleep(200, options.signal);
+        if (options.signal?.aborted) throw new LockWaitAbortedError(`DuckDB file ${this.path}`);
       }
     }
   }

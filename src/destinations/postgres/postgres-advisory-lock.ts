@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { postgresConnection } from './postgres-connection.js';
-import { DestinationLockedError } from '../destination-error.js';
+import { DestinationLockedError, LockWaitAbortedError } from '../destination-error.js';
+import { sleep } from '../../util/sleep.js';
 
 /**
  * The single-writer lock of a Postgres schema: a session-level advisory lock on a key derived
@@ -17,7 +18,7 @@ export class PostgresAdvisoryLock {
   ) {}
 
   /** Takes the lock; throws `DestinationLockedError` naming the holder, or polls when `wait`. */
-  async acquire(holder: string, wait: boolean): Promise<void> {
+  async acquire(holder: string, wait: boolean, signal?: AbortSignal): Promise<void> {
     if (this.client) return;
     const client = new pg.Client({ ...postgresConnection(this.connectionString), application_name: applicationName(holder) });
     await client.connect();
@@ -29,7 +30,8 @@ export class PostgresAdvisoryLock {
           return;
         }
         if (!wait) throw new DestinationLockedError(`Postgres schema ${this.schema}`, await this.holder(client));
-        await new Promise((resolve) => setTimeout(resolve, 250));
+        await sleep(250, signal);
+        if (signal?.aborted) throw new LockWaitAbortedError(`Postgres schema ${this.schema}`);
       }
     } catch (error) {
       await client.end().catch(() => undefined);

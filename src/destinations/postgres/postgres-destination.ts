@@ -69,7 +69,7 @@ export class PostgresDestination extends SqlDestination {
 
   async lock(options: LockOptions): Promise<void> {
     try {
-      await this.advisoryLock.acquire(options.holder, options.wait ?? false);
+      await this.advisoryLock.acquire(options.holder, options.wait ?? false, options.signal);
     } catch (error) {
       if (error instanceof Error && 'code' in error && String(error.code).startsWith('SEEDLINE_')) throw error;
       throw new DestinationUnavailableError(`Postgres schema ${this.schema}`, error);
