@@ -1,17 +1,14 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
-import { createDestination } from '../../src/destinations/create-destination.js';
 import type { BatchRow, Destination } from '../../src/destinations/destination.js';
 import { prepareSync, runSync } from '../../src/engine/pipeline.js';
 import { seedKey } from '../../src/engine/seed-keys.js';
 import type { ServiceClient } from '../../src/engine/service-calls.js';
 import type { Reporter } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { startEngineRig, type EngineRig } from '../helpers/engine.js';
 import { sha256 } from '../../src/util/stable-json.js';
 
 const silent: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
@@ -39,24 +36,17 @@ function itemsOf(profile: string) {
 }
 
 describe('resume-only sync of a batch stream against the sandbox and DuckDB', () => {
+  let rig: EngineRig;
   let sandbox: Sandbox;
   let client: ApiClient;
   let destination: Destination;
   let dir: string;
 
   beforeEach(async () => {
-    sandbox = await startSandbox({ seed: 11, rpm: 100_000 });
-    client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: 'svc_live_resume' });
-    dir = await mkdtemp(join(tmpdir(), 'seedline-resume-'));
-    destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
-    await destination.lock({ holder: 'test' });
-    await destination.ensureSystemTables();
+    rig = await startEngineRig('svc_live_resume', { seed: 11, rpm: 100_000 });
+    ({ sandbox, client, destination, dir } = rig);
   });
-  afterEach(async () => {
-    await destination.close();
-    await client.close();
-    await sandbox.close();
-  });
+  afterEach(() => rig.close());
 
   /** Records a batch as an earlier, stopped run left it. */
   async function record(profile: string, status: 'intent' | 'submitted', jobId: string | null): Promise<void> {
