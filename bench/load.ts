@@ -17,7 +17,8 @@
  *
  * Records are generated deterministically and streamed: memory does not grow with N. Each path
  * runs in a child process of its own, so its peak RSS (the kernel's high-water mark, startup
- * included) is its own and not what an earlier path left behind.
+ * included) is its own and not what an earlier path left behind. Each child caps V8's heap growth
+ * the way the `seedline` entry point does (src/cli/heap-growth.ts).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
@@ -34,6 +35,7 @@ import type { Destination, TableDefinition } from '../src/destinations/destinati
 import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
 import { PostgresDestination } from '../src/destinations/postgres/postgres-destination.js';
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
+import { limitHeapGrowth } from '../src/cli/heap-growth.js';
 
 const args = process.argv.slice(2);
 const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
@@ -311,6 +313,8 @@ async function postgresSchemaDrop(schema: string): Promise<void> {
 
 async function main(): Promise<void> {
   if (RUN) {
+    // What the `seedline` entry point does at startup (src/cli/heap-growth.ts): the figures are those of a seedline process.
+    limitHeapGrowth();
     const [backend, path, where] = RUN.split(':') as [string, string, string];
     const paths: Record<string, (where: string) => Promise<number>> = {
       'duckdb:ours': duckdbOurs,

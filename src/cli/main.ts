@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerAccountCommand } from './account-command.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { registerPlanCommand } from './plan-command.js';
 import { registerQueryCommand } from './query-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
@@ -45,4 +46,7 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) await buildProgram().parseAsync(process.argv);
+if (isEntryPoint()) {
+  limitHeapGrowth();
+  await buildProgram().parseAsync(process.argv);
+}

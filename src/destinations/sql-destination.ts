@@ -276,6 +276,9 @@ export abstract class SqlDestination implements Destination {
     const prepared = session.prepareBulk?.([layout.name, ...layout.children.map((c) => c.name)].map((name) => this.bulkTarget(name)));
     // Settled even when shaping throws, so its failure is not left unhandled.
     prepared?.catch(() => undefined);
+    // A pipelined session sends a statement from a microtask: let the lookup go out now, so the server answers it
+    // while the records are shaped instead of after.
+    if (prepared) await undefined;
     const batch = shapeRecords(layout, records, { runId, loadedAt, rejectNul: this.traits.rejectNul });
     await prepared;
     if (batch.rejected.length > 0) {
