@@ -172,6 +172,7 @@ async function loadOurs(dest: Destination): Promise<number> {
 // The checkpoint runs every ~1 GB of WAL instead of every 16 MB (its cost is still inside the timing, at close);
 // committed rows beyond memory_limit go to DuckDB's temporary files. One thread: on this 2-core machine Node
 // needs the other core, and a second DuckDB thread made inserts slower, not faster.
+// A user gets the same with `destination: { type: duckdb, settings: { memory_limit: 128MB, threads: 1, checkpoint_threshold: 1GB } }`.
 const DUCKDB_SETTINGS = { memory_limit: '128MB', threads: '1', checkpoint_threshold: '1GB', preserve_insertion_order: 'false' };
 
 async function duckdbOurs(dir: string): Promise<number> {

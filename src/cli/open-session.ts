@@ -94,7 +94,7 @@ function closerList(): { closers: (() => Promise<void>)[]; close: () => Promise<
 function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig {
   const { destination } = config;
   return destination.type === 'duckdb'
-    ? { type: 'duckdb', path: resolve(baseDir, destination.path), schema: destination.schema }
+    ? { type: 'duckdb', path: resolve(baseDir, destination.path), schema: destination.schema, ...(destination.settings ? { settings: destination.settings } : {}) }
     : { type: 'postgres', url: destination.url, schema: destination.schema };
 }
 

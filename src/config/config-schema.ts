@@ -210,7 +210,20 @@ export const SeedlineConfig = z.strictObject({
     sandbox: EmbeddedSandboxConfig.prefault({}),
   }),
   destination: z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('duckdb'), path: z.string().min(1), schema: SchemaName }),
+    z.strictObject({
+      type: z.literal('duckdb'),
+      path: z.string().min(1),
+      schema: SchemaName,
+      // DuckDB settings for the file (memory_limit, threads, checkpoint_threshold, …), over seedline's defaults.
+      settings: z
+        .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+        .superRefine((settings, ctx) => {
+          for (const name of Object.keys(settings)) {
+            if (!/^[a-z_]{1,64}$/.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'expected a DuckDB setting name such as memory_limit' });
+          }
+        })
+        .optional(),
+    }),
     z.strictObject({ type: z.literal('postgres'), url: z.string().min(1), schema: SchemaName }),
   ]),
   seeds: z

@@ -215,7 +215,7 @@ export interface RunRow {
 
 /** Connection settings of a destination. */
 export type DestinationConfig =
-  | { type: 'duckdb'; path: string; schema?: string }
+  | { type: 'duckdb'; path: string; schema?: string; /** DuckDB settings over the defaults (e.g. `{ memory_limit: '1GB' }`). Default: none. */ settings?: Record<string, string> }
   | { type: 'postgres'; url: string; schema?: string };
 
 /** Validates and double-quotes an identifier, for the few statements built outside a backend. */

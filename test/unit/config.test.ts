@@ -38,6 +38,13 @@ describe('config', () => {
     expect(parseConfig(valid, 'test.yaml', { SEEDLINE_API_KEY: 'svc_live_x' }).api.api_key).toBe('svc_live_x');
   });
 
+  it('given DuckDB settings, when parsed, then values become strings and a bad setting name is named by its key', () => {
+    const withSettings = valid.replace('destination: { type: duckdb, path: data/x.duckdb }', 'destination: { type: duckdb, path: data/x.duckdb, settings: { memory_limit: 128MB, threads: 1 } }');
+    expect(parseConfig(withSettings, 'test.yaml', {}).destination).toMatchObject({ settings: { memory_limit: '128MB', threads: '1' } });
+    const bad = valid.replace('destination: { type: duckdb, path: data/x.duckdb }', 'destination: { type: duckdb, path: data/x.duckdb, settings: { "Memory Limit": 1 } }');
+    expect(problemsOf(bad).join('\n')).toMatch(/destination\.settings.*expected a DuckDB setting name/);
+  });
+
   it('given bad values, when parsed, then every problem names its exact key', () => {
     const problems = problemsOf(valid.replace('refresh_after: 7d', 'refresh_after: soon').replace('kinds: [posts]', 'kinds: [likes]').replace('max_credits_per_run: 100', 'max_credits_per_run: lots'));
     expect(problems.some((p) => p.startsWith('streams.profiles.refresh_after:'))).toBe(true);
