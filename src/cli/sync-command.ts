@@ -59,16 +59,22 @@ export function registerSyncCommand(program: Command): void {
 
 /**
  * One sync run: open the config and destination, prepare (no call yet), connect, run, print the
- * summary, close. SIGTERM or Ctrl-C lets the page under way commit, then the run stops.
+ * summary, close. SIGTERM or Ctrl-C (or `opts.stop`) lets the page under way commit, then the run
+ * stops; during a wait for the lock it ends the wait (`LockWaitAbortedError`).
  */
 export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
-  const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false });
-  const stop = opts.stop ? undefined : stopOnSignals();
+  const own = opts.stop ? undefined : stopOnSignals();
+  const stop = opts.stop ?? own!.signal;
   try {
-    return await syncInSession(session, { ...opts, stop: opts.stop ?? stop?.signal });
+    // The stop also ends a wait for the lock: another writer may hold it for hours.
+    const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false, signal: stop });
+    try {
+      return await syncInSession(session, { ...opts, stop });
+    } finally {
+      await session.close();
+    }
   } finally {
-    stop?.dispose();
-    await session.close();
+    own?.dispose();
   }
 }
 
