@@ -115,11 +115,12 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
 /**
  * Loads the webhook deliveries `serve` spooled but could not load (it was stopped, or a sync held
  * the lock) before the run's own work. A spool that cannot be loaded never stops the sync: its
- * deliveries stay spooled for `serve` or the next sync, and one line says why.
+ * deliveries stay spooled for `serve` or the next sync, and one line says why. `batch.completed`
+ * deliveries stay spooled for `serve`: its drain reads the finished job (this run may not read it).
  */
 async function drainSpool({ destination, loaded }: Session): Promise<void> {
   try {
-    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
+    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }), leaveBatchCompleted: true }))?.drainOnce();
     if (drained?.files) stderrLine(`spool: loaded ${drained.files} webhook deliveries waiting in the spool`);
   } catch (error) {
     stderrLine(`warning: webhook spool not loaded (${firstLine(error)}); its deliveries stay spooled for serve or the next sync`);
