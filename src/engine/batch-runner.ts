@@ -311,13 +311,21 @@ class BatchRunner {
    * Records the seeds the budget left out as `pending` in the ledger (keeping when they were last
    * fetched, so the next run still takes the stalest first). A seed whose row this run settled
    * (fetched, failed for good, or already pending) keeps it; one left `failed` for a passing
-   * reason or `submitted` in a job the service lost is set `pending`.
+   * reason or `submitted` in a job the service lost is set `pending`. One `submitted` in a job
+   * still open (a stop while its results were read) keeps its job: it is paid for, and the next
+   * run reads it, or resubmits it should the job be lost.
    */
   async recordDeferred(): Promise<void> {
+    const lost = new Set(this.lost.flatMap((b) => (b.jobId ? [b.jobId] : [])));
     const rows = this.deferredSeeds
-      .filter((p) => !this.settledThisRun(p.key))
+      .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost))
       .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
     if (rows.length > 0) await this.commit([], { seeds: rows });
+  }
+
+  private inOpenJob(key: string, lost: ReadonlySet<string>): boolean {
+    const jobId = this.ledger.get(key)?.status === 'submitted' ? this.ledger.get(key)?.jobId : null;
+    return Boolean(jobId) && !lost.has(jobId!);
   }
 
   private settledThisRun(key: string): boolean {

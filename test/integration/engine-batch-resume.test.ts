@@ -103,3 +103,37 @@ describe('resume-only sync of a batch stream against the sandbox and DuckDB', ()
     expect(calls.filter(([name]) => name === 'getBatchResults').map(([, id]) => id)).toEqual([jobId]);
   });
 });
+
+describe('a sync of a batch stream stopped while it reads a submitted job, against the sandbox and DuckDB', () => {
+  let rig: EngineRig;
+
+  // Items take seconds to resolve, so the job is still open when its first results page is read.
+  beforeEach(async () => {
+    rig = await startEngineRig('svc_live_stopped_read', { seed: 12, rpm: 100_000, latencyMs: [3_000, 3_000] });
+  });
+  afterEach(() => rig.close());
+
+  it('given a stop while the job is read, when the run ends, then the seed stays submitted in that paid job (not pending without it), so the next run reads it', async () => {
+    const { sandbox, client, destination, dir } = rig;
+    const stop = new AbortController();
+    const calls: [string, unknown][] = [];
+    const reading = new Proxy(recording(client, calls), {
+      get(target, name) {
+        const value = Reflect.get(target, name) as unknown;
+        if (name !== 'getBatchResults' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          stop.abort();
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_stopped_read' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ] }, streams: { profiles: {} } }), 'test');
+    const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
+    await runSync(prepared, { client: reading, reporter: silent, stop: stop.signal });
+
+    const [batch] = await destination.readBatches('profiles');
+    expect(batch).toMatchObject({ status: 'submitted', jobId: expect.any(String) });
+    expect((await destination.readSeeds('profiles')).get(seedKey('profile', READ))).toMatchObject({ status: 'submitted', jobId: batch!.jobId });
+    expect(calls.filter(([name]) => name === 'submitBatch')).toHaveLength(1);
+  });
+});
