@@ -15,7 +15,7 @@ import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { creditsOf, errorType, recoverPaidResponse, singleCalls, type ServiceResponse } from './service-calls.js';
-import { emptyOutcome, noteError, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
@@ -274,7 +274,7 @@ class BatchRunner {
   async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
     if (error instanceof RunStoppedError) {
       this.deferredSeeds.push(...seeds);
-      noteError(this.outcome, error.message);
+      noteStoppedOnRequest(this.outcome, error);
       return;
     }
     const stop = await budgetStopOf(error, this.ctx);
@@ -294,7 +294,10 @@ class BatchRunner {
    * whatever its outcome.
    */
   async retryTransientFailures(): Promise<void> {
-    if (this.ctx.stop?.aborted) return;
+    if (this.ctx.stop?.aborted) {
+      if (this.transient.length > 0) noteStoppedOnRequest(this.outcome, new RunStoppedError());
+      return;
+    }
     const retry = this.withinBudget(this.transient);
     this.transient = [];
     if (retry.length === 0) return;

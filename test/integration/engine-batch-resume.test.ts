@@ -104,6 +104,37 @@ describe('resume-only sync of a batch stream against the sandbox and DuckDB', ()
   });
 });
 
+describe('the status of a run asked to stop, against the sandbox and DuckDB', () => {
+  let rig: EngineRig;
+
+  beforeEach(async () => {
+    rig = await startEngineRig('svc_live_stop_status', { seed: 13, rpm: 100_000 });
+  });
+  afterEach(() => rig.close());
+
+  async function syncStoppedWhen(when: 'before' | 'after the last stream') {
+    const { sandbox, client, destination, dir } = rig;
+    const stop = new AbortController();
+    if (when === 'before') stop.abort();
+    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_stop_status' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ] }, streams: { profiles: {} } }), 'test');
+    const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
+    return runSync(prepared, { client, reporter: { ...silent, streamFinished: () => stop.abort() }, stop: stop.signal });
+  }
+
+  it('given a SIGTERM after the last stream finished, when the run ends, then it is succeeded (not stopped), so catch_up does not run it again', async () => {
+    const result = await syncStoppedWhen('after the last stream');
+    expect(result.streams[0]).toMatchObject({ status: 'succeeded', records: 1 });
+    expect(result.status).toBe('succeeded');
+    expect((await rig.destination.readRuns(1))[0]?.status).toBe('succeeded');
+  });
+
+  it('given a SIGTERM before any stream started, when the run ends, then it is stopped', async () => {
+    const result = await syncStoppedWhen('before');
+    expect(result.streams).toEqual([]);
+    expect(result.status).toBe('stopped');
+  });
+});
+
 describe('a sync of a batch stream stopped while it reads a submitted job, against the sandbox and DuckDB', () => {
   let rig: EngineRig;
 
