@@ -248,11 +248,12 @@ export abstract class SqlDestination implements Destination {
     await this.withSession((session) => session.run(this.upsert(systemTables.runs, [runToDb(run)])));
   }
 
-  async readRuns(limit: number): Promise<RunRow[]> {
+  async readRuns(limit: number, status?: RunRow['status']): Promise<RunRow[]> {
     const rows = await this.readSystem(
       this.db
         .selectFrom(this.qualified(systemTables.runs.name))
         .selectAll()
+        .$if(status !== undefined, (query) => query.where('status', '=', status!))
         .orderBy('started_at', 'desc')
         .orderBy('run_id', 'desc')
         .limit(Math.max(0, Math.floor(limit)))

@@ -248,8 +248,9 @@ async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unk
 }
 
 async function markInterruptedRuns(destination: Destination): Promise<void> {
-  for (const run of await destination.readRuns(20)) {
-    if (run.status === 'running') await destination.saveRun({ ...run, status: 'interrupted', error: run.error ?? 'the process ended before the run finished; the next run resumed its work' });
+  // Every run still `running`, however many runs came since (a killed run must not stay running).
+  for (const run of await destination.readRuns(100_000, 'running')) {
+    await destination.saveRun({ ...run, status: 'interrupted', error: run.error ?? 'the process ended before the run finished; the next run resumed its work' });
   }
 }
 

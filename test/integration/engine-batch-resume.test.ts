@@ -128,6 +128,15 @@ describe('the status of a run asked to stop, against the sandbox and DuckDB', ()
     expect((await rig.destination.readRuns(1))[0]?.status).toBe('succeeded');
   });
 
+  it('given a killed run still running behind 25 newer failed runs, when the next run starts, then the killed run is marked interrupted', async () => {
+    const day = (n: number) => new Date(Date.UTC(2026, 9, n));
+    await rig.destination.saveRun({ runId: 'run_killed', startedAt: day(1), status: 'running' });
+    for (let n = 0; n < 25; n++) await rig.destination.saveRun({ runId: `run_failed_${n}`, startedAt: new Date(day(2).getTime() + n * 60_000), finishedAt: day(3), status: 'failed' });
+    await syncStoppedWhen('before');
+    expect(await rig.destination.readRuns(100, 'running')).toEqual([]);
+    expect((await rig.destination.readRuns(100, 'interrupted')).map((r) => r.runId)).toEqual(['run_killed']);
+  });
+
   it('given a SIGTERM before any stream started, when the run ends, then it is stopped', async () => {
     const result = await syncStoppedWhen('before');
     expect(result.streams).toEqual([]);
