@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { LoadedConfig } from '../config/load-config.js';
 import { TableShaper } from '../engine/table-shaper.js';
 import { loadManifests, ManifestError } from '../manifest/load-manifests.js';
+import { runId as newRunId } from '../util/run-id.js';
 import { DeliverySpool } from '../webhooks/delivery-spool.js';
 import { SpoolDrainer, type SpoolDrainerOptions } from '../webhooks/spool-drainer.js';
 
@@ -20,7 +20,7 @@ export async function openSpoolDrainer(
   const manifest = (await loadManifests()).get('triggers');
   if (!manifest) throw new ManifestError('streams/triggers.stream.yaml is missing: webhook deliveries load with its table definition');
   const startedAt = new Date();
-  const runId = `serve_${startedAt.toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}_${randomUUID().slice(0, 8)}`;
+  const runId = newRunId('serve', startedAt);
   const shaper = new TableShaper(manifest.table, { options: config.streams.triggers ?? {}, run: { id: runId, started_at: startedAt.toISOString() } });
   const spool = new DeliverySpool(resolve(baseDir, config.webhooks.spool_dir));
   return new SpoolDrainer({ ...options, spool, shaper, runId });

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config/config-errors.js';
-import { loadConfig } from '../config/load-config.js';
+import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
 import type { Destination } from '../destinations/destination.js';
 import { loadManifests } from '../manifest/load-manifests.js';
@@ -15,6 +15,7 @@ import type { OpenedDestination, SpoolDrainer } from '../webhooks/spool-drainer.
 import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { runCommand } from './run-command.js';
+import { stopOnSignals } from './stop-on-signals.js';
 import { syncOnce } from './sync-command.js';
 
 /** Options of `seedline serve`. */
@@ -54,7 +55,18 @@ export async function serve(opts: ServeOptions): Promise<void> {
     ]);
   }
   const log = stderrLine;
-  const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config.streams), log);
+  // Owned here and handed to every read serve starts, so a read never adds its own signal handlers.
+  const stop = stopOnSignals(() => log('stopping: answering the deliveries under way, then loading the spool'));
+  try {
+    await serveUntil(stop.signal, opts, loaded, log);
+  } finally {
+    stop.dispose();
+  }
+}
+
+async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedConfig, log: (line: string) => void): Promise<void> {
+  const webhooks = loaded.config.webhooks!;
+  const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config.streams), log, stop);
   const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log, onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination) }))!;
 
   await drainer.spool.check();
@@ -86,16 +98,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   });
   const url = await receiver.listen(opts.port ?? webhooks.port, opts.host);
   process.stdout.write(`listening on ${url}\n`);
-  await new Promise<void>((done) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      log('stopping: answering the deliveries under way, then loading the spool');
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  if (!stop.aborted) await new Promise((done) => stop.addEventListener('abort', done, { once: true }));
   await receiver.close();
   await drainer.stop();
   await batchReads.idle();
@@ -105,7 +108,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
  * Reads the results of batch jobs a sync recorded but did not finish reading (it was stopped or
  * killed) as soon as `batch.completed` says they are done: a `sync --resume-only` of those jobs
  * alone, which submits nothing and waits on no other job. One read at a time; it waits for the
- * destination's lock.
+ * destination's lock until serve stops, and reads not started when serve stops are left for the next sync.
  */
 class BatchReads {
   private readonly queue = new Mutex();
@@ -115,6 +118,7 @@ class BatchReads {
     private readonly configPath: string,
     private readonly streams: readonly string[],
     private readonly log: (line: string) => void,
+    private readonly stop: AbortSignal,
   ) {}
 
   /** Called by the drainer, lock held, once `batch.completed` events are recorded. */
@@ -135,8 +139,13 @@ class BatchReads {
     // Run after the drain has released the lock: the read takes it itself. Only the completed jobs
     // are read: waiting on other open jobs would hold the lock (and the spool) for hours.
     this.last = this.queue.run(async () => {
+      if (this.stop.aborted) {
+        this.log(`batch.completed: serve is stopping; job ${awaited.join(', ')} is left for the next sync`);
+        return;
+      }
       try {
-        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true, resumeJobs: awaited });
+        // The stop ends the read after its page commits, or its wait for the lock.
+        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true, resumeJobs: awaited, stop: this.stop });
       } catch (error) {
         this.log(`batch.completed: reading the results failed (${firstLine(error)}); the next sync reads them`);
       }

@@ -59,16 +59,22 @@ export function registerSyncCommand(program: Command): void {
 
 /**
  * One sync run: open the config and destination, prepare (no call yet), connect, run, print the
- * summary, close. SIGTERM or Ctrl-C lets the page under way commit, then the run stops.
+ * summary, close. SIGTERM or Ctrl-C (or `opts.stop`) lets the page under way commit, then the run
+ * stops; during a wait for the lock it ends the wait (`LockWaitAbortedError`).
  */
 export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
-  const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false });
-  const stop = opts.stop ? undefined : stopOnSignals();
+  const own = opts.stop ? undefined : stopOnSignals();
+  const stop = opts.stop ?? own!.signal;
   try {
-    return await syncInSession(session, { ...opts, stop: opts.stop ?? stop?.signal });
+    // The stop also ends a wait for the lock: another writer may hold it for hours.
+    const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false, signal: stop });
+    try {
+      return await syncInSession(session, { ...opts, stop });
+    } finally {
+      await session.close();
+    }
   } finally {
-    stop?.dispose();
-    await session.close();
+    own?.dispose();
   }
 }
 
@@ -109,11 +115,12 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
 /**
  * Loads the webhook deliveries `serve` spooled but could not load (it was stopped, or a sync held
  * the lock) before the run's own work. A spool that cannot be loaded never stops the sync: its
- * deliveries stay spooled for `serve` or the next sync, and one line says why.
+ * deliveries stay spooled for `serve` or the next sync, and one line says why. `batch.completed`
+ * deliveries stay spooled for `serve`: its drain reads the finished job (this run may not read it).
  */
 async function drainSpool({ destination, loaded }: Session): Promise<void> {
   try {
-    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }) }))?.drainOnce();
+    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }), leaveBatchCompleted: true }))?.drainOnce();
     if (drained?.files) stderrLine(`spool: loaded ${drained.files} webhook deliveries waiting in the spool`);
   } catch (error) {
     stderrLine(`warning: webhook spool not loaded (${firstLine(error)}); its deliveries stay spooled for serve or the next sync`);

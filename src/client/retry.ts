@@ -1,3 +1,4 @@
+import { sleep } from '../util/sleep.js';
 import { RateLimitedError, SeedlineClientError, ServiceError, UnexpectedResponseError } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -116,15 +117,10 @@ export interface RetryOptions {
   limiter?: RateLimiter;
   /** Called before each wait. Default: none. */
   onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
-  /** Sleeps between attempts. Default: a `setTimeout` promise (fake timers apply). */
+  /** Sleeps between attempts. Default: `util/sleep` (a `setTimeout` promise: fake timers apply). */
   sleep?: (ms: number) => Promise<void>;
   /** Which errors are retried. Default: {@link isRetryable}. */
   retryable?: (error: unknown) => boolean;
-}
-
-/** Default sleep: the global `setTimeout`, so fake timers control it. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

@@ -59,8 +59,8 @@ export interface Destination {
 
   /** Records the start or the end of a run in `_seedline_runs` (outside any unit; upsert on run_id). */
   saveRun(run: RunRow): Promise<void>;
-  /** Reads runs, newest first. */
-  readRuns(limit: number): Promise<RunRow[]>;
+  /** Reads runs, newest first; `status` keeps only the runs in that state (default: every run). */
+  readRuns(limit: number, status?: RunRow['status']): Promise<RunRow[]>;
 
   /** Releases the lock and closes connections. */
   close(): Promise<void>;

@@ -118,23 +118,35 @@ export abstract class SqlDestination implements Destination {
   /** Opens a session (a connection of its own). */
   protected abstract openSession(): Promise<SqlSession>;
 
+  /** Set once this object ensured the system tables: every later call is a no-op (serve drains often). */
+  private systemTablesEnsured = false;
+
   async ensureSystemTables(): Promise<void> {
+    if (this.systemTablesEnsured) return;
+    const tables = Object.values(systemTables) as SystemTable[];
     await this.withSession(async (session) => {
       await session.run(this.db.schema.createSchema(this.schema).ifNotExists().compile());
-      for (const table of Object.values(systemTables) as SystemTable[]) {
+      for (const table of tables) {
         let builder = this.db.schema.createTable(this.qualified(table.name)).ifNotExists();
         for (const [name, type, notNull] of table.columns) {
           builder = builder.addColumn(name, sql.raw(this.traits.sqlType(type)), (col) => (notNull ? col.notNull() : col));
         }
         if (table.primaryKey.length > 0) builder = builder.addPrimaryKeyConstraint(`${table.name}_pkey`, table.primaryKey as never[]);
         await session.run(builder.compile());
-        // A destination made by an older release lacks columns added since: add them (nullable).
-        const existing = await this.columnsOf(session, table.name);
+      }
+      // A destination made by an older release lacks columns added since: add them (nullable).
+      // IF NOT EXISTS: another process starting after the same upgrade may add them first.
+      const existing = await session.all(
+        this.db.selectFrom('information_schema.columns').select(['table_name', 'column_name']).where('table_schema', '=', this.schema).where('table_name', 'in', tables.map((t) => t.name)).compile(),
+      );
+      const has = new Set(existing.map((row) => `${String(row.table_name)}.${String(row.column_name)}`));
+      for (const table of tables) {
         for (const [name, type] of table.columns) {
-          if (!existing.has(name)) await session.run(this.db.schema.alterTable(this.qualified(table.name)).addColumn(name, sql.raw(this.traits.sqlType(type))).compile());
+          if (!has.has(`${table.name}.${name}`)) await session.run(sql`alter table ${sql.table(this.qualified(table.name))} add column if not exists ${sql.id(name)} ${sql.raw(this.traits.sqlType(type))}`.compile(this.db));
         }
       }
     });
+    this.systemTablesEnsured = true;
   }
 
   async ensureTable(definition: TableDefinition): Promise<void> {
@@ -236,11 +248,12 @@ export abstract class SqlDestination implements Destination {
     await this.withSession((session) => session.run(this.upsert(systemTables.runs, [runToDb(run)])));
   }
 
-  async readRuns(limit: number): Promise<RunRow[]> {
+  async readRuns(limit: number, status?: RunRow['status']): Promise<RunRow[]> {
     const rows = await this.readSystem(
       this.db
         .selectFrom(this.qualified(systemTables.runs.name))
         .selectAll()
+        .$if(status !== undefined, (query) => query.where('status', '=', status!))
         .orderBy('started_at', 'desc')
         .orderBy('run_id', 'desc')
         .limit(Math.max(0, Math.floor(limit)))

@@ -15,7 +15,7 @@ import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { creditsOf, errorType, recoverPaidResponse, singleCalls, type ServiceResponse } from './service-calls.js';
-import { emptyOutcome, noteError, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
@@ -274,7 +274,7 @@ class BatchRunner {
   async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
     if (error instanceof RunStoppedError) {
       this.deferredSeeds.push(...seeds);
-      noteError(this.outcome, error.message);
+      noteStoppedOnRequest(this.outcome, error);
       return;
     }
     const stop = await budgetStopOf(error, this.ctx);
@@ -294,7 +294,10 @@ class BatchRunner {
    * whatever its outcome.
    */
   async retryTransientFailures(): Promise<void> {
-    if (this.ctx.stop?.aborted) return;
+    if (this.ctx.stop?.aborted) {
+      if (this.transient.length > 0) noteStoppedOnRequest(this.outcome, new RunStoppedError());
+      return;
+    }
     const retry = this.withinBudget(this.transient);
     this.transient = [];
     if (retry.length === 0) return;
@@ -311,13 +314,21 @@ class BatchRunner {
    * Records the seeds the budget left out as `pending` in the ledger (keeping when they were last
    * fetched, so the next run still takes the stalest first). A seed whose row this run settled
    * (fetched, failed for good, or already pending) keeps it; one left `failed` for a passing
-   * reason or `submitted` in a job the service lost is set `pending`.
+   * reason or `submitted` in a job the service lost is set `pending`. One `submitted` in a job
+   * still open (a stop while its results were read) keeps its job: it is paid for, and the next
+   * run reads it, or resubmits it should the job be lost.
    */
   async recordDeferred(): Promise<void> {
+    const lost = new Set(this.lost.flatMap((b) => (b.jobId ? [b.jobId] : [])));
     const rows = this.deferredSeeds
-      .filter((p) => !this.settledThisRun(p.key))
+      .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost))
       .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
     if (rows.length > 0) await this.commit([], { seeds: rows });
+  }
+
+  private inOpenJob(key: string, lost: ReadonlySet<string>): boolean {
+    const jobId = this.ledger.get(key)?.status === 'submitted' ? this.ledger.get(key)?.jobId : null;
+    return Boolean(jobId) && !lost.has(jobId!);
   }
 
   private settledThisRun(key: string): boolean {

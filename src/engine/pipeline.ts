@@ -140,7 +140,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   }
   const result: RunResult = {
     runId,
-    status: io.stop?.aborted ? 'stopped' : overallStatus(outcomes),
+    status: runStatus(outcomes, prepared.streams.length),
     streams: outcomes,
     credits: budget.spent,
     estimatedCredits: outcomes.reduce((n, o) => n + o.estimatedCredits, 0),
@@ -248,9 +248,17 @@ async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unk
 }
 
 async function markInterruptedRuns(destination: Destination): Promise<void> {
-  for (const run of await destination.readRuns(20)) {
-    if (run.status === 'running') await destination.saveRun({ ...run, status: 'interrupted', error: run.error ?? 'the process ended before the run finished; the next run resumed its work' });
+  // Every run still `running`, however many runs came since (a killed run must not stay running).
+  for (const run of await destination.readRuns(100_000, 'running')) {
+    await destination.saveRun({ ...run, status: 'interrupted', error: run.error ?? 'the process ended before the run finished; the next run resumed its work' });
   }
+}
+
+/** `failed` first; then `stopped` when a stop request left work (a stream cut short, or streams not started); else from the streams. */
+function runStatus(outcomes: readonly StreamOutcome[], streams: number): RunResult['status'] {
+  const overall = overallStatus(outcomes);
+  if (overall === 'failed') return overall;
+  return outcomes.length < streams || outcomes.some((o) => o.stoppedOnRequest) ? 'stopped' : overall;
 }
 
 function overallStatus(outcomes: readonly StreamOutcome[]): RunResult['status'] {

@@ -12,7 +12,7 @@ import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { callByName, creditsOf, errorType, recoverPaidResponse, UNPROCESSABLE } from './service-calls.js';
-import { addLoad, emptyOutcome, noteError, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
 
@@ -176,7 +176,7 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   if (outcome.failed > 0) outcome.status = outcome.failed === todo.length && outcome.records === 0 ? 'failed' : 'partial';
   if (budgetStop instanceof RunStoppedError) {
     outcome.status = 'partial';
-    noteError(outcome, budgetStop.message);
+    noteStoppedOnRequest(outcome, budgetStop);
   } else if (budgetStop) stopForBudget(ctx, outcome, budgetStop);
   return outcome;
 }

@@ -41,6 +41,8 @@ export interface StreamOutcome {
   worstCaseCredits: number;
   /** Why the stream stopped before its work was done: `budget_exhausted` (a budget limit or a 402). Absent when it finished. */
   stopped?: 'budget_exhausted';
+  /** True when a stop request (SIGTERM) left some of the stream's work for the next run. Default: absent. */
+  stoppedOnRequest?: true;
 }
 
 /** What a stream would do now (from `seedline plan`), without spending. */
@@ -110,6 +112,12 @@ export function addLoad(outcome: StreamOutcome, load: { records: number; rows: n
   outcome.records += load.records;
   outcome.rows += load.rows;
   outcome.rejected += load.rejected;
+}
+
+/** Notes that a stop request left work of the stream for the next run. */
+export function noteStoppedOnRequest(outcome: StreamOutcome, error: Error): void {
+  outcome.stoppedOnRequest = true;
+  noteError(outcome, error.message);
 }
 
 /** Notes an error on an outcome (keeps the first few). */

@@ -51,6 +51,12 @@ export interface SpoolDrainerOptions {
   log?: (line: string) => void;
   /** Called, with the destination still locked, after a drain committed `batch.completed` events. Default: none. */
   onBatchCompleted?: (jobIds: readonly string[], destination: Destination) => Promise<void>;
+  /**
+   * Leaves `batch.completed` deliveries spooled (unrecorded) for `serve`, whose drain starts the
+   * read of the finished job: what a sync drains first would otherwise record them and no one would
+   * read those jobs until a later sync. Default: false.
+   */
+  leaveBatchCompleted?: boolean;
   /** Wait before trying again after the destination was busy or a drain failed, in ms. Default: 1000. */
   retryMs?: number;
   /** Spool files read and loaded per transaction, so a large backlog never sits in memory at once. Default: 1,000. */
@@ -152,8 +158,8 @@ export class SpoolDrainer {
         for (let at = 0; at < files.length; at += chunk) {
           const entries = await spool.read(files.slice(at, at + chunk), (file, reason) => this.log(`spool: ${file} is unreadable (${reason}); set aside as ${file}.bad`));
           if (entries.length === 0) continue;
-          const loaded = await this.load(opened.destination, entries);
-          await spool.remove(entries.map((e) => e.file));
+          const { loaded, left } = await this.load(opened.destination, entries);
+          await spool.remove(entries.filter((e) => !left.has(e.file)).map((e) => e.file));
           for (const key of Object.keys(total) as (keyof DrainResult)[]) total[key] += loaded[key];
         }
         return total;
@@ -163,13 +169,15 @@ export class SpoolDrainer {
     });
   }
 
-  private async load(destination: Destination, entries: readonly SpoolEntry[]): Promise<DrainResult> {
+  /** Loads one chunk; `left` names the files kept spooled (`leaveBatchCompleted`). */
+  private async load(destination: Destination, entries: readonly SpoolEntry[]): Promise<{ loaded: DrainResult; left: Set<string> }> {
     const { runId } = this.options;
+    const left = new Set<string>();
     const triggers = new Map<string, Trigger>();
     const events = new Map<string, EventRow>();
     const rejected: RejectedRow[] = [];
     const jobIds: string[] = [];
-    for (const { delivery } of entries) {
+    for (const { delivery, file } of entries) {
       if (delivery.rejected) {
         rejected.push({ runId, stream: 'webhooks', table: delivery.rejected.table, record: delivery.raw, reason: delivery.rejected.reason });
         continue;
@@ -180,7 +188,8 @@ export class SpoolDrainer {
         continue;
       }
       const { event } = parsed;
-      if (event.event === 'signal.triggered') triggers.set(event.trigger.trigger_id, event.trigger);
+      if (event.event === 'batch.completed' && this.options.leaveBatchCompleted) left.add(file);
+      else if (event.event === 'signal.triggered') triggers.set(event.trigger.trigger_id, event.trigger);
       else {
         events.set(delivery.key, eventRow(delivery.key, delivery.receivedAt, event));
         if (event.event === 'batch.completed') jobIds.push(event.job.job_id);
@@ -196,7 +205,7 @@ export class SpoolDrainer {
     });
     this.report(ordered, events.size, rejected.length);
     if (jobIds.length > 0) await this.options.onBatchCompleted?.(jobIds, destination);
-    return { triggers: ordered.length, events: events.size, rejected: rejected.length + counts.rejected, files: entries.length };
+    return { loaded: { triggers: ordered.length, events: events.size, rejected: rejected.length + counts.rejected, files: entries.length - left.size }, left };
   }
 
   private report(triggers: readonly Trigger[], events: number, rejected: number): void {

@@ -497,25 +497,29 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     }
   }, 90_000);
 
-  it('given deliveries left spooled when serve stops while the destination is busy, when sync runs next, then it loads them first and serve had exited 0', async ({ skip }) => {
+  it('given deliveries left spooled when serve stops while the destination is busy, when sync runs next, then it loads them first (leaving batch.completed for serve) and serve had exited 0', async ({ skip }) => {
     if (!available) skip();
     const holder = await holdLock();
     let released = false;
     try {
       const body = triggerBody(syntheticTrigger('trg_left_for_sync', 8));
       expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(200);
+      // Left spooled by the sync for serve, whose drain starts the job's read.
+      const completed = JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_left_for_serve', status: 'completed', total: 1 } });
+      expect((await post(completed, signWebhook(OWN_SECRET, completed))).status).toBe(200);
       served.child.kill('SIGTERM');
       expect(await served.exited).toBe(0);
       expect(served.stderr).toContain('stopping: answering the deliveries under way, then loading the spool');
       expect(served.stderr).toContain('the next serve or sync loads them');
       await holder.close();
       released = true;
-      expect(await spooled()).toHaveLength(1);
+      expect(await spooled()).toHaveLength(2);
       const result = await runCli(['sync', '--config', configPath, '--streams', 'triggers'], { env });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toContain('spool: loaded 1 webhook deliveries waiting in the spool');
       expect(await rowsOf('trg_left_for_sync')).toBe(1);
-      expect(await spooled()).toEqual([]);
+      expect(await spooled()).toHaveLength(1);
+      expect(await query(`select subject_id from {s}.webhook_events where subject_id = 'job_left_for_serve'`)).toEqual([]);
     } finally {
       if (!released) await holder.close();
     }

@@ -75,11 +75,13 @@ for (const kind of destinationKinds) {
       const started = new Date('2024-05-01T09:00:00.000Z');
       await dest.saveRun({ runId: 'run_old', startedAt: started, status: 'succeeded', creditsUsed: 4 });
       await dest.query(`alter table "${dest.schema}"."_seedline_runs" drop column stop_reason`);
+      await dest.close();
 
-      await dest.ensureSystemTables();
-      await dest.saveRun({ runId: 'run_new', startedAt: new Date('2024-05-02T09:00:00.000Z'), status: 'partial', stopReason: 'budget_exhausted' });
+      // The upgraded release opens it (ensureSystemTables runs once per opened destination).
+      const upgraded = await open();
+      await upgraded.saveRun({ runId: 'run_new', startedAt: new Date('2024-05-02T09:00:00.000Z'), status: 'partial', stopReason: 'budget_exhausted' });
 
-      const runs = await dest.readRuns(10);
+      const runs = await upgraded.readRuns(10);
       expect(runs.map((r) => [r.runId, r.stopReason, r.creditsUsed])).toEqual([
         ['run_new', 'budget_exhausted', 0],
         ['run_old', null, 4],

@@ -103,3 +103,77 @@ describe('resume-only sync of a batch stream against the sandbox and DuckDB', ()
     expect(calls.filter(([name]) => name === 'getBatchResults').map(([, id]) => id)).toEqual([jobId]);
   });
 });
+
+describe('the status of a run asked to stop, against the sandbox and DuckDB', () => {
+  let rig: EngineRig;
+
+  beforeEach(async () => {
+    rig = await startEngineRig('svc_live_stop_status', { seed: 13, rpm: 100_000 });
+  });
+  afterEach(() => rig.close());
+
+  async function syncStoppedWhen(when: 'before' | 'after the last stream') {
+    const { sandbox, client, destination, dir } = rig;
+    const stop = new AbortController();
+    if (when === 'before') stop.abort();
+    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_stop_status' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ] }, streams: { profiles: {} } }), 'test');
+    const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
+    return runSync(prepared, { client, reporter: { ...silent, streamFinished: () => stop.abort() }, stop: stop.signal });
+  }
+
+  it('given a SIGTERM after the last stream finished, when the run ends, then it is succeeded (not stopped), so catch_up does not run it again', async () => {
+    const result = await syncStoppedWhen('after the last stream');
+    expect(result.streams[0]).toMatchObject({ status: 'succeeded', records: 1 });
+    expect(result.status).toBe('succeeded');
+    expect((await rig.destination.readRuns(1))[0]?.status).toBe('succeeded');
+  });
+
+  it('given a killed run still running behind 25 newer failed runs, when the next run starts, then the killed run is marked interrupted', async () => {
+    const day = (n: number) => new Date(Date.UTC(2026, 9, n));
+    await rig.destination.saveRun({ runId: 'run_killed', startedAt: day(1), status: 'running' });
+    for (let n = 0; n < 25; n++) await rig.destination.saveRun({ runId: `run_failed_${n}`, startedAt: new Date(day(2).getTime() + n * 60_000), finishedAt: day(3), status: 'failed' });
+    await syncStoppedWhen('before');
+    expect(await rig.destination.readRuns(100, 'running')).toEqual([]);
+    expect((await rig.destination.readRuns(100, 'interrupted')).map((r) => r.runId)).toEqual(['run_killed']);
+  });
+
+  it('given a SIGTERM before any stream started, when the run ends, then it is stopped', async () => {
+    const result = await syncStoppedWhen('before');
+    expect(result.streams).toEqual([]);
+    expect(result.status).toBe('stopped');
+  });
+});
+
+describe('a sync of a batch stream stopped while it reads a submitted job, against the sandbox and DuckDB', () => {
+  let rig: EngineRig;
+
+  // Items take seconds to resolve, so the job is still open when its first results page is read.
+  beforeEach(async () => {
+    rig = await startEngineRig('svc_live_stopped_read', { seed: 12, rpm: 100_000, latencyMs: [3_000, 3_000] });
+  });
+  afterEach(() => rig.close());
+
+  it('given a stop while the job is read, when the run ends, then the seed stays submitted in that paid job (not pending without it), so the next run reads it', async () => {
+    const { sandbox, client, destination, dir } = rig;
+    const stop = new AbortController();
+    const calls: [string, unknown][] = [];
+    const reading = new Proxy(recording(client, calls), {
+      get(target, name) {
+        const value = Reflect.get(target, name) as unknown;
+        if (name !== 'getBatchResults' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          stop.abort();
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_stopped_read' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ] }, streams: { profiles: {} } }), 'test');
+    const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
+    await runSync(prepared, { client: reading, reporter: silent, stop: stop.signal });
+
+    const [batch] = await destination.readBatches('profiles');
+    expect(batch).toMatchObject({ status: 'submitted', jobId: expect.any(String) });
+    expect((await destination.readSeeds('profiles')).get(seedKey('profile', READ))).toMatchObject({ status: 'submitted', jobId: batch!.jobId });
+    expect(calls.filter(([name]) => name === 'submitBatch')).toHaveLength(1);
+  });
+});

@@ -8,7 +8,7 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     target = undefined;
   });
 
-  it('given a _seedline_runs without schedule_group, when the system tables are ensured, then the column is added and a group run round-trips', async ({ skip }) => {
+  it('given a _seedline_runs without schedule_group, when the upgraded release ensures the system tables (two processes at once on Postgres), then the column is added once and a group run round-trips', async ({ skip }) => {
     if (!(await backendAvailable(kind))) skip();
     target = makeTestTarget(kind);
     const destination = await target.open();
@@ -19,9 +19,16 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     await destination.query(`alter table "${schema}"._seedline_runs drop column schedule_group`);
     await destination.saveRun({ runId: 'old', startedAt: new Date('2026-01-01T00:00:00Z'), status: 'succeeded' }).catch(() => undefined);
 
-    await destination.ensureSystemTables();
-    await destination.saveRun({ runId: 'r1', startedAt: new Date('2026-01-02T00:00:00Z'), status: 'succeeded', scheduleGroup: 'nightly' });
-    const runs = await destination.readRuns(10);
+    await destination.close();
+
+    // The upgraded release starting: two processes at once (serve and a schedule tick), each adding the column.
+    const starting = [await target.open(), ...(kind === 'postgres' ? [await target.open()] : [])];
+    await Promise.all(starting.map((d) => d.ensureSystemTables()));
+    await Promise.all(starting.slice(1).map((d) => d.close()));
+    const upgraded = starting[0]!;
+    await upgraded.lock({ holder: 'test', wait: false });
+    await upgraded.saveRun({ runId: 'r1', startedAt: new Date('2026-01-02T00:00:00Z'), status: 'succeeded', scheduleGroup: 'nightly' });
+    const runs = await upgraded.readRuns(10);
     expect(runs.find((r) => r.runId === 'r1')?.scheduleGroup).toBe('nightly');
   });
 });

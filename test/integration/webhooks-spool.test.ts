@@ -8,7 +8,7 @@ import { DestinationLockedError } from '../../src/destinations/destination-error
 import { TableShaper } from '../../src/engine/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { DeliverySpool, fileNameOf } from '../../src/webhooks/delivery-spool.js';
-import { SpoolDrainer } from '../../src/webhooks/spool-drainer.js';
+import { SpoolDrainer, type SpoolDrainerOptions } from '../../src/webhooks/spool-drainer.js';
 import { WebhookReceiver } from '../../src/webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../../src/webhooks/webhook-secrets.js';
 import { backendAvailable, destinationKinds, makeTestTarget, type TestTarget } from '../helpers/destinations.js';
@@ -226,7 +226,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     return made;
   }
 
-  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[], chunkFiles?: number): Promise<SpoolDrainer> {
+  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[], chunkFiles?: number, extra: Partial<SpoolDrainerOptions> = {}): Promise<SpoolDrainer> {
     const manifest = (await loadManifests()).get('triggers')!;
     const shaper = new TableShaper(manifest.table, { options: {}, run: { id: 'serve_test', started_at: new Date().toISOString() } });
     const open = async () => {
@@ -240,7 +240,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
       }
       return { destination, close: () => destination.close() };
     };
-    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50, ...(chunkFiles ? { chunkFiles } : {}) });
+    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50, ...(chunkFiles ? { chunkFiles } : {}), ...extra });
   }
 
   it('given Triggers out of order, a test, a pause and a batch event spooled, when drained, then triggers holds the Triggers once in check_number order and webhook_events the rest', async ({ skip }) => {
@@ -276,6 +276,27 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
       { event: 'signal.test', subject_id: 'sig_a', test: true },
     ]);
     expect(lines[0]).toContain('loaded 3 triggers into triggers: trg_1 (Signal sig_a, check 1), trg_2');
+  });
+
+  it('given a Trigger and a batch.completed spooled, when a sync drains them (leaveBatchCompleted), then the Trigger loads and batch.completed stays spooled until serve\'s drain hands its job to onBatchCompleted', async ({ skip }) => {
+    const made = await target();
+    if (!made) return skip();
+    const spool = await tempSpool();
+    const url = await startReceiver(spool);
+    for (const event of [{ event: 'signal.triggered', trigger: trigger('trg_sync', 'sig_a', 1) }, { event: 'batch.completed', job: { job_id: 'job_for_serve', status: 'completed', total: 1 } }]) {
+      const body = JSON.stringify(event);
+      expect((await post(url, body, signWebhook(SECRET, body))).status).toBe(200);
+    }
+    const lines: string[] = [];
+    const sync = await drainerFor(made, spool, lines, undefined, { leaveBatchCompleted: true });
+    expect(await sync.drainOnce()).toEqual({ triggers: 1, events: 0, rejected: 0, files: 1 });
+    expect((await spool.list()).map((e) => e.delivery.key)).toEqual(['job:job_for_serve']);
+
+    const completed: string[] = [];
+    const serve = await drainerFor(made, spool, lines, undefined, { onBatchCompleted: async (jobIds) => void completed.push(...jobIds) });
+    expect(await serve.drainOnce()).toEqual({ triggers: 0, events: 1, rejected: 0, files: 1 });
+    expect(completed).toEqual(['job_for_serve']);
+    expect(await spool.size()).toBe(0);
   });
 
   it('given five spooled Triggers and chunks of two files, when drained, then three load units load them all, oldest first, and the spool is empty', async ({ skip }) => {
