@@ -20,6 +20,8 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 const EXACT_MICROS_MS = 9_000_000_000_000;
 /** A `duckdb_string_t` holds up to 12 bytes inline, after its 4-byte length. */
 const INLINE = 12;
+/** Bytes of longer strings copied into a vector per native call: a chunk of 1 MB strings goes in several. */
+const HEAP_SEGMENT = 16 << 20;
 
 /** One column of the chunk: its vector and the JS memory its values are written to before one copy into the vector. */
 interface Column {
@@ -37,9 +39,10 @@ interface Column {
 /**
  * Fills a DuckDB data chunk from shaped columns in JS memory and appends it: each vector gets its
  * values in one copy (numbers, timestamps, booleans, strings of up to 12 ASCII bytes, which a
- * `duckdb_string_t` holds inline) plus one native call per distinct longer string of the chunk
- * (a repeated one, such as a child row's parent key, reuses the first one's `duckdb_string_t`,
- * whose bytes live in that vector until the chunk is reset; the appender copies them). Columns of
+ * `duckdb_string_t` holds inline). Longer strings are encoded as UTF-8 into one buffer per column
+ * that a single native call copies into the vector's string heap; their `duckdb_string_t`s then
+ * point into that copy, which lives until the chunk is reset (the appender copies it). A string
+ * equal to the row before's (a child row's parent key) reuses its `duckdb_string_t`. Columns of
  * other types are not supported (`supports`). A writer is reused: append one chunk at a time.
  */
 export class DuckDbChunkWriter {
@@ -48,12 +51,13 @@ export class DuckDbChunkWriter {
   private readonly size = DuckDBVector.standardSize();
   private readonly validityBuffer = new ArrayBuffer(Math.ceil(DuckDBVector.standardSize() / 64) * 8);
   private readonly validity = new Uint8Array(this.validityBuffer);
-  /** Rows of a string column waiting for a native call, and their strings. */
-  private readonly pendingRows: number[] = [];
-  private readonly pendingValues: string[] = [];
-  /** Pairs (row, row it repeats) of a string column whose first occurrence is native. */
+  /** Pairs (row, earlier row with the same string) of a string column. */
   private readonly repeats: number[] = [];
-  private readonly seen = new Map<string, number>();
+  /** UTF-8 of the column's longer strings, `heapBytes` of it used; `heapRows` wait for their address, at `heapOffsets`. */
+  private heap = Buffer.allocUnsafe(1 << 16);
+  private heapBytes = 0;
+  private readonly heapRows: number[] = [];
+  private readonly heapOffsets: number[] = [];
 
   /** True when every type is one the writer fills. */
   static supports(types: readonly DuckDBType[]): boolean {
@@ -151,17 +155,13 @@ export class DuckDbChunkWriter {
     let nulls = false;
     this.clearValidity(count);
     const { bytes, int32 } = column;
-    const pendingRows = this.pendingRows;
-    const pendingValues = this.pendingValues;
     const repeats = this.repeats;
-    const seen = this.seen;
-    pendingRows.length = 0;
-    pendingValues.length = 0;
     repeats.length = 0;
-    seen.clear();
+    this.heapRows.length = 0;
+    this.heapOffsets.length = 0;
+    this.heapBytes = 0;
     let previous: string | null = null;
     let previousRow = -1;
-    let previousNative = false;
     for (let i = 0; i < count; i++) {
       const value = values === null ? null : values[start + i];
       const at = i << 2;
@@ -173,50 +173,86 @@ export class DuckDbChunkWriter {
       }
       const text = typeof value === 'string' ? value : String(value);
       if (text === previous) {
-        if (previousNative) repeats.push(i, previousRow);
-        else {
-          const from = previousRow << 2;
-          int32[at] = int32[from]!;
-          int32[at + 1] = int32[from + 1]!;
-          int32[at + 2] = int32[from + 2]!;
-          int32[at + 3] = int32[from + 3]!;
-        }
+        repeats.push(i, previousRow);
         continue;
       }
       previous = text;
       previousRow = i;
-      previousNative = false;
-      if (text.length <= INLINE && writeInline(bytes, int32, i, text)) continue;
-      const first = seen.get(text);
-      if (first !== undefined) {
-        repeats.push(i, first);
-        previousRow = first;
-      } else {
-        seen.set(text, i);
-        pendingRows.push(i);
-        pendingValues.push(text);
-      }
-      previousNative = true;
+      if (text.length > INLINE || !writeInline(bytes, int32, i, text)) this.encode(column, i, text);
     }
-    const vector = column.vector;
-    duckdb.copy_data_to_vector(vector, 0, column.buffer, 0, count << 4);
-    for (let k = 0; k < pendingRows.length; k++) duckdb.vector_assign_string_element(vector, pendingRows[k]!, pendingValues[k]!);
-    if (repeats.length > 0) {
-      // The first occurrences now hold pointers into the vector's own string heap: copy those 16 bytes to the repeats.
-      const data = duckdb.vector_get_data(vector, count << 4);
-      const words = new Int32Array(data.buffer, data.byteOffset, count << 2);
-      for (let k = 0; k < repeats.length; k += 2) {
-        const to = repeats[k]! << 2;
-        const from = repeats[k + 1]! << 2;
-        words[to] = words[from]!;
-        words[to + 1] = words[from + 1]!;
-        words[to + 2] = words[from + 2]!;
-        words[to + 3] = words[from + 3]!;
-      }
-      duckdb.copy_data_to_vector(vector, 0, data.buffer as ArrayBuffer, data.byteOffset, count << 4);
+    this.placeHeap(column);
+    for (let k = 0; k < repeats.length; k += 2) {
+      const to = repeats[k]! << 2;
+      const from = repeats[k + 1]! << 2;
+      int32[to] = int32[from]!;
+      int32[to + 1] = int32[from + 1]!;
+      int32[to + 2] = int32[from + 2]!;
+      int32[to + 3] = int32[from + 3]!;
     }
+    duckdb.copy_data_to_vector(column.vector, 0, column.buffer, 0, count << 4);
     return nulls;
   }
+
+  /**
+   * Writes `text` (longer than 12 bytes or not ASCII) at `row`: inline when its UTF-8 fits after
+   * all, else into the string buffer, its length and prefix now and its address by `placeHeap`.
+   */
+  private encode(column: Column, row: number, text: string): void {
+    const room = text.length * 3;
+    if (this.heapBytes > 0 && this.heapBytes + room > HEAP_SEGMENT) this.placeHeap(column);
+    if (this.heap.length - this.heapBytes < room) this.growHeap(this.heapBytes + room);
+    const offset = this.heapBytes;
+    const length = this.heap.write(text, offset, 'utf8');
+    const at = row << 2;
+    column.int32[at] = length;
+    if (length <= INLINE) {
+      column.int32[at + 1] = column.int32[at + 2] = column.int32[at + 3] = 0;
+      for (let k = 0; k < length; k++) column.bytes[(row << 4) + 4 + k] = this.heap[offset + k]!;
+      return;
+    }
+    column.int32[at + 1] = this.heap.readInt32LE(offset);
+    this.heapRows.push(row);
+    this.heapOffsets.push(offset);
+    this.heapBytes += length;
+  }
+
+  /**
+   * Copies the string buffer into the vector's string heap in one native call (as the value of
+   * its first row) and points the rows waiting for an address into that copy, which lives until
+   * the chunk is reset (the appender copies it).
+   */
+  private placeHeap(column: Column): void {
+    const rows = this.heapRows;
+    if (rows.length === 0) return;
+    const first = rows[0]!;
+    duckdb.vector_assign_string_element_len(column.vector, first, this.heap.subarray(0, this.heapBytes));
+    const assigned = duckdb.vector_get_data(column.vector, (first + 1) << 4);
+    const base = readAddress(assigned, first << 4);
+    const int32 = column.int32;
+    for (let k = 0; k < rows.length; k++) {
+      const at = rows[k]! << 2;
+      const address = base + this.heapOffsets[k]!;
+      const high = Math.floor(address / TWO_32);
+      int32[at + 2] = address - high * TWO_32;
+      int32[at + 3] = high;
+    }
+    rows.length = 0;
+    this.heapOffsets.length = 0;
+    this.heapBytes = 0;
+  }
+
+  /** Grows the string buffer to at least `bytes`, keeping what it holds. */
+  private growHeap(bytes: number): void {
+    const grown = Buffer.allocUnsafe(Math.max(bytes, this.heap.length * 2));
+    this.heap.copy(grown, 0, 0, this.heapBytes);
+    this.heap = grown;
+  }
+}
+
+/** The address in the `duckdb_string_t` at `at` of `data` (little-endian; user-space addresses are below 2^53). */
+function readAddress(data: Uint8Array, at: number): number {
+  const view = new DataView(data.buffer, data.byteOffset + at, 16);
+  return view.getUint32(8, true) + view.getUint32(12, true) * TWO_32;
 }
 
 /** Writes `text` as an inlined `duckdb_string_t` at `row` when it is ASCII (bytes = UTF-16 units); false otherwise. */
