@@ -228,7 +228,10 @@ class DuckDbSession implements SqlSession {
   ) {}
 
   async run(statement: Statement): Promise<number> {
-    const result = await this.connection.run(statement.sql, bindDuckDbParameters(statement.parameters));
+    // Without parameters the statement goes in one native call instead of extract, prepare and execute: a COMMIT is
+    // then under way as soon as `run` is called, while the caller goes on shaping the next unit.
+    const parameters = statement.parameters.length > 0 ? bindDuckDbParameters(statement.parameters) : undefined;
+    const result = await this.connection.run(statement.sql, parameters);
     return result.rowsChanged;
   }
 
