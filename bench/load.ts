@@ -4,10 +4,13 @@
  * and Postgres; then the same data through each engine's own bulk path (DuckDB `read_json` of
  * an NDJSON file, Postgres `COPY FROM STDIN` of CSV) into the same table shapes.
  *
- *   npx tsx bench/load.ts [N=100000] [--unit=<records>] [--only=duckdb|postgres]
+ *   npx tsx bench/load.ts [N=100000] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres]
  *
  * A unit (one transaction) holds 2,000 records on Postgres and 5,000 on DuckDB unless --unit says
- * otherwise. The engine commits one results page (500 entries) per unit. On Postgres a merge
+ * otherwise; it is written in one `write` call unless --write splits it (a backfill committed in
+ * large transactions: `--unit=125000 --write=5000` keeps 5,000 records in memory at a time, and a
+ * DuckDB unit of more than one row group per table skips the WAL, its row groups written once,
+ * compressed, while they are appended). The engine commits one results page (500 entries) per unit. On Postgres a merge
  * probes the key indexes, so a unit costs the same at any table size and 2,000-record units keep
  * peak RSS ~50-80 MB lower than 5,000 with no loss beyond run-to-run noise; DuckDB has no indexes on data
  * tables, so each unit's merge scans the parent table's key column once to find keys already loaded
@@ -31,7 +34,7 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Profile } from '../schemas/profile.js';
-import type { Destination, TableDefinition } from '../src/destinations/destination.js';
+import type { Destination, PreparedWrite, TableDefinition } from '../src/destinations/destination.js';
 import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
 import { PostgresDestination } from '../src/destinations/postgres/postgres-destination.js';
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
@@ -41,6 +44,7 @@ const args = process.argv.slice(2);
 const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
 const UNIT_ARG = args.find((a) => a.startsWith('--unit='))?.slice(7);
 const UNITS: Record<string, number> = { duckdb: Number(UNIT_ARG ?? 5000), postgres: Number(UNIT_ARG ?? 2000) };
+const WRITE_ARG = args.find((a) => a.startsWith('--write='))?.slice(8);
 const ONLY = args.find((a) => a.startsWith('--only='))?.slice(7);
 /** Set in a child process: `<backend>:<path>:<directory or schema>`. */
 const RUN = args.find((a) => a.startsWith('--run='))?.slice(6);
@@ -137,7 +141,8 @@ async function measure(backend: string, path: string, fn: () => Promise<number>)
 
 /** Runs `<backend>:<path>:<where>` in a child process with the same Node options (the tsx loader). */
 async function inChild(backend: string, path: string, where: string): Promise<Result> {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, `--run=${backend}:${path}:${where}`], {
+  const write = WRITE_ARG ? [`--write=${WRITE_ARG}`] : [];
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, ...write, `--run=${backend}:${path}:${where}`], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -150,19 +155,34 @@ async function inChild(backend: string, path: string, where: string): Promise<Re
 
 async function loadOurs(dest: Destination): Promise<number> {
   const unitSize = UNITS[dest.kind]!;
+  const writeSize = Math.min(unitSize, Number(WRITE_ARG ?? unitSize));
   await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
   await dest.ensureSystemTables();
   await dest.ensureTable(profiles);
-  let rows = 0;
-  for (let start = 0; start < N; start += unitSize) {
+  const prepare = (from: number, to: number): PreparedWrite => {
     const records: Record<string, unknown>[] = [];
-    for (let i = start; i < Math.min(N, start + unitSize); i++) records.push(profileRecord(i));
+    for (let i = from; i < to; i++) records.push(profileRecord(i));
+    return dest.prepareWrite('profiles', records, 'bench');
+  };
+  let rows = 0;
+  let next = prepare(0, Math.min(N, writeSize));
+  for (let start = 0; start < N; start += unitSize) {
+    const end = Math.min(N, start + unitSize);
     const unit = await dest.beginUnit('bench');
-    const outcome = await unit.write('profiles', records);
-    await unit.saveState([{ stream: 'profiles', partition: '*', cursor: String(start + records.length) }]);
-    await unit.commit();
-    rows += outcome.rows;
-    if (outcome.rejected > 0) throw new Error(`${outcome.rejected} records rejected`);
+    for (let from = start; from < end; from += writeSize) {
+      const outcome = await unit.write('profiles', next);
+      rows += outcome.rows;
+      if (outcome.rejected > 0) throw new Error(`${outcome.rejected} records rejected`);
+      if (from + writeSize < end) next = prepare(from + writeSize, Math.min(end, from + 2 * writeSize));
+    }
+    await unit.saveState([{ stream: 'profiles', partition: '*', cursor: String(end) }]);
+    const committing = unit.commit();
+    committing.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    // As the engine does (src/engine/load-writer.ts), the next records are generated and shaped while this unit commits:
+    // one turn of the event loop first, so the COMMIT is on its way.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (end < N) next = prepare(end, Math.min(N, end + writeSize));
+    await committing;
   }
   return rows;
 }
@@ -328,7 +348,8 @@ async function main(): Promise<void> {
     await measure(backend, path, () => fn(where));
     return;
   }
-  console.error(`bench/load.ts: N=${N} profile records, units of ${UNITS.duckdb} (DuckDB) and ${UNITS.postgres} (Postgres) records, merge mode`);
+  const writes = WRITE_ARG ? `, written ${WRITE_ARG} at a time` : '';
+  console.error(`bench/load.ts: N=${N} profile records, units of ${UNITS.duckdb} (DuckDB) and ${UNITS.postgres} (Postgres) records${writes}, merge mode`);
   const results: Result[] = [];
   if (ONLY !== 'postgres') {
     const dir = mkdtempSync(join(tmpdir(), 'seedline-bench-'));

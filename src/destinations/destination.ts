@@ -12,7 +12,7 @@ import type { z } from 'zod';
  * await dest.ensureSystemTables();
  * await dest.ensureTable(profilesTable);
  * const unit = await dest.beginUnit('run_123');
- * await unit.write('profiles', records);
+ * await unit.write('profiles', records); // or dest.prepareWrite('profiles', records, 'run_123'), shaped earlier
  * await unit.saveState([{ stream: 'profiles', partition: '*', cursor: '{"page":2}' }]);
  * await unit.commit();
  * await dest.close();
@@ -46,6 +46,13 @@ export interface Destination {
    * ledger, batch ledger) commits in one transaction or not at all.
    */
   beginUnit(runId: string): Promise<LoadUnit>;
+
+  /**
+   * Shapes records for a table (created by `ensureTable`) ahead of the unit that writes them:
+   * CPU work that needs no connection, so it can run while another unit commits. Pass the result
+   * to `LoadUnit.write` of a unit of the same run; nothing is written until then.
+   */
+  prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite;
 
   /** Runs read-only SQL (bound `$1`-style parameters) and returns plain rows. */
   query<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
@@ -114,13 +121,21 @@ export interface WriteOutcome {
   rejected: number;
 }
 
+/** Records shaped by `Destination.prepareWrite`, waiting for `LoadUnit.write`. */
+export interface PreparedWrite {
+  readonly table: string;
+  readonly runId: string;
+  /** Number of records given (before de-duplication and rejection). */
+  readonly size: number;
+}
+
 /** One transaction's worth of rows and the state that says they were loaded. */
 export interface LoadUnit {
   /**
    * Writes records with the table's write mode. A record whose value does not fit its column's
    * type goes to `_seedline_rejected` with the reason; the rest load.
    */
-  write(table: string, records: readonly Record<string, unknown>[]): Promise<WriteOutcome>;
+  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite): Promise<WriteOutcome>;
   /** Records that failed validation upstream (schema parse), kept with their raw JSON and reason. */
   reject(rows: readonly RejectedRow[]): Promise<void>;
   /** Upserts stream state rows. */

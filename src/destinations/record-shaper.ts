@@ -19,6 +19,8 @@ export interface ShapedRows {
   length: number;
   /** `constant[i]` is true when every row has the same value in column i (`_run_id`, `_loaded_at`, …). */
   constant: boolean[];
+  /** Columns holding the load time (`_loaded_at`, and in history mode `_valid_from` or `_parent_valid_from`): see `stampLoadTime`. */
+  stamped: number[];
 }
 
 /** A record that does not fit its table, with the reason. */
@@ -209,12 +211,14 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
     parentRows.columns[plan.offset + width + 4] = new Array<CellValue>(parent.row).fill(null);
     parentRows.constant[plan.offset + width + 3] = true;
     parentRows.constant[plan.offset + width + 4] = true;
+    parentRows.stamped.push(plan.offset + width + 3);
   }
   const childRows = plan.children.map((child, k) => {
     const shaped = finish(child.shape, children[k]!, child.width - 2, [options.runId, loadedAt]);
     if (history) {
       shaped.columns[plan.childKeys - 1] = new Array<CellValue>(shaped.length).fill(loadedAt);
       shaped.constant[plan.childKeys - 1] = true;
+      shaped.stamped.push(plan.childKeys - 1);
     }
     return shaped;
   });
@@ -233,15 +237,22 @@ function compact(target: Target, keep: (row: number) => boolean): void {
   target.row = out;
 }
 
-/** Fills the constant columns from `first` on (`_run_id`, `_loaded_at`) and sizes the rest. */
-function finish(shape: TableShape, target: Target, first: number, values: CellValue[]): ShapedRows {
+/** Fills the constant columns `_run_id` (at `first`) and `_loaded_at` (after it) and sizes the rest. */
+function finish(shape: TableShape, target: Target, first: number, [runId, loadedAt]: [string, number]): ShapedRows {
   const constant = shape.columns.map(() => false);
-  for (let i = 0; i < values.length; i++) {
-    target.columns[first + i] = new Array<CellValue>(target.row).fill(values[i]!);
-    constant[first + i] = true;
-  }
+  target.columns[first] = new Array<CellValue>(target.row).fill(runId);
+  target.columns[first + 1] = new Array<CellValue>(target.row).fill(loadedAt);
+  constant[first] = constant[first + 1] = true;
   for (const column of target.columns) if (column.length !== target.row) column.length = target.row;
-  return { shape, columns: target.columns, length: target.row, constant };
+  return { shape, columns: target.columns, length: target.row, constant, stamped: [first + 1] };
+}
+
+/**
+ * Sets the load time of shaped rows (epoch milliseconds): a batch shaped ahead of its unit gets
+ * the time it is written at, so history versions keep the order of their writes.
+ */
+export function stampLoadTime(batch: ShapedBatch, loadedAt: number): void {
+  for (const rows of [batch.parent, ...batch.children]) for (const column of rows.stamped) rows.columns[column]!.fill(loadedAt);
 }
 
 /**

@@ -8,6 +8,7 @@ import type {
   DestinationKind,
   LoadUnit,
   LockOptions,
+  PreparedWrite,
   RejectedRow,
   RunRow,
   SeedRow,
@@ -18,7 +19,7 @@ import type {
 import { DestinationError, DestinationQueryError, DestinationWriteError, UnitClosedError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
-import { shapeRecords } from './record-shaper.js';
+import { shapeRecords, stampLoadTime } from './record-shaper.js';
 import type { SystemTable } from './system-tables.js';
 import {
   batchFromDb,
@@ -281,19 +282,26 @@ export abstract class SqlDestination implements Destination {
     }
   }
 
-  /** Writes one batch of records inside a unit's transaction. */
-  async writeInUnit(session: SqlSession, runId: string, table: string, records: readonly Record<string, unknown>[]): Promise<WriteOutcome> {
-    const layout = this.tables.get(table);
-    if (!layout) throw new UnknownTableError(table);
-    const loadedAt = this.nextTimestamp();
-    const prepared = session.prepareBulk?.([layout.name, ...layout.children.map((c) => c.name)].map((name) => this.bulkTarget(name)));
+  prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite {
+    const layout = this.layoutOf(table);
+    return new SqlPreparedWrite(table, runId, records, layout, this.shape(layout, records, runId));
+  }
+
+  /** Writes one batch of records, or a write prepared by `prepareWrite`, inside a unit's transaction. */
+  async writeInUnit(session: SqlSession, runId: string, table: string, input: readonly Record<string, unknown>[] | PreparedWrite): Promise<WriteOutcome> {
+    const layout = this.layoutOf(table);
+    const prepared = preparedFor(input, table, runId);
+    const records = prepared ? prepared.records : (input as readonly Record<string, unknown>[]);
+    const lookup = session.prepareBulk?.([layout.name, ...layout.children.map((c) => c.name)].map((name) => this.bulkTarget(name)));
     // Settled even when shaping throws, so its failure is not left unhandled.
-    prepared?.catch(() => undefined);
+    lookup?.catch(() => undefined);
     // A pipelined session sends a statement from a microtask: let the lookup go out now, so the server answers it
     // while the records are shaped instead of after.
-    if (prepared) await undefined;
-    const batch = shapeRecords(layout, records, { runId, loadedAt, rejectNul: this.traits.rejectNul });
-    await prepared;
+    if (lookup) await undefined;
+    // A write prepared before its table evolved (a new column) is shaped again.
+    const batch = prepared?.layout === layout ? prepared.batch : this.shape(layout, records, runId);
+    stampLoadTime(batch, this.nextTimestamp());
+    await lookup;
     if (batch.rejected.length > 0) {
       const now = new Date();
       const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream: table, table, record: safeJson(r.record), reason: r.reason }, now));
@@ -301,6 +309,17 @@ export abstract class SqlDestination implements Destination {
     }
     const rows = batch.records > 0 ? await this.apply(session, layout, batch, runId) : 0;
     return { records: batch.records, rows, rejected: batch.rejected.length };
+  }
+
+  private layoutOf(table: string): TableLayout {
+    const layout = this.tables.get(table);
+    if (!layout) throw new UnknownTableError(table);
+    return layout;
+  }
+
+  /** Shaped rows of `records`; their load time is stamped when they are written. */
+  private shape(layout: TableLayout, records: readonly Record<string, unknown>[], runId: string): ShapedBatch {
+    return shapeRecords(layout, records, { runId, loadedAt: 0, rejectNul: this.traits.rejectNul });
   }
 
   /** Inserts rejected rows (already in `_seedline_rejected` shape). */
@@ -460,7 +479,7 @@ export abstract class SqlDestination implements Destination {
         // The batch's keys go to a staging table once; each table then loses the rows of those keys in one statement.
         const keys = this.stagingName();
         const stageKeys = async (): Promise<number> => {
-          await this.stage(session, { shape: { name: batch.parent.shape.name, columns: keyColumns }, columns: batch.keys, length: batch.records, constant: keyColumns.map(() => false) }, keys);
+          await this.stage(session, { shape: { name: batch.parent.shape.name, columns: keyColumns }, columns: batch.keys, length: batch.records, constant: keyColumns.map(() => false), stamped: [] }, keys);
           return 0;
         };
         const match = (columns: readonly string[]): RawBuilder<unknown> =>
@@ -531,6 +550,31 @@ export abstract class SqlDestination implements Destination {
   }
 }
 
+/** Records shaped by `SqlDestination.prepareWrite`, with the layout they were shaped for. */
+class SqlPreparedWrite implements PreparedWrite {
+  constructor(
+    readonly table: string,
+    readonly runId: string,
+    readonly records: readonly Record<string, unknown>[],
+    readonly layout: TableLayout,
+    readonly batch: ShapedBatch,
+  ) {}
+
+  get size(): number {
+    return this.records.length;
+  }
+}
+
+/** The prepared write `input` is (null for plain records), checked against the unit writing it. */
+function preparedFor(input: readonly Record<string, unknown>[] | PreparedWrite, table: string, runId: string): SqlPreparedWrite | null {
+  if (Array.isArray(input)) return null;
+  if (!(input instanceof SqlPreparedWrite)) throw new TypeError('LoadUnit.write takes records or a write prepared by Destination.prepareWrite');
+  if (input.table !== table || input.runId !== runId) {
+    throw new TypeError(`A write prepared for table ${input.table} in run ${input.runId} cannot be written to table ${table} in run ${runId}`);
+  }
+  return input;
+}
+
 /** A unit: one transaction on one session. */
 class SqlLoadUnit implements LoadUnit {
   private state: 'open' | 'committed' | 'rolled back' | 'failed' = 'open';
@@ -541,8 +585,9 @@ class SqlLoadUnit implements LoadUnit {
     private readonly runId: string,
   ) {}
 
-  write(table: string, records: readonly Record<string, unknown>[]): Promise<WriteOutcome> {
-    return this.guard(`Writing ${records.length} records to ${table}`, () => this.destination.writeInUnit(this.session, this.runId, table, records));
+  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite): Promise<WriteOutcome> {
+    const count = Array.isArray(records) ? records.length : (records as PreparedWrite).size;
+    return this.guard(`Writing ${count} records to ${table}`, () => this.destination.writeInUnit(this.session, this.runId, table, records));
   }
 
   reject(rows: readonly RejectedRow[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Destination, LoadUnit, TableDefinition } from '../destinations/destination.js';
+import type { Destination, LoadUnit, PreparedWrite, TableDefinition } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { ShapedRecords } from './table-shaper.js';
 
@@ -30,11 +30,14 @@ export class LoadWriter {
    */
   async inUnit(groups: readonly ShapedRecords[], fill: (unit: LoadUnit) => Promise<void>): Promise<LoadCounts> {
     const byTable = mergeByTable(groups);
+    // Shaping rows needs no connection: once the tables exist it is done before waiting for the lock, while another unit commits.
+    const early = byTable.every((g) => this.ensured.has(g.table.name)) ? this.prepare(byTable) : null;
     return this.writeLock.run(async () => {
       await this.ensure(byTable.map((g) => g.table));
+      const writes = early ?? this.prepare(byTable);
       const unit = await this.destination.beginUnit(this.runId);
       try {
-        const counts = await this.write(unit, byTable);
+        const counts = await this.write(unit, writes);
         await fill(unit);
         await unit.commit();
         return counts;
@@ -53,11 +56,16 @@ export class LoadWriter {
     }
   }
 
-  private async write(unit: LoadUnit, groups: readonly ShapedRecords[]): Promise<LoadCounts> {
+  /** Each group with the write its rows are shaped into (none when it has no rows). */
+  private prepare(groups: readonly ShapedRecords[]): PreparedGroup[] {
+    return groups.map((group) => ({ group, write: group.rows.length > 0 ? this.destination.prepareWrite(group.table.name, group.rows, this.runId) : null }));
+  }
+
+  private async write(unit: LoadUnit, writes: readonly PreparedGroup[]): Promise<LoadCounts> {
     const totals = { records: 0, rows: 0, rejected: 0 };
-    for (const group of groups) {
-      if (group.rows.length > 0) {
-        const outcome = await unit.write(group.table.name, group.rows);
+    for (const { group, write } of writes) {
+      if (write) {
+        const outcome = await unit.write(group.table.name, write);
         totals.records += outcome.records;
         totals.rows += outcome.rows;
         totals.rejected += outcome.rejected;
@@ -71,6 +79,12 @@ export class LoadWriter {
     }
     return totals;
   }
+}
+
+/** A table's records and the write they are shaped into. */
+interface PreparedGroup {
+  group: ShapedRecords;
+  write: PreparedWrite | null;
 }
 
 /** One group per table: a bulk write costs about the same for one row as for thousands. */

@@ -191,6 +191,57 @@ for (const kind of destinationKinds) {
       ]);
     });
 
+    it('given history writes prepared in one order, when their units write them in the other, then versions follow the order of the writes', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable({ ...profiles, writeMode: 'history' });
+      const engineer = dest.prepareWrite('profiles', [profileRecord(1, { headline: 'Engineer' })], 'run_1');
+      const manager = dest.prepareWrite('profiles', [profileRecord(1, { headline: 'Manager' })], 'run_1');
+      for (const prepared of [manager, engineer]) {
+        const unit = await dest.beginUnit('run_1');
+        expect(await unit.write('profiles', prepared)).toMatchObject({ records: 1, rejected: 0 });
+        await unit.commit();
+      }
+      const versions = await dest.query<{ headline: string; _valid_from: string; _valid_to: string | null }>(
+        `select headline, _valid_from, _valid_to from ${dest.schema}.profiles order by _valid_from`,
+      );
+      expect(versions.map((v) => [v.headline, v._valid_to === null])).toEqual([
+        ['Manager', false],
+        ['Engineer', true],
+      ]);
+      expect(versions[0]!._valid_to).toBe(versions[1]!._valid_from);
+      const children = await dest.query(`select _parent_valid_from, count(*) as n from ${dest.schema}.profiles__positions group by 1 order by 1`);
+      expect(children).toEqual(versions.map((v) => ({ _parent_valid_from: v._valid_from, n: 2 })));
+    });
+
+    it('given a write prepared before its table gained a field, when written, then it loads into the new column', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const v1 = z.object({ id: z.string(), name: z.string() });
+      await dest.ensureTable({ name: 'things', schema: v1, primaryKey: ['id'], writeMode: 'merge' });
+      const prepared = dest.prepareWrite('things', [{ id: 'a', name: 'A', score: 3 }], 'run_1');
+      await dest.ensureTable({ name: 'things', schema: v1.extend({ score: z.number().int().optional() }), primaryKey: ['id'], writeMode: 'merge' });
+      const unit = await dest.beginUnit('run_1');
+      expect(await unit.write('things', prepared)).toMatchObject({ records: 1, rows: 1 });
+      await unit.commit();
+      expect(await dest.query(`select id, score, _extra from ${dest.schema}.things`)).toEqual([{ id: 'a', score: 3, _extra: null }]);
+    });
+
+    it('given a write prepared for one table and run, when another table or run writes it, then it is refused with both named and nothing is written', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable(profiles);
+      await dest.ensureTable({ name: 'things', schema: z.object({ id: z.string() }), primaryKey: ['id'], writeMode: 'merge' });
+      const prepared = dest.prepareWrite('profiles', [profileRecord(1)], 'run_1');
+      for (const [table, run] of [['things', 'run_1'], ['profiles', 'run_2']] as const) {
+        const unit = await dest.beginUnit(run);
+        await expect(unit.write(table, prepared)).rejects.toThrow(`prepared for table profiles in run run_1 cannot be written to table ${table} in run ${run}`);
+        await unit.rollback();
+      }
+      expect(() => dest.prepareWrite('nowhere', [], 'run_1')).toThrow(/nowhere/);
+      expect(await dest.query(`select count(*) as n from ${dest.schema}.profiles`)).toEqual([{ n: 0 }]);
+    });
+
     it('given a table, when the schema gains a field, then a nullable column is added and old rows keep null', async (ctx) => {
       if (!available) return ctx.skip();
       const dest = await open();
@@ -366,6 +417,21 @@ for (const kind of destinationKinds) {
       // Equal strings must also compare equal inside the engine (an inlined string's unused bytes are zero).
       const distinct = await dest.query<{ n: number }>(`select count(distinct text) as n from ${dest.schema}.typed`);
       expect(distinct[0]!.n).toBe(new Set(records.map((r) => r.text).filter((t) => t !== null)).size);
+    });
+
+    it('given 40 MB of long strings in one write mixed with short and non-ASCII ones, when bulk-loaded, then each reads back on its own row', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable({ name: 'wide', schema: z.object({ id: z.number().int(), text: z.string() }), primaryKey: ['id'], writeMode: 'append' });
+      // DuckDB copies a chunk's long strings 16 MB at a time: 1 MB strings make several copies in one chunk.
+      const textOf = (i: number): string => (i % 3 === 0 ? `${String(i).padStart(6, '0')}${'é漢x'.repeat(350_000)}` : i % 3 === 1 ? `s${i}` : `ünïcode ${i}`);
+      const records = Array.from({ length: 120 }, (_, i) => ({ id: i, text: textOf(i) }));
+      const unit = await dest.beginUnit('run_1');
+      expect((await unit.write('wide', records)).records).toBe(120);
+      await unit.commit();
+      const rows = await dest.query<{ id: number; text: string }>(`select id, text from ${dest.schema}.wide order by id`);
+      expect(rows.length).toBe(120);
+      for (const row of rows) expect(row.text === textOf(row.id), `row ${row.id}`).toBe(true);
     });
 
     it('given a string with U+0000, when written, then that record is rejected instead of truncated', async (ctx) => {
