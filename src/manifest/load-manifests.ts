@@ -1,12 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { describeIssues } from '../../schemas/common.js';
 import { StreamManifest } from './manifest-schema.js';
+import { packageRoot } from '../util/package-root.js';
 
 /** The folder of the built-in stream manifests. */
-export const BUILTIN_STREAMS_DIR = fileURLToPath(new URL('../../streams/', import.meta.url));
+export const BUILTIN_STREAMS_DIR = join(packageRoot(), 'streams');
 
 /** A manifest that does not parse or validate: names the file and the key. */
 export class ManifestError extends Error {

@@ -1,0 +1,39 @@
+import { spawn } from 'node:child_process';
+import { cp, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempWorkspace } from '../helpers/cli.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** Runs `node <args>` from the repository; resolves with its exit code and output. */
+function node(args: readonly string[], cwd = ROOT): Promise<{ code: number | null; output: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, output }));
+  });
+}
+
+describe('the built package (npm run build, the `seedline` bin)', () => {
+  let workspace: string | null = null;
+  afterAll(async () => {
+    if (workspace) await rm(workspace, { recursive: true, force: true });
+  });
+
+  it('given the build, when its bin syncs the demo config from another folder, then it finds its stream manifests and loads', async () => {
+    const build = await node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
+    expect(build.code, build.output).toBe(0);
+    workspace = await tempWorkspace();
+    await cp(join(ROOT, 'config'), join(workspace, 'config'), { recursive: true });
+    const bin = join(ROOT, 'dist/src/cli/main.js');
+    const sync = await node([bin, 'sync', '--config', 'config/demo.yaml'], workspace);
+    expect(sync.code, sync.output).toBe(0);
+    const query = await node([bin, 'query', '--config', 'config/demo.yaml', '--format', 'json', 'select count(*) as n from seedline.companies'], workspace);
+    expect(query.code, query.output).toBe(0);
+    expect(JSON.parse(query.output)).toEqual([{ n: 10 }]);
+  }, 240_000);
+});
