@@ -4,7 +4,8 @@
  * and Postgres; then the same data through each engine's own bulk path (DuckDB `read_json` of
  * an NDJSON file, Postgres `COPY FROM STDIN` of CSV) into the same table shapes.
  *
- *   npx tsx bench/load.ts [N=100000] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres]
+ *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres]
+ *   npx tsx bench/load.ts …   (from the sources: tsx's loader thread adds ~35 MB to each peak RSS)
  *
  * A unit (one transaction) holds 2,000 records on Postgres and 5,000 on DuckDB unless --unit says
  * otherwise; it is written in one `write` call unless --write splits it (a backfill committed in
