@@ -50,7 +50,7 @@ export interface Destination {
   /**
    * Shapes records for a table (created by `ensureTable`) ahead of the unit that writes them:
    * CPU work that needs no connection, so it can run while another unit commits. Pass the result
-   * to `LoadUnit.write` of a unit of the same run; nothing is written until then.
+   * to `LoadUnit.write` of a unit of the same run, once; nothing is written until then.
    */
   prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite;
 

@@ -157,9 +157,11 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
   const replaced: number[] = [];
   const parentKeyColumns = noKey ? [0] : plan.pk;
 
+  // Where each child table's rows of the current record start (reused: one array per record was garbage to collect).
+  const childStarts = children.map(() => 0);
   for (const record of records) {
     const row = parent.row;
-    const childRows = children.map((c) => c.row);
+    for (let k = 0; k < children.length; k++) childStarts[k] = children[k]!.row;
     try {
       if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Rejection('record is not an object');
       const columns = parent.columns;
@@ -172,13 +174,13 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
       // Children were filled with their item columns only: add the parent key and index now that the record is accepted.
       for (let k = 0; k < children.length; k++) {
         const child = children[k]!;
-        for (let r = childRows[k]!, index = 0; r < child.row; r++, index++) {
+        for (let r = childStarts[k]!, index = 0; r < child.row; r++, index++) {
           for (let i = 0; i < parentKeyColumns.length; i++) child.columns[i]![r] = columns[parentKeyColumns[i]!]![row]!;
           child.columns[plan.childKeys]![r] = index;
           childParents[k]![r] = row;
         }
       }
-      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(columns, row, children, childRows, plan, layout.columns.length);
+      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(columns, row, children, childStarts, plan, layout.columns.length);
       if (keyed) {
         const key = plan.pk.length === 1 ? String(columns[plan.pk[0]!]![row]) : JSON.stringify(plan.pk.map((i) => String(columns[i]![row])));
         const previous = byKey.get(key);
@@ -189,8 +191,8 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
     } catch (error) {
       for (const column of parent.columns) if (column.length > row) column.length = row;
       children.forEach((child, k) => {
-        for (const column of child.columns) if (column.length > childRows[k]!) column.length = childRows[k]!;
-        child.row = childRows[k]!;
+        for (const column of child.columns) if (column.length > childStarts[k]!) column.length = childStarts[k]!;
+        child.row = childStarts[k]!;
       });
       if (!(error instanceof Rejection)) throw error;
       rejected.push({ record, reason: error.message });

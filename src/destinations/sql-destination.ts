@@ -284,7 +284,12 @@ export abstract class SqlDestination implements Destination {
 
   prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite {
     const layout = this.layoutOf(table);
-    return new SqlPreparedWrite(table, runId, records, layout, this.shape(layout, records, runId));
+    try {
+      return new SqlPreparedWrite(table, runId, records, layout, this.shape(layout, records, runId));
+    } catch (error) {
+      // What a unit's write would have thrown: shaping only rejects records, anything else is a failure of the write.
+      throw new DestinationWriteError(`Writing ${records.length} records to ${table}`, error);
+    }
   }
 
   /** Writes one batch of records, or a write prepared by `prepareWrite`, inside a unit's transaction. */
@@ -552,6 +557,9 @@ export abstract class SqlDestination implements Destination {
 
 /** Records shaped by `SqlDestination.prepareWrite`, with the layout they were shaped for. */
 class SqlPreparedWrite implements PreparedWrite {
+  /** Set by its first write: the load time is stamped into its rows, which a second write would change under the first. */
+  written = false;
+
   constructor(
     readonly table: string,
     readonly runId: string,
@@ -572,6 +580,8 @@ function preparedFor(input: readonly Record<string, unknown>[] | PreparedWrite, 
   if (input.table !== table || input.runId !== runId) {
     throw new TypeError(`A write prepared for table ${input.table} in run ${input.runId} cannot be written to table ${table} in run ${runId}`);
   }
+  if (input.written) throw new TypeError(`A write prepared for table ${table} was already written: prepare it again`);
+  input.written = true;
   return input;
 }
 

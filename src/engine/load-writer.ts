@@ -15,6 +15,8 @@ export interface LoadCounts {
  */
 export class LoadWriter {
   private readonly ensured = new Set<string>();
+  /** Units of this writer shaped ahead and waiting for the lock (at most one: each holds its shaped rows). */
+  private shapedWaiting = 0;
 
   constructor(
     private readonly destination: Destination,
@@ -30,9 +32,12 @@ export class LoadWriter {
    */
   async inUnit(groups: readonly ShapedRecords[], fill: (unit: LoadUnit) => Promise<void>): Promise<LoadCounts> {
     const byTable = mergeByTable(groups);
-    // Shaping rows needs no connection: once the tables exist it is done before waiting for the lock, while another unit commits.
-    const early = byTable.every((g) => this.ensured.has(g.table.name)) ? this.prepare(byTable) : null;
+    // Shaping rows needs no connection: once the tables exist it is done before waiting for the lock, while another unit
+    // commits. One unit at a time, so concurrent pages do not all hold shaped copies of their rows while they wait.
+    const early = this.shapedWaiting === 0 && byTable.every((g) => this.ensured.has(g.table.name)) ? this.prepare(byTable) : null;
+    if (early) this.shapedWaiting++;
     return this.writeLock.run(async () => {
+      if (early) this.shapedWaiting--;
       await this.ensure(byTable.map((g) => g.table));
       const writes = early ?? this.prepare(byTable);
       const unit = await this.destination.beginUnit(this.runId);

@@ -98,6 +98,8 @@ export class DuckDbChunkWriter {
       }
     }
     appender.appendDataChunk(this.chunk);
+    // The writer lives as long as its destination: a chunk of very long strings does not keep its buffer.
+    if (this.heap.length > 2 * HEAP_SEGMENT) this.heap = Buffer.allocUnsafe(1 << 16);
   }
 
   /** Starts a validity mask with every row valid. */
@@ -227,6 +229,9 @@ export class DuckDbChunkWriter {
     const first = rows[0]!;
     duckdb.vector_assign_string_element_len(column.vector, first, this.heap.subarray(0, this.heapBytes));
     const assigned = duckdb.vector_get_data(column.vector, (first + 1) << 4);
+    // DuckDB refuses invalid UTF-8 by making the row NULL, silently: the address read back would then be stale.
+    const stored = new DataView(assigned.buffer, assigned.byteOffset + (first << 4), 4).getUint32(0, true);
+    if (stored !== this.heapBytes) throw new Error(`DuckDB did not take ${this.heapBytes} bytes of strings into the vector (it holds ${stored})`);
     const base = readAddress(assigned, first << 4);
     const int32 = column.int32;
     for (let k = 0; k < rows.length; k++) {
