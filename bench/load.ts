@@ -157,6 +157,9 @@ async function inChild(backend: string, path: string, where: string): Promise<Re
 async function loadOurs(dest: Destination): Promise<number> {
   const unitSize = UNITS[dest.kind]!;
   const writeSize = Math.min(unitSize, Number(WRITE_ARG ?? unitSize));
+  if (!Number.isInteger(writeSize) || writeSize < 1 || !Number.isInteger(unitSize) || unitSize < 1) {
+    throw new Error(`--unit and --write take a positive number of records (got --unit=${UNIT_ARG ?? unitSize} --write=${WRITE_ARG ?? ''})`);
+  }
   await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
   await dest.ensureSystemTables();
   await dest.ensureTable(profiles);
