@@ -53,7 +53,7 @@ import { InvalidApiKeyError, NetworkError, RateLimitedError, RequestValidationEr
 import { RateLimiter } from './rate-limiter.js';
 import { parseResponse } from './response-parser.js';
 import type { ApiResponse, RawResponse } from './response-parser.js';
-import { isRateLimit, resolveRetryPolicy, withRetry } from './retry.js';
+import { isRateLimit, isRetryableUnbilled, resolveRetryPolicy, withRetry } from './retry.js';
 import type { RetryPolicy } from './retry.js';
 import { TokenProvider } from './token-provider.js';
 
@@ -126,7 +126,9 @@ interface CallSpec<S extends z.ZodType> {
   batchSubmission?: boolean;
   unauthenticated?: boolean;
   bare?: boolean;
-  /** Not safe to send twice (a billed call with no Idempotency-Key): only a 429, refused unprocessed, is retried. */
+  /** Billed, with no Idempotency-Key: retried only after an answer that says it was not processed ({@link isRetryableUnbilled}). */
+  billed?: boolean;
+  /** Not safe to send twice even after a 5xx (check-now may have run): only a 429, refused unprocessed, is retried. */
   once?: boolean;
 }
 
@@ -223,28 +225,29 @@ export class ApiClient {
 
   /** POST /v1/profiles/enrich: 1 credit per successful profile. */
   enrichProfile(body: ProfileEnrichBody): Promise<ApiResponse<Profile>> {
-    return this.#call({ operation: 'enrichProfile', method: 'POST', path: '/v1/profiles/enrich', body, bodySchema: ProfileEnrichBody, schema: Profile });
+    return this.#call({ operation: 'enrichProfile', method: 'POST', billed: true, path: '/v1/profiles/enrich', body, bodySchema: ProfileEnrichBody, schema: Profile });
   }
 
   /** POST /v1/companies/enrich: 1 credit per successful company. */
   enrichCompany(body: CompanyEnrichBody): Promise<ApiResponse<Company>> {
-    return this.#call({ operation: 'enrichCompany', method: 'POST', path: '/v1/companies/enrich', body, bodySchema: CompanyEnrichBody, schema: Company });
+    return this.#call({ operation: 'enrichCompany', method: 'POST', billed: true, path: '/v1/companies/enrich', body, bodySchema: CompanyEnrichBody, schema: Company });
   }
 
   /** POST /v1/posts/enrich: 1 credit per successful post. */
   enrichPost(body: PostEnrichBody): Promise<ApiResponse<Post>> {
-    return this.#call({ operation: 'enrichPost', method: 'POST', path: '/v1/posts/enrich', body, bodySchema: PostEnrichBody, schema: Post });
+    return this.#call({ operation: 'enrichPost', method: 'POST', billed: true, path: '/v1/posts/enrich', body, bodySchema: PostEnrichBody, schema: Post });
   }
 
   /** POST /v1/companies/headcount: 1 credit per successful query. */
   companyHeadcount(body: HeadcountBody): Promise<ApiResponse<HeadcountResult>> {
-    return this.#call({ operation: 'companyHeadcount', method: 'POST', path: '/v1/companies/headcount', body, bodySchema: HeadcountBody, schema: HeadcountResult });
+    return this.#call({ operation: 'companyHeadcount', method: 'POST', billed: true, path: '/v1/companies/headcount', body, bodySchema: HeadcountBody, schema: HeadcountResult });
   }
 
   /** POST /v1/search/people (or `/sales-nav`, `/standard`): 2 credits per page scraped. Variant default `default`. */
   searchPeople(body: PeopleSearchBody, variant: SearchVariant = 'default'): Promise<ApiResponse<PeopleSearchResult>> {
     return this.#call({
       operation: variant === 'default' ? 'searchPeople' : `searchPeople:${variant}`,
+      billed: true,
       method: 'POST',
       path: `/v1/search/people${variantSuffix(variant)}`,
       body,
@@ -257,6 +260,7 @@ export class ApiClient {
   searchCompanies(body: CompanySearchBody, variant: SearchVariant = 'default'): Promise<ApiResponse<CompanySearchResult>> {
     return this.#call({
       operation: variant === 'default' ? 'searchCompanies' : `searchCompanies:${variant}`,
+      billed: true,
       method: 'POST',
       path: `/v1/search/companies${variantSuffix(variant)}`,
       body,
@@ -267,22 +271,22 @@ export class ApiClient {
 
   /** POST /v1/search/jobs: 1 credit per job returned. */
   searchJobs(body: JobSearchBody): Promise<ApiResponse<JobSearchResult>> {
-    return this.#call({ operation: 'searchJobs', method: 'POST', path: '/v1/search/jobs', body, bodySchema: JobSearchBody, schema: JobSearchResult });
+    return this.#call({ operation: 'searchJobs', method: 'POST', billed: true, path: '/v1/search/jobs', body, bodySchema: JobSearchBody, schema: JobSearchResult });
   }
 
   /** POST /v1/search/posts: 2 credits per page of up to 25. */
   searchPosts(body: PostSearchBody): Promise<ApiResponse<PostSearchResult>> {
-    return this.#call({ operation: 'searchPosts', method: 'POST', path: '/v1/search/posts', body, bodySchema: PostSearchBody, schema: PostSearchResult });
+    return this.#call({ operation: 'searchPosts', method: 'POST', billed: true, path: '/v1/search/posts', body, bodySchema: PostSearchBody, schema: PostSearchResult });
   }
 
   /** POST /v1/profiles/activity: 2 credits per page; one `kind` per request. */
   profileActivity(body: ActivityBody): Promise<ApiResponse<ActivityPage>> {
-    return this.#call({ operation: 'profileActivity', method: 'POST', path: '/v1/profiles/activity', body, bodySchema: ActivityBody, schema: ActivityPage });
+    return this.#call({ operation: 'profileActivity', method: 'POST', billed: true, path: '/v1/profiles/activity', body, bodySchema: ActivityBody, schema: ActivityPage });
   }
 
   /** POST /v1/companies/posts: 2 credits per page. */
   companyPosts(body: CompanyPostsBody): Promise<ApiResponse<CompanyPostsPage>> {
-    return this.#call({ operation: 'companyPosts', method: 'POST', path: '/v1/companies/posts', body, bodySchema: CompanyPostsBody, schema: CompanyPostsPage });
+    return this.#call({ operation: 'companyPosts', method: 'POST', billed: true, path: '/v1/companies/posts', body, bodySchema: CompanyPostsBody, schema: CompanyPostsPage });
   }
 
   /**
@@ -513,7 +517,7 @@ export class ApiClient {
     return withRetry((attempt) => this.#attempt(spec, payload, token, attempt), {
       policy: this.#retry,
       limiter: this.limiter,
-      ...(spec.once ? { retryable: isRateLimit } : {}),
+      ...(spec.once ? { retryable: isRateLimit } : spec.billed ? { retryable: isRetryableUnbilled } : {}),
       onRetry: ({ attempt, delayMs, error }) => {
         if (error instanceof RateLimitedError) this.#rereadLimits();
         this.#emit({ type: 'retry', operation: spec.operation, attempt, delayMs, code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN' });

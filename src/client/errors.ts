@@ -292,12 +292,20 @@ export const RETRYABLE_NETWORK_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ]);
 
+/** Socket error codes of a connection that was never made: the request cannot have reached the service. */
+export const UNSENT_NETWORK_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_CONNECT_TIMEOUT']);
+
 /** A connection-level failure before any answer (refused, reset, DNS, timeout). */
 export class NetworkError extends SeedlineClientError {
   /** Always `SEEDLINE_NETWORK_ERROR`. */
   readonly code = 'SEEDLINE_NETWORK_ERROR';
   /** True for the transient codes of {@link RETRYABLE_NETWORK_CODES}. */
   readonly retryable: boolean;
+  /**
+   * False only when no connection was made ({@link UNSENT_NETWORK_CODES}). A reset or a timeout
+   * after the request went out may follow a call the service processed and billed.
+   */
+  readonly maybeProcessed: boolean;
   /** The underlying error code (`ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`, …); `UNKNOWN` when none. */
   readonly causeCode: string;
 
@@ -308,6 +316,7 @@ export class NetworkError extends SeedlineClientError {
     );
     this.causeCode = init.causeCode;
     this.retryable = RETRYABLE_NETWORK_CODES.has(init.causeCode);
+    this.maybeProcessed = !UNSENT_NETWORK_CODES.has(init.causeCode);
   }
 }
 

@@ -1,5 +1,5 @@
 import { sleep } from '../util/sleep.js';
-import { RateLimitedError, SeedlineClientError, ServiceError, UnexpectedResponseError } from './errors.js';
+import { NetworkError, RateLimitedError, SeedlineClientError, ServiceError, UnexpectedResponseError } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -65,6 +65,18 @@ export function parseRetryAfter(value: string | readonly string[] | undefined, n
 export function isRetryable(error: unknown): boolean {
   if (error instanceof ServiceError && error.type === 'upstream_error') return true;
   return error instanceof SeedlineClientError && error.retryable;
+}
+
+/**
+ * Whether a billed call sent without an Idempotency-Key may be repeated without risking a second
+ * charge: only when the service answered with an error it never bills and calls safe to retry
+ * (429, 500, 502 `upstream_error`, 504, in its own envelope), or when no connection was made. A
+ * reset or timeout after the request went out, or a proxy's error page, may follow a call the
+ * service processed and billed: it is thrown, and the caller counts it at its worst case.
+ */
+export function isRetryableUnbilled(error: unknown): boolean {
+  if (error instanceof NetworkError) return error.retryable && !error.maybeProcessed;
+  return error instanceof ServiceError && isRetryable(error);
 }
 
 /** Whether an error is a 429 answer (enveloped or not). */

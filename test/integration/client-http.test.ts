@@ -61,17 +61,17 @@ describe('ApiClient over HTTP: retries', () => {
     expect(JSON.stringify(events)).not.toContain(API_KEY);
   });
 
-  it('given an HTML 502 every time, when enriching, then attempts stop at the cap with an UnexpectedResponseError holding the first bytes', async () => {
+  it('given an HTML 502 every time, when reading a batch, then attempts stop at the cap with an UnexpectedResponseError holding the first bytes', async () => {
     server.otherwise((_req, res) => {
       res.writeHead(502, { 'content-type': 'text/html' });
       res.end('<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>');
     });
     const api = client({ retry: { maxAttempts: 3, baseDelayMs: 5 } });
-    const error = await api.enrichCompany({ domain: 'example.com' }).catch((e: unknown) => e);
+    const error = await api.getBatch('job_1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect((error as UnexpectedResponseError).status).toBe(502);
     expect((error as UnexpectedResponseError).bodySnippet).toContain('502 Bad Gateway');
-    expect(server.requestsTo('/v1/companies/enrich')).toHaveLength(3);
+    expect(server.requestsTo('/v1/batch/job_1')).toHaveLength(3);
   });
 
   it('given a socket destroyed before any answer then success, when reading a batch, then the network error is retried', async () => {
@@ -102,6 +102,29 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
     expect(server.requestsTo('/v1/signals/sig_1/check-now')).toHaveLength(2);
     await expect(api.checkSignalNow('sig_1')).rejects.toMatchObject({ status: 500 });
     expect(server.requestsTo('/v1/signals/sig_1/check-now')).toHaveLength(4);
+  });
+
+  it('given a billed call answered by a proxy page or a lost answer, when called, then it is sent once (a repeat could bill twice); a 504 from the service is still retried', async () => {
+    server.on(
+      '/v1/companies/enrich',
+      (_req, res) => {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<html><title>502 Bad Gateway</title></html>');
+      },
+      (_req, res) => res.socket?.destroy(),
+      fail(504, 'upstream_timeout'),
+      ok({ name: 'Example', url: 'https://n.example/company/example', network_id: '42', scraped_at: '2026-01-01T00:00:00Z' }, { creditsUsed: 1, billed: true }),
+    );
+    const api = client();
+    await expect(api.enrichCompany({ domain: 'example.com' })).rejects.toMatchObject({ status: 502 });
+    expect(server.requestsTo('/v1/companies/enrich')).toHaveLength(1);
+    const lost = await api.enrichCompany({ domain: 'example.com' }).catch((e: unknown) => e);
+    expect(lost).toBeInstanceOf(NetworkError);
+    expect((lost as NetworkError).maybeProcessed).toBe(true);
+    expect(server.requestsTo('/v1/companies/enrich')).toHaveLength(2);
+    const { data } = await api.enrichCompany({ domain: 'example.com' });
+    expect(data.name).toBe('Example');
+    expect(server.requestsTo('/v1/companies/enrich')).toHaveLength(4);
   });
 
   it('given a 402, when enriching, then InsufficientCreditsError is thrown after one request', async () => {

@@ -12,7 +12,7 @@ import {
   UpstreamTimeoutError,
   ServiceError,
 } from '../../src/client/errors.js';
-import { backoffDelay, decideRetry, DEFAULT_RETRY_POLICY, isRetryable, parseRetryAfter, resolveRetryPolicy, withRetry } from '../../src/client/retry.js';
+import { backoffDelay, decideRetry, DEFAULT_RETRY_POLICY, isRetryable, isRetryableUnbilled, parseRetryAfter, resolveRetryPolicy, withRetry } from '../../src/client/retry.js';
 import { RateLimiter } from '../../src/client/rate-limiter.js';
 
 const init = (status: number, type: string, retryAfterMs?: number) => ({ status, type, serviceMessage: 'x', requestId: 'req_1', retryAfterMs });
@@ -45,6 +45,24 @@ describe('retry decisions', () => {
   ])('given %s, when deciding, then the call is not retried', (_name, error) => {
     const decision = decideRetry({ error, attempt: 1, waitedMs: 0, policy: resolveRetryPolicy() });
     expect(decision).toEqual({ retry: false, reason: 'not-retryable' });
+  });
+
+  it.each([
+    ['429 rate_limited', new RateLimitedError(init(429, 'rate_limited')), true],
+    ['500 internal_error', new InternalServiceError(init(500, 'internal_error')), true],
+    ['502 upstream_error', new UpstreamError(init(502, 'upstream_error')), true],
+    ['504 upstream_timeout', new UpstreamTimeoutError(init(504, 'upstream_timeout')), true],
+    ['a refused connection', new NetworkError({ origin: 'http://h', causeCode: 'ECONNREFUSED' }), true],
+    ['a connect timeout', new NetworkError({ origin: 'http://h', causeCode: 'UND_ERR_CONNECT_TIMEOUT' }), true],
+    ['ECONNRESET', new NetworkError({ origin: 'http://h', causeCode: 'ECONNRESET' }), false],
+    ['a headers timeout', new NetworkError({ origin: 'http://h', causeCode: 'UND_ERR_HEADERS_TIMEOUT' }), false],
+    ['a closed socket', new NetworkError({ origin: 'http://h', causeCode: 'UND_ERR_SOCKET' }), false],
+    ['an HTML 502', new UnexpectedResponseError({ status: 502, bodySnippet: '<html>', reason: 'a non-JSON body' }), false],
+    ['422', new UnprocessableTargetError(init(422, 'unprocessable_target')), false],
+  ])('given %s on a billed call without an Idempotency-Key, when deciding, then it is repeated only if it cannot have been billed (%s)', (_name, error, repeated) => {
+    expect(isRetryableUnbilled(error)).toBe(repeated);
+    const decision = decideRetry({ error, attempt: 1, waitedMs: 0, policy: resolveRetryPolicy(), retryable: isRetryableUnbilled });
+    expect(decision.retry).toBe(repeated);
   });
 
   it('given the attempt cap is reached, when deciding, then the loop gives up with max-attempts', () => {
