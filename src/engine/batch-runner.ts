@@ -60,7 +60,10 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
       queue.concurrency = jobSlots(ctx);
       return (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : job()).catch((error: Error) => runner.chunkFailed(error, seeds));
     });
-  for (const batch of open) enqueue(itemsOf(batch).map(partitionOf), () => runner.resume(batch));
+  // A re-attached batch stopped early defers none of its seeds: its row stays open, so the next run
+  // reads the job from its cursor (or resends the intent with its key). Deferring them would set
+  // the seeds an earlier run already loaded `pending`, behind a cursor that never reads them again.
+  for (const batch of open) enqueue([], () => runner.resume(batch));
   for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(seeds, () => runner.submitAndRead(seeds));
   await queue.onIdle();
   if (ctx.resumeOnly) {
@@ -108,7 +111,7 @@ function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
 }
 
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
-  const open = (await ctx.destination.readBatches(stream)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+  const open = (await ctx.destination.readBatches(stream)).filter(isOpen);
   // Resume-only reads jobs already submitted (the named ones, when named) and never sends an unsent intent: that would spend.
   return ctx.resumeOnly ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId))) : open;
 }
@@ -269,7 +272,8 @@ class BatchRunner {
 
   /**
    * Notes a chunk (or a single retry) that failed as a whole; its seeds stay for a later run. A
-   * budget stop or a 402 stops the stream's spending and leaves those seeds `pending`.
+   * budget stop or a 402 stops the stream's spending and leaves those seeds `pending` (none are
+   * passed for a re-attached batch: its open row already keeps its seeds for the next run).
    */
   async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
     if (error instanceof RunStoppedError) {
@@ -316,12 +320,16 @@ class BatchRunner {
    * (fetched, failed for good, or already pending) keeps it; one left `failed` for a passing
    * reason or `submitted` in a job the service lost is set `pending`. One `submitted` in a job
    * still open (a stop while its results were read) keeps its job: it is paid for, and the next
-   * run reads it, or resubmits it should the job be lost.
+   * run reads it, or resubmits it should the job be lost. One already answered (fetched, or
+   * failed for good) in a batch still open keeps its row whoever wrote it: that batch's cursor
+   * is past it, so `pending` would have it fetched and paid for again.
    */
   async recordDeferred(): Promise<void> {
+    if (this.deferredSeeds.length === 0) return;
     const lost = new Set(this.lost.flatMap((b) => (b.jobId ? [b.jobId] : [])));
+    const inOpenBatch = new Set((await this.ctx.destination.readBatches(this.manifest.name)).filter(isOpen).flatMap((b) => itemsOf(b).map((item) => item.ref)));
     const rows = this.deferredSeeds
-      .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost))
+      .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost) && !(inOpenBatch.has(p.key) && isAnswered(this.ledger.get(p.key))))
       .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
     if (rows.length > 0) await this.commit([], { seeds: rows });
   }
@@ -334,14 +342,14 @@ class BatchRunner {
   private settledThisRun(key: string): boolean {
     const row = this.ledger.get(key);
     if (!row || !this.touched.has(key)) return false;
-    return row.status === 'fetched' || row.status === 'pending' || (row.status === 'failed' && !TRANSIENT_FAILURES.has(failureType(row)));
+    return row.status === 'pending' || isAnswered(row);
   }
 
   /** Decides the stream's status from its counters, once everything has run. */
   settleStatus(): void {
     const { outcome } = this;
     if (this.failedChunks > 0 && outcome.records === 0) outcome.status = 'failed';
-    else if (this.failedChunks > 0 || this.deferredSeeds.length > 0 || outcome.failed > 0 || outcome.stopped) outcome.status = 'partial';
+    else if (this.failedChunks > 0 || this.deferredSeeds.length > 0 || outcome.failed > 0 || outcome.stopped || outcome.stoppedOnRequest) outcome.status = 'partial';
   }
 
   private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
@@ -542,6 +550,16 @@ class BatchRunner {
       this.touched.add(seed.seedKey);
     }
   }
+}
+
+/** A ledger row the service has answered for good: fetched, or failed for a reason a retry would not change. */
+function isAnswered(row: SeedRow | undefined): boolean {
+  return row?.status === 'fetched' || (row?.status === 'failed' && !TRANSIENT_FAILURES.has(failureType(row)));
+}
+
+/** A recorded batch whose work is not over: an unsent intent or a job whose results are not all read. */
+function isOpen(batch: BatchRow): boolean {
+  return batch.status === 'intent' || batch.status === 'submitted';
 }
 
 /** The service's error type a failed ledger row was recorded with (`upstream_timeout: …`). */
