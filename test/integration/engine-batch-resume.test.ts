@@ -104,6 +104,40 @@ describe('resume-only sync of a batch stream against the sandbox and DuckDB', ()
   });
 });
 
+describe('an intent older than the service keeps its Idempotency-Key, against the sandbox and DuckDB', () => {
+  let rig: EngineRig;
+
+  beforeEach(async () => {
+    rig = await startEngineRig('svc_live_old_intent', { seed: 14, rpm: 100_000 });
+  });
+  afterEach(() => rig.close());
+
+  async function syncWithIntentRecorded(hoursAgo: number): Promise<string[]> {
+    const { sandbox, destination, dir, client } = rig;
+    const body = JSON.stringify({ items: itemsOf(UNSENT) });
+    const unit = await destination.beginUnit('earlier_run');
+    const createdAt = new Date(Date.now() - hoursAgo * 3_600_000);
+    await unit.saveBatches([{ idempotencyKey: 'earlier-old-intent', stream: 'profiles', bodyHash: sha256(body), body, jobId: null, status: 'intent', itemCount: 1, createdAt }]);
+    await unit.saveSeeds([{ stream: 'profiles', seedKey: itemsOf(UNSENT)[0]!.ref, seed: UNSENT, status: 'pending', jobId: null }]);
+    await unit.commit();
+    const notices: string[] = [];
+    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_old_intent' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [UNSENT] }, streams: { profiles: {} } }), 'test');
+    const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
+    const result = await runSync(prepared, { client, reporter: { ...silent, notice: (_stream, message) => notices.push(message) } });
+    expect(result.streams[0]).toMatchObject({ stream: 'profiles', records: 1 });
+    return notices;
+  }
+
+  it('given an unsent intent recorded 30 h ago, when the next run resends it, then it warns that a second job may be created and billed', async () => {
+    const notices = await syncWithIntentRecorded(30);
+    expect(notices).toEqual([expect.stringMatching(/^resending batch intent earlier-old-intent, recorded 30 h ago: .*creates and bills a second job/)]);
+  });
+
+  it('given an unsent intent recorded 2 h ago, when the next run resends it, then it says nothing (its key still protects it)', async () => {
+    expect(await syncWithIntentRecorded(2)).toEqual([]);
+  });
+});
+
 describe('the status of a run asked to stop, against the sandbox and DuckDB', () => {
   let rig: EngineRig;
 
