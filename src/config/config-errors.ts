@@ -11,3 +11,12 @@ export class ConfigError extends Error {
     this.problems = problems;
   }
 }
+
+/** A path into the config as written: keys and list indexes. */
+export type KeyPath = readonly PropertyKey[];
+
+/** The key a path names, as messages spell it: `streams.activity.kinds[0]`; `(root)` for the whole file. */
+export function keyOf(path: KeyPath): string {
+  const key = path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`)).join('');
+  return key || '(root)';
+}

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { HeadcountBody } from '../../schemas/requests.js';
 import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
@@ -10,12 +12,18 @@ const SchemaName = z
   .default('seedline');
 const Duration = z.string().refine(isDuration, { message: 'expected a duration such as 12h, 7d or 0s' });
 
+/** A file or folder path: `~/…` is in the home folder, as in a shell (other relative paths resolve against the config file's folder). */
+const FilePath = z
+  .string()
+  .min(1)
+  .refine((path) => !/^~[^/]/.test(path), 'expected ~/… for a path in your home folder (~user is not expanded), or a path relative to the config file')
+  .transform((path) => (path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(1)) : path));
+
 /** A seed list: inline values, a CSV file column, or a SQL query on the warehouse. */
-export const SeedSource = z.union([
-  z.array(z.string().min(1)),
-  z.strictObject({ file: z.string().min(1), column: z.string().min(1).default('url') }),
-  z.strictObject({ sql: z.string().min(1) }),
-]);
+export const SeedSource = z.union(
+  [z.array(z.string().min(1)), z.strictObject({ file: FilePath, column: z.string().min(1).default('url') }), z.strictObject({ sql: z.string().min(1) })],
+  { error: 'expected a list of seeds ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }) or a query on the warehouse ({ sql: "select url from …" })' },
+);
 export type SeedSource = z.infer<typeof SeedSource>;
 
 /** One headcount seed: a company and its filters. */
@@ -37,8 +45,14 @@ export const SearchDefinition = z
 
 const refreshable = { refresh_after: Duration.default('7d') };
 
-/** Per-stream options; a stream runs when its key is present under `streams`. */
-export const StreamsConfig = z.strictObject({
+/** A bare `profiles:` (YAML null) is present, so it runs with its defaults, like `profiles: {}`. */
+const bareKeysAsEmpty = (streams: unknown) =>
+  streams !== null && typeof streams === 'object' && !Array.isArray(streams)
+    ? Object.fromEntries(Object.entries(streams).map(([name, options]) => [name, options ?? {}]))
+    : streams;
+
+/** Per-stream options; a stream runs when its key is present under `streams` (a bare key included). */
+export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   profiles: z
     .strictObject({
       ...refreshable,
@@ -75,7 +89,7 @@ export const StreamsConfig = z.strictObject({
   signals: z.strictObject({}).optional(),
   usage: z.strictObject({ months: z.number().int().min(1).max(12).default(2) }).optional(),
   account: z.strictObject({}).optional(),
-});
+}));
 export type StreamsConfig = z.infer<typeof StreamsConfig>;
 
 /** Options of the embedded sandbox (`api.base_url: sandbox`). */
@@ -98,12 +112,12 @@ export const WebhooksConfig = z.strictObject({
    * The JSON-lines file `seedline signals apply --secrets-out` appends each created Signal's
    * secret to (relative to the config file); re-read when it changes. Default: none.
    */
-  secrets_file: z.string().min(1).optional(),
+  secrets_file: FilePath.optional(),
   /**
    * Folder of the durable spool: each accepted delivery is a file there before it is answered,
    * until loaded (relative to the config file). Default: `.seedline/spool`.
    */
-  spool_dir: z.string().min(1).default('.seedline/spool'),
+  spool_dir: FilePath.default('.seedline/spool'),
   /** Path the receiver answers on. Default: `/webhooks`. */
   path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'expected a path starting with /, e.g. /webhooks').default('/webhooks'),
   /** Port to listen on (`--port` overrides; 0 picks a free one). Default: 8788. */
@@ -117,7 +131,9 @@ export const WebhooksConfig = z.strictObject({
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
 /** The profiles declared Signals watch: a seed source (as `seeds.*`), or every `seeds.profiles` seed. */
-export const SignalTargets = z.union([SeedSource, z.strictObject({ from_seeds: z.literal('profiles') })]);
+export const SignalTargets = z.union([SeedSource, z.strictObject({ from_seeds: z.literal('profiles') })], {
+  error: 'expected a list of profiles ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }), a query on the warehouse ({ sql: "select url from …" }) or every seeds.profiles seed ({ from_seeds: profiles })',
+});
 export type SignalTargets = z.infer<typeof SignalTargets>;
 
 const isTimeZone = (zone: string) => {
@@ -197,13 +213,12 @@ export const ScheduleGroup = z.strictObject({
 });
 export type ScheduleGroup = z.infer<typeof ScheduleGroup>;
 
+const BASE_URL = 'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)';
+
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
   api: z.strictObject({
-    base_url: z.union([z.literal('sandbox'), z.url({ protocol: /^https?$/ })]).refine(
-      (url) => url === 'sandbox' || url.startsWith('https:') || LOOPBACK.test(url),
-      'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)',
-    ),
+    base_url: z.string().refine((url) => url === 'sandbox' || (URL.canParse(url) && (url.startsWith('https:') || LOOPBACK.test(url))), BASE_URL),
     api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
     auth: z.enum(['api-key', 'token']).default('api-key'),
     max_concurrency: z.number().int().min(1).max(256).default(16),
@@ -212,11 +227,11 @@ export const SeedlineConfig = z.strictObject({
   destination: z.discriminatedUnion('type', [
     z.strictObject({
       type: z.literal('duckdb'),
-      path: z.string().min(1),
+      path: FilePath,
       schema: SchemaName,
       // DuckDB settings for the file (memory_limit, threads, checkpoint_threshold, …), over seedline's defaults.
       settings: z
-        .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+        .record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: 'expected a setting value such as 128MB, 4 or true' }).transform(String))
         .superRefine((settings, ctx) => {
           for (const name of Object.keys(settings)) {
             if (!/^[a-z_]{1,64}$/.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'expected a DuckDB setting name such as memory_limit' });

@@ -2,9 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError } from './config-errors.js';
+import { ConfigError, keyOf } from './config-errors.js';
 import { SeedlineConfig } from './config-schema.js';
-import { interpolate, type MissingVariable } from './interpolate.js';
+import { interpolate, typeLonePlaceholder, type Interpolated, type TypedKind } from './interpolate.js';
+import { missingSeedProblems, unusedSeedWarnings } from './stream-seeds.js';
 
 /** A validated config and where it came from (relative seed files resolve against its folder). */
 export interface LoadedConfig {
@@ -16,8 +17,21 @@ export interface LoadedConfig {
   baseDir: string;
 }
 
-/** Reads, interpolates and validates a config file; throws `ConfigError` naming every bad key. */
-export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+/** Where one-line config warnings go (a valid config that probably does not do what was meant). */
+export type ConfigWarn = (line: string) => void;
+
+// Once per process: schedule and serve load the config again for every run.
+const warned = new Set<string>();
+const toStderr: ConfigWarn = (line) => {
+  if (!warned.has(line)) process.stderr.write(`${line}\n`);
+  warned.add(line);
+};
+
+/**
+ * Reads, interpolates and validates a config file; throws `ConfigError` naming every bad key.
+ * @param warn where warnings go (seeds no stream reads). Default: stderr.
+ */
+export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, warn: ConfigWarn = toStderr): Promise<LoadedConfig> {
   const absolute = resolve(path);
   let text: string;
   try {
@@ -25,30 +39,68 @@ export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.
   } catch {
     throw new ConfigError(path, [`cannot read the file: check the path given to --config`]);
   }
-  return { config: parseConfig(text, path, env), path: absolute, baseDir: dirname(absolute) };
+  return { config: parseConfig(text, path, env, warn), path: absolute, baseDir: dirname(absolute) };
 }
 
-/** Validates config text (YAML); throws `ConfigError` naming every bad key. */
-export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): SeedlineConfig {
+/**
+ * Validates config text (YAML); throws `ConfigError` naming every bad key.
+ * @param warn where warnings go (seeds no stream reads). Default: nowhere.
+ */
+export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env, warn: ConfigWarn = () => {}): SeedlineConfig {
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (error) {
     throw new ConfigError(file, [`YAML syntax: ${(error as Error).message.split('\n')[0]}`]);
   }
-  const missing: MissingVariable[] = [];
-  const interpolated = interpolate(raw ?? {}, env, missing);
-  const problems = missing.map((m) => `${m.key}: environment variable ${m.variable} is not set and has no default (\${${m.variable}:-default})`);
-  const result = SeedlineConfig.safeParse(interpolated);
-  if (!result.success) problems.push(...result.error.issues.map(describeIssue));
-  if (problems.length > 0) throw new ConfigError(file, problems);
-  return result.data as SeedlineConfig;
+  const interpolated = interpolate(raw ?? {}, env);
+  const problems = interpolated.missing.map((m) => `${m.key}: environment variable ${m.variable} is not set and has no default (\${${m.variable}:-default})`);
+  const result = validate(interpolated);
+  if (result.success) problems.push(...missingSeedProblems(result.data));
+  else problems.push(...result.error.issues.flatMap(describeIssue));
+  if (problems.length > 0 || !result.success) throw new ConfigError(file, problems);
+  for (const line of unusedSeedWarnings(result.data)) warn(line);
+  return result.data;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const key = issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`)).join('') || '(root)';
-  if (issue.code === 'unrecognized_keys') {
-    return `${key ? `${key}: ` : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+/** Validates; where a number or true/false key holds a lone `${VAR}`, reads its text as one and validates again. */
+function validate(interpolated: Interpolated) {
+  const first = SeedlineConfig.safeParse(interpolated.value);
+  if (first.success) return first;
+  let retyped = false;
+  for (const issue of first.error.issues) {
+    if (issue.code === 'invalid_type' && (issue.expected === 'number' || issue.expected === 'boolean')) {
+      retyped = typeLonePlaceholder(interpolated, issue.path, issue.expected as TypedKind) || retyped;
+    }
   }
-  return `${key}: ${issue.message}`;
+  return retyped ? SeedlineConfig.safeParse(interpolated.value) : first;
+}
+
+/** One issue as `key: message` lines; unions and record keys report what is wrong inside them. */
+function describeIssue(issue: z.core.$ZodIssue): string[] {
+  const key = keyOf(issue.path);
+  if (issue.code === 'unrecognized_keys') return [`${key}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`];
+  if (issue.code === 'invalid_key') return issue.issues.map((inner) => `${key}: ${inner.message}`);
+  if (issue.code === 'invalid_union') return describeUnion(issue);
+  return [`${key}: ${issue.message}`];
+}
+
+/**
+ * The issues of the one union option the value fits best (it has an issue below its root, and the
+ * fewest); the union's own message, which lists the forms, when none or several fit as well.
+ */
+function describeUnion(issue: z.core.$ZodIssueInvalidUnion): string[] {
+  const fitting = unionOptions(issue).filter((option) => option.some((inner) => inner.path.length > 0));
+  const fewest = Math.min(...fitting.map((option) => option.length));
+  const best = fitting.filter((option) => option.length === fewest);
+  if (best.length !== 1) return [`${keyOf(issue.path)}: ${issue.message}`];
+  return best[0]!.flatMap((inner) => describeIssue({ ...inner, path: [...issue.path, ...inner.path] }));
+}
+
+/** A union's options, a nested union's (`signals.targets` holds `seeds.*`'s) counted as the outer one's. */
+function unionOptions(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue[][] {
+  return issue.errors.flatMap((option) => {
+    const only = option.length === 1 ? option[0]! : undefined;
+    return only?.code === 'invalid_union' && only.path.length === 0 ? unionOptions(only) : [option];
+  });
 }

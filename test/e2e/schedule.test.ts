@@ -282,6 +282,7 @@ describe('seedline schedule: a config it cannot run', () => {
     const config = await writeConfig(dir, {
       api: { base_url: 'http://127.0.0.1:9/', api_key: 'svc_test_x' },
       destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+      seeds: { profiles: [] },
       streams: { profiles: {} },
       schedule: { hourly: { cron: '0 * * * *', streams: ['profiles', 'nope', 'companies'] } },
     });
@@ -293,6 +294,7 @@ describe('seedline schedule: a config it cannot run', () => {
     const cron = await writeConfig(dir, {
       api: { base_url: 'http://127.0.0.1:9/', api_key: 'svc_test_x' },
       destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+      seeds: { profiles: [] },
       streams: { profiles: {} },
       schedule: { hourly: { cron: 'every hour', streams: ['profiles'] } },
     }, 'cron.yaml');

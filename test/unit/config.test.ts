@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/config/config-errors.js';
@@ -92,6 +94,150 @@ describe('config', () => {
     expect(problems.some((p) => p.startsWith('seeds.headcount[0].filters.seniorities[0]:'))).toBe(true);
   });
 
+  it('given a quoted placeholder in a number key, or one holding text, when parsed, then only the lone placeholder is read as a number', () => {
+    const budget = (value: string, env: NodeJS.ProcessEnv = {}) => problemsOf(valid.replace('max_credits_per_run: 100', `max_credits_per_run: ${value}`), env);
+    expect(budget('"${BUDGET}"', { BUDGET: 'lots' })).toEqual(['budget.max_credits_per_run: Invalid input: expected number, received string']);
+    expect(budget('"100"')).toEqual(['budget.max_credits_per_run: Invalid input: expected number, received string']);
+    expect(budget('"${A:-1}${B:-2}"')).toEqual(['budget.max_credits_per_run: Invalid input: expected number, received string']);
+    const flags = parseConfig(valid.replace('refresh_after: 7d', 'refresh_after: 7d, with_followers_and_connections: "${FOLLOWERS:-true}"'), 'test.yaml', {});
+    expect(flags.streams.profiles?.with_followers_and_connections).toBe(true);
+  });
+});
+
+describe('config: ${VAR} gives text wherever the key wants text', () => {
+  const signals = (tag: string, externalId: string) =>
+    `${valid}signals:\n  tag: ${tag}\n  external_id: ${externalId}\n  schedule: { interval: 7d }\n  criteria: { mode: field_change, fields: [headline] }\n  targets: { from_seeds: profiles }\n`;
+
+  it('given an API key of digits only from the environment, when parsed, then it stays the string', () => {
+    expect(parseConfig(valid, 'test.yaml', { SEEDLINE_API_KEY: '123456789012' }).api.api_key).toBe('123456789012');
+  });
+
+  it('given digit-only defaults for a tag and an external_id, quoted or not, when parsed, then they stay text and keep their leading zeros', () => {
+    for (const [tag, externalId] of [['"${TAG:-2024}"', '"${EXT:-0042}"'], ['${TAG:-2024}', '${EXT:-0042}']] as const) {
+      const config = parseConfig(signals(tag, externalId), 'test.yaml', {});
+      expect(config.signals).toMatchObject({ tag: '2024', external_id: '0042' });
+    }
+    expect(parseConfig(signals('${TAG}', '"x-{key}"'), 'test.yaml', { TAG: 'true' }).signals?.tag).toBe('true');
+  });
+
+  it('given DuckDB settings from placeholders, when parsed, then they are text as the settings are', () => {
+    const text = valid.replace('path: data/x.duckdb }', 'path: data/x.duckdb, settings: { threads: "${THREADS:-2}" } }');
+    expect(parseConfig(text, 'test.yaml', {}).destination).toMatchObject({ settings: { threads: '2' } });
+  });
+});
+
+describe('config: messages inside unions and record keys', () => {
+  const FORMS = 'expected a list of seeds ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }) or a query on the warehouse ({ sql: "select url from …" })';
+
+  it('given a seed source of none of the three forms, when parsed, then the key is named with the forms allowed', () => {
+    expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: jane-doe'))).toEqual([`seeds.profiles: ${FORMS}`]);
+  });
+
+  it('given a seed source close to one form, when parsed, then what is wrong in that form is named', () => {
+    expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: [{ url: jane-doe }]'))).toEqual(['seeds.profiles[0]: Invalid input: expected string, received object']);
+    expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: [jane-doe]\n  posts: { sql: 5 }'))).toEqual(['seeds.posts.sql: Invalid input: expected string, received number']);
+    expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: { file: seeds.csv, colum: url }'))).toEqual(['seeds.profiles: unknown key "colum"']);
+  });
+
+  it('given signal targets of no allowed form, or from_seeds of another list, when parsed, then signals.targets is named with what it takes', () => {
+    const targets = (value: string) =>
+      problemsOf(`${valid}signals: { tag: t, schedule: { interval: 7d }, criteria: { mode: field_change, fields: [headline] }, targets: ${value} }\n`);
+    expect(targets('jane-doe')).toEqual([
+      'signals.targets: expected a list of profiles ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }), a query on the warehouse ({ sql: "select url from …" }) or every seeds.profiles seed ({ from_seeds: profiles })',
+    ]);
+    expect(targets('{ from_seeds: companies }')).toEqual(['signals.targets.from_seeds: Invalid input: expected "profiles"']);
+  });
+
+  it('given a base URL that is neither sandbox nor a URL, and an unknown destination type, when parsed, then each key says what it takes', () => {
+    const problems = problemsOf(valid.replace('base_url: sandbox', 'base_url: nope').replace('type: duckdb', 'type: duck'));
+    expect(problems).toEqual([
+      'api.base_url: expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)',
+      "destination.type: Invalid discriminator value. Expected 'duckdb' | 'postgres'",
+    ]);
+  });
+
+  it('given a schedule group name with capitals, when parsed, then the group is named with the rule for names', () => {
+    expect(problemsOf(`${valid}schedule: { Nightly: { cron: "0 0 * * *", streams: [profiles] } }\n`)).toEqual([
+      'schedule.Nightly: expected a group name of a-z, 0-9, _ or - (at most 64)',
+    ]);
+  });
+});
+
+describe('config: streams and their seeds', () => {
+  const head = valid.slice(0, valid.indexOf('seeds:'));
+  const withStreams = (seeds: string, streams: string) => `${head}${seeds}streams:\n${streams}`;
+
+  it('given streams enabled by a bare key (YAML null), when parsed, then they run with their defaults', () => {
+    const config = parseConfig(withStreams('seeds: { profiles: [jane-doe] }\n', '  profiles:\n  account:\n'), 'test.yaml', {});
+    expect(config.streams.profiles).toEqual({ refresh_after: '7d', with_followers_and_connections: false, write_mode: 'merge' });
+    expect(config.streams.account).toEqual({});
+  });
+
+  it('given seeded streams with no seed source, when parsed, then each seeds key is named with what to do', () => {
+    expect(problemsOf(withStreams('', '  profiles: {}\n  companies: {}\n  headcount:\n  activity: {}\n'))).toEqual([
+      'seeds.profiles: streams.profiles is enabled but has no seeds: add seeds.profiles (a list, { file, column } or { sql }), or remove streams.profiles',
+      'seeds.companies: streams.companies is enabled but has no seeds: add seeds.companies (a list, { file, column } or { sql }), or remove streams.companies',
+      'seeds.headcount: streams.headcount is enabled but has no seeds: add seeds.headcount (a list, { file, column } or { sql }), or remove streams.headcount',
+    ]);
+  });
+
+  it('given jobs with neither keywords nor company seeds, when parsed, then streams.jobs is named; keywords alone or company seeds alone are enough', () => {
+    const jobsProblem = 'streams.jobs: nothing to search: add streams.jobs.keywords, or seeds.companies (searched one company at a time while streams.jobs.per_company is true)';
+    expect(problemsOf(withStreams('', '  jobs: {}\n'))).toEqual([jobsProblem]);
+    expect(problemsOf(withStreams('seeds: { companies: [acme] }\n', '  jobs: { per_company: false }\n'))).toEqual([jobsProblem]);
+    expect(problemsOf(withStreams('', '  jobs: { keywords: [data engineer] }\n'))).toEqual([]);
+    expect(problemsOf(withStreams('seeds: { companies: [acme] }\n', '  jobs: {}\n'))).toEqual([]);
+  });
+
+  it('given an empty seed list, or streams that take no seeds, when parsed, then nothing is missing', () => {
+    expect(problemsOf(withStreams('seeds: { profiles: [] }\n', '  profiles: {}\n  activity: {}\n  triggers: {}\n  usage: {}\n'))).toEqual([]);
+  });
+
+  it('given every built-in stream whose partitions read seeds, enabled without any, when parsed, then each is refused by name', async () => {
+    const seeded = [...(await loadManifests()).values()].filter((m) => JSON.stringify(m.partitions).includes('seeds')).map((m) => m.name);
+    expect(seeded.sort()).toEqual(['companies', 'headcount', 'jobs', 'posts', 'profiles']);
+    for (const name of seeded) {
+      expect(problemsOf(withStreams('', `  ${name}: {}\n`)).join('\n')).toMatch(new RegExp(`^(seeds|streams)\\.${name}: `));
+    }
+  });
+
+  it('given seeds no configured stream reads, when parsed, then a warning names each; seeds read by Signals are not warned about', () => {
+    const warnings: string[] = [];
+    const text = withStreams('seeds: { profiles: [jane-doe], companies: [acme], posts: [p1] }\n', '  jobs: { keywords: [x], per_company: false }\n');
+    parseConfig(`${text}signals: { tag: t, schedule: { interval: 7d }, criteria: { mode: field_change, fields: [headline] }, targets: { from_seeds: profiles } }\n`, 'test.yaml', {}, (line) => warnings.push(line));
+    expect(warnings).toEqual([
+      'warning: seeds.companies: no configured stream reads these seeds (streams.companies, or streams.jobs with per_company): add one under streams:, or remove seeds.companies',
+      'warning: seeds.posts: no configured stream reads these seeds (streams.posts): add one under streams:, or remove seeds.posts',
+    ]);
+  });
+});
+
+describe('config: paths', () => {
+  it('given ~/ in the DuckDB path, a seed file and the webhook files, when parsed, then they are in the home folder', () => {
+    const text = valid
+      .replace('path: data/x.duckdb', 'path: ~/x.duckdb')
+      .replace('profiles: [jane-doe]', 'profiles: { file: ~/seeds.csv }')
+      .concat('webhooks: { secrets: [whsec_x], secrets_file: ~/secrets.jsonl, spool_dir: ~/spool }\n');
+    const config = parseConfig(text, 'test.yaml', {});
+    expect(config.destination).toMatchObject({ path: join(homedir(), 'x.duckdb') });
+    expect(config.seeds.profiles).toEqual({ file: join(homedir(), 'seeds.csv'), column: 'url' });
+    expect(config.webhooks).toMatchObject({ secrets_file: join(homedir(), 'secrets.jsonl'), spool_dir: join(homedir(), 'spool') });
+  });
+
+  it('given ~user in the DuckDB path, when parsed, then destination.path is refused with what to write', () => {
+    expect(problemsOf(valid.replace('path: data/x.duckdb', 'path: ~bob/x.duckdb'))).toEqual([
+      'destination.path: expected ~/… for a path in your home folder (~user is not expanded), or a path relative to the config file',
+    ]);
+  });
+});
+
+describe('config: webhooks', () => {
+  it('given a webhook secret from an empty ${VAR:-}, when parsed, then webhooks.secrets[0] is named', () => {
+    expect(problemsOf(`${valid}webhooks: { secrets: ["\${ACCOUNT_WEBHOOK_SECRET:-}"] }\n`)).toEqual(['webhooks.secrets[0]: expected a webhook secret (whsec_…), not an empty string']);
+  });
+});
+
+describe('config: manifests', () => {
   it('given the built-in manifests, when loaded, then every stream of the issue is there and valid', async () => {
     const manifests = await loadManifests();
     expect([...manifests.keys()].sort()).toEqual(
