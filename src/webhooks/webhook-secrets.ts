@@ -36,6 +36,7 @@ export class WebhookSecrets {
   private bySignal = new Map<string, string[]>();
   private unkeyed: string[] = [];
   private version = '';
+  private reloading: Promise<void> | undefined;
   private readonly log: (line: string) => void;
 
   constructor(private readonly options: WebhookSecretsOptions) {
@@ -60,31 +61,51 @@ export class WebhookSecrets {
     return [...(this.options.fixed ?? []), ...this.unkeyed, ...((signal === undefined ? undefined : this.bySignal.get(signal)) ?? [])];
   }
 
-  private async refresh(): Promise<void> {
+  /**
+   * Brings the secrets up to date with the file. Concurrent callers share one reload, and the
+   * secrets in force are replaced only once the new ones are read: a delivery arriving mid-reload
+   * is checked against the old ones, and a failed read (EMFILE) leaves them and their version as
+   * they were, so the next request tries the read again.
+   */
+  private refresh(): Promise<void> {
     const { file } = this.options;
-    if (file === undefined) return;
-    let version: string;
-    let mode = 0;
-    try {
-      const info = await stat(file);
-      version = `${info.size}:${info.mtimeMs}`;
-      mode = info.mode;
-    } catch {
-      version = 'missing';
-    }
+    if (file === undefined) return Promise.resolve();
+    this.reloading ??= this.reload(file).finally(() => (this.reloading = undefined));
+    return this.reloading;
+  }
+
+  private async reload(file: string): Promise<void> {
+    const { version, mode } = await fileVersion(file);
     if (version === this.version) return;
-    this.version = version;
-    this.bySignal = new Map();
-    this.unkeyed = [];
     if (version === 'missing') {
+      this.swap(version, new Map(), []);
       this.log(`webhooks.secrets_file ${file} does not exist (yet): only webhooks.secrets verify deliveries; run \`seedline signals apply --secrets-out ${file}\` to fill it`);
       return;
     }
     if ((mode & 0o077) !== 0) this.log(`warning: webhooks.secrets_file ${file} is readable by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`);
+    const bySignal = new Map<string, string[]>();
+    const unkeyed: string[] = [];
     for (const { id, secret } of parseSecretsFile(await readFile(file, 'utf8'), file, this.log)) {
-      if (id === undefined) this.unkeyed.push(secret);
-      else this.bySignal.set(id, [...(this.bySignal.get(id) ?? []), secret]);
+      if (id === undefined) unkeyed.push(secret);
+      else bySignal.set(id, [...(bySignal.get(id) ?? []), secret]);
     }
+    this.swap(version, bySignal, unkeyed);
+  }
+
+  private swap(version: string, bySignal: Map<string, string[]>, unkeyed: string[]): void {
+    this.version = version;
+    this.bySignal = bySignal;
+    this.unkeyed = unkeyed;
+  }
+}
+
+/** The file's version (size and modification time; `missing` when it cannot be stat'ed) and mode. */
+async function fileVersion(file: string): Promise<{ version: string; mode: number }> {
+  try {
+    const info = await stat(file);
+    return { version: `${info.size}:${info.mtimeMs}`, mode: info.mode };
+  } catch {
+    return { version: 'missing', mode: 0 };
   }
 }
 
