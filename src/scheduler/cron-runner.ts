@@ -55,6 +55,8 @@ function minutesToSkip(fields: ReturnType<typeof parse>, local: LocalParts): num
 /**
  * Runs a job on a cron schedule, one run at a time: a tick that finds the previous run still going
  * is skipped with a log line (a sync longer than its interval must not pile up runs, or spend twice).
+ * A tick that comes late (the process was suspended, or its event loop busy past node-cron's 1 s
+ * tolerance) still runs, once, with a log line saying how late.
  */
 export class CronRunner {
   private readonly task: ScheduledTask;
@@ -62,6 +64,11 @@ export class CronRunner {
   private readonly lastSecond: number;
   private running: Promise<void> | undefined;
   private localFormat: Intl.DateTimeFormat | undefined;
+  /** The latest scheduled time a tick was given, run or skipped (ms). */
+  private latestTick = -Infinity;
+  /** The latest overdue slot node-cron reported, waiting for {@link runOverdue}. */
+  private overdue: Date | undefined;
+  private overdueTimer: NodeJS.Immediate | undefined;
 
   constructor(private readonly options: CronRunnerOptions) {
     if (!validate(options.cron)) {
@@ -71,6 +78,8 @@ export class CronRunner {
     this.log = options.name === undefined ? write : (line) => write(`[${options.name}] ${line}`);
     this.lastSecond = Math.max(...parse(options.cron).second);
     this.task = createTask(options.cron, (context) => this.tick(context.date), { timezone: options.timezone ?? 'UTC', noOverlap: false });
+    // Without a listener node-cron only warns and drops the tick until the next matching time (for a nightly group, a day).
+    this.task.on('execution:missed', (context) => this.missed(context.date));
   }
 
   /** Starts ticking. */
@@ -128,6 +137,7 @@ export class CronRunner {
 
   /** Runs the job now for the tick of `scheduledAt`, unless a run is under way (then the tick is skipped). */
   async tick(scheduledAt: Date = new Date()): Promise<void> {
+    this.latestTick = Math.max(this.latestTick, scheduledAt.getTime());
     if (this.running) {
       this.log('skipped a tick: the previous run is still going');
       return;
@@ -143,8 +153,32 @@ export class CronRunner {
     }
   }
 
+  /** A slot node-cron found overdue. One late heartbeat reports every slot it passed, one event each: only the latest runs. */
+  private missed(scheduledAt: Date): void {
+    if (this.overdue === undefined || scheduledAt > this.overdue) this.overdue = scheduledAt;
+    // After node-cron's on-time tick of the same heartbeat (if any) has started, so that one wins.
+    this.overdueTimer ??= setImmediate(() => void this.runOverdue());
+  }
+
+  /** Runs the latest overdue tick, unless a tick scheduled at or after it came meanwhile. */
+  private async runOverdue(): Promise<void> {
+    const scheduledAt = this.overdue!;
+    this.overdue = undefined;
+    this.overdueTimer = undefined;
+    const late = `the tick of ${scheduledAt.toISOString()} came ${Math.round((Date.now() - scheduledAt.getTime()) / 1000)} s late (process suspended or busy)`;
+    if (this.latestTick >= scheduledAt.getTime()) {
+      this.log(`${late}: a later tick came on time instead`);
+      return;
+    }
+    this.log(`${late}: running it now`);
+    await this.tick(scheduledAt);
+  }
+
   /** Stops ticking and waits for a run under way to end. */
   async stop(): Promise<void> {
+    if (this.overdueTimer !== undefined) clearImmediate(this.overdueTimer);
+    this.overdue = undefined;
+    this.overdueTimer = undefined;
     await this.task.destroy();
     await this.running;
   }

@@ -45,6 +45,60 @@ describe('cron runner', () => {
   });
 });
 
+/** Keeps the event loop busy, as a CPU-heavy page, a long GC pause or a suspended VM would. */
+function blockEventLoop(ms: number): void {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    // busy
+  }
+}
+
+/** A whole second at least `aheadMs` from now whose next second is in the same minute (UTC). */
+function comingSecond(aheadMs: number): Date {
+  const at = new Date(Math.ceil((Date.now() + aheadMs) / 1000) * 1000);
+  return at.getUTCSeconds() === 59 ? new Date(at.getTime() + 1000) : at;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('cron runner: ticks that come late', () => {
+  it('given a daily expression due in a second, when the event loop is busy across it, then the tick still runs once for its scheduled time, logged as late', async () => {
+    const at = comingSecond(1000);
+    const ran: Date[] = [];
+    const lines: string[] = [];
+    const runner = new CronRunner({ cron: `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`, job: async (d) => void ran.push(d), log: (l) => lines.push(l) });
+    runner.start();
+    try {
+      await sleep(200);
+      blockEventLoop(at.getTime() + 2500 - Date.now());
+      await sleep(300);
+      expect(ran).toEqual([at]);
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^the tick of ${at.toISOString()} came \\d+ s late .*: running it now$`)));
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it('given two ticks a second apart, when the event loop is busy across both, then the job runs once, for the later one, and no tick is reported skipped', async () => {
+    const at = comingSecond(1000);
+    const later = new Date(at.getTime() + 1000);
+    const ran: Date[] = [];
+    const lines: string[] = [];
+    const cron = `${at.getUTCSeconds()},${later.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+    const runner = new CronRunner({ cron, job: async (d) => void ran.push(d), log: (l) => lines.push(l) });
+    runner.start();
+    try {
+      await sleep(200);
+      blockEventLoop(later.getTime() + 2500 - Date.now());
+      await sleep(300);
+      expect(ran).toEqual([later]);
+      expect(lines.filter((l) => l.includes('late') || l.startsWith('skipped'))).toEqual([expect.stringMatching(new RegExp(`^the tick of ${later.toISOString()} came \\d+ s late .*: running it now$`))]);
+    } finally {
+      await runner.stop();
+    }
+  });
+});
+
 describe('cron runner: the last tick since a time', () => {
   const runner = (cron: string, timezone?: string) => new CronRunner({ cron, ...(timezone ? { timezone } : {}), job: async () => {} });
 
