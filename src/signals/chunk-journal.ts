@@ -1,4 +1,5 @@
-import { appendFile, open, readFile, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { appendFile, link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { SignalBulkBody } from '../../schemas/index.js';
 
 /** A bulk-create chunk as sent: enough to send it again under the same key. */
@@ -19,6 +20,9 @@ export interface PendingChunk extends JournaledChunk {
 export class JournalLockedError extends Error {
   readonly code = 'SEEDLINE_SIGNALS_JOURNAL_LOCKED';
 }
+
+/** How long a lock file without a pid counts as held: one written by an older seedline before its pid landed. */
+const PIDLESS_LOCK_GRACE_MS = 10_000;
 
 type Line = { sending: string; body: SignalBulkBody; at?: string } | { done: string };
 
@@ -68,23 +72,23 @@ export class ChunkJournal {
   /**
    * Takes the journal's lock file (`<journal>.lock`, holding our pid), so two applies on one
    * secrets file never clear each other's pending lines. A lock left by a process that no longer
-   * runs (kill -9) is taken over. Returns the release.
+   * runs (kill -9) is taken over, as is one without a pid older than a few seconds. Returns the release.
    */
   async lock(): Promise<() => Promise<void>> {
     const path = `${this.path}.lock`;
     for (let attempt = 0; ; attempt++) {
       try {
-        const file = await open(path, 'wx', 0o600);
-        await file.writeFile(String(process.pid));
-        await file.close();
+        await placeLock(path);
         return () => rm(path, { force: true });
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
-        const holder = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-        if (Number.isInteger(holder) && holder > 0 && isRunning(holder)) {
-          throw new JournalLockedError(`another signals apply (pid ${holder}) is using ${this.path}: wait for it to finish (or delete ${path} if it is not running)`);
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const holder = await lockHolder(path);
+        // A second EEXIST: another apply took the lock at the same time.
+        if (holder.state === 'held' || attempt > 0) {
+          const who = holder.state !== 'held' ? '' : holder.pid === undefined ? ' (pid not yet written)' : ` (pid ${holder.pid})`;
+          throw new JournalLockedError(`another signals apply${who} is using ${this.path}: wait for it to finish (or delete ${path} if it is not running)`);
         }
-        await rm(path, { force: true });
+        if (holder.state === 'stale') await rm(path, { force: true });
       }
     }
   }
@@ -98,6 +102,39 @@ export class ChunkJournal {
     // Led by a newline too: a line a crash cut short must not swallow the next one.
     await appendFile(this.path, `\n${JSON.stringify(line)}\n`, { mode: 0o600 });
   }
+}
+
+/**
+ * Creates the lock file with our pid already in it: written to a temporary file, then hard-linked
+ * into place, which fails EEXIST when the lock exists. A lock created empty and written after
+ * would look pid-less, so stale, to a second apply reading it in between.
+ */
+async function placeLock(path: string): Promise<void> {
+  const temporary = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temporary, String(process.pid), { mode: 0o600, flag: 'wx' });
+  try {
+    await link(temporary, path);
+  } finally {
+    await rm(temporary, { force: true });
+  }
+}
+
+/** An existing lock file: held (a running pid, or no pid yet and young), stale, or released meanwhile. */
+type LockState = { state: 'held'; pid?: number } | { state: 'stale' } | { state: 'gone' };
+
+/** The state of an existing lock file. */
+async function lockHolder(path: string): Promise<LockState> {
+  let text: string;
+  let modifiedMs: number;
+  try {
+    [text, modifiedMs] = await Promise.all([readFile(path, 'utf8'), stat(path).then((info) => info.mtimeMs)]);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'gone' };
+    throw error;
+  }
+  const pid = Number.parseInt(text, 10);
+  if (Number.isInteger(pid) && pid > 0) return isRunning(pid) ? { state: 'held', pid } : { state: 'stale' };
+  return Date.now() - modifiedMs < PIDLESS_LOCK_GRACE_MS ? { state: 'held' } : { state: 'stale' };
 }
 
 function isRunning(pid: number): boolean {

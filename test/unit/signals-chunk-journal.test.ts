@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, open, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,5 +44,35 @@ describe('signals chunk journal', () => {
     const takenOver = await new ChunkJournal(path).lock();
     await expect(new ChunkJournal(path).lock()).rejects.toThrow(/another signals apply \(pid \d+\)/);
     await takenOver();
+  });
+
+  it('given a lock file another apply has just created and not yet written its pid into, when a second apply locks, then it is refused', async () => {
+    const path = join(await mkdtemp(join(tmpdir(), 'seedline-journal-')), 'secrets.jsonl.journal');
+    const creating = await open(`${path}.lock`, 'wx', 0o600);
+    try {
+      await expect(new ChunkJournal(path).lock()).rejects.toBeInstanceOf(JournalLockedError);
+    } finally {
+      await creating.close();
+    }
+  });
+
+  it('given an empty lock file a minute old (an apply killed before writing its pid), when an apply locks, then it takes the lock over', async () => {
+    const path = join(await mkdtemp(join(tmpdir(), 'seedline-journal-')), 'secrets.jsonl.journal');
+    await writeFile(`${path}.lock`, '');
+    const minuteAgo = new Date(Date.now() - 60_000);
+    await utimes(`${path}.lock`, minuteAgo, minuteAgo);
+    const release = await new ChunkJournal(path).lock();
+    await expect(new ChunkJournal(path).lock()).rejects.toThrow(/another signals apply \(pid \d+\)/);
+    await release();
+  });
+
+  it('given twenty applies locking one journal at once, when all are answered, then exactly one holds the lock and no temporary file is left', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'seedline-journal-'));
+    const path = join(dir, 'secrets.jsonl.journal');
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => new ChunkJournal(path).lock()));
+    const held = outcomes.filter((o) => o.status === 'fulfilled');
+    expect({ held: held.length, refused: outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof JournalLockedError).length }).toEqual({ held: 1, refused: 19 });
+    expect(await readdir(dir)).toEqual(['secrets.jsonl.journal.lock']);
+    await (held[0] as PromiseFulfilledResult<() => Promise<void>>).value();
   });
 });
