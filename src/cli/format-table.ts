@@ -1,4 +1,8 @@
-/** Renders rows as an aligned text table (numbers right-aligned), header from the first row's keys. */
+/**
+ * Renders rows as an aligned text table (numbers right-aligned), header from the first row's keys.
+ * Each cell is one line: runs of whitespace (newlines, tabs) become one space, then cells over 60
+ * characters are cut with `...`.
+ */
 export function formatTable(rows: readonly Record<string, unknown>[], columns: readonly string[] = Object.keys(rows[0] ?? {})): string {
   if (columns.length === 0) return '(no rows)';
   const cells = rows.map((row) => columns.map((column) => cellText(row[column])));
@@ -18,8 +22,12 @@ export function formatCsv(rows: readonly Record<string, unknown>[]): string {
   return [columns.map(escape).join(','), ...rows.map((row) => columns.map((c) => escape(row[c])).join(','))].join('\n');
 }
 
+/** Widest cell before it is cut (with `...`). */
+const MAX_CELL = 60;
+
+/** One line of at most {@link MAX_CELL} characters: newlines and tabs would break the table's rows and columns. */
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text.replace(/\s+/g, ' ');
+  const text = (typeof value === 'object' ? JSON.stringify(value) : String(value)).replace(/\s+/g, ' ').trim();
+  return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 3)}...` : text;
 }
