@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { SANDBOX_LIVE_KEY, SANDBOX_TEST_KEY, startSandbox } from '../sandbox/index.js';
 import type { FaultRates, SandboxOptions } from '../sandbox/index.js';
+import { explainListenError, parsePort } from './listen-options.js';
+import { runCommand } from './run-command.js';
 
 function integer(value: string): number {
   const parsed = Number(value);
@@ -39,12 +41,12 @@ export function parseFaults(value: string): FaultRates {
   return faults;
 }
 
-/** Registers `seedline sandbox`: serves the local emulator until interrupted. */
+/** Registers `seedline sandbox`: serves the local emulator until interrupted; a port it cannot listen on is one error line (exit 1). */
 export function registerSandboxCommand(program: Command): void {
   program
     .command('sandbox')
     .description('Run the local emulator of the service (fixtures, billing, limits, faults, webhooks) for trying seedline offline')
-    .option('--port <port>', 'port to listen on', integer, 8787)
+    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 8787)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--seed <n>', 'fixture and fault seed', integer, 1)
     .option('--latency <min-max>', 'simulated scrape latency in ms, e.g. 2000-8000', parseLatency)
@@ -53,27 +55,37 @@ export function registerSandboxCommand(program: Command): void {
     .option('--rpm <n>', 'requests per minute per key', integer)
     .option('--concurrent-batch-jobs <n>', 'running batch jobs per account', integer)
     .option('--balance <n>', 'starting balance of svc_live_* keys, in credits', integer)
-    .action(async (flags: Record<string, unknown>) => {
-      const options: SandboxOptions = { port: flags.port as number, host: flags.host as string, seed: flags.seed as number };
-      if (flags.latency !== undefined) options.latencyMs = flags.latency as [number, number];
-      if (flags.timeScale !== undefined) options.timeScale = flags.timeScale as number;
-      if (flags.faults !== undefined) options.faults = flags.faults as FaultRates;
-      if (flags.rpm !== undefined) options.rpm = flags.rpm as number;
-      if (flags.concurrentBatchJobs !== undefined) options.concurrentBatchJobs = flags.concurrentBatchJobs as number;
-      if (flags.balance !== undefined) options.balance = flags.balance as number;
-      const sandbox = await startSandbox(options);
-      process.stdout.write(
-        [
-          `sandbox listening on ${sandbox.url}`,
-          `  test key (fixtures, zero spend): ${SANDBOX_TEST_KEY}   (any svc_test_* key works)`,
-          `  live key (billed against the balance): ${SANDBOX_LIVE_KEY}   (any svc_live_* key works)`,
-          `  try: curl -s ${sandbox.url}/v1/profiles/enrich -H 'x-api-key: ${SANDBOX_TEST_KEY}' -H 'content-type: application/json' -d '{"url":"jane-doe"}'`,
-          `  OpenAPI: ${sandbox.url}/openapi.json   admin: ${sandbox.url}/__sandbox/{clock,ledger,faults,deliveries}`,
-          '',
-        ].join('\n'),
-      );
-      const stop = () => void sandbox.close().then(() => process.exit(0));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    .action((flags: Record<string, unknown>) => runCommand(() => runSandbox(sandboxOptions(flags))));
+}
+
+/** The emulator's options from the parsed flags (only those given override its defaults). */
+function sandboxOptions(flags: Record<string, unknown>): SandboxOptions {
+  const options: SandboxOptions = { port: flags.port as number, host: flags.host as string, seed: flags.seed as number };
+  if (flags.latency !== undefined) options.latencyMs = flags.latency as [number, number];
+  if (flags.timeScale !== undefined) options.timeScale = flags.timeScale as number;
+  if (flags.faults !== undefined) options.faults = flags.faults as FaultRates;
+  if (flags.rpm !== undefined) options.rpm = flags.rpm as number;
+  if (flags.concurrentBatchJobs !== undefined) options.concurrentBatchJobs = flags.concurrentBatchJobs as number;
+  if (flags.balance !== undefined) options.balance = flags.balance as number;
+  return options;
+}
+
+/** Starts the emulator and prints how to use it; it serves until SIGINT or SIGTERM. */
+async function runSandbox(options: SandboxOptions): Promise<void> {
+  const sandbox = await startSandbox(options).catch((error: unknown) => {
+    throw explainListenError(error, options.host ?? '127.0.0.1', options.port ?? 8787);
+  });
+  process.stdout.write(
+    [
+      `sandbox listening on ${sandbox.url}`,
+      `  test key (fixtures, zero spend): ${SANDBOX_TEST_KEY}   (any svc_test_* key works)`,
+      `  live key (billed against the balance): ${SANDBOX_LIVE_KEY}   (any svc_live_* key works)`,
+      `  try: curl -s ${sandbox.url}/v1/profiles/enrich -H 'x-api-key: ${SANDBOX_TEST_KEY}' -H 'content-type: application/json' -d '{"url":"jane-doe"}'`,
+      `  OpenAPI: ${sandbox.url}/openapi.json   admin: ${sandbox.url}/__sandbox/{clock,ledger,faults,deliveries}`,
+      '',
+    ].join('\n'),
+  );
+  const stop = () => void sandbox.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
 }

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
@@ -12,6 +11,7 @@ import { stderrLine } from '../util/stderr-line.js';
 import { WebhookReceiver } from '../webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../webhooks/webhook-secrets.js';
 import type { OpenedDestination, SpoolDrainer } from '../webhooks/spool-drainer.js';
+import { explainListenError, parsePort } from './listen-options.js';
 import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { runCommand } from './run-command.js';
@@ -28,19 +28,13 @@ export interface ServeOptions {
   host: string;
 }
 
-function port(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new InvalidArgumentError('expected a port from 0 to 65535');
-  return parsed;
-}
-
 /** `seedline serve`: receives signed webhooks and keeps the `triggers` table fresh by push. */
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('Receive signed webhooks into a durable spool and load each Signal Trigger into the triggers table within seconds (until stopped)')
     .requiredOption('-c, --config <file>', 'config file (YAML) with a webhooks: section')
-    .option('--port <port>', 'port to listen on (default webhooks.port, 8788; 0 picks a free one)', port)
+    .option('--port <port>', 'port to listen on (default webhooks.port, 8788; 0 picks a free one)', parsePort)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .action((opts: ServeOptions) => runCommand(() => serve(opts)));
 }
@@ -96,7 +90,10 @@ async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedC
     },
     health: () => spoolHealth(drainer),
   });
-  const url = await receiver.listen(opts.port ?? webhooks.port, opts.host);
+  const port = opts.port ?? webhooks.port;
+  const url = await receiver.listen(port, opts.host).catch((error: unknown) => {
+    throw explainListenError(error, opts.host, port);
+  });
   process.stdout.write(`listening on ${url}\n`);
   if (!stop.aborted) await new Promise((done) => stop.addEventListener('abort', done, { once: true }));
   await receiver.close();

@@ -1,0 +1,43 @@
+import { InvalidArgumentError } from 'commander';
+
+/**
+ * Commander parser of `--port`: an integer from 0 to 65535 (0 picks a free port). A value out of
+ * range is refused as a usage error instead of reaching `listen`.
+ *
+ * @example
+ * ```ts
+ * command.option('--port <port>', 'port to listen on', parsePort, 8787);
+ * ```
+ */
+export function parsePort(value: string): number {
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new InvalidArgumentError('expected a port from 0 to 65535 (0 picks a free one)');
+  return parsed;
+}
+
+/** A server could not listen on the address it was given (port taken, not allowed, or no such interface). */
+export class ListenError extends Error {
+  /** Stable code for scripts. */
+  readonly code = 'SEEDLINE_LISTEN_FAILED';
+}
+
+/**
+ * The error of a failed `listen(port, host)` as a {@link ListenError} saying what to do, when its
+ * cause is a known one (EADDRINUSE, EACCES, EADDRNOTAVAIL, ENOTFOUND); any other error unchanged.
+ *
+ * @example
+ * ```ts
+ * const url = await server.listen(port, host).catch((error) => { throw explainListenError(error, host, port); });
+ * ```
+ */
+export function explainListenError(error: unknown, host: string, port: number): unknown {
+  const cause = (error as { code?: unknown } | null)?.code;
+  const advice: Record<string, string> = {
+    EADDRINUSE: `${host}:${port} is already in use: stop what listens there, or pick another port with --port (0 picks a free one)`,
+    EACCES: `not allowed to listen on ${host}:${port} (ports below 1024 need privileges): pick another port with --port`,
+    EADDRNOTAVAIL: `${host} is not an address of this machine: pick one with --host (default 127.0.0.1)`,
+    ENOTFOUND: `${host} is not a known host name: pick an address of this machine with --host (default 127.0.0.1)`,
+  };
+  const message = typeof cause === 'string' ? advice[cause] : undefined;
+  return message === undefined ? error : new ListenError(`Cannot listen: ${message}.`, { cause: error });
+}
