@@ -2,6 +2,9 @@ import { Option } from 'commander';
 import type { Command } from 'commander';
 import { ApiClient } from '../client/api-client.js';
 import { redactSecrets, SeedlineClientError } from '../client/errors.js';
+import { ApiKeyRefusedError, withKeySource } from './api-key-refused-error.js';
+import { checkBaseUrl } from './check-base-url.js';
+import type { UsageError } from './run-command.js';
 
 /** Where the command writes; injectable for tests. */
 export interface AccountCommandIo {
@@ -20,7 +23,9 @@ interface AccountOptions {
 /**
  * Adds `seedline account --base-url URL --api-key KEY [--format table|json]`: prints the account
  * (balance, tier, limits, Signal spend). The key defaults to `SEEDLINE_API_KEY`, the URL to
- * `SEEDLINE_BASE_URL`. Known failures print one line without a stack trace and set exit code 1.
+ * `SEEDLINE_BASE_URL`; like `api.base_url` in a config, it must be https (plain http only to
+ * localhost), checked before anything is sent. Known failures print one line without a stack
+ * trace and set exit code 1 (2 for a refused URL).
  *
  * @example
  * ```ts
@@ -36,29 +41,45 @@ export function registerAccountCommand(program: Command, io: AccountCommandIo = 
     .option('--base-url <url>', 'service base URL (default: $SEEDLINE_BASE_URL)')
     .option('--api-key <key>', 'API key (default: $SEEDLINE_API_KEY)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action(async (options: AccountOptions) => {
-      const baseUrl = options.baseUrl ?? process.env.SEEDLINE_BASE_URL;
-      const apiKey = options.apiKey ?? process.env.SEEDLINE_API_KEY;
-      if (!baseUrl) return failWith(io, 'No service URL: pass --base-url URL or set SEEDLINE_BASE_URL.');
-      if (!apiKey) return failWith(io, 'No API key: pass --api-key KEY or set SEEDLINE_API_KEY.');
-      let client: ApiClient;
-      try {
-        // A one-off read: fail fast instead of the sync's long retry budget.
-        client = new ApiClient({ baseUrl, apiKey, retry: { maxAttempts: 2, maxTotalWaitMs: 5_000 }, timeoutMs: 30_000 });
-      } catch (error) {
-        return failWith(io, error instanceof Error ? error.message : String(error), [apiKey]);
-      }
-      try {
-        const { data } = await client.getAccount();
-        const shown = withoutSecrets(data);
-        io.out(options.format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : formatTable(shown));
-      } catch (error) {
-        const message = error instanceof SeedlineClientError ? error.message : `Unexpected failure: ${error instanceof Error ? error.message : String(error)}`;
-        failWith(io, message, [apiKey]);
-      } finally {
-        await client.close();
-      }
-    });
+    .action((options: AccountOptions) => showAccount(options, io));
+}
+
+async function showAccount(options: AccountOptions, io: AccountCommandIo): Promise<void> {
+  const inputs = accountInputs(options);
+  if ('problem' in inputs) return failWith(io, inputs.problem, [], inputs.exitCode);
+  const { baseUrl, apiKey } = inputs;
+  let client: ApiClient;
+  try {
+    // A one-off read: fail fast instead of the sync's long retry budget.
+    client = new ApiClient({ baseUrl, apiKey, retry: { maxAttempts: 2, maxTotalWaitMs: 5_000 }, timeoutMs: 30_000 });
+  } catch (error) {
+    return failWith(io, error instanceof Error ? error.message : String(error), [apiKey]);
+  }
+  try {
+    const { data } = await client.getAccount();
+    const shown = withoutSecrets(data);
+    io.out(options.format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : formatTable(shown));
+  } catch (error) {
+    const explained = withKeySource(error, options.apiKey !== undefined ? '--api-key' : 'SEEDLINE_API_KEY');
+    const known = explained instanceof SeedlineClientError || explained instanceof ApiKeyRefusedError;
+    failWith(io, known ? explained.message : `Unexpected failure: ${explained instanceof Error ? explained.message : String(explained)}`, [apiKey]);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The URL and key to use, or why there are none (a refused URL is a usage error, exit code 2). */
+function accountInputs(options: AccountOptions): { baseUrl: string; apiKey: string } | { problem: string; exitCode: 1 | 2 } {
+  const baseUrl = options.baseUrl ?? process.env.SEEDLINE_BASE_URL;
+  const apiKey = options.apiKey ?? process.env.SEEDLINE_API_KEY;
+  if (!baseUrl) return { problem: 'No service URL: pass --base-url URL or set SEEDLINE_BASE_URL.', exitCode: 1 };
+  if (!apiKey) return { problem: 'No API key: pass --api-key KEY or set SEEDLINE_API_KEY.', exitCode: 1 };
+  try {
+    checkBaseUrl(baseUrl, options.baseUrl !== undefined ? '--base-url' : 'SEEDLINE_BASE_URL');
+  } catch (error) {
+    return { problem: (error as UsageError).message, exitCode: 2 };
+  }
+  return { baseUrl, apiKey };
 }
 
 const defaultIo: AccountCommandIo = {
@@ -66,9 +87,10 @@ const defaultIo: AccountCommandIo = {
   err: (text) => void process.stderr.write(text),
 };
 
-function failWith(io: AccountCommandIo, message: string, secrets: string[] = []): void {
+/** Prints one error line without the secrets; exit code 2 for a bad command line, else 1. */
+function failWith(io: AccountCommandIo, message: string, secrets: string[] = [], exitCode: 1 | 2 = 1): void {
   io.err(`error: ${redactSecrets(message, secrets)}\n`);
-  process.exitCode = 1;
+  process.exitCode = exitCode;
 }
 
 /** Drops secret-bearing fields (the account-level `webhook_secret`) before printing. */

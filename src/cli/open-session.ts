@@ -1,11 +1,17 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ApiClient } from '../client/index.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
+import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { createDestination } from '../destinations/create-destination.js';
+import { DestinationLockedError, LockWaitAbortedError } from '../destinations/destination-error.js';
 import type { Destination, DestinationConfig } from '../destinations/destination.js';
 import { startSandbox } from '../sandbox/index.js';
+import { sleep } from '../util/sleep.js';
+import { stderrLine } from '../util/stderr-line.js';
+import { withKeySource } from './api-key-refused-error.js';
 
 /** An open config and destination: what every command works on. */
 export interface Session {
@@ -23,12 +29,19 @@ export interface Session {
 export interface SessionOptions {
   /** Take the writer lock (sync). Default: false. */
   lock?: boolean;
-  /** Wait for the lock instead of failing. Default: false. */
+  /**
+   * Wait while another process holds the destination instead of failing: for the writer lock with
+   * `lock`, else until the file opens (DuckDB opens a file in one process at a time). Default: false.
+   */
   waitForLock?: boolean;
   /** Ends a wait for the lock early (`LockWaitAbortedError`). Default: none. */
   signal?: AbortSignal;
   /** Who takes the lock, as shown to a second writer. Default: `seedline sync`. */
   holder?: string;
+  /** The command has `--wait`: a busy destination's error suggests it. Default: false. */
+  offersWait?: boolean;
+  /** The command only reads (status, query): a DuckDB file that does not exist is refused, not created. Default: false. */
+  mustExist?: boolean;
 }
 
 /**
@@ -37,24 +50,60 @@ export interface SessionOptions {
  */
 export async function openSession(configPath: string, options: SessionOptions = {}): Promise<Session> {
   const loaded = await loadConfig(configPath);
+  const settings = destinationConfig(loaded);
+  if (options.mustExist) refuseMissingFile(configPath, settings);
   const { closers, close } = closerList();
   try {
-    const settings = destinationConfig(loaded);
     // A fresh clone has no data/ folder yet: create the DuckDB file's folder rather than fail.
     if (settings.type === 'duckdb') await mkdir(dirname(settings.path), { recursive: true });
     const destination = await createDestination(settings);
     closers.push(() => destination.close());
-    if (options.lock) {
-      await destination.lock({ holder: `${options.holder ?? 'seedline sync'} (pid ${process.pid})`, wait: options.waitForLock ?? false, ...(options.signal ? { signal: options.signal } : {}) });
-    }
-    await destination.ensureSystemTables();
+    await openDestination(destination, targetOf(settings), options);
     let client: Promise<ApiClient> | undefined;
-    const connect = () => (client ??= connectClient(loaded.config, closers));
+    const connect = () => (client ??= connectClient(loaded, closers));
     return { loaded, destination, connect, close };
   } catch (error) {
     await close();
-    throw error;
+    throw options.offersWait && error instanceof DestinationLockedError
+      ? new DestinationLockedError(error.target, error.holder, { cause: error, retry: 'run again with --wait' })
+      : error;
   }
+}
+
+/** How often a waiting reader tries to open a destination another process holds. */
+const OPEN_RETRY_MS = 200;
+
+/**
+ * Takes the writer lock when asked, and prepares the system tables. Without the lock, a wait
+ * (`waitForLock`) retries the opening until the holder lets go or `signal` aborts.
+ */
+async function openDestination(destination: Destination, target: string, options: SessionOptions): Promise<void> {
+  if (options.lock) {
+    await destination.lock({ holder: `${options.holder ?? 'seedline sync'} (pid ${process.pid})`, wait: options.waitForLock ?? false, ...(options.signal ? { signal: options.signal } : {}) });
+  }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await destination.ensureSystemTables();
+    } catch (error) {
+      if (options.lock || !options.waitForLock || !(error instanceof DestinationLockedError)) throw error;
+      if (attempt === 0) stderrLine(`${target} is held by ${error.holder}: waiting for it (Ctrl-C to stop)`);
+      await sleep(OPEN_RETRY_MS, options.signal);
+      if (options.signal?.aborted) throw new LockWaitAbortedError(target);
+    }
+  }
+}
+
+/** Refuses a DuckDB path with no file behind it: a read would otherwise create an empty warehouse. */
+function refuseMissingFile(configPath: string, settings: DestinationConfig): void {
+  if (settings.type !== 'duckdb' || settings.path === ':memory:' || existsSync(settings.path)) return;
+  throw new ConfigError(configPath, [
+    `destination.path: no DuckDB file at ${settings.path}: check the path (relative paths start at the config file's folder), or run \`seedline sync\` first to create it`,
+  ]);
+}
+
+/** What the destination is, as its errors name it. */
+function targetOf(settings: DestinationConfig): string {
+  return settings.type === 'duckdb' ? `DuckDB file ${settings.path}` : `Postgres schema ${settings.schema ?? 'seedline'}`;
 }
 
 /** A config and a connected client, without the destination. */
@@ -75,7 +124,7 @@ export async function openServiceSession(configPath: string): Promise<ServiceSes
   const loaded = await loadConfig(configPath);
   const { closers, close } = closerList();
   try {
-    return { loaded, client: await connectClient(loaded.config, closers), close };
+    return { loaded, client: await connectClient(loaded, closers), close };
   } catch (error) {
     await close();
     throw error;
@@ -98,10 +147,14 @@ function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig
     : { type: 'postgres', url: destination.url, schema: destination.schema };
 }
 
-async function connectClient(config: SeedlineConfig, closers: (() => Promise<void>)[]): Promise<ApiClient> {
-  const client = await ApiClient.connect({ baseUrl: await serviceUrl(config, closers), apiKey: config.api.api_key, auth: config.api.auth });
-  closers.push(() => client.close());
-  return client;
+async function connectClient({ config, path }: LoadedConfig, closers: (() => Promise<void>)[]): Promise<ApiClient> {
+  try {
+    const client = await ApiClient.connect({ baseUrl: await serviceUrl(config, closers), apiKey: config.api.api_key, auth: config.api.auth });
+    closers.push(() => client.close());
+    return client;
+  } catch (error) {
+    throw withKeySource(error, `api.api_key in ${path}`);
+  }
 }
 
 async function serviceUrl(config: SeedlineConfig, closers: (() => Promise<void>)[]): Promise<string> {

@@ -44,10 +44,11 @@ export function registerPlanCommand(program: Command): void {
     .option('--streams <names>', 'only these streams, comma-separated')
     .option('--full-refresh', 'plan a full refresh', false)
     .option('--json', 'print the plan as JSON', false)
-    .action((opts: { config: string; streams?: string; fullRefresh: boolean; json: boolean }) =>
+    .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
+    .action((opts: { config: string; streams?: string; fullRefresh: boolean; json: boolean; wait: boolean }) =>
       runCommand(async () => {
         const manifests = await loadManifests();
-        const session = await openSession(opts.config);
+        const session = await openSession(opts.config, { waitForLock: opts.wait, offersWait: true });
         try {
           const { loaded, destination } = session;
           const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh });

@@ -1,11 +1,15 @@
-/** A command used wrongly (a bad option value): says what is expected. */
+/** A command used wrongly (a bad option value): says what is expected. Exit code 2, like a bad config. */
 export class UsageError extends Error {
   readonly code = 'SEEDLINE_USAGE';
 }
 
+/** Codes of failures found before any call: the command line or the config is wrong (exit code 2). */
+const USAGE_CODES = new Set(['SEEDLINE_CONFIG_INVALID', 'SEEDLINE_USAGE', 'SEEDLINE_DESTINATION_SETTING_INVALID']);
+
 /**
  * Runs a command body and turns failures into one clear line and an exit code. Known failures
  * (errors with a `SEEDLINE_*` code) never show a stack trace; others show it with SEEDLINE_DEBUG=1.
+ * Exit codes: 2 for a bad command line or config, 1 for any other failure.
  */
 export async function runCommand(body: () => Promise<number | void>): Promise<void> {
   try {
@@ -16,6 +20,6 @@ export async function runCommand(body: () => Promise<number | void>): Promise<vo
     const known = typeof err.code === 'string' && err.code.startsWith('SEEDLINE_');
     process.stderr.write(`error: ${err.message}${known ? ` (${String(err.code)})` : ''}\n`);
     if (!known && process.env.SEEDLINE_DEBUG) process.stderr.write(`${err.stack ?? ''}\n`);
-    process.exitCode = known && err.code === 'SEEDLINE_CONFIG_INVALID' ? 2 : 1;
+    process.exitCode = known && USAGE_CODES.has(err.code as string) ? 2 : 1;
   }
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ScheduleGroup } from '../config/config-schema.js';
+import { ScheduleGroup } from '../config/config-schema.js';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { quoteIdentifier } from '../destinations/destination.js';
@@ -100,6 +100,7 @@ function runnerOf(loaded: LoadedConfig, name: string, group: ScheduleGroup, job:
 /** The groups to run: `--cron` as one group, else every group of `schedule:`. */
 function groupsOf(loaded: LoadedConfig, opts: ScheduleOptions): [string, ScheduleGroup][] {
   if (opts.cron !== undefined) {
+    checkTimeZone(opts.timezone);
     const streams = splitList(opts.streams) ?? [];
     return [[cliGroupName(opts.cron, opts.timezone, streams), { cron: opts.cron, streams, timezone: opts.timezone, catch_up: false }]];
   }
@@ -109,6 +110,14 @@ function groupsOf(loaded: LoadedConfig, opts: ScheduleOptions): [string, Schedul
     throw new ConfigError(loaded.path, ['schedule: missing: add groups such as `schedule: { hourly: { cron: "0 * * * *", streams: [profiles] } }`, or pass --cron']);
   }
   return groups;
+}
+
+// The config's own check of `schedule.<group>.timezone`, so `--timezone` accepts exactly the same zones.
+const TimeZone = ScheduleGroup.shape.timezone;
+
+/** Refuses a `--timezone` that is not an IANA zone now, instead of node-cron failing at the first tick or at shutdown. */
+function checkTimeZone(zone: string): void {
+  if (!TimeZone.safeParse(zone).success) throw new UsageError(`--timezone: "${zone}" is not an IANA time zone: give one such as UTC or Europe/Berlin`);
 }
 
 /** Every group's streams exist and are configured: `--streams` errors for `--cron`, config errors otherwise. */

@@ -4,15 +4,19 @@ import { formatTable } from './format-table.js';
 import { openSession } from './open-session.js';
 import { runCommand } from './run-command.js';
 
-/** `seedline status`: recent runs and the seed ledger by stream and status. */
+/**
+ * `seedline status`: recent runs and the seed ledger by stream and status. A DuckDB file that does
+ * not exist is refused, not created; `--wait` waits out a running sync.
+ */
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description('Show recent runs, the seed ledger by status, and open batch jobs')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
-    .action((opts: { config: string }) =>
+    .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
+    .action((opts: { config: string; wait: boolean }) =>
       runCommand(async () => {
-        const session = await openSession(opts.config);
+        const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
         try {
           const { destination } = session;
           const schema = quoteIdentifier(destination.schema, 'schema');

@@ -67,7 +67,7 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
   const stop = opts.stop ?? own!.signal;
   try {
     // The stop also ends a wait for the lock: another writer may hold it for hours.
-    const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false, signal: stop });
+    const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false, signal: stop, offersWait: true });
     try {
       return await syncInSession(session, { ...opts, stop });
     } finally {

@@ -97,7 +97,7 @@ export class InvalidApiKeyError extends ServiceError {
     super(init, {
       code: 'SEEDLINE_INVALID_API_KEY',
       summary: 'The service refused the API key',
-      advice: 'Check --api-key or SEEDLINE_API_KEY (the key may be mistyped, revoked, or for another environment).',
+      advice: 'Check the API key: it may be mistyped, revoked, or for another environment.',
     });
   }
 }

@@ -8,6 +8,7 @@ export type DestinationErrorCode =
   | 'SEEDLINE_DESTINATION_WRITE_FAILED'
   | 'SEEDLINE_DESTINATION_QUERY_FAILED'
   | 'SEEDLINE_DESTINATION_UNAVAILABLE'
+  | 'SEEDLINE_DESTINATION_SETTING_INVALID'
   | 'SEEDLINE_UNIT_CLOSED';
 
 /** Base class of every error a destination throws on purpose; `code` is stable, the message says what to do. */
@@ -26,14 +27,18 @@ export class DestinationError extends Error {
 export class DestinationLockedError extends DestinationError {
   /** Who holds the lock, as that writer described itself (or what the engine reported). */
   readonly holder: string;
+  /** What is locked, e.g. `DuckDB file /data/warehouse.duckdb`. */
+  readonly target: string;
 
-  constructor(target: string, holder: string, options?: { cause?: unknown }) {
-    super(
-      'SEEDLINE_DESTINATION_LOCKED',
-      `${target} is locked by another writer: ${holder}. Wait for it to finish, stop it, or run again with --wait.`,
-      options,
-    );
+  /**
+   * @param options.retry one more way out, offered by the caller that knows it (e.g. `run again
+   * with --wait` from a command that has that flag). Default: none.
+   */
+  constructor(target: string, holder: string, options?: { cause?: unknown; retry?: string }) {
+    const retry = options?.retry ? `, or ${options.retry}` : '';
+    super('SEEDLINE_DESTINATION_LOCKED', `${target} is locked by another writer: ${holder}. Wait for it to finish or stop it${retry}.`, options && 'cause' in options ? { cause: options.cause } : undefined);
     this.holder = holder;
+    this.target = target;
   }
 }
 
@@ -94,6 +99,25 @@ export class DestinationQueryError extends DestinationError {
 export class DestinationUnavailableError extends DestinationError {
   constructor(target: string, cause: unknown) {
     super('SEEDLINE_DESTINATION_UNAVAILABLE', `Cannot open ${target}: ${describeCause(cause)}. Check the destination settings and that the database is running.`, { cause });
+  }
+}
+
+/** The warehouse refused one of the configured settings (`destination.settings.<name>`) when opening. */
+export class DestinationSettingError extends DestinationError {
+  /** Name of the refused setting, e.g. `memory_limit`. */
+  readonly setting: string;
+
+  /**
+   * @param problem what the warehouse said about the value (free of secret values).
+   * @param shownValue the value as it may be printed (hidden for secret-like settings).
+   */
+  constructor(target: string, setting: string, shownValue: string, problem: string, options?: { cause?: unknown }) {
+    super(
+      'SEEDLINE_DESTINATION_SETTING_INVALID',
+      `Cannot open ${target}: destination.settings.${setting} = ${shownValue} was refused: ${problem}. Fix or remove destination.settings.${setting} in the config.`,
+      options,
+    );
+    this.setting = setting;
   }
 }
 

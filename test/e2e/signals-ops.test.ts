@@ -195,7 +195,7 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
   it('given neither or both of an id and --tag, or an unknown id, when paused, then it says what to give and changes nothing', async () => {
     const path = await config('ops-daily', {});
     const neither = await cli('pause', '--config', path);
-    expect(neither.code).toBe(1);
+    expect(neither.code).toBe(2);
     expect(neither.stderr).toMatch(/give a Signal id or --tag TAG/);
     expect((await cli('pause', 'sig_x', '--config', path, '--tag', 'ops-daily')).stderr).toMatch(/one of them/);
     const unknown = await cli('pause', 'sig_does_not_exist', '--config', path);

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerAccountCommand } from '../../src/cli/account-command.js';
+import { ApiClient } from '../../src/client/api-client.js';
 import { accountRecord, ClientTestServer, fail, ok } from '../helpers/client-test-server.js';
 
 const API_KEY = 'svc_test_AccountCommandKey77';
@@ -65,8 +66,43 @@ describe('seedline account', () => {
     expect(out).toBe('');
     expect(err.trim().split('\n')).toHaveLength(1);
     expect(err).toMatch(/^error: The service refused the API key/);
+    expect(err).toMatch(/The key came from --api-key\.$/m);
     expect(err).not.toContain(API_KEY);
     expect(err).not.toMatch(/\n\s+at /);
+  });
+
+  it('given a bad key from SEEDLINE_API_KEY, when run, then the advice names the variable, not the flag', async () => {
+    server.on('/v1/account', fail(401, 'invalid_api_key', 'unknown key'));
+    const { err, exitCode } = await run(['--base-url', server.baseUrl], { SEEDLINE_API_KEY: API_KEY });
+    expect(exitCode).toBe(1);
+    expect(err).toMatch(/The key came from SEEDLINE_API_KEY\.$/m);
+    expect(err).not.toContain('--api-key');
+  });
+
+  it('given plain http to a host that is not loopback, when run, then it refuses before building a client, naming --base-url, and exits 2', async () => {
+    const getAccount = vi.spyOn(ApiClient.prototype, 'getAccount');
+    try {
+      const { out, err, exitCode } = await run(['--base-url', 'http://192.0.2.2:18999', '--api-key', API_KEY]);
+      expect(exitCode).toBe(2);
+      expect(out).toBe('');
+      expect(err).toMatch(/^error: --base-url: plain http is allowed only to localhost .*clear text/);
+      expect(err).not.toContain(API_KEY);
+      expect(getAccount).not.toHaveBeenCalled();
+    } finally {
+      getAccount.mockRestore();
+    }
+  });
+
+  it('given plain http to a remote host in SEEDLINE_BASE_URL, when run, then the error names the variable and exits 2', async () => {
+    const getAccount = vi.spyOn(ApiClient.prototype, 'getAccount');
+    try {
+      const { err, exitCode } = await run(['--api-key', API_KEY], { SEEDLINE_BASE_URL: 'http://localhost.example.com' });
+      expect(exitCode).toBe(2);
+      expect(err).toMatch(/^error: SEEDLINE_BASE_URL: plain http is allowed only to localhost/);
+      expect(getAccount).not.toHaveBeenCalled();
+    } finally {
+      getAccount.mockRestore();
+    }
   });
 
   it('given an unreachable URL, when run, then a clear one-line error and exit code 1', async () => {
@@ -84,9 +120,10 @@ describe('seedline account', () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it('given a malformed URL, when run, then it says so and exits 1', async () => {
+  it('given a malformed URL, when run, then it says what is expected, naming --base-url, and exits 2', async () => {
     const { err, exitCode } = await run(['--base-url', 'not a url', '--api-key', API_KEY]);
-    expect(exitCode).toBe(1);
-    expect(err).toMatch(/^error: The base URL must be an absolute http\(s\) URL/);
+    expect(exitCode).toBe(2);
+    expect(err).toMatch(/^error: --base-url: expected an absolute https URL/);
+    expect(server.requests).toHaveLength(0);
   });
 });

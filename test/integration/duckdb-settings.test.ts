@@ -3,6 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openSession } from '../../src/cli/open-session.js';
+import { DestinationSettingError } from '../../src/destinations/destination-error.js';
+
+async function configWithSettings(settings: string): Promise<{ dir: string; configPath: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'seedline-settings-'));
+  const configPath = join(dir, 'seedline.yaml');
+  await writeFile(configPath, ['api: { base_url: sandbox, api_key: svc_test_settings }', `destination: { type: duckdb, path: w.duckdb, settings: ${settings} }`, 'streams: {}', ''].join('\n'));
+  return { dir, configPath };
+}
 
 describe('DuckDB settings from the config', () => {
   it('given destination.settings, when a session opens the file, then DuckDB runs with them', async () => {
@@ -22,5 +30,31 @@ describe('DuckDB settings from the config', () => {
     } finally {
       await session.close();
     }
+  });
+
+  it('given a value DuckDB refuses, when a session opens the file, then the error names destination.settings.<key> and DuckDB\'s reason', async () => {
+    const { dir, configPath } = await configWithSettings('{ threads: 2, memory_limit: lots }');
+    const error = await openSession(configPath).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(DestinationSettingError);
+    expect(error).toMatchObject({
+      code: 'SEEDLINE_DESTINATION_SETTING_INVALID',
+      setting: 'memory_limit',
+      message: `Cannot open DuckDB file ${join(dir, 'w.duckdb')}: destination.settings.memory_limit = "lots" was refused: Parser Error: Memory must have a number (e.g. 1GB). Fix or remove destination.settings.memory_limit in the config.`,
+    });
+  });
+
+  it('given an unknown setting, when a session opens the file, then the error names it with DuckDB\'s suggestion', async () => {
+    const { configPath } = await configWithSettings('{ memory_limt: 1GB }');
+    await expect(openSession(configPath)).rejects.toThrow(/destination\.settings\.memory_limt = "1GB" was refused: .*unrecognized configuration parameter "memory_limt".*memory_limit/);
+  });
+
+  it('given a refused setting whose name looks secret, when reported, then its value is hidden', async () => {
+    const { configPath } = await configWithSettings('{ proxy_token: hunter2secret }');
+    const error = (await openSession(configPath).catch((thrown: unknown) => thrown)) as Error;
+    expect(error.message).toMatch(/destination\.settings\.proxy_token = \(hidden\) was refused/);
+    expect(error.message).not.toContain('hunter2secret');
   });
 });

@@ -69,7 +69,7 @@ describe('error mapping', () => {
   it('given every class, when its message is read, then it tells the user what to do next', () => {
     const advice: Record<string, RegExp> = {
       invalid_request: /fix/i,
-      invalid_api_key: /check --api-key/i,
+      invalid_api_key: /check the api key/i,
       insufficient_credits: /top up/i,
       not_found: /check the id/i,
       unprocessable_target: /skip it/i,
@@ -82,6 +82,12 @@ describe('error mapping', () => {
     for (const [type, pattern] of Object.entries(advice)) {
       expect(serviceErrorFrom({ status: 400, type }).message).toMatch(pattern);
     }
+  });
+
+  it('given a 401, when its message is read, then it names no flag or variable: the caller says where the key came from', () => {
+    const message = serviceErrorFrom({ status: 401, type: 'invalid_api_key' }).message;
+    expect(message).not.toMatch(/--api-key|SEEDLINE_API_KEY|api\.api_key/);
+    expect(message).toMatch(/mistyped, revoked, or for another environment/);
   });
 
   it('given an unknown type with a known status, when mapped, then the status picks the class and the type is kept', () => {

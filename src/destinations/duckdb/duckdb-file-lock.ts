@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DestinationLockedError, DestinationUnavailableError } from '../destination-error.js';
+import { duckDbSettingsError } from './duckdb-settings-error.js';
 
 /** One open DuckDB file, shared by every destination of this process that points at it. */
 export interface SharedDuckDbFile {
@@ -33,16 +34,16 @@ const open = new Map<string, Promise<SharedDuckDbFile>>();
  * The holder's description is kept in a `<path>.lock` sidecar for writers of other processes.
  */
 export const duckDbFileLock = {
-  /** Opens (or shares) the file; throws `DestinationLockedError` when another process holds it. */
+  /** Opens (or shares) the file; throws `DestinationLockedError` when another process holds it, `DestinationSettingError` naming a refused setting. */
   async open(path: string, settings?: Record<string, string>): Promise<SharedDuckDbFile> {
     const key = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
     let pending = open.get(key);
     if (!pending) {
       pending = DuckDBInstance.create(path === ':memory:' ? ':memory:' : key, settings).then(
         (instance) => ({ path: key, instance, refs: 0, writer: null }),
-        (error: unknown) => {
+        async (error: unknown) => {
           open.delete(key);
-          throw asLockError(key, error);
+          throw (await duckDbSettingsError(`DuckDB file ${key}`, settings, error)) ?? asLockError(key, error);
         },
       );
       open.set(key, pending);

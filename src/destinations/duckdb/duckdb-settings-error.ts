@@ -1,0 +1,61 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { DestinationSettingError } from '../destination-error.js';
+
+// DuckDB says only "Failed to set config" for a bad value, or lists unknown names without the value's problem.
+const SETTINGS_FAILURE = /failed to set config|options were not recognized/i;
+
+// Settings whose values are credentials (s3_secret_access_key, s3_session_token, …) are never echoed.
+const SECRET_NAME = /secret|token|password|key/i;
+
+/**
+ * When opening a DuckDB file failed because of its settings, finds the setting DuckDB refused and
+ * why, by trying each one alone on an in-memory database. Returns the error naming
+ * `destination.settings.<name>` and DuckDB's reason, or undefined when the failure is another one
+ * or no single setting explains it.
+ *
+ * @example
+ * ```ts
+ * DuckDBInstance.create(path, settings).catch(async (error) => { throw (await duckDbSettingsError(path, settings, error)) ?? error; });
+ * ```
+ */
+export async function duckDbSettingsError(target: string, settings: Record<string, string> | undefined, failure: unknown): Promise<DestinationSettingError | undefined> {
+  if (!settings || !SETTINGS_FAILURE.test(failure instanceof Error ? failure.message : String(failure))) return undefined;
+  for (const [name, value] of Object.entries(settings)) {
+    const refusal = await refusalOf(name, value);
+    if (refusal === undefined) continue;
+    const secret = SECRET_NAME.test(name);
+    const problem = oneLine(secret ? refusal.split(value).join('(hidden)') : refusal);
+    return new DestinationSettingError(target, name, secret ? '(hidden)' : JSON.stringify(value), problem, { cause: failure });
+  }
+  return undefined;
+}
+
+/** DuckDB's complaint about one setting, or undefined when it takes it. */
+async function refusalOf(name: string, value: string): Promise<string | undefined> {
+  try {
+    (await DuckDBInstance.create(':memory:', { [name]: value })).closeSync();
+    return undefined;
+  } catch (error) {
+    // `SET` explains what `create` does not ("Memory must have a number (e.g. 1GB)").
+    return (await setFailure(name, value)) ?? (error instanceof Error ? error.message : String(error));
+  }
+}
+
+async function setFailure(name: string, value: string): Promise<string | undefined> {
+  if (!/^[a-z_]{1,64}$/.test(name)) return undefined;
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    await connection.run(`SET ${name} = '${value.replace(/'/g, "''")}'`);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().replace(/[.\s]+$/, '');
+}
