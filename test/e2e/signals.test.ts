@@ -164,7 +164,7 @@ describe('seedline signals plan|apply', () => {
   ])('given %s and nowhere to keep secrets, when applied, then it refuses before creating anything', async (_, notify) => {
     const path = await config({ tag: 'e2e-notify', ...notify, targets: ['barbara-liskov'] });
     const result = await signals('apply', '--config', path);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--secrets-out FILE \(or set webhooks.secrets_file\).*--discard-secrets/);
     expect(await listTaggedSignals(client, 'e2e-notify')).toEqual([]);
   });
