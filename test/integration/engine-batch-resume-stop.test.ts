@@ -126,10 +126,8 @@ describe('a run stopped before it resends an intent an earlier run left unsent, 
   });
   afterEach(() => rig.close());
 
-  it('given an unsent intent of an earlier run, when the next run is stopped before it sends it, then the intent stays open with its seeds pending and the run after sends it once with the same Idempotency-Key', async () => {
-    const stopped = await sync({ stopAt: 'stream start' });
-
-    expect(stopped.streams[0]).toMatchObject({ stream: 'profiles', status: 'partial', stoppedOnRequest: true });
+  /** Nothing was sent and the intent is still open with its seeds pending; the next runs send it once, with its key, each seed paid once. */
+  async function expectIntentKeptThenSentOnce(): Promise<void> {
     expect(submitKeys).toEqual([]);
     expect(await statuses()).toEqual({ [ANN]: 'pending', [BOB]: 'pending' });
     expect(await batches()).toEqual([expect.objectContaining({ idempotencyKey, status: 'intent' })]);
@@ -139,20 +137,19 @@ describe('a run stopped before it resends an intent an earlier run left unsent, 
     expect(submitKeys).toEqual([idempotencyKey]);
     expect(await statuses()).toEqual({ [ANN]: 'fetched', [BOB]: 'fetched' });
     expect([charges(ANN), charges(BOB)]).toEqual([1, 1]);
+  }
+
+  it('given an unsent intent of an earlier run, when the next run is stopped before it sends it, then the intent stays open with its seeds pending and the run after sends it once with the same Idempotency-Key', async () => {
+    const stopped = await sync({ stopAt: 'stream start' });
+
+    expect(stopped.streams[0]).toMatchObject({ stream: 'profiles', status: 'partial', stoppedOnRequest: true });
+    await expectIntentKeptThenSentOnce();
   });
 
   it('given an unsent intent of an earlier run and a budget below its worst case, when the run stops for its budget, then nothing is sent, the intent stays open, and the run after sends it once with the same Idempotency-Key', async () => {
     const starved = await sync({ budget: { max_credits_per_run: 1 } });
 
     expect(starved.streams[0]).toMatchObject({ stream: 'profiles', status: 'partial', stopped: 'budget_exhausted' });
-    expect(submitKeys).toEqual([]);
-    expect(await statuses()).toEqual({ [ANN]: 'pending', [BOB]: 'pending' });
-    expect(await batches()).toEqual([expect.objectContaining({ idempotencyKey, status: 'intent' })]);
-
-    await sync();
-    await sync();
-    expect(submitKeys).toEqual([idempotencyKey]);
-    expect(await statuses()).toEqual({ [ANN]: 'fetched', [BOB]: 'fetched' });
-    expect([charges(ANN), charges(BOB)]).toEqual([1, 1]);
+    await expectIntentKeptThenSentOnce();
   });
 });
