@@ -70,13 +70,14 @@ export function isRetryable(error: unknown): boolean {
 /**
  * Whether a billed call sent without an Idempotency-Key may be repeated without risking a second
  * charge: only when the service answered with an error it never bills and calls safe to retry
- * (429, 500, 502 `upstream_error`, 504, in its own envelope), or when no connection was made. A
+ * (429, 500, 502 `upstream_error`, 504, in its own envelope), a 429 from anything in between (a
+ * request refused, not processed), or when no connection was made. A
  * reset or timeout after the request went out, or a proxy's error page, may follow a call the
  * service processed and billed: it is thrown, and the caller counts it at its worst case.
  */
 export function isRetryableUnbilled(error: unknown): boolean {
   if (error instanceof NetworkError) return error.retryable && !error.maybeProcessed;
-  return error instanceof ServiceError && isRetryable(error);
+  return isRateLimit(error) || (error instanceof ServiceError && isRetryable(error));
 }
 
 /** Whether an error is a 429 answer (enveloped or not). */

@@ -213,12 +213,19 @@ export const ScheduleGroup = z.strictObject({
 });
 export type ScheduleGroup = z.infer<typeof ScheduleGroup>;
 
+/** An https URL with a host (`https:api.example.com` parses, but names none), or plain http to this machine. */
+function isServiceUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const url = new URL(text);
+  return (url.protocol === 'https:' && /^https:\/\/[^/]/.test(text) && url.hostname !== '') || LOOPBACK.test(text);
+}
+
 const BASE_URL = 'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)';
 
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
   api: z.strictObject({
-    base_url: z.string().refine((url) => url === 'sandbox' || (URL.canParse(url) && (url.startsWith('https:') || LOOPBACK.test(url))), BASE_URL),
+    base_url: z.string().refine((url) => url === 'sandbox' || isServiceUrl(url), BASE_URL),
     api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
     auth: z.enum(['api-key', 'token']).default('api-key'),
     max_concurrency: z.number().int().min(1).max(256).default(16),

@@ -107,14 +107,11 @@ export class DestinationSettingError extends DestinationError {
   /** Name of the refused setting, e.g. `memory_limit`. */
   readonly setting: string;
 
-  /**
-   * @param problem what the warehouse said about the value (free of secret values).
-   * @param shownValue the value as it may be printed (hidden for secret-like settings).
-   */
-  constructor(target: string, setting: string, shownValue: string, problem: string, options?: { cause?: unknown }) {
+  /** @param problem what the warehouse said about the value, without the value (it may be a credential). */
+  constructor(target: string, setting: string, problem: string, options?: { cause?: unknown }) {
     super(
       'SEEDLINE_DESTINATION_SETTING_INVALID',
-      `Cannot open ${target}: destination.settings.${setting} = ${shownValue} was refused: ${problem}. Fix or remove destination.settings.${setting} in the config.`,
+      `Cannot open ${target}: the value of destination.settings.${setting} was refused: ${problem}. Fix or remove destination.settings.${setting} in the config.`,
       options,
     );
     this.setting = setting;

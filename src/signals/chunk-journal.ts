@@ -104,6 +104,9 @@ export class ChunkJournal {
   }
 }
 
+/** Errors of `link` on a filesystem without hard links. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
 /**
  * Creates the lock file with our pid already in it: written to a temporary file, then hard-linked
  * into place, which fails EEXIST when the lock exists. A lock created empty and written after
@@ -114,6 +117,10 @@ async function placeLock(path: string): Promise<void> {
   await writeFile(temporary, String(process.pid), { mode: 0o600, flag: 'wx' });
   try {
     await link(temporary, path);
+  } catch (error) {
+    if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    // Some mounts (SMB, FUSE) have no hard links: create the lock, then write the pid; a pid-less lock is young, so held.
+    await writeFile(path, String(process.pid), { mode: 0o600, flag: 'wx' });
   } finally {
     await rm(temporary, { force: true });
   }

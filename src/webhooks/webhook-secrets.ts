@@ -99,12 +99,16 @@ export class WebhookSecrets {
   }
 }
 
-/** The file's version (size and modification time; `missing` when it cannot be stat'ed) and mode. */
+/**
+ * The file's version (size and modification time; `missing` when there is no file) and mode. Any
+ * other failure (EACCES, EIO) is thrown: the request fails and the secrets read before stay.
+ */
 async function fileVersion(file: string): Promise<{ version: string; mode: number }> {
   try {
     const info = await stat(file);
     return { version: `${info.size}:${info.mtimeMs}`, mode: info.mode };
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     return { version: 'missing', mode: 0 };
   }
 }

@@ -114,7 +114,7 @@ describe('an invalid DuckDB setting', () => {
     const config = await writeConfig(dir, configOf(dir, { settings: { memory_limit: 'lots' } }));
     const result = await runCli(['sync', '--config', config]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/destination\.settings\.memory_limit = "lots" was refused: .*Memory must have a number \(e\.g\. 1GB\)\. Fix or remove destination\.settings\.memory_limit in the config\. \(SEEDLINE_DESTINATION_SETTING_INVALID\)/);
+    expect(result.stderr).toMatch(/the value of destination\.settings\.memory_limit was refused: .*Memory must have a number \(e\.g\. 1GB\)\. Fix or remove destination\.settings\.memory_limit in the config\. \(SEEDLINE_DESTINATION_SETTING_INVALID\)/);
     expect(result.stderr).not.toMatch(/Failed to set config/);
   });
 });

@@ -58,6 +58,7 @@ describe('retry decisions', () => {
     ['a headers timeout', new NetworkError({ origin: 'http://h', causeCode: 'UND_ERR_HEADERS_TIMEOUT' }), false],
     ['a closed socket', new NetworkError({ origin: 'http://h', causeCode: 'UND_ERR_SOCKET' }), false],
     ['an HTML 502', new UnexpectedResponseError({ status: 502, bodySnippet: '<html>', reason: 'a non-JSON body' }), false],
+    ['an HTML 429 from a proxy', new UnexpectedResponseError({ status: 429, bodySnippet: '<html>', reason: 'a non-JSON body' }), true],
     ['422', new UnprocessableTargetError(init(422, 'unprocessable_target')), false],
   ])('given %s on a billed call without an Idempotency-Key, when deciding, then it is repeated only if it cannot have been billed (%s)', (_name, error, repeated) => {
     expect(isRetryableUnbilled(error)).toBe(repeated);

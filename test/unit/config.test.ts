@@ -87,6 +87,10 @@ describe('config', () => {
     expect(problems.some((p) => p.startsWith('destination.schema:'))).toBe(true);
     expect(problems).toContain('streams.people_search.searches[0].filters: give exactly one of filters or search_url');
     expect(problemsOf(valid.replace('base_url: sandbox', 'base_url: http://127.0.0.1:8787'))).toEqual([]);
+    expect(problemsOf(valid.replace('base_url: sandbox', 'base_url: https://api.example.com/v2'))).toEqual([]);
+    expect(problemsOf(valid.replace('base_url: sandbox', 'base_url: "https:api.example.com"'))).toEqual([
+      'api.base_url: expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)',
+    ]);
   });
 
   it('given headcount filters the service would refuse, when parsed, then the key is named before any call', () => {

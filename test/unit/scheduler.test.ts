@@ -59,8 +59,6 @@ function comingSecond(aheadMs: number): Date {
   return at.getUTCSeconds() === 59 ? new Date(at.getTime() + 1000) : at;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('cron runner: ticks that come late', () => {
   it('given a daily expression due in a second, when the event loop is busy across it, then the tick still runs once for its scheduled time, logged as late', async () => {
     const at = comingSecond(1000);
@@ -69,7 +67,7 @@ describe('cron runner: ticks that come late', () => {
     const runner = new CronRunner({ cron: `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`, job: async (d) => void ran.push(d), log: (l) => lines.push(l) });
     runner.start();
     try {
-      await sleep(200);
+      // Blocked from the start, so the tick cannot come on time however slow the machine.
       blockEventLoop(at.getTime() + 2500 - Date.now());
       // The late tick runs once node-cron's timer sees it missed: wait for it, however loaded the machine.
       await vi.waitFor(() => expect(ran).toEqual([at]), { timeout: 10_000, interval: 50 });
@@ -88,7 +86,7 @@ describe('cron runner: ticks that come late', () => {
     const runner = new CronRunner({ cron, job: async (d) => void ran.push(d), log: (l) => lines.push(l) });
     runner.start();
     try {
-      await sleep(200);
+      // Blocked from the start, so the tick cannot come on time however slow the machine.
       blockEventLoop(later.getTime() + 2500 - Date.now());
       await vi.waitFor(() => expect(ran).toEqual([later]), { timeout: 10_000, interval: 50 });
       expect(lines.filter((l) => l.includes('late') || l.startsWith('skipped'))).toEqual([expect.stringMatching(new RegExp(`^the tick of ${later.toISOString()} came \\d+ s late .*: running it now$`))]);

@@ -4,8 +4,9 @@ import { DestinationSettingError } from '../destination-error.js';
 // DuckDB says only "Failed to set config" for a bad value, or lists unknown names without the value's problem.
 const SETTINGS_FAILURE = /failed to set config|options were not recognized/i;
 
-// Settings whose values are credentials (s3_secret_access_key, s3_session_token, …) are never echoed.
-const SECRET_NAME = /secret|token|password|key/i;
+// A value may be a credential under any name (a connection string, a proxy URL with user:pass@):
+// it is never echoed, and taken out of DuckDB's complaint when long enough to be told apart.
+const ECHOED_VALUE_MIN = 4;
 
 /**
  * When opening a DuckDB file failed because of its settings, finds the setting DuckDB refused and
@@ -23,9 +24,8 @@ export async function duckDbSettingsError(target: string, settings: Record<strin
   for (const [name, value] of Object.entries(settings)) {
     const refusal = await refusalOf(name, value);
     if (refusal === undefined) continue;
-    const secret = SECRET_NAME.test(name);
-    const problem = oneLine(secret ? refusal.split(value).join('(hidden)') : refusal);
-    return new DestinationSettingError(target, name, secret ? '(hidden)' : JSON.stringify(value), problem, { cause: failure });
+    const problem = oneLine(value.length >= ECHOED_VALUE_MIN ? refusal.split(value).join('(the value)') : refusal);
+    return new DestinationSettingError(target, name, problem, { cause: failure });
   }
   return undefined;
 }
