@@ -58,6 +58,8 @@ export class WebhookSecrets {
   async forBody(rawBody: string): Promise<readonly string[]> {
     await this.refresh();
     const signal = claimedSignalId(rawBody);
+    // The reload this call joined may have read the file before a just-applied Signal's line landed: look once more.
+    if (signal !== undefined && !this.bySignal.has(signal)) await this.refresh();
     return [...(this.options.fixed ?? []), ...this.unkeyed, ...((signal === undefined ? undefined : this.bySignal.get(signal)) ?? [])];
   }
 
