@@ -43,9 +43,9 @@ export function registerServeCommand(program: Command): void {
 export async function serve(opts: ServeOptions): Promise<void> {
   const loaded = await loadConfig(opts.config);
   const { webhooks } = loaded.config;
-  if (!webhooks) {
+  if (!webhooks || (webhooks.secrets.length === 0 && webhooks.secrets_file === undefined)) {
     throw new ConfigError(opts.config, [
-      'webhooks.secrets: seedline serve needs the secrets that sign deliveries (each Signal\'s webhook_secret, the account\'s secret); add e.g. webhooks: { secrets: ["${SEEDLINE_WEBHOOK_SECRET}"] }',
+      'webhooks.secrets: seedline serve needs the secrets that sign deliveries (each Signal\'s webhook_secret, the account\'s secret); add e.g. webhooks: { secrets: ["${SEEDLINE_WEBHOOK_SECRET}"] } (set, not empty), or name the file of `signals apply --secrets-out` as webhooks.secrets_file',
     ]);
   }
   const log = stderrLine;

@@ -105,9 +105,14 @@ export const WebhooksConfig = z.strictObject({
   /**
    * Secrets that may sign a delivery: each Signal's one-time `webhook_secret`, the account's secret
    * (batch and `signal.paused` events), and during a rotation the old and the new one. Any may
-   * match. Write them as `${ENV}` rather than in the file.
+   * match. Write them as `${ENV}` rather than in the file; one that comes out empty
+   * (`${ACCOUNT_WEBHOOK_SECRET:-}` where it is not set) is left out, so commands other than `serve`
+   * run without it. `serve` refuses to start with no secret at all.
    */
-  secrets: z.array(z.string().min(1, 'expected a webhook secret (whsec_…), not an empty string')).default([]),
+  secrets: z
+    .array(z.string())
+    .default([])
+    .transform((secrets) => secrets.filter((secret) => secret !== '')),
   /**
    * The JSON-lines file `seedline signals apply --secrets-out` appends each created Signal's
    * secret to (relative to the config file); re-read when it changes. Default: none.
@@ -124,9 +129,6 @@ export const WebhooksConfig = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8788),
   /** Requests `serve` handles at once; more are answered 503 (the service delivers them again later). Connections are capped at 4× this. Default: 256. */
   max_in_flight: z.number().int().min(1).max(100_000).default(256),
-}).refine((w) => w.secrets.length > 0 || w.secrets_file !== undefined, {
-  message: 'expected at least one webhook secret: list them under webhooks.secrets, or name the file of `signals apply --secrets-out` as webhooks.secrets_file',
-  path: ['secrets'],
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 

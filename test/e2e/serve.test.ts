@@ -98,6 +98,20 @@ describe('seedline serve without webhooks', () => {
     expect(result.stdout).not.toContain('listening on');
   });
 
+  it('given webhooks whose only secret comes from an unset ${VAR:-}, when serve starts, then it exits 2 naming webhooks.secrets before listening', async () => {
+    const dir = await tempWorkspace();
+    const config = await writeConfig(dir, {
+      api: { base_url: 'http://127.0.0.1:9', api_key: 'svc_live_x' },
+      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+      streams: {},
+      webhooks: { secrets: ['${SEEDLINE_E2E_UNSET_SECRET:-}'] },
+    });
+    const result = await runCli(['serve', '--config', config, '--port', '0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('webhooks.secrets: seedline serve needs the secrets');
+    expect(result.stdout).not.toContain('listening on');
+  });
+
   it('given a spool_dir below a file, when sync runs, then it warns in one line that the spool was not loaded and still syncs', async () => {
     const sandbox = await startSandbox({ seed: 3, rpm: 100_000 });
     try {

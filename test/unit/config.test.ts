@@ -236,8 +236,10 @@ describe('config: paths', () => {
 });
 
 describe('config: webhooks', () => {
-  it('given a webhook secret from an empty ${VAR:-}, when parsed, then webhooks.secrets[0] is named', () => {
-    expect(problemsOf(`${valid}webhooks: { secrets: ["\${ACCOUNT_WEBHOOK_SECRET:-}"] }\n`)).toEqual(['webhooks.secrets[0]: expected a webhook secret (whsec_…), not an empty string']);
+  it('given a webhook secret from an unset ${VAR:-}, when parsed, then it is left out and the config loads (only serve needs one)', () => {
+    const config = parseConfig(`${valid}webhooks: { secrets: ["\${ACCOUNT_WEBHOOK_SECRET:-}", whsec_kept] }\n`, 'test.yaml', {});
+    expect(config.webhooks?.secrets).toEqual(['whsec_kept']);
+    expect(parseConfig(`${valid}webhooks: { secrets: ["\${ACCOUNT_WEBHOOK_SECRET:-}"] }\n`, 'test.yaml', {}).webhooks?.secrets).toEqual([]);
   });
 });
 

@@ -92,8 +92,8 @@ describe('secrets file and notices', () => {
 });
 
 describe('webhooks config', () => {
-  it('given neither secrets nor secrets_file, when validated, then webhooks.secrets is named with both ways to fix it', () => {
-    expect(webhooksProblems('{ port: 0 }')).toEqual([expect.stringMatching(/^webhooks\.secrets: expected at least one webhook secret.*secrets_file/)]);
+  it('given neither secrets nor secrets_file, when validated, then the config loads: only serve needs a secret (test/e2e/serve.test.ts)', () => {
+    expect(webhooksProblems('{ port: 0 }')).toEqual([]);
   });
 
   it('given only a secrets_file, when validated, then it is accepted with the default spool folder', () => {
