@@ -75,4 +75,15 @@ describe('signals chunk journal', () => {
     expect(await readdir(dir)).toEqual(['secrets.jsonl.journal.lock']);
     await (held[0] as PromiseFulfilledResult<() => Promise<void>>).value();
   });
+
+  it('given the lock of a dead apply, when twenty applies take it over at once, then exactly one holds it and nothing else is left', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'seedline-journal-'));
+    const path = join(dir, 'secrets.jsonl.journal');
+    await writeFile(`${path}.lock`, '2147483646');
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => new ChunkJournal(path).lock()));
+    const held = outcomes.filter((o) => o.status === 'fulfilled');
+    expect({ held: held.length, refused: outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof JournalLockedError).length }).toEqual({ held: 1, refused: 19 });
+    expect(await readdir(dir)).toEqual(['secrets.jsonl.journal.lock']);
+    await (held[0] as PromiseFulfilledResult<() => Promise<void>>).value();
+  });
 });
