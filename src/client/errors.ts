@@ -237,6 +237,17 @@ export function serviceErrorFrom(init: ServiceErrorInit): ServiceError {
   return new ServiceError(init);
 }
 
+/**
+ * The type the spec names for an error's class: `unprocessable_target` for a 422 whatever `type`
+ * it came with. Callers that decide billing or retries by type then follow the status, as the
+ * spec's table does, when the service sends a type it does not name. Undefined for other errors.
+ */
+export function canonicalErrorType(error: unknown): ErrorType | undefined {
+  if (!(error instanceof ServiceError)) return undefined;
+  for (const [type, errorClass] of Object.entries(SERVICE_ERROR_CLASSES)) if (error.constructor === errorClass) return type as ErrorType;
+  return undefined;
+}
+
 /** Status codes whose non-JSON answers are still worth retrying (a proxy's HTML 502, a bare 504…). */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 504]);
 

@@ -1,5 +1,6 @@
 import type { Meta } from '../../schemas/common.js';
 import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
+import { canonicalErrorType } from '../client/errors.js';
 import { StreamDefinitionError } from './engine-errors.js';
 
 /** A typed response as the client returns it. */
@@ -84,8 +85,13 @@ export function recoverPaidResponse(error: unknown): ServiceResponse {
   return { data: raw.data, meta: (raw.meta ?? {}) as ServiceResponse['meta'] };
 }
 
-/** The service's error type of a failed call (`unprocessable_target`, …), if it is a service error. */
+/**
+ * The service's error type of a failed call (`unprocessable_target`, …), if it is a service error.
+ * A type the spec does not name counts as the one of its status (a 422 of any type is billed).
+ */
 export function errorType(error: unknown): string | undefined {
+  const canonical = canonicalErrorType(error);
+  if (canonical !== undefined) return canonical;
   const type = (error as { type?: unknown } | null)?.type;
   return typeof type === 'string' ? type : undefined;
 }

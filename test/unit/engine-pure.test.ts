@@ -10,6 +10,8 @@ import { parseCsv } from '../../src/util/csv.js';
 import { stableJson } from '../../src/util/stable-json.js';
 import type { Destination, RunRow } from '../../src/destinations/destination.js';
 import { creditsThisMonth } from '../../src/engine/pipeline.js';
+import { creditsOf, errorType } from '../../src/engine/service-calls.js';
+import { serviceErrorFrom } from '../../src/client/errors.js';
 
 const context = (over: Partial<PartitionContext> = {}): PartitionContext => ({
   options: {},
@@ -179,5 +181,25 @@ describe('credits this month', () => {
     const destination = { readRuns: async () => runs } as unknown as Destination;
     expect(await creditsThisMonth(destination, new Date('2026-12-05T00:00:00Z'))).toBe(7);
     expect(await creditsThisMonth(destination, new Date('2026-11-30T23:59:00Z'))).toBe(57);
+  });
+});
+
+describe('error types the spec does not name', () => {
+  const answer = (status: number, type: string) => serviceErrorFrom({ status, type, serviceMessage: 'x', requestId: 'req_1' });
+
+  it.each([
+    [422, 'target_gone', 'unprocessable_target', 2],
+    [402, 'credits_exhausted', 'insufficient_credits', 0],
+    [500, 'database_on_fire', 'internal_error', 0],
+    [418, 'teapot', 'teapot', 2],
+  ])('given a %i answer typed %s, when the engine judges it, then it counts as %s (worst case 2 → %i credits)', (status, type, judged, credits) => {
+    const error = answer(status, type);
+    expect(errorType(error)).toBe(judged);
+    expect(creditsOf(2, { error })).toBe(credits);
+  });
+
+  it('given a named type, when judged, then it is that type', () => {
+    expect(errorType(answer(422, 'unprocessable_target'))).toBe('unprocessable_target');
+    expect(errorType(new Error('boom'))).toBeUndefined();
   });
 });
