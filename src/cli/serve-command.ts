@@ -43,12 +43,16 @@ export function registerServeCommand(program: Command): void {
 export async function serve(opts: ServeOptions): Promise<void> {
   const loaded = await loadConfig(opts.config);
   const { webhooks } = loaded.config;
-  if (!webhooks || (webhooks.secrets.length === 0 && webhooks.secrets_file === undefined)) {
+  const secrets = webhooks?.secrets.filter((secret) => secret !== '') ?? [];
+  if (!webhooks || (secrets.length === 0 && webhooks.secrets_file === undefined)) {
     throw new ConfigError(opts.config, [
       'webhooks.secrets: seedline serve needs the secrets that sign deliveries (each Signal\'s webhook_secret, the account\'s secret); add e.g. webhooks: { secrets: ["${SEEDLINE_WEBHOOK_SECRET}"] } (set, not empty), or name the file of `signals apply --secrets-out` as webhooks.secrets_file',
     ]);
   }
   const log = stderrLine;
+  webhooks.secrets.forEach((secret, i) => {
+    if (secret === '') log(`warning: webhooks.secrets[${i}] is empty (an unset variable?) and is left out: deliveries it should verify are refused 401`);
+  });
   // Owned here and handed to every read serve starts, so a read never adds its own signal handlers.
   const stop = stopOnSignals(() => log('stopping: answering the deliveries under way, then loading the spool'));
   try {
@@ -74,7 +78,7 @@ async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedC
     log(`note: ${firstLine(error)}; deliveries are spooled in ${drainer.spool.dir} until it is free`);
   }
 
-  const secrets = new WebhookSecrets({ fixed: webhooks.secrets, file: webhooks.secrets_file === undefined ? undefined : resolve(loaded.baseDir, webhooks.secrets_file), log });
+  const secrets = new WebhookSecrets({ fixed: webhooks.secrets.filter((secret) => secret !== ''), file: webhooks.secrets_file === undefined ? undefined : resolve(loaded.baseDir, webhooks.secrets_file), log });
   await secrets.current();
   const receiver = new WebhookReceiver({
     secrets,

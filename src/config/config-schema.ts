@@ -106,13 +106,10 @@ export const WebhooksConfig = z.strictObject({
    * Secrets that may sign a delivery: each Signal's one-time `webhook_secret`, the account's secret
    * (batch and `signal.paused` events), and during a rotation the old and the new one. Any may
    * match. Write them as `${ENV}` rather than in the file; one that comes out empty
-   * (`${ACCOUNT_WEBHOOK_SECRET:-}` where it is not set) is left out, so commands other than `serve`
-   * run without it. `serve` refuses to start with no secret at all.
+   * (`${ACCOUNT_WEBHOOK_SECRET:-}` where it is not set) does not stop commands other than `serve`,
+   * which leaves it out with a warning naming it, and refuses to start with no secret at all.
    */
-  secrets: z
-    .array(z.string())
-    .default([])
-    .transform((secrets) => secrets.filter((secret) => secret !== '')),
+  secrets: z.array(z.string()).default([]),
   /**
    * The JSON-lines file `seedline signals apply --secrets-out` appends each created Signal's
    * secret to (relative to the config file); re-read when it changes. Default: none.

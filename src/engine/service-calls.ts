@@ -85,12 +85,18 @@ export function recoverPaidResponse(error: unknown): ServiceResponse {
   return { data: raw.data, meta: (raw.meta ?? {}) as ServiceResponse['meta'] };
 }
 
+/** Statuses whose billing and retry the spec's errors table fixes whatever the type is called. */
+const JUDGED_BY_STATUS: ReadonlySet<number> = new Set([402, 422, 429, 500, 502, 504]);
+
 /**
  * The service's error type of a failed call (`unprocessable_target`, …), if it is a service error.
- * A type the spec does not name counts as the one of its status (a 422 of any type is billed).
+ * On a status whose billing the spec fixes, a type it does not name counts as the one of its
+ * status (a 422 of any type is billed). Elsewhere the type is kept as sent: a 404 or 409 of
+ * another name must not pass for a lost job or a refused key, which retire a batch.
  */
 export function errorType(error: unknown): string | undefined {
-  const canonical = canonicalErrorType(error);
+  const status = (error as { status?: unknown } | null)?.status;
+  const canonical = typeof status === 'number' && JUDGED_BY_STATUS.has(status) ? canonicalErrorType(error) : undefined;
   if (canonical !== undefined) return canonical;
   const type = (error as { type?: unknown } | null)?.type;
   return typeof type === 'string' ? type : undefined;

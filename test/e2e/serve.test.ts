@@ -134,18 +134,19 @@ describe('seedline serve without webhooks', () => {
     }
   }, 60_000);
 
-  it('given a spool_dir that is a file, when serve starts, then it exits 1 naming webhooks.spool_dir before listening', async () => {
+  it('given a spool_dir that is a file and an empty secret, when serve starts, then it warns of the secret and exits 1 naming webhooks.spool_dir before listening', async () => {
     const dir = await tempWorkspace();
     await writeFile(join(dir, 'blocker'), 'not a folder');
     const config = await writeConfig(dir, {
       api: { base_url: 'http://127.0.0.1:9', api_key: 'svc_live_x' },
       destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
       streams: {},
-      webhooks: { secrets: ['whsec_x'], spool_dir: 'blocker/spool' },
+      webhooks: { secrets: ['${SEEDLINE_E2E_UNSET_SECRET:-}', 'whsec_x'], spool_dir: 'blocker/spool' },
     });
     const result = await runCli(['serve', '--config', config, '--port', '0']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`webhooks.spool_dir ${join(dir, 'blocker/spool')} cannot be written (ENOTDIR)`);
+    expect(result.stderr).toContain('warning: webhooks.secrets[0] is empty (an unset variable?) and is left out');
     expect(result.stderr).toContain('SEEDLINE_SPOOL_UNWRITABLE');
     expect(result.stdout).not.toContain('listening on');
   });

@@ -56,5 +56,8 @@ describe('DuckDB settings from the config', () => {
     const error = (await openSession(configPath).catch((thrown: unknown) => thrown)) as Error;
     expect(error.message).toMatch(/the value of destination\.settings\.threads was refused: .*\(the value\)/);
     expect(error.message).not.toContain('hunter2secret');
+    const lowered = (await openSession((await configWithSettings('{ default_order: SeCrEt99 }')).configPath).catch((thrown: unknown) => thrown)) as Error;
+    expect(lowered.message).toMatch(/destination\.settings\.default_order was refused/);
+    expect(lowered.message.toLowerCase()).not.toContain('secret99');
   });
 });

@@ -192,6 +192,8 @@ describe('error types the spec does not name', () => {
     [402, 'credits_exhausted', 'insufficient_credits', 0],
     [500, 'database_on_fire', 'internal_error', 0],
     [418, 'teapot', 'teapot', 2],
+    [404, 'route_not_found', 'route_not_found', 2],
+    [409, 'idempotency_request_in_progress', 'idempotency_request_in_progress', 2],
   ])('given a %i answer typed %s, when the engine judges it, then it counts as %s (worst case 2 → %i credits)', (status, type, judged, credits) => {
     const error = answer(status, type);
     expect(errorType(error)).toBe(judged);

@@ -24,7 +24,7 @@ export async function duckDbSettingsError(target: string, settings: Record<strin
   for (const [name, value] of Object.entries(settings)) {
     const refusal = await refusalOf(name, value);
     if (refusal === undefined) continue;
-    const problem = oneLine(value.length >= ECHOED_VALUE_MIN ? refusal.split(value).join('(the value)') : refusal);
+    const problem = oneLine(value.length >= ECHOED_VALUE_MIN ? withoutValue(refusal, value) : refusal);
     return new DestinationSettingError(target, name, problem, { cause: failure });
   }
   return undefined;
@@ -54,6 +54,11 @@ async function setFailure(name: string, value: string): Promise<string | undefin
     connection.closeSync();
     instance.closeSync();
   }
+}
+
+/** `text` with every occurrence of `value` taken out, in any letter case (DuckDB repeats some values lowercased). */
+function withoutValue(text: string, value: string): string {
+  return text.replace(new RegExp(value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), '(the value)');
 }
 
 function oneLine(text: string): string {
