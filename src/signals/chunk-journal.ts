@@ -84,11 +84,10 @@ export class ChunkJournal {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const holder = await lockHolder(path);
         // A second EEXIST: another apply took the lock at the same time.
-        if (holder.state === 'held' || attempt > 0) {
+        if (holder.state === 'held' || attempt > 0 || (holder.state === 'stale' && !(await removeStaleLock(path)))) {
           const who = holder.state !== 'held' ? '' : holder.pid === undefined ? ' (pid not yet written)' : ` (pid ${holder.pid})`;
           throw new JournalLockedError(`another signals apply${who} is using ${this.path}: wait for it to finish (or delete ${path} if it is not running)`);
         }
-        if (holder.state === 'stale') await rm(path, { force: true });
       }
     }
   }
@@ -123,6 +122,38 @@ async function placeLock(path: string): Promise<void> {
     await writeFile(path, String(process.pid), { mode: 0o600, flag: 'wx' });
   } finally {
     await rm(temporary, { force: true });
+  }
+}
+
+/**
+ * Removes a stale lock while holding `<lock>.takeover` (placed like the lock itself), after
+ * checking again that it is still stale: two applies that both found it stale would otherwise
+ * each remove it, the second removing the lock the first had just placed. A takeover guard left
+ * by a killed apply is cleared and taken. False when another apply is taking over.
+ */
+async function removeStaleLock(path: string): Promise<boolean> {
+  const guard = `${path}.takeover`;
+  if (!(await tryPlaceLock(guard))) {
+    if ((await lockHolder(guard)).state !== 'stale') return false;
+    await rm(guard, { force: true });
+    if (!(await tryPlaceLock(guard))) return false;
+  }
+  try {
+    if ((await lockHolder(path)).state === 'stale') await rm(path, { force: true });
+    return true;
+  } finally {
+    await rm(guard, { force: true });
+  }
+}
+
+/** {@link placeLock}, false instead of EEXIST. */
+async function tryPlaceLock(path: string): Promise<boolean> {
+  try {
+    await placeLock(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
   }
 }
 
