@@ -13,7 +13,7 @@ const SEEDED: readonly SeedKey[] = ['profiles', 'companies', 'posts', 'headcount
  */
 export function missingSeedProblems(config: SeedlineConfig): string[] {
   const problems = SEEDED.filter((key) => config.streams[key] !== undefined && config.seeds[key] === undefined).map(
-    (key) => `seeds.${key}: streams.${key} is enabled but has no seeds: add seeds.${key} (a list, { file, column } or { sql }), or remove streams.${key}`,
+    (key) => `seeds.${key}: streams.${key} is enabled but has no seeds: add seeds.${key} (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.${key}`,
   );
   const jobs = config.streams.jobs;
   if (jobs && jobs.keywords.length === 0 && !(jobs.per_company && config.seeds.companies)) {

@@ -179,9 +179,9 @@ describe('config: streams and their seeds', () => {
 
   it('given seeded streams with no seed source, when parsed, then each seeds key is named with what to do', () => {
     expect(problemsOf(withStreams('', '  profiles: {}\n  companies: {}\n  headcount:\n  activity: {}\n'))).toEqual([
-      'seeds.profiles: streams.profiles is enabled but has no seeds: add seeds.profiles (a list, { file, column } or { sql }), or remove streams.profiles',
-      'seeds.companies: streams.companies is enabled but has no seeds: add seeds.companies (a list, { file, column } or { sql }), or remove streams.companies',
-      'seeds.headcount: streams.headcount is enabled but has no seeds: add seeds.headcount (a list, { file, column } or { sql }), or remove streams.headcount',
+      'seeds.profiles: streams.profiles is enabled but has no seeds: add seeds.profiles (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.profiles',
+      'seeds.companies: streams.companies is enabled but has no seeds: add seeds.companies (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.companies',
+      'seeds.headcount: streams.headcount is enabled but has no seeds: add seeds.headcount (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.headcount',
     ]);
   });
 
