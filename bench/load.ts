@@ -2,7 +2,14 @@
  * Load benchmark of the destinations: N generated profile records (about five positions and two
  * education entries each) loaded in merge mode through our Destination, in units, into DuckDB
  * and Postgres; then the same data through each engine's own bulk path (DuckDB `read_json` of
- * an NDJSON file, Postgres `COPY FROM STDIN` of CSV) into the same table shapes.
+ * an NDJSON file, Postgres `COPY FROM STDIN` of CSV) into the same table shapes, and DuckDB's
+ * `read_json` once more at its best (file already written, every core, no memory limit).
+ *
+ * Beside records/s and peak RSS, each path's CPU time on all cores (for Postgres the local
+ * server's processes included) gives its CPU bound: the records/s it would reach if that work
+ * kept every core busy with no waiting. A target above a path's bound cannot be met by that
+ * path on this machine, however well its work overlaps; a bound well above the records/s
+ * means time lost waiting (one side idle while the other works).
  *
  *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres]
  *   npx tsx bench/load.ts …   (from the sources: tsx's loader thread adds ~35 MB to each peak RSS)
@@ -25,10 +32,10 @@
  * the way the `seedline` entry point does (src/cli/heap-growth.ts).
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -128,14 +135,66 @@ interface Result {
   rows: number;
   seconds: number;
   peakRss: number;
+  /** CPU seconds the load took in this process, every thread (DuckDB's included). */
+  clientCpuSeconds: number;
+  /** CPU seconds the load took in the local Postgres server's processes; null for DuckDB, or when they cannot be read. */
+  serverCpuSeconds: number | null;
+}
+
+const CORES = availableParallelism();
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux on every architecture Node runs on). */
+const USER_HZ = 100;
+
+/**
+ * CPU seconds used so far by the local Postgres server: its live processes, plus what the postmaster has reaped of
+ * backends that exited. Null when /proc cannot tell (another OS, a remote server, processes of another user).
+ */
+function postgresServerCpuSeconds(): number | null {
+  if (!/^postgres(ql)?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(PG_URL)) return null;
+  let ticks = 0;
+  let found = false;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  for (const pid of entries) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile, or not ours to read
+    }
+    const close = stat.lastIndexOf(')');
+    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
+    // Fields after the command: state is field 3, utime 14, stime 15, cutime 16, cstime 17.
+    const fields = stat.slice(close + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    found = true;
+  }
+  return found ? ticks / USER_HZ : null;
+}
+
+/** CPU seconds of this process so far, every thread. */
+function clientCpuSecondsNow(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
 }
 
 /** Runs one path in this (child) process and prints its result as a `RESULT {…}` line. */
 async function measure(backend: string, path: string, fn: () => Promise<number>): Promise<void> {
+  const clientBefore = clientCpuSecondsNow();
+  const serverBefore = backend === 'postgres' ? postgresServerCpuSeconds() : null;
   const started = performance.now();
   const rows = await fn();
   const seconds = (performance.now() - started) / 1000;
-  const result: Result = { backend, path, records: N, rows, seconds, peakRss: process.resourceUsage().maxRSS * 1024 };
+  // The postmaster counts a closed connection's CPU once it has reaped its backend.
+  if (backend === 'postgres') await new Promise((resolve) => setTimeout(resolve, 200));
+  const clientCpuSeconds = clientCpuSecondsNow() - clientBefore;
+  const serverAfter = backend === 'postgres' ? postgresServerCpuSeconds() : null;
+  const serverCpuSeconds = serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore;
+  const result: Result = { backend, path, records: N, rows, seconds, peakRss: process.resourceUsage().maxRSS * 1024, clientCpuSeconds, serverCpuSeconds };
   console.error(`  ${backend} ${path}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(result.peakRss / 2 ** 20).toFixed(0)} MB`);
   console.log(`RESULT ${JSON.stringify(result)}`);
 }
@@ -208,15 +267,24 @@ async function duckdbOurs(dir: string): Promise<number> {
   }
 }
 
-async function duckdbNative(dir: string): Promise<number> {
-  // Same table shapes, created by our destination in another file, then filled by DuckDB alone.
-  const path = join(dir, 'native.duckdb');
-  const shapes = new DuckDbDestination({ path, settings: DUCKDB_SETTINGS });
-  await shapes.ensureSystemTables();
-  await shapes.ensureTable(profiles);
-  await shapes.close();
+/** The records as NDJSON, written by the `native` path and read again by `read_json`'s best case. */
+const ndjsonIn = (dir: string): string => join(dir, 'profiles.ndjson');
 
-  const ndjson = join(dir, 'profiles.ndjson');
+/** DuckDB's own path: the records written as NDJSON, then loaded by `read_json` with the settings of `ours`. */
+async function duckdbNative(dir: string): Promise<number> {
+  await writeNdjson(ndjsonIn(dir));
+  return loadNdjson(join(dir, 'native.duckdb'), ndjsonIn(dir), DUCKDB_SETTINGS);
+}
+
+/**
+ * DuckDB's own path at its best: the NDJSON file of the `native` path already written (its generation not timed),
+ * every core and no memory limit: what DuckDB alone does on this machine, whatever the memory.
+ */
+async function duckdbBestCase(dir: string): Promise<number> {
+  return loadNdjson(join(dir, 'best.duckdb'), ndjsonIn(dir), { threads: String(CORES), preserve_insertion_order: 'false' });
+}
+
+async function writeNdjson(ndjson: string): Promise<void> {
   const out = createWriteStream(ndjson);
   let buffer = '';
   for (let i = 0; i < N; i++) {
@@ -228,8 +296,16 @@ async function duckdbNative(dir: string): Promise<number> {
   }
   out.end(buffer);
   await once(out, 'finish');
+}
 
-  const instance = await DuckDBInstance.create(path, DUCKDB_SETTINGS);
+/** Loads the NDJSON file with `read_json` into our table shapes (created by our destination, then filled by DuckDB alone). */
+async function loadNdjson(path: string, ndjson: string, settings: Record<string, string>): Promise<number> {
+  const shapes = new DuckDbDestination({ path, settings });
+  await shapes.ensureSystemTables();
+  await shapes.ensureTable(profiles);
+  await shapes.close();
+
+  const instance = await DuckDBInstance.create(path, settings);
   const c = await instance.connect();
   const position = `STRUCT(title VARCHAR, company VARCHAR, company_url VARCHAR, network_id VARCHAR, position_id VARCHAR, started_at VARCHAR, ended_at VARCHAR, description VARCHAR, skills VARCHAR[], company_industry VARCHAR, company_headcount BIGINT)`;
   const columns = `{url: 'VARCHAR', public_identifier: 'VARCHAR', urn: 'VARCHAR', full_name: 'VARCHAR', headline: 'VARCHAR',
@@ -344,6 +420,7 @@ async function main(): Promise<void> {
     const paths: Record<string, (where: string) => Promise<number>> = {
       'duckdb:ours': duckdbOurs,
       'duckdb:native': duckdbNative,
+      'duckdb:best case': duckdbBestCase,
       'postgres:ours': postgresOurs,
       'postgres:native': postgresNative,
     };
@@ -360,6 +437,7 @@ async function main(): Promise<void> {
     try {
       results.push(await inChild('duckdb', 'ours', dir));
       results.push(await inChild('duckdb', 'native', dir));
+      results.push(await inChild('duckdb', 'best case', dir));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -376,16 +454,25 @@ async function main(): Promise<void> {
       await postgresSchemaDrop(native).catch(() => undefined);
     }
   }
-  const header = ['backend', 'path', 'records', 'rows', 'seconds', 'records/s', 'rows/s', 'peak RSS MB', 'ours/native'];
+  const header = ['backend', 'path', 'records', 'rows', 'seconds', 'records/s', 'rows/s', 'peak RSS MB', 'ours/native', 'CPU s', 'server CPU s', 'CPU bound rec/s'];
   const lines = results.map((r) => {
     const native = results.find((x) => x.backend === r.backend && x.path === 'native');
     const ratio = r.path === 'ours' && native ? (r.records / r.seconds / (native.records / native.seconds)).toFixed(2) : '';
-    return [r.backend, r.path, String(r.records), String(r.rows), r.seconds.toFixed(2), (r.records / r.seconds).toFixed(0), (r.rows / r.seconds).toFixed(0), (r.peakRss / 2 ** 20).toFixed(0), ratio];
+    const serverUnknown = r.backend === 'postgres' && r.serverCpuSeconds === null;
+    const cpu = r.clientCpuSeconds + (r.serverCpuSeconds ?? 0);
+    const server = r.serverCpuSeconds === null ? (serverUnknown ? 'n/a' : '') : r.serverCpuSeconds.toFixed(1);
+    const bound = serverUnknown ? 'n/a' : (r.records / (cpu / CORES)).toFixed(0);
+    return [r.backend, r.path, String(r.records), String(r.rows), r.seconds.toFixed(2), (r.records / r.seconds).toFixed(0), (r.rows / r.seconds).toFixed(0), (r.peakRss / 2 ** 20).toFixed(0), ratio, cpu.toFixed(1), server, bound];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const format = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
   console.log(format(header));
   for (const line of lines) console.log(format(line));
+  console.log(
+    `CPU s: CPU time of the load on all cores: this process's threads (DuckDB's included) and, for Postgres, the local server's processes (server CPU s).\n` +
+      `CPU bound rec/s: records/s if that work kept all ${CORES} cores busy with no waiting, the most this code can do on this machine.\n` +
+      `best case: DuckDB's read_json of the NDJSON file already written (its generation not timed), every core, no memory limit.`,
+  );
 }
 
 await main();
