@@ -236,6 +236,7 @@ export class BatchEngine {
     const attemptKey = `${job.account.id}|${item.operation.path}|${hash53(stableStringify(item.params))}`;
     const entry: ResultEntry = { ref: item.ref, index: item.index, operation: item.opName, status: 'succeeded', credits_used: 0 };
     try {
+      await state.options.beforeBatchItem?.({ ref: item.ref, operation: item.opName });
       const { result } = await performScrape(state, item.operation, item.params, item.target, 'item', attemptKey);
       entry.data = result.data;
       entry.credits_used = this.settle(job, item, result.credits);

@@ -34,6 +34,12 @@ export interface SandboxOptions {
   batchItemConcurrency?: number;
   /** Start of the virtual clock. Default 2026-11-01T00:00:00Z. */
   startTime?: Date | string;
+  /**
+   * For tests: awaited before each batch item resolves, with the item's `ref` and operation, so a
+   * test can hold an item unresolved until it says so instead of relying on latency. Release every
+   * held item before closing the sandbox. Default: none.
+   */
+  beforeBatchItem?: (item: { ref: string; operation: string }) => Promise<void>;
 }
 
 /** Options with every default applied. */
@@ -49,6 +55,7 @@ export interface ResolvedOptions {
   balance: number;
   batchItemConcurrency: number;
   startTime: Date;
+  beforeBatchItem: ((item: { ref: string; operation: string }) => Promise<void>) | null;
 }
 
 /** Applies the documented defaults. */
@@ -65,6 +72,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     balance: options.balance ?? 100_000,
     batchItemConcurrency: Math.max(1, options.batchItemConcurrency ?? 10),
     startTime: new Date(options.startTime ?? '2026-11-01T00:00:00Z'),
+    beforeBatchItem: options.beforeBatchItem ?? null,
   };
 }
 

@@ -22,6 +22,8 @@ type StopAt = 'first result' | 'stream start' | 'results read';
 let rig: EngineRig;
 /** The Idempotency-Key of every `submitBatch` call, in order. */
 let submitKeys: string[];
+/** Lets the sandbox resolve BOB's batch item, held until then (see `holdingBob`). */
+let releaseBob: () => void = () => undefined;
 
 async function startRig(options: SandboxOptions): Promise<void> {
   rig = await startEngineRig(KEY, { rpm: 100_000, ...options });
@@ -65,10 +67,20 @@ const batches = async (): Promise<BatchRow[]> => rig.destination.readBatches('pr
 /** Billed charges of the sandbox for one profile. */
 const charges = (profile: string) => rig.sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.target.includes(new URL(profile).pathname)).length;
 
+/** Sandbox options holding BOB's batch item unresolved until `releaseBob()`: ANN's resolves at once. */
+function holdingBob(): SandboxOptions {
+  const bobHeld = new Promise<void>((resolve) => (releaseBob = resolve));
+  const bob = seedKey('profile', BOB);
+  return { batchItemConcurrency: 1, beforeBatchItem: (item) => (item.ref === bob ? bobHeld : Promise.resolve()) };
+}
+
 describe('a run stopped while it re-attaches to a job an earlier run partly read, against the sandbox and DuckDB', () => {
-  // One item at a time, two seconds each: a run can load ANN's result and stop with BOB still unresolved.
-  beforeEach(() => startRig({ latencyMs: [2_000, 2_000], batchItemConcurrency: 1 }));
-  afterEach(() => rig.close());
+  // One item at a time, BOB's held: a run loads ANN's result and stops with BOB unresolved, however slow the machine.
+  beforeEach(() => startRig(holdingBob()));
+  afterEach(async () => {
+    releaseBob();
+    await rig.close();
+  });
 
   /** Run 1 submits one job for ANN and BOB, loads ANN's result and is stopped with BOB unread. */
   async function jobPartlyReadByAnEarlierRun(): Promise<BatchRow> {
@@ -88,6 +100,7 @@ describe('a run stopped while it re-attaches to a job an earlier run partly read
     expect(await statuses()).toEqual({ [ANN]: 'fetched', [BOB]: 'submitted' });
     expect(await batches()).toEqual([expect.objectContaining({ jobId: job.jobId, status: 'submitted', resultsCursor: job.resultsCursor })]);
 
+    releaseBob();
     await sync();
     await sync();
     expect(await statuses()).toEqual({ [ANN]: 'fetched', [BOB]: 'fetched' });
@@ -103,6 +116,7 @@ describe('a run stopped while it re-attaches to a job an earlier run partly read
     expect(await statuses()).toEqual({ [ANN]: 'fetched', [BOB]: 'submitted' });
     expect(await batches()).toEqual([expect.objectContaining({ jobId: job.jobId, status: 'submitted' })]);
 
+    releaseBob();
     await sync();
     await sync();
     expect(await statuses()).toEqual({ [ANN]: 'fetched', [BOB]: 'fetched' });
