@@ -57,6 +57,13 @@ const MAX_TIMESTAMP = 253402300799999;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const JSON_NUL = /(?<!\\)(?:\\\\)*\\u0000/;
+// JSON.stringify writes a lone surrogate as an escape (a paired one as itself): Postgres's jsonb refuses such an escape.
+const JSON_LONE_SURROGATE = /(?<!\\)(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
+/**
+ * An ISO 8601 date or date-time: date, then optionally `T` (or a space), hours and minutes, optional seconds and
+ * fraction, and an optional `Z` or UTC offset.
+ */
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 /** One field of an object, resolved to what it fills. */
 type Step =
@@ -180,7 +187,7 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
           childParents[k]![r] = row;
         }
       }
-      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(columns, row, children, childStarts, plan, layout.columns.length);
+      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(record);
       if (keyed) {
         const key = plan.pk.length === 1 ? String(columns[plan.pk[0]!]![row]) : JSON.stringify(plan.pk.map((i) => String(columns[i]![row])));
         const previous = byKey.get(key);
@@ -280,7 +287,7 @@ function fill(
         continue;
       }
       // Most values are plain strings in text columns: take them without the general checks.
-      if (step.type === 'text' && typeof fieldValue === 'string' && !(rejectNul && fieldValue.includes('\u0000'))) columns[step.column]![row] = fieldValue;
+      if (step.type === 'text' && typeof fieldValue === 'string' && !(rejectNul && fieldValue.includes('\u0000')) && fieldValue.isWellFormed()) columns[step.column]![row] = fieldValue;
       else columns[step.column]![row] = cell(fieldValue, step.type, step.name, rejectNul);
     } else if (step.kind === 'object') {
       if (fieldValue === null || fieldValue === undefined) {
@@ -289,7 +296,7 @@ function fill(
       }
       if (typeof fieldValue !== 'object' || Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an object, got ${kindOf(fieldValue)}`);
       const nested = fill(step.node, fieldValue as Record<string, unknown>, columns, row, children, plan, rejectNul);
-      if (nested !== undefined) (extra ??= {})[step.key] = nested;
+      if (nested !== undefined) (extra ??= newExtra())[step.key] = nested;
     } else {
       if (fieldValue === null || fieldValue === undefined || children === null) continue;
       if (!Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an array, got ${kindOf(fieldValue)}`);
@@ -307,7 +314,7 @@ function fill(
     }
   }
   for (const key in value) {
-    if (!node.known.has(key) && value[key] !== undefined) (extra ??= {})[key] = value[key];
+    if (!node.known.has(key) && value[key] !== undefined) (extra ??= newExtra())[key] = value[key];
   }
   return extra;
 }
@@ -319,6 +326,7 @@ export function cell(value: unknown, type: LogicalType, column: string, rejectNu
     case 'text':
       if (typeof value === 'string') {
         if (rejectNul && value.includes('\u0000')) throw new Rejection(`column ${column}: text contains U+0000, which the warehouse cannot store`);
+        if (!value.isWellFormed()) throw new Rejection(`column ${column}: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store`);
         return value;
       }
       if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
@@ -344,9 +352,9 @@ export function cell(value: unknown, type: LogicalType, column: string, rejectNu
     case 'timestamp': {
       let ms: number;
       if (value instanceof Date) ms = value.getTime();
-      else if (typeof value === 'string') ms = Date.parse(value);
+      else if (typeof value === 'string') ms = parseIsoTimestamp(value);
       else throw new Rejection(`column ${column}: expected an ISO 8601 timestamp, got ${kindOf(value)}`);
-      if (Number.isNaN(ms)) throw new Rejection(`column ${column}: unparseable timestamp ${JSON.stringify(String(value).slice(0, 64))}`);
+      if (Number.isNaN(ms)) throw new Rejection(`column ${column}: not an ISO 8601 timestamp: ${JSON.stringify(String(value).slice(0, 64))}`);
       if (ms < MIN_TIMESTAMP || ms > MAX_TIMESTAMP) throw new Rejection(`column ${column}: timestamp ${JSON.stringify(String(value).slice(0, 64))} is outside years 1-9999`);
       return ms;
     }
@@ -369,30 +377,67 @@ function stringifyJson(value: unknown, column: string, rejectNul: boolean): stri
   }
   if (text === undefined) return 'null';
   if (rejectNul && text.includes('\\u0000') && JSON_NUL.test(text)) throw new Rejection(`column ${column}: JSON contains U+0000, which the warehouse cannot store`);
+  if (text.includes('\\ud') && JSON_LONE_SURROGATE.test(text)) {
+    throw new Rejection(`column ${column}: JSON contains an unpaired UTF-16 surrogate (half of an emoji or other character), which the warehouse cannot store`);
+  }
   return text;
 }
 
-/** The hash of a record's data, `_extra` and child items (history mode: an unchanged record adds no version). */
-function rowHash(parent: CellValue[][], row: number, children: Target[], from: number[], plan: Plan, width: number): string {
-  const bigints = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v);
-  const hash = createHash('sha1');
-  const data: CellValue[] = [];
-  for (let c = plan.offset; c < plan.offset + width; c++) data.push(parent[c]![row]!);
-  hash.update(JSON.stringify(data, bigints));
-  hash.update('\u0001');
-  hash.update((parent[plan.offset + width]![row] as string | null) ?? '');
-  children.forEach((child, k) => {
-    hash.update('\u0002');
-    const childWidth = plan.children[k]!.width;
-    const items: CellValue[][] = [];
-    for (let r = from[k]!; r < child.row; r++) {
-      const item: CellValue[] = [];
-      for (let c = plan.childKeys + 1; c < childWidth - 2; c++) item.push(child.columns[c]![r]!);
-      items.push(item);
-    }
-    hash.update(JSON.stringify(items, bigints));
-  });
-  return hash.digest('hex');
+/**
+ * Epoch milliseconds of an ISO 8601 date or date-time (see ISO_TIMESTAMP), NaN for anything else, including
+ * impossible dates (February 30) that `Date.parse` would roll over and the free-form text it guesses at. A
+ * date-time without an offset is UTC, as a date alone is, whatever the machine's time zone.
+ */
+export function parseIsoTimestamp(text: string): number {
+  const match = ISO_TIMESTAMP.exec(text);
+  if (!match) return Number.NaN;
+  const [, year, month, day, hours = '0', minutes = '0', seconds = '0', fraction = '', offset = 'Z'] = match;
+  const parts = [Number(year), Number(month) - 1, Number(day), Number(hours), Number(minutes), Number(seconds)] as const;
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  date.setUTCFullYear(parts[0], parts[1], parts[2]);
+  date.setUTCHours(parts[3], parts[4], parts[5], Number(fraction.slice(0, 3).padEnd(3, '0')));
+  const fields = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
+  if (fields.some((field, i) => field !== parts[i])) return Number.NaN;
+  return date.getTime() - offsetMinutes(offset) * 60_000;
+}
+
+/** Minutes east of UTC of `Z`, `±hh`, `±hhmm` or `±hh:mm`; NaN when out of range. */
+function offsetMinutes(offset: string): number {
+  if (offset === 'Z' || offset === 'z') return 0;
+  const digits = offset.slice(1).replace(':', '');
+  const hours = Number(digits.slice(0, 2));
+  const minutes = Number(digits.slice(2) || '0');
+  if (hours > 23 || minutes > 59) return Number.NaN;
+  return (offset[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
+}
+
+/** An object for fields outside the schema: without a prototype, so a field named `__proto__` is kept like any other. */
+function newExtra(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
+}
+
+/**
+ * The hash of a record as received (history mode: an unchanged record adds no version): its JSON with object keys
+ * sorted and null members left out. It does not depend on the table's layout, so a new column, a new child table or
+ * a field moving from `_extra` to a column of its own adds no version, and neither does another key order.
+ */
+function rowHash(record: Record<string, unknown>): string {
+  return createHash('sha1').update(JSON.stringify(canonical(record))).digest('hex');
+}
+
+/** `value` with object keys sorted, null and undefined members dropped, bigints as text and dates as ISO 8601. */
+function canonical(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value instanceof Date) return value.toJSON();
+  const sorted = newExtra();
+  for (const key of Object.keys(value).sort()) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member !== null && member !== undefined) sorted[key] = canonical(member);
+  }
+  return sorted;
 }
 
 function kindOf(value: unknown): string {

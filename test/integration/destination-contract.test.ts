@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { Timestamp } from '../../schemas/common.js';
 import { Profile } from '../../schemas/profile.js';
 import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
 import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
@@ -191,6 +192,29 @@ for (const kind of destinationKinds) {
       ]);
     });
 
+    it('given a history table, when the same record comes back with its JSON keys in another order, after the schema gained a field and a child list, and with a field moved from _extra to a column, then no version is added', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const v1 = z.object({ id: z.string(), title: z.string(), tags: z.record(z.string(), z.unknown()) });
+      const v2 = v1.extend({ nickname: z.string().optional(), badges: z.array(z.object({ name: z.string() })).optional(), city: z.string().optional() });
+      const write = async (run: string, record: Record<string, unknown>): Promise<void> => {
+        const unit = await dest.beginUnit(run);
+        await unit.write('people', [record]);
+        await unit.commit();
+      };
+      await dest.ensureTable({ name: 'people', schema: v1, primaryKey: ['id'], writeMode: 'history' });
+      await write('run_1', { id: 'a', title: 'Engineer', tags: { x: 1, y: 2 }, city: 'Lyon' });
+      await write('run_2', { city: 'Lyon', tags: { y: 2, x: 1 }, title: 'Engineer', id: 'a' });
+      await dest.ensureTable({ name: 'people', schema: v2, primaryKey: ['id'], writeMode: 'history' });
+      await write('run_3', { id: 'a', title: 'Engineer', tags: { x: 1, y: 2 }, city: 'Lyon', nickname: null });
+      await write('run_4', { id: 'a', title: 'Manager', tags: { x: 1, y: 2 }, city: 'Lyon' });
+      const versions = await dest.query(`select title, _run_id from ${dest.schema}.people order by _valid_from`);
+      expect(versions).toEqual([
+        { title: 'Engineer', _run_id: 'run_1' },
+        { title: 'Manager', _run_id: 'run_4' },
+      ]);
+    });
+
     it('given history writes prepared in one order, when their units write them in the other, then versions follow the order of the writes', async (ctx) => {
       if (!available) return ctx.skip();
       const dest = await open();
@@ -307,10 +331,63 @@ for (const kind of destinationKinds) {
       expect(rejected.map((r) => r.reason)).toEqual([
         'column company_headcount: expected an integer, got a string ("many")',
         'column connections_count: expected an integer, got a string ("500+")',
-        'column scraped_at: unparseable timestamp "yesterday-ish"',
+        'column scraped_at: not an ISO 8601 timestamp: "yesterday-ish"',
         'url: expected string',
       ]);
       expect(JSON.parse(rejected[1]!.record)).toMatchObject({ public_identifier: 'person-2', connections_count: '500+' });
+    });
+
+    it('given text or JSON with an unpaired surrogate, or a timestamp that is not an ISO 8601 instant, when written, then those records are rejected with reasons and the rest load as sent', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable({ name: 'events', schema: z.object({ id: z.string(), at: Timestamp.optional() }), primaryKey: ['id'], writeMode: 'merge' });
+      // What JSON.parse makes of an emoji cut in half: two keys that UTF-8 would both turn into "ann\uFFFD".
+      const halfEmoji = JSON.parse('"truncated \\ud83d"') as string;
+      const unit = await dest.beginUnit('run_1');
+      const outcome = await unit.write('events', [
+        { id: 'utc', at: '2024-05-01T12:00:00.250Z' },
+        { id: 'offset', at: '2024-05-01T14:00:00+02:00' },
+        { id: 'no-zone', at: '2024-05-01T12:00:00' },
+        { id: 'ann\ud800' },
+        { id: 'ann\udc00' },
+        { id: 'extra', note: halfEmoji },
+        { id: 'feb30', at: '2024-02-30T00:00:00Z' },
+        { id: 'twelve', at: '12' },
+        { id: 'slashes', at: '1/2/3' },
+      ]);
+      await unit.commit();
+      expect(outcome).toMatchObject({ records: 3, rejected: 6 });
+      expect(await dest.query(`select id, "at" from ${dest.schema}.events order by id`)).toEqual([
+        { id: 'no-zone', at: '2024-05-01T12:00:00.000Z' },
+        { id: 'offset', at: '2024-05-01T12:00:00.000Z' },
+        { id: 'utc', at: '2024-05-01T12:00:00.250Z' },
+      ]);
+      const reasons = await dest.query<{ reason: string }>(`select reason from ${dest.schema}._seedline_rejected order by reason`);
+      expect(reasons.map((r) => r.reason)).toEqual([
+        'column _extra: JSON contains an unpaired UTF-16 surrogate (half of an emoji or other character), which the warehouse cannot store',
+        'column at: not an ISO 8601 timestamp: "1/2/3"',
+        'column at: not an ISO 8601 timestamp: "12"',
+        'column at: not an ISO 8601 timestamp: "2024-02-30T00:00:00Z"',
+        'column id: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store',
+        'column id: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store',
+      ]);
+    });
+
+    it('given a field named __proto__ outside the schema and a double -0, when written in merge and history mode, then _extra keeps the field and -0 keeps its sign', async (ctx) => {
+      if (!available) return ctx.skip();
+      const dest = await open();
+      const schema = z.object({ id: z.string(), delta: z.number() });
+      for (const mode of ['merge', 'history'] as const) await dest.ensureTable({ name: `m_${mode}`, schema, primaryKey: ['id'], writeMode: mode });
+      // What JSON.parse gives for a response body: "__proto__" is an ordinary own property.
+      const record = JSON.parse('{"id":"a","delta":-0,"__proto__":{"paid":"data"}}') as Record<string, unknown>;
+      const unit = await dest.beginUnit('run_1');
+      for (const mode of ['merge', 'history']) expect(await unit.write(`m_${mode}`, [record])).toMatchObject({ records: 1, rejected: 0 });
+      await unit.commit();
+      for (const mode of ['merge', 'history']) {
+        const [row] = await dest.query<{ delta: number; _extra: unknown }>(`select delta, _extra from ${dest.schema}.m_${mode}`);
+        expect(Object.is(row!.delta, -0)).toBe(true);
+        expect(JSON.stringify(row!._extra)).toBe('{"__proto__":{"paid":"data"}}');
+      }
     });
 
     it('given a unit with state and 300k staged rows, when a later write fails inside the bulk load, then nothing of the unit is committed', async (ctx) => {

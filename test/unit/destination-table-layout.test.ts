@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Profile } from '../../schemas/profile.js';
 import { tableLayout, parentShape, childShape } from '../../src/destinations/table-layout.js';
-import { shapeRecords } from '../../src/destinations/record-shaper.js';
+import fc from 'fast-check';
+import { parseIsoTimestamp, shapeRecords } from '../../src/destinations/record-shaper.js';
 import { duckDbTypeMapper } from '../../src/destinations/duckdb/duckdb-type-mapper.js';
 import { postgresTypeMapper } from '../../src/destinations/postgres/postgres-type-mapper.js';
 import { encodeCopyBinary, escapeCopyText, encodeCopyRows } from '../../src/destinations/postgres/postgres-copy-encoder.js';
@@ -95,7 +96,7 @@ describe('record shaping', () => {
       { runId: 'r', loadedAt: 0 },
     );
     expect(batch.records).toBe(1);
-    expect(batch.rejected.map((r) => r.reason)).toEqual(['column scraped_at: unparseable timestamp "not a date"', 'column followers_count: expected a 64-bit integer, got 1.5']);
+    expect(batch.rejected.map((r) => r.reason)).toEqual(['column scraped_at: not an ISO 8601 timestamp: "not a date"', 'column followers_count: expected a 64-bit integer, got 1.5']);
     const extraIndex = batch.parent.shape.columns.findIndex((c) => c.name === '_extra');
     expect(JSON.parse(batch.parent.columns[extraIndex]![0] as string)).toEqual({ surprise: { deep: [1] }, location: { zip: '69001' } });
   });
@@ -171,5 +172,39 @@ describe('COPY binary encoding', () => {
     expect(rows.map((r) => r[0]!.toString('utf8'))).toEqual(columns[0]);
     expect(new Set(rows.map((r) => r[1]!.toString('utf8')))).toEqual(new Set(['run_1']));
     expect(new Set(rows.map((r) => r[2]!.readBigInt64BE(0)))).toEqual(new Set([BigInt(1_700_000_000_000 - 946_684_800_000) * 1000n]));
+  });
+});
+
+describe('ISO 8601 timestamps', () => {
+  it('given any instant of years 1-9999, when written by toISOString or with an offset, then it parses back to the same millisecond', () => {
+    // A day inside years 1-9999 at each end: the local time of an offset stays a four-digit year.
+    const instant = fc.integer({ min: -62135596800000 + 86_400_000, max: 253402300799999 - 86_400_000 });
+    const offset = fc.integer({ min: -23 * 60 - 59, max: 23 * 60 + 59 });
+    fc.assert(
+      fc.property(instant, offset, (ms, minutes) => {
+        expect(parseIsoTimestamp(new Date(ms).toISOString())).toBe(ms);
+        const local = new Date(ms + minutes * 60_000).toISOString().slice(0, 23);
+        const sign = minutes < 0 ? '-' : '+';
+        const zone = `${sign}${String(Math.floor(Math.abs(minutes) / 60)).padStart(2, '0')}:${String(Math.abs(minutes) % 60).padStart(2, '0')}`;
+        expect(parseIsoTimestamp(`${local}${zone}`)).toBe(ms);
+      }),
+    );
+  });
+
+  it('given the forms ISO 8601 allows, when parsed, then each is the instant it names, UTC when no offset is given', () => {
+    expect(parseIsoTimestamp('2024-05-01')).toBe(Date.UTC(2024, 4, 1));
+    expect(parseIsoTimestamp('2024-05-01T12:30')).toBe(Date.UTC(2024, 4, 1, 12, 30));
+    expect(parseIsoTimestamp('2024-05-01 12:30:15')).toBe(Date.UTC(2024, 4, 1, 12, 30, 15));
+    expect(parseIsoTimestamp('2024-05-01T12:30:15.123456Z')).toBe(Date.UTC(2024, 4, 1, 12, 30, 15, 123));
+    expect(parseIsoTimestamp('2024-05-01T12:30:15,5+0130')).toBe(Date.UTC(2024, 4, 1, 11, 0, 15, 500));
+    expect(parseIsoTimestamp('2024-05-01T12:30:15-05')).toBe(Date.UTC(2024, 4, 1, 17, 30, 15));
+    expect(parseIsoTimestamp('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
+    expect(parseIsoTimestamp('0050-06-01T00:00:00Z')).toBe(new Date('0050-06-01T00:00:00Z').getTime());
+  });
+
+  it('given impossible dates and text Date.parse would guess at, when parsed, then each is NaN', () => {
+    for (const text of ['2023-02-29T00:00:00Z', '2024-02-30', '2024-13-01', '2024-05-01T24:00:00Z', '2024-05-01T12:60Z', '2024-05-01T12:00:00+24:00', '12', 'Foo 12', '1/2/3', 'May 1, 2024', '2024-05-01T12', ' 2024-05-01', '+002024-05-01T00:00:00Z', '']) {
+      expect(parseIsoTimestamp(text), text).toBeNaN();
+    }
   });
 });

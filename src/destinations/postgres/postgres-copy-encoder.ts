@@ -21,7 +21,8 @@ const encoders: Record<LogicalType, CopyCellEncoder> = {
   text: (v) => escapeCopyText(v as string),
   json: (v) => escapeCopyText(v as string),
   bigint: (v) => String(v),
-  double: (v) => String(v),
+  // String(-0) is "0": the sign would be lost on the way (staging tables, retyped columns) where binary keeps it.
+  double: (v) => (Object.is(v, -0) ? '-0' : String(v)),
   boolean: (v) => (v ? 't' : 'f'),
   timestamp: (v) => new Date(v as number).toISOString(),
 };
