@@ -85,13 +85,55 @@ export const duckDbFileLock = {
 function asLockError(path: string, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);
   if (!/could not set lock|conflicting lock/i.test(message)) return new DestinationUnavailableError(`DuckDB file ${path}`, error);
-  let holder: string;
-  try {
-    const sidecar = JSON.parse(readFileSync(`${path}.lock`, 'utf8')) as Sidecar;
-    holder = `${sidecar.holder} (pid ${sidecar.pid} on ${sidecar.host}, since ${sidecar.since})`;
-  } catch {
-    const pid = /PID (\d+)/i.exec(message)?.[1];
-    holder = pid ? `process ${pid}` : 'another process';
+  return new DestinationLockedError(`DuckDB file ${path}`, lockHolder(path, message), { cause: error });
+}
+
+/**
+ * Who holds the file. The sidecar outlives a writer that was killed, so it names the holder only
+ * when it is the process DuckDB names; without such a name, only while its writer may be alive.
+ */
+function lockHolder(path: string, message: string): string {
+  const named = processNamedByDuckDb(message);
+  const sidecar = readSidecar(path);
+  if (sidecar && (named ? isSidecarOf(sidecar, named.pid) : !isDeadHere(sidecar))) {
+    return `${sidecar.holder} (pid ${sidecar.pid} on ${sidecar.host}, since ${sidecar.since})`;
   }
-  return new DestinationLockedError(`DuckDB file ${path}`, holder, { cause: error });
+  if (!named) return 'another process';
+  return named.program ? `process ${named.pid} (${named.program})` : `process ${named.pid}`;
+}
+
+/** The process in DuckDB's "Conflicting lock is held in <program> (PID n)", if it names one. */
+function processNamedByDuckDb(message: string): { pid: number; program: string | null } | null {
+  const held = /held in (.+?) \(PID (\d+)\)/i.exec(message);
+  if (held) return { pid: Number(held[2]), program: held[1]! };
+  // The file's path comes first in the message: the last PID is DuckDB's.
+  const pid = [...message.matchAll(/PID (\d+)/gi)].at(-1)?.[1];
+  return pid ? { pid: Number(pid), program: null } : null;
+}
+
+function readSidecar(path: string): Sidecar | null {
+  try {
+    const sidecar = JSON.parse(readFileSync(`${path}.lock`, 'utf8')) as Partial<Sidecar>;
+    const valid = typeof sidecar.holder === 'string' && Number.isInteger(sidecar.pid) && sidecar.pid! > 0 && typeof sidecar.host === 'string';
+    return valid ? { holder: sidecar.holder!, pid: sidecar.pid!, host: sidecar.host!, since: String(sidecar.since) } : null;
+  } catch {
+    return null;
+  }
+}
+
+// DuckDB's PID is a process of this host (the lock is a local POSIX lock).
+function isSidecarOf(sidecar: Sidecar, pid: number): boolean {
+  return sidecar.pid === pid && sidecar.host === hostname();
+}
+
+// Signal 0 checks existence only. The stale sidecar is left in place rather than removed: a writer
+// that claims the file between our read and a removal would lose its fresh one, and it rewrites it anyway.
+function isDeadHere(sidecar: Sidecar): boolean {
+  if (sidecar.host !== hostname()) return false;
+  try {
+    process.kill(sidecar.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }
