@@ -2,6 +2,7 @@
 export type DestinationErrorCode =
   | 'SEEDLINE_DESTINATION_LOCKED'
   | 'SEEDLINE_LOCK_WAIT_ABORTED'
+  | 'SEEDLINE_DESTINATION_LOCK_LOST'
   | 'SEEDLINE_INVALID_IDENTIFIER'
   | 'SEEDLINE_INVALID_TABLE_DEFINITION'
   | 'SEEDLINE_UNKNOWN_TABLE'
@@ -46,6 +47,25 @@ export class DestinationLockedError extends DestinationError {
 export class LockWaitAbortedError extends DestinationError {
   constructor(target: string) {
     super('SEEDLINE_LOCK_WAIT_ABORTED', `Stopped waiting for the writer lock of ${target}: the wait was cancelled (stop requested). Nothing was written.`);
+  }
+}
+
+/** The single-writer lock this destination took is gone (its connection dropped): it writes nothing more. */
+export class DestinationLockLostError extends DestinationError {
+  /** What was locked, e.g. `Postgres schema seedline`. */
+  readonly target: string;
+  /** Why the lock was lost, e.g. the error that ended its connection. */
+  readonly reason: string;
+
+  /** @param options.unit whether a load unit was refused (rolled back) because of the loss. Default: false. */
+  constructor(target: string, reason: string, options?: { unit?: boolean }) {
+    const outcome = options?.unit ? 'this load unit was rolled back and nothing of it was committed' : 'this destination writes nothing more';
+    super(
+      'SEEDLINE_DESTINATION_LOCK_LOST',
+      `The writer lock on ${target} was lost (its connection dropped: ${reason}), so another writer may hold it now: ${outcome}. Run again; if the lock keeps dropping, check the server's idle_session_timeout and the connection to the database.`,
+    );
+    this.target = target;
+    this.reason = reason;
   }
 }
 

@@ -118,6 +118,8 @@ export abstract class SqlDestination implements Destination {
   abstract close(): Promise<void>;
   /** Opens a session (a connection of its own). */
   protected abstract openSession(): Promise<SqlSession>;
+  /** Throws when the writer lock this destination took is lost, so a unit is not committed without it. Default: no-op. */
+  protected assertWriterLock(): void {}
 
   /** Set once this object ensured the system tables: every later call is a no-op (serve drains often). */
   private systemTablesEnsured = false;
@@ -209,7 +211,7 @@ export abstract class SqlDestination implements Destination {
       await session.release(true);
       throw new DestinationWriteError('Starting a load unit', error);
     }
-    return new SqlLoadUnit(this, session, runId);
+    return new SqlLoadUnit(this, session, runId, () => this.assertWriterLock());
   }
 
   async query<Row extends Record<string, unknown> = Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
@@ -593,6 +595,7 @@ class SqlLoadUnit implements LoadUnit {
     private readonly destination: SqlDestination,
     private readonly session: SqlSession,
     private readonly runId: string,
+    private readonly assertWriterLock: () => void,
   ) {}
 
   write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite): Promise<WriteOutcome> {
@@ -624,6 +627,7 @@ class SqlLoadUnit implements LoadUnit {
   async commit(): Promise<void> {
     if (this.state !== 'open') throw new UnitClosedError(this.state);
     try {
+      this.assertWriterLock();
       await this.session.run({ sql: 'COMMIT', parameters: [] });
       this.state = 'committed';
       await this.session.release();
@@ -631,6 +635,7 @@ class SqlLoadUnit implements LoadUnit {
       this.state = 'failed';
       await this.session.run({ sql: 'ROLLBACK', parameters: [] }).catch(() => undefined);
       await this.session.release(true);
+      if (error instanceof DestinationError) throw error;
       throw new DestinationWriteError('Committing the load unit', error);
     }
   }

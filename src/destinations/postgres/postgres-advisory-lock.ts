@@ -1,26 +1,48 @@
 import pg from 'pg';
 import { postgresConnection } from './postgres-connection.js';
-import { DestinationLockedError, LockWaitAbortedError } from '../destination-error.js';
+import { DestinationLockLostError, DestinationLockedError, LockWaitAbortedError, describeCause } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
 
 /**
  * The single-writer lock of a Postgres schema: a session-level advisory lock on a key derived
  * from the schema name, held on a connection of its own for as long as the writer lives. The
  * holder's description travels as that connection's `application_name`, so a second writer can
- * name it from `pg_stat_activity`.
+ * name it from `pg_stat_activity`. If that connection drops, the lock is gone with it: the loss is
+ * remembered (`lostBecause`) and never silently healed, since another writer may have written since.
  */
 export class PostgresAdvisoryLock {
   private client: pg.Client | null = null;
+  private lost: string | null = null;
 
   constructor(
     private readonly connectionString: string,
     private readonly schema: string,
   ) {}
 
-  /** Takes the lock; throws `DestinationLockedError` naming the holder, or polls when `wait`. */
+  /** Why the lock taken by `acquire` was lost (its connection dropped); null while it is held or was never taken. */
+  get lostBecause(): string | null {
+    return this.lost;
+  }
+
+  /**
+   * Takes the lock; throws `DestinationLockedError` naming the holder, or polls when `wait`.
+   * Once held, checks that its connection is still alive; throws `DestinationLockLostError` once it was lost.
+   */
   async acquire(holder: string, wait: boolean, signal?: AbortSignal): Promise<void> {
+    if (this.client) await this.ping(this.client);
+    if (this.lost !== null) throw new DestinationLockLostError(this.target(), this.lost);
     if (this.client) return;
-    const client = new pg.Client({ ...postgresConnection(this.connectionString), application_name: applicationName(holder) });
+    // Keepalive turns a silently dead peer (network gone, server host down) into an error instead of a lock believed held forever;
+    // without a delay the OS default applies (Linux: probes start after 2 idle hours).
+    const client = new pg.Client({
+      ...postgresConnection(this.connectionString),
+      application_name: applicationName(holder),
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
+    // Without listeners a dropped connection is an uncaught exception; while the lock is not yet held, the failed query reports it.
+    client.on('error', (error) => this.dropped(client, describeCause(error)));
+    client.on('end', () => this.dropped(client, 'the connection was closed'));
     await client.connect();
     try {
       for (;;) {
@@ -29,9 +51,9 @@ export class PostgresAdvisoryLock {
           this.client = client;
           return;
         }
-        if (!wait) throw new DestinationLockedError(`Postgres schema ${this.schema}`, await this.holder(client));
+        if (!wait) throw new DestinationLockedError(this.target(), await this.holder(client));
         await sleep(250, signal);
-        if (signal?.aborted) throw new LockWaitAbortedError(`Postgres schema ${this.schema}`);
+        if (signal?.aborted) throw new LockWaitAbortedError(this.target());
       }
     } catch (error) {
       await client.end().catch(() => undefined);
@@ -46,6 +68,23 @@ export class PostgresAdvisoryLock {
     if (!client) return;
     await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [this.key()]).catch(() => undefined);
     await client.end().catch(() => undefined);
+  }
+
+  /** A round trip on the lock's connection: a drop not yet reported by an event shows here. */
+  private async ping(client: pg.Client): Promise<void> {
+    await client.query('select 1').catch((error: unknown) => this.dropped(client, describeCause(error)));
+  }
+
+  /** Remembers the first reason the held lock's connection gave for dropping, and closes what is left of it. */
+  private dropped(client: pg.Client, reason: string): void {
+    if (client !== this.client) return;
+    this.client = null;
+    this.lost = reason;
+    client.end().catch(() => undefined);
+  }
+
+  private target(): string {
+    return `Postgres schema ${this.schema}`;
   }
 
   private key(): string {

@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
-import { DestinationUnavailableError } from '../destination-error.js';
+import { DestinationLockLostError, DestinationUnavailableError } from '../destination-error.js';
 import type { ShapedRows } from '../record-shaper.js';
 import type { LogicalType } from '../table-layout.js';
 import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
@@ -86,6 +86,12 @@ export class PostgresDestination extends SqlDestination {
     if (!this.pool.ended) await this.pool.end();
   }
 
+  /** A unit commits only while the advisory lock taken by `lock` is still held (nothing to check when it was never taken). */
+  protected override assertWriterLock(): void {
+    const reason = this.advisoryLock.lostBecause;
+    if (reason !== null) throw new DestinationLockLostError(`Postgres schema ${this.schema}`, reason, { unit: true });
+  }
+
   protected async openSession(): Promise<SqlSession> {
     let client: pg.PoolClient;
     try {
@@ -108,6 +114,8 @@ class PostgresSession implements SqlSession {
 
   /** The last statement sent; the next one is sent once it is done (pg takes one query at a time). */
   private tail: Promise<unknown> = Promise.resolve();
+
+  private released = false;
 
   constructor(private readonly client: pg.PoolClient) {}
 
@@ -157,7 +165,10 @@ class PostgresSession implements SqlSession {
     return result;
   }
 
+  /** Returns the client to the pool, or discards it when `broken`; later calls do nothing (a unit whose commit failed is still rolled back). */
   async release(broken = false): Promise<void> {
+    if (this.released) return;
+    this.released = true;
     this.client.release(broken);
   }
 }
