@@ -127,4 +127,31 @@ describe('postgres destination: connection loss', () => {
 
     expect(await dest.query(`select id from ${dest.schema}.items`)).toEqual([{ id: 'a' }]);
   });
+
+  it('given an open unit, when its connection drops while idle in transaction, then commit fails with a write error, nothing is thrown outside the unit, and the next unit commits', async (ctx) => {
+    if (!available) return ctx.skip();
+    const dest = await open();
+    let commit: Awaited<ReturnType<typeof outcome>> | null = null;
+    const uncaught = await uncaughtDuring(async () => {
+      const unit = await dest.beginUnit('run_1');
+      await unit.write('items', [{ id: 'a' }]);
+      await unit.saveState([{ stream: 'items', partition: '*', cursor: 'page-2' }]);
+
+      const ended = await terminateSessions(
+        `datname = current_database() and pid <> pg_backend_pid() and state = 'idle in transaction' and query like $1`,
+        [`insert into "${dest.schema}"."_seedline_state"%`],
+      );
+      expect(ended).toBe(1);
+      commit = await outcome(unit.commit());
+      await unit.rollback();
+    });
+
+    expect(uncaught).toEqual([]);
+    expect(commit).toMatchObject({ code: 'SEEDLINE_DESTINATION_WRITE_FAILED', message: expect.stringContaining('terminating connection due to administrator command') });
+    expect(await dest.query(`select count(*)::int as n from ${dest.schema}.items`)).toEqual([{ n: 0 }]);
+    const next = await dest.beginUnit('run_2');
+    await next.write('items', [{ id: 'b' }]);
+    await next.commit();
+    expect(await dest.query(`select id from ${dest.schema}.items`)).toEqual([{ id: 'b' }]);
+  });
 });

@@ -115,9 +115,17 @@ class PostgresSession implements SqlSession {
   /** The last statement sent; the next one is sent once it is done (pg takes one query at a time). */
   private tail: Promise<unknown> = Promise.resolve();
 
+  /** The error that ended the connection while checked out; every later statement fails with it. */
+  private failure: Error | null = null;
   private released = false;
+  // pg-pool removes its idle 'error' listener on checkout: without one of ours a drop (e.g. while idle in transaction) is an uncaught exception.
+  private readonly onError = (error: Error): void => {
+    this.failure ??= error;
+  };
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(private readonly client: pg.PoolClient) {
+    client.on('error', this.onError);
+  }
 
   async prepareBulk(tables: readonly BulkTarget[]): Promise<void> {
     const wanted = tables.filter((t) => t.schema !== null && !this.columnTypes.has(`${t.schema}.${t.table}`));
@@ -160,16 +168,18 @@ class PostgresSession implements SqlSession {
 
   /** Sends a statement after the ones before it; a failed one does not hold back the rest (they fail in the aborted transaction). */
   private send<T>(statement: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(statement, statement);
+    const next = (): Promise<T> => (this.failure ? Promise.reject(this.failure) : statement());
+    const result = this.tail.then(next, next);
     this.tail = result.catch(() => undefined);
     return result;
   }
 
-  /** Returns the client to the pool, or discards it when `broken`; later calls do nothing (a unit whose commit failed is still rolled back). */
+  /** Returns the client to the pool, or discards it when `broken` or its connection failed; later calls do nothing. */
   async release(broken = false): Promise<void> {
     if (this.released) return;
     this.released = true;
-    this.client.release(broken);
+    this.client.removeListener('error', this.onError);
+    this.client.release(broken || this.failure !== null);
   }
 }
 
