@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { Int } from './common.js';
+import { Id, Int } from './common.js';
 
 /** Account resource of GET /v1/account. */
 export const Account = z.looseObject({
-  account_id: z.string(),
+  account_id: Id,
   volume_band: z.string().nullable().optional(),
   credits_remaining: Int,
   credits_used_this_month: Int,

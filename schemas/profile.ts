@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { Id, Int, Location, PartialDate, Timestamp } from './common.js';
+import { Id, Int, Location, PartialDate, Timestamp, UntypedText } from './common.js';
 
 const text = z.string().nullable().optional();
+/** Fields of the optional groups: the spec lists their names, not their types. */
+const untyped = UntypedText.nullable().optional();
 
 /** The profile's current company. */
 export const CurrentCompany = z.looseObject({
@@ -44,23 +46,23 @@ export const Education = z.looseObject({
 export type Education = z.infer<typeof Education>;
 
 /** Optional groups returned when publicly visible. */
-export const Certification = z.looseObject({ name: text, authority: text, issued_at: text, expires_at: text, url: text });
-export const Publication = z.looseObject({ title: text, publisher: text, published_at: text, url: text });
-export const Patent = z.looseObject({ title: text, number: text, issued_at: text });
-export const Honor = z.looseObject({ title: text, issuer: text, issued_at: text });
+export const Certification = z.looseObject({ name: untyped, authority: untyped, issued_at: untyped, expires_at: untyped, url: untyped });
+export const Publication = z.looseObject({ title: untyped, publisher: untyped, published_at: untyped, url: untyped });
+export const Patent = z.looseObject({ title: untyped, number: untyped, issued_at: untyped });
+export const Honor = z.looseObject({ title: untyped, issuer: untyped, issued_at: untyped });
 export const Project = z.looseObject({
-  name: text,
-  title: text,
-  description: text,
-  url: text,
-  started_at: text,
-  ended_at: text,
+  name: untyped,
+  title: untyped,
+  description: untyped,
+  url: untyped,
+  started_at: untyped,
+  ended_at: untyped,
 });
 export const OpenToWork = z.looseObject({
   titles: z.array(z.string()).optional(),
   locations: z.array(z.string()).optional(),
   workplace_types: z.array(z.string()).optional(),
-  start_timing: text,
+  start_timing: untyped,
 });
 
 /** Profile: data of POST /v1/profiles/enrich. Unknown fields (names the spec does not show) are kept. */

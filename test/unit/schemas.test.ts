@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Profile, parseRecord, ProfileEnrichBody, ErrorEnvelope } from '../../schemas/index.js';
+import { Account, Profile, parseRecord, ProfileEnrichBody, ErrorEnvelope } from '../../schemas/index.js';
+import { tableLayout } from '../../src/destinations/table-layout.js';
 
 const profile = {
   url: 'https://network.example/in/jane-doe',
@@ -20,6 +21,22 @@ describe('schemas', () => {
     expect(outcome.value.positions?.[0]?.network_id).toBe('987');
     expect((outcome.value as Record<string, unknown>).open_profile_messaging).toBe(true);
     expect((outcome.value.positions?.[0] as Record<string, unknown>).brand_new_field).toBe('kept');
+  });
+
+  it('given the optional groups typed as numbers (a patent number, a year), when a profile is parsed, then it loads with them as text columns', () => {
+    const groups = { patents: [{ title: 'Widget', number: 10234567, issued_at: 2019 }], certifications: [{ name: 'CKA', issued_at: 2021, expires_at: null }], open_to_work: { start_timing: 30 } };
+    const outcome = parseRecord(Profile, { ...profile, ...groups });
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+    expect(outcome.value.patents?.[0]).toMatchObject({ number: '10234567', issued_at: '2019' });
+    expect(outcome.value.certifications?.[0]).toMatchObject({ issued_at: '2021', expires_at: null });
+    const patents = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' }).children.find((c) => c.name === 'profiles__patents');
+    expect(patents?.columns.filter((c) => ['number', 'issued_at'].includes(c.name)).map((c) => c.type)).toEqual(['text', 'text']);
+  });
+
+  it('given an account whose account_id is a number, when parsed, then it is accepted as text', () => {
+    const account = { account_id: 48213, credits_remaining: 10, credits_used_this_month: 0, price_per_1k_credits_usd: 2.5, rate_limit: { requests_per_minute: 600, concurrent_batch_jobs: 5 }, signals: { active: 0, paused: 0, estimated_monthly_credits: 0 } };
+    expect(Account.parse(account).account_id).toBe('48213');
   });
 
   it('given a record missing a required field, when parsed, then the reason names the path', () => {
