@@ -223,14 +223,19 @@ export class ApiClient {
     return this.#account;
   }
 
-  /** POST /v1/profiles/enrich: 1 credit per successful profile. */
+  /**
+   * POST /v1/profiles/enrich: 1 credit per successful profile. `fields` restricts the answer to those top-level
+   * fields (same cost); the fields that identify a profile are added to the list, so the answer is a Profile.
+   */
   enrichProfile(body: ProfileEnrichBody): Promise<ApiResponse<Profile>> {
-    return this.#call({ operation: 'enrichProfile', method: 'POST', billed: true, path: '/v1/profiles/enrich', body, bodySchema: ProfileEnrichBody, schema: Profile });
+    const request = withIdentityFields(body, PROFILE_IDENTITY_FIELDS);
+    return this.#call({ operation: 'enrichProfile', method: 'POST', billed: true, path: '/v1/profiles/enrich', body: request, bodySchema: ProfileEnrichBody, schema: Profile });
   }
 
-  /** POST /v1/companies/enrich: 1 credit per successful company. */
+  /** POST /v1/companies/enrich: 1 credit per successful company. `fields` works as in {@link enrichProfile}. */
   enrichCompany(body: CompanyEnrichBody): Promise<ApiResponse<Company>> {
-    return this.#call({ operation: 'enrichCompany', method: 'POST', billed: true, path: '/v1/companies/enrich', body, bodySchema: CompanyEnrichBody, schema: Company });
+    const request = withIdentityFields(body, COMPANY_IDENTITY_FIELDS);
+    return this.#call({ operation: 'enrichCompany', method: 'POST', billed: true, path: '/v1/companies/enrich', body: request, bodySchema: CompanyEnrichBody, schema: Company });
   }
 
   /** POST /v1/posts/enrich: 1 credit per successful post. */
@@ -606,4 +611,15 @@ function errorCode(error: unknown): string {
     current = (current as { cause?: unknown }).cause;
   }
   return 'UNKNOWN';
+}
+
+/** Top-level fields a Profile answer needs (the schema requires them), kept when `fields` restricts the answer. */
+const PROFILE_IDENTITY_FIELDS = ['url', 'public_identifier', 'urn', 'scraped_at'] as const;
+/** Top-level fields a Company answer needs. */
+const COMPANY_IDENTITY_FIELDS = ['url', 'network_id', 'scraped_at'] as const;
+
+/** `body` with `identity` added to its `fields` when it restricts the answer (the service charges the same). */
+function withIdentityFields<Body extends { fields?: string[] | undefined }>(body: Body, identity: readonly string[]): Body {
+  if (body.fields === undefined) return body;
+  return { ...body, fields: [...new Set([...body.fields, ...identity])] };
 }

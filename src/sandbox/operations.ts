@@ -153,7 +153,7 @@ const companiesEnrich: Operation<z.infer<typeof CompanyEnrichBody>> = {
   target: (body) => companyRef(body),
   run: (body, env, target) => {
     const ref = target as TargetRef;
-    const data = pickFields(buildCompany(env.seed, ref, env.nowMs), ['url', 'network_id', 'scraped_at'], body.fields);
+    const data = pickFields(buildCompany(env.seed, ref, env.nowMs), body.fields);
     return { data, credits: 1, reason: 'success', target: ref.url };
   },
 };

@@ -13,6 +13,7 @@ import {
   PostSearchResult,
   Profile,
 } from '../../schemas/index.js';
+import { ApiClient } from '../../src/client/index.js';
 import { LIVE_KEY, useHarness, TEST_KEY } from '../helpers/sandbox.js';
 
 const h = useHarness({ seed: 3 });
@@ -38,11 +39,23 @@ describe('POST /v1/profiles/enrich', () => {
 
   it('given fields and with_followers_and_connections, when enriched, then only those fields and the counts come back', async () => {
     const res = await h.post('/v1/profiles/enrich', { url: 'grace-hopper', fields: ['headline', 'followers_count'] });
-    expect(Object.keys(res.body.data).sort()).toEqual(['followers_count', 'headline', 'public_identifier', 'scraped_at', 'url', 'urn'].sort());
+    expect(Object.keys(res.body.data).sort()).toEqual(['followers_count', 'headline']);
     const full = await h.post('/v1/profiles/enrich', { url: 'grace-hopper', with_followers_and_connections: true });
     expect(typeof full.body.data.connections_count).toBe('number');
     const plain = await h.post('/v1/profiles/enrich', { url: 'grace-hopper' });
     expect(plain.body.data.connections_count).toBeUndefined();
+  });
+
+  it('given fields, when the client enriches a profile and a company, then the answers hold those fields and what identifies the record, and validate', async () => {
+    const client = await ApiClient.connect({ baseUrl: h.sandbox.url, apiKey: 'svc_live_enrich_fields' });
+    try {
+      const profile = await client.enrichProfile({ url: 'grace-hopper', fields: ['headline'] });
+      expect(Object.keys(profile.data).sort()).toEqual(['headline', 'public_identifier', 'scraped_at', 'url', 'urn']);
+      const company = await client.enrichCompany({ domain: 'example.com', fields: ['name'] });
+      expect(Object.keys(company.data).sort()).toEqual(['name', 'network_id', 'scraped_at', 'url']);
+    } finally {
+      await client.close();
+    }
   });
 
   it('given the urn of a profile, when enriched by urn, then the same profile comes back', async () => {
