@@ -110,10 +110,12 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
 }
 
 function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState, page: PageState): Record<string, unknown> {
+  // A full refresh asks as a first run does: no `newest`, no `days_since_last` (jobs' posted_within_days).
+  const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: daysSince(saved.completed_at, ctx.now()) };
   const context = {
     partition: partition.values,
     options: ctx.options,
-    state: { newest: ctx.fullRefresh ? undefined : saved.newest, days_since_last: daysSince(saved.completed_at, ctx.now()) },
+    state,
     page,
   };
   const args = renderTemplate(manifest.args, context) as Record<string, unknown>;
