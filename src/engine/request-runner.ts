@@ -22,7 +22,7 @@ export interface PartitionState {
   completed_at?: string;
   /** Newest incremental value loaded by complete passes. */
   newest?: string;
-  /** A pass under way: where to resume after a crash. */
+  /** A pass under way: where the next run resumes (after a crash, a stop, or a cut at max_pages). */
   pending?: PageState;
   /** The last error of this partition, if its last attempt failed. */
   error?: string;
@@ -90,8 +90,9 @@ async function partitionsDue(manifest: RequestStreamNode, ctx: StreamContext) {
 }
 
 /**
- * Worst and expected credits of a pass over each partition: the worst case pays every page up to
- * `max_pages`, the expected case the first page only (an incremental pass usually stops there).
+ * Worst and expected credits of a pass over each partition: the worst case pays every page this
+ * run may read (see `pagesThisRun`), the expected case the first page only (an incremental pass
+ * usually stops there).
  */
 function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: readonly Partition[], states: ReadonlyMap<string, PartitionState>): Cost {
   const total = { worst: 0, expected: 0 };
@@ -103,7 +104,7 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
     if (maxPages === undefined && call.worst > 0) {
       throw new StreamDefinitionError(`stream "${manifest.name}": its call "${manifest.call}" costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`);
     }
-    total.worst += call.worst * (maxPages === undefined ? 1 : Math.max(1, maxPages - page.number + 1));
+    total.worst += call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1);
     total.expected += call.expected;
   }
   return total;
@@ -132,6 +133,23 @@ function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: 
   if (paginator.type === 'none') return 1;
   if (paginator.type !== 'page_token') return undefined;
   return Number(renderTemplate(paginator.max_pages, { options: ctx.options, partition: partition.values })) || 10;
+}
+
+/**
+ * The most pages one run may read of a partition's pass, from `page` on; `undefined` without a
+ * limit. A pass that has a stopping point (the newest item of earlier passes) reads at most
+ * `max_pages` per run and goes on in the next run until it reaches that point, so no item between
+ * the cut and the stopping point is skipped. A pass without one (a first pass) ends at page
+ * `max_pages`: there `max_pages` is how far back the history goes.
+ */
+function pagesThisRun(manifest: RequestStreamNode, saved: PartitionState, page: PageState, maxPages: number | undefined): number | undefined {
+  if (maxPages === undefined) return undefined;
+  if (hasStoppingPoint(manifest, saved)) return maxPages;
+  return Math.max(1, maxPages - page.number + 1);
+}
+
+function hasStoppingPoint(manifest: RequestStreamNode, saved: PartitionState): boolean {
+  return manifest.incremental.type === 'newest' && saved.newest !== undefined;
 }
 
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
@@ -176,6 +194,12 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   await queue.onIdle();
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
   if (outcome.failed > 0) outcome.status = outcome.failed === todo.length && outcome.records === 0 ? 'failed' : 'partial';
+  if (runner.cutAtMaxPages > 0) {
+    if (outcome.status === 'succeeded') outcome.status = 'partial';
+    const message = `${runner.cutAtMaxPages} partition(s) stopped at max_pages with more new items to read; the next run goes on from there (a larger max_pages catches up sooner)`;
+    noteError(outcome, message);
+    ctx.reporter.notice(manifest.name, message);
+  }
   if (budgetStop instanceof RunStoppedError) {
     outcome.status = 'partial';
     noteStoppedOnRequest(outcome, budgetStop);
@@ -192,6 +216,8 @@ class PartitionRunner {
   private readonly call;
   /** Each partition's state as last committed (or as read at the start of the run). */
   private readonly current: Map<string, PartitionState>;
+  /** Partitions whose pass this run left pending at `max_pages`, before reaching the items already loaded. */
+  cutAtMaxPages = 0;
 
   constructor(
     private readonly manifest: RequestStreamNode,
@@ -212,18 +238,29 @@ class PartitionRunner {
     // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
     // the state, so a failure part-way does not cost the next normal run its stopping point.
     let page: PageState = (this.ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
-    const maxPages = maxPagesOf(this.manifest, this.ctx, partition);
-    for (;;) {
+    const limit = pagesThisRun(this.manifest, saved, page, maxPagesOf(this.manifest, this.ctx, partition));
+    // Whether this pass has reached the items of earlier passes (a full refresh reads on past them).
+    let reachedStop = !hasStoppingPoint(this.manifest, saved);
+    for (let read = 1; ; read++) {
       const response = await this.fetchPage(partition, saved, page);
       const records = recordsOf(lookup(response, String(renderTemplate(this.manifest.records, { partition: partition.values }))));
       const { fresh, reachedKnown, newest } = this.incremental(records, saved);
+      reachedStop ||= reachedKnown;
       const passNewest = maxIso(page.newest, newest);
-      const next = reachedKnown ? undefined : this.nextPage(response, page, maxPages);
+      const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.nextPage(response, page);
+      const atLimit = more !== undefined && limit !== undefined && read >= limit;
+      // Cut at max_pages short of the stopping point, the pass stays pending: completing it would
+      // move the stopping point past the items not read yet, and no later pass would read them.
+      const next = atLimit && reachedStop ? undefined : more;
       const state: PartitionState = next
         ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
         : { completed_at: this.ctx.now().toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true };
       await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
       if (!next) return;
+      if (atLimit) {
+        this.cutAtMaxPages++;
+        return;
+      }
       if (this.ctx.stop?.aborted) throw new RunStoppedError();
       page = { ...next, newest: passNewest };
     }
@@ -280,24 +317,29 @@ class PartitionRunner {
     }
   }
 
+  /**
+   * The records of a page to load, whether the page reached items of earlier passes (not newer
+   * than the saved `newest`), and its newest stamp. A full refresh loads every record it reads.
+   */
   private incremental(records: unknown[], saved: PartitionState): { fresh: unknown[]; reachedKnown: boolean; newest?: string } {
     const node = this.manifest.incremental;
     if (node.type === 'none') return { fresh: records, reachedKnown: false };
     const stamps = records.map((r) => firstField(r, node.field));
     const newest = stamps.reduce<string | undefined>((max, s) => maxIso(max, s), undefined);
-    if (node.type === 'since' || this.ctx.fullRefresh || saved.newest === undefined) return { fresh: records, reachedKnown: false, newest };
+    if (node.type === 'since' || saved.newest === undefined) return { fresh: records, reachedKnown: false, newest };
     const known = Date.parse(saved.newest);
     const isNew = (stamp: string | undefined) => stamp === undefined || Date.parse(stamp) > known;
-    return { fresh: records.filter((_, i) => isNew(stamps[i])), reachedKnown: stamps.some((s) => !isNew(s)), newest };
+    const reachedKnown = stamps.some((s) => !isNew(s));
+    return { fresh: this.ctx.fullRefresh ? records : records.filter((_, i) => isNew(stamps[i])), reachedKnown, newest };
   }
 
-  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState, maxPages: number | undefined): PageState | undefined {
+  /** The page after `page` when the service says there is one (page limits are the caller's). */
+  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState): PageState | undefined {
     const paginator = this.manifest.paginator;
     if (paginator.type === 'cursor') return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
     if (paginator.type === 'none') return undefined;
     const data = response.data as { pagination?: { has_more?: boolean }; pagination_token?: string | null };
-    const more = data.pagination?.has_more === true && page.number < (maxPages ?? Infinity);
-    return more ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
+    return data.pagination?.has_more === true ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
   }
 
   private async commit(partition: Partition, shaped: ShapedRecords, state: PartitionState): Promise<void> {
