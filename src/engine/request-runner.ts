@@ -15,6 +15,7 @@ import { callByName, creditsOf, errorType, recoverPaidResponse, UNPROCESSABLE } 
 import { addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
+import { readPastCap, type CapRead } from './record-cap.js';
 
 /** Saved state of one partition of a request stream (JSON in `_seedline_state.cursor`). */
 export interface PartitionState {
@@ -28,6 +29,8 @@ export interface PartitionState {
   error?: string;
   /** The last complete pass ran after the partition's window had closed (month windows). */
   window_closed?: boolean;
+  /** When the last pass ended whose answer was cut at the service's cap (`completed_at` then stays at the last pass that was not cut); freshness counts from it. */
+  checked_at?: string;
 }
 
 /** Where a pass stands. */
@@ -241,20 +244,21 @@ class PartitionRunner {
     const limit = pagesThisRun(this.manifest, saved, page, maxPagesOf(this.manifest, this.ctx, partition));
     // Whether this pass has reached the items of earlier passes (a full refresh reads on past them).
     let reachedStop = !hasStoppingPoint(this.manifest, saved);
-    for (let read = 1; ; read++) {
-      const response = await this.fetchPage(partition, saved, page);
-      const records = recordsOf(lookup(response, String(renderTemplate(this.manifest.records, { partition: partition.values }))));
-      const { fresh, reachedKnown, newest } = this.incremental(records, saved);
+    for (let pagesRead = 1; ; pagesRead++) {
+      const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
+      const response = await this.fetch(args);
+      const read = await this.readPastCap(partition, args, this.recordsIn(response, partition));
+      const { fresh, reachedKnown, newest } = this.incremental(read.records, saved);
       reachedStop ||= reachedKnown;
       const passNewest = maxIso(page.newest, newest);
       const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.nextPage(response, page);
-      const atLimit = more !== undefined && limit !== undefined && read >= limit;
+      const atLimit = more !== undefined && limit !== undefined && pagesRead >= limit;
       // Cut at max_pages short of the stopping point, the pass stays pending: completing it would
       // move the stopping point past the items not read yet, and no later pass would read them.
       const next = atLimit && reachedStop ? undefined : more;
       const state: PartitionState = next
         ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
-        : { completed_at: this.ctx.now().toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true };
+        : endOfPass(saved, passNewest, partition, read, this.ctx.now());
       await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
       if (!next) return;
       if (atLimit) {
@@ -299,8 +303,19 @@ class PartitionRunner {
     await this.writeUnit(buffer.groups, buffer.states);
   }
 
-  private async fetchPage(partition: Partition, saved: PartitionState, page: PageState) {
-    const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
+  private recordsIn(response: unknown, partition: Partition): unknown[] {
+    return recordsOf(lookup(response, String(renderTemplate(this.manifest.records, { partition: partition.values }))));
+  }
+
+  /** An answer cut at the service's cap: hold the window (`cap` of the manifest). */
+  private readPastCap(partition: Partition, args: Record<string, unknown>, records: unknown[]): Promise<CapRead> {
+    return readPastCap(this.manifest.cap, partition, this.ctx.options, args, records, {
+      stream: this.manifest.name,
+      notice: (stream, message) => this.ctx.reporter.notice(stream, message),
+    });
+  }
+
+  private async fetch(args: Record<string, unknown>) {
     const worstCase = this.ctx.costs.callCost(this.manifest.call, args).worst;
     const reservation = this.ctx.budget.reserve(worstCase);
     let credits = worstCase;
@@ -380,10 +395,21 @@ function stateRow(stream: string, partition: string, state: PartitionState): Sta
 }
 
 function isFresh(state: PartitionState | undefined, partition: Partition, refreshMs: number | undefined, now: Date): boolean {
-  if (!state?.completed_at || state.pending) return false;
+  const last = state?.checked_at ?? state?.completed_at;
+  if (!last || state?.pending) return false;
   // A closed window (last month) is final once a pass read it after it closed.
-  if (partition.final) return state.window_closed === true;
-  return isRecent(state.completed_at, refreshMs, now);
+  if (partition.final) return state?.window_closed === true;
+  return isRecent(last, refreshMs, now);
+}
+
+/**
+ * The state after a pass's last page. An answer cut at the service's cap holds the window
+ * (`completed_at` and `newest` of the last uncut pass stay, so the next window reaches back over
+ * what was cut).
+ */
+function endOfPass(saved: PartitionState, passNewest: string | undefined, partition: Partition, read: CapRead, now: Date): PartitionState {
+  if (read.cut && read.onCut === 'hold') return { completed_at: saved.completed_at, newest: saved.newest, checked_at: now.toISOString() };
+  return { completed_at: now.toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true };
 }
 
 function daysSince(iso: string | undefined, now: Date): number | undefined {

@@ -82,6 +82,22 @@ export const IncrementalNode = z.discriminatedUnion('type', [
 ]);
 export type IncrementalNode = z.infer<typeof IncrementalNode>;
 
+/**
+ * What an answer holding as many records as the service returns at most means: records beyond it
+ * were cut off and no page leads to them. `at` is a template over `args` (the call's rendered
+ * argument) and `options`; `notice` a template over `partition`, `args` and `count` (records that came).
+ */
+export const CapNode = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  /**
+   * The pass ends without moving its window: the state keeps the last complete pass's
+   * `completed_at` and `newest` (so `state.days_since_last` still reaches back over what was cut),
+   * freshness counts from this pass, and `notice` is reported.
+   */
+  z.strictObject({ type: z.literal('hold_window'), at: Template, notice: z.string() }),
+]);
+export type CapNode = z.infer<typeof CapNode>;
+
 /** Fields every stream has. */
 const streamBase = {
   /** Stream name: equals its file name and (usually) its table. */
@@ -118,6 +134,8 @@ export const RequestStreamNode = z.strictObject({
   /** Path to the records in the response (`data.posts`); a single object is one record. */
   records: z.string(),
   incremental: IncrementalNode.default({ type: 'none' }),
+  /** What a capped answer (as many records as the service returns, no page further) means. Default: none (taken as complete). */
+  cap: CapNode.default({ type: 'none' }),
 });
 export type RequestStreamNode = z.infer<typeof RequestStreamNode>;
 
