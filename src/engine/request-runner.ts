@@ -307,11 +307,12 @@ class PartitionRunner {
     return recordsOf(lookup(response, String(renderTemplate(this.manifest.records, { partition: partition.values }))));
   }
 
-  /** An answer cut at the service's cap: hold the window (`cap` of the manifest). */
+  /** An answer cut at the service's cap: read its window again in pieces, or hold the window (`cap` of the manifest). */
   private readPastCap(partition: Partition, args: Record<string, unknown>, records: unknown[]): Promise<CapRead> {
     return readPastCap(this.manifest.cap, partition, this.ctx.options, args, records, {
       stream: this.manifest.name,
       notice: (stream, message) => this.ctx.reporter.notice(stream, message),
+      read: async (pieceArgs) => this.recordsIn(await this.fetch(pieceArgs), partition),
     });
   }
 
@@ -403,13 +404,13 @@ function isFresh(state: PartitionState | undefined, partition: Partition, refres
 }
 
 /**
- * The state after a pass's last page. An answer cut at the service's cap holds the window
+ * The state after a pass's last page. An answer cut at the service's cap either holds the window
  * (`completed_at` and `newest` of the last uncut pass stay, so the next window reaches back over
- * what was cut).
+ * what was cut) or leaves a closed window not final (it is read again next run).
  */
 function endOfPass(saved: PartitionState, passNewest: string | undefined, partition: Partition, read: CapRead, now: Date): PartitionState {
   if (read.cut && read.onCut === 'hold') return { completed_at: saved.completed_at, newest: saved.newest, checked_at: now.toISOString() };
-  return { completed_at: now.toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true };
+  return { completed_at: now.toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true && !read.cut };
 }
 
 function daysSince(iso: string | undefined, now: Date): number | undefined {

@@ -95,6 +95,22 @@ export const CapNode = z.discriminatedUnion('type', [
    * freshness counts from this pass, and `notice` is reported.
    */
   z.strictObject({ type: z.literal('hold_window'), at: Template, notice: z.string() }),
+  /**
+   * The window (the args named `from` and `to`, ISO instants) is read again in halves, down to
+   * `min_days` (default 1), each half only split again when it too is cut; the pieces' records are
+   * merged by `key`, adding up the `sum` fields. A piece of `min_days` still cut is loaded as it
+   * came, `notice` is reported, and a closed window is not marked final.
+   */
+  z.strictObject({
+    type: z.literal('split_window'),
+    at: Template,
+    from: z.string(),
+    to: z.string(),
+    min_days: z.number().int().min(1).default(1),
+    key: z.array(z.string()).min(1),
+    sum: z.array(z.string()).default([]),
+    notice: z.string(),
+  }),
 ]);
 export type CapNode = z.infer<typeof CapNode>;
 
