@@ -16,6 +16,7 @@ import { addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamCont
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
 import { readPastCap, type CapRead } from './record-cap.js';
+import { stampFields } from './stamp-fields.js';
 
 /** Saved state of one partition of a request stream (JSON in `_seedline_state.cursor`). */
 export interface PartitionState {
@@ -248,7 +249,7 @@ class PartitionRunner {
       const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
       const response = await this.fetch(args);
       const read = await this.readPastCap(partition, args, this.recordsIn(response, partition));
-      const { fresh, reachedKnown, newest } = this.incremental(read.records, saved);
+      const { fresh, reachedKnown, newest } = this.incremental(read.records, saved, partition);
       reachedStop ||= reachedKnown;
       const passNewest = maxIso(page.newest, newest);
       const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.nextPage(response, page);
@@ -337,10 +338,11 @@ class PartitionRunner {
    * The records of a page to load, whether the page reached items of earlier passes (not newer
    * than the saved `newest`), and its newest stamp. A full refresh loads every record it reads.
    */
-  private incremental(records: unknown[], saved: PartitionState): { fresh: unknown[]; reachedKnown: boolean; newest?: string } {
+  private incremental(records: unknown[], saved: PartitionState, partition: Partition): { fresh: unknown[]; reachedKnown: boolean; newest?: string } {
     const node = this.manifest.incremental;
     if (node.type === 'none') return { fresh: records, reachedKnown: false };
-    const stamps = records.map((r) => firstField(r, node.field));
+    const fields = stampFields(node.field, partition, this.manifest.name);
+    const stamps = records.map((r) => firstField(r, fields));
     const newest = stamps.reduce<string | undefined>((max, s) => maxIso(max, s), undefined);
     if (node.type === 'since' || saved.newest === undefined) return { fresh: records, reachedKnown: false, newest };
     const known = Date.parse(saved.newest);

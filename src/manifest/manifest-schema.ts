@@ -72,13 +72,23 @@ export type PaginatorNode = z.infer<typeof PaginatorNode>;
 /** One field name or several (the first present in a record wins). */
 const FieldList = z.union([z.string(), z.array(z.string()).min(1)]).transform((f) => (Array.isArray(f) ? f : [f]));
 
+/**
+ * Fields chosen by a partition value: `by` is a template over `partition` (`{{ partition.kind }}`),
+ * `cases` the field (or fields) of each value. A value with no case is a stream definition error.
+ */
+const FieldSwitch = z.strictObject({ by: z.string(), cases: z.record(z.string(), FieldList) });
+
+/** The field a record's incremental stamp is read from: one, several (first present wins), or one per partition value. */
+const StampField = z.union([FieldList, FieldSwitch]);
+export type StampField = z.infer<typeof StampField>;
+
 /** What makes a re-run cheap. */
 export const IncrementalNode = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
-  /** Stop paging at records not newer than the newest `field` saved by the last complete pass. */
-  z.strictObject({ type: z.literal('newest'), field: FieldList }),
+  /** Stop paging at records not newer than the newest `field` saved by the last complete pass; a record without it never stops paging. */
+  z.strictObject({ type: z.literal('newest'), field: StampField }),
   /** Pass the newest saved `field` as the request's `since`. */
-  z.strictObject({ type: z.literal('since'), field: FieldList }),
+  z.strictObject({ type: z.literal('since'), field: StampField }),
 ]);
 export type IncrementalNode = z.infer<typeof IncrementalNode>;
 

@@ -21,11 +21,14 @@ import { buildPost, urnOfToken } from './fixtures/post.js';
 import { buildProfile, COUNT_FIELDS, profileName } from './fixtures/profile.js';
 import { countHeadcount, searchCompanies, searchJobs, searchPeople, searchPosts, SEARCH_PAGE_SIZE } from './fixtures/search.js';
 import type { SearchOutcome, SearchVariant } from './fixtures/search.js';
+import type { RepostShape } from './options.js';
 
 /** What an operation needs to build its answer. */
 export interface OperationEnv {
   seed: number;
   nowMs: number;
+  /** Shape of repost entries. Default: nested, with `reposted_at`, originals 1 to 72 hours old. */
+  reposts?: Required<RepostShape>;
 }
 
 /** A successful scrape: its data, cost and `meta` extras. */
@@ -213,7 +216,7 @@ const profilesActivity: Operation<z.infer<typeof ActivityBody>> = {
   schema: ActivityBody,
   creditsDoc: '2 credits per page (up to 25 items); empty pages free; each kind is its own scrape',
   target: (body) => profileRef(body),
-  run: (body, env, target) => feedResult(buildActivityPage(env.seed, target as TargetRef, body.kind, body, env.nowMs), target as TargetRef),
+  run: (body, env, target) => feedResult(buildActivityPage(env.seed, target as TargetRef, body.kind, body, env.nowMs, env.reposts), target as TargetRef),
 };
 
 const companiesPosts: Operation<z.infer<typeof CompanyPostsBody>> = {

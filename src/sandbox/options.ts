@@ -40,6 +40,21 @@ export interface SandboxOptions {
    * held item before closing the sandbox. Default: none.
    */
   beforeBatchItem?: (item: { ref: string; operation: string }) => Promise<void>;
+  /** How repost entries of profile activity look, a choice the spec leaves open. Default: see {@link RepostShape}. */
+  reposts?: RepostShape;
+}
+
+/**
+ * Repost entries carry "metadata of the original post (field names not listed)" (spec): these pick
+ * one of the shapes that allows.
+ */
+export interface RepostShape {
+  /** `nested`: the original post under `original_post`; `flat`: its fields (`posted_at`, `text`, `author`, …) beside the repost's own `url`, `urn`. Default 'nested'. */
+  original?: 'nested' | 'flat';
+  /** Whether an entry carries `reposted_at`. Default true. */
+  reposted_at?: boolean;
+  /** How long before the repost the original was posted, in days [min, max], drawn per entry. Default [0, 0] (1 to 72 hours). */
+  original_age_days?: [number, number];
 }
 
 /** Options with every default applied. */
@@ -56,6 +71,7 @@ export interface ResolvedOptions {
   batchItemConcurrency: number;
   startTime: Date;
   beforeBatchItem: ((item: { ref: string; operation: string }) => Promise<void>) | null;
+  reposts: Required<RepostShape>;
 }
 
 /** Applies the documented defaults. */
@@ -73,6 +89,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     batchItemConcurrency: Math.max(1, options.batchItemConcurrency ?? 10),
     startTime: new Date(options.startTime ?? '2026-11-01T00:00:00Z'),
     beforeBatchItem: options.beforeBatchItem ?? null,
+    reposts: { original: options.reposts?.original ?? 'nested', reposted_at: options.reposts?.reposted_at ?? true, original_age_days: options.reposts?.original_age_days ?? [0, 0] },
   };
 }
 
