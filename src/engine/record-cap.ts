@@ -12,8 +12,20 @@ export interface CapRead {
   records: unknown[];
   /** Records may be missing: the pass must not count as having read its whole window. */
   cut: boolean;
-  /** How the pass ends when cut: `hold` keeps the window where it was; `open` leaves a closed window not final. */
+  /** How the pass ends when cut: `hold` remembers the window it could not finish; `open` leaves a closed window not final. */
   onCut: 'hold' | 'open';
+  /** The cap the answer was cut at (`hold`). */
+  at?: number;
+}
+
+/**
+ * A window whose answer was cut at the cap: the last pass that was not cut (`since`, absent when
+ * none was: all time) and the cap of the cut. Asking that window again with the same cap would
+ * return the same newest records and pay for them again: it is asked again only with a larger cap.
+ */
+export interface HeldWindow {
+  since?: string;
+  at: number;
 }
 
 /** Where a cut answer's notice goes, and how a piece of a split window is read. */
@@ -37,7 +49,7 @@ export async function readPastCap(node: CapNode, partition: Partition, options: 
   if (records.length < at) return { records, cut: false, onCut: node.type === 'hold_window' ? 'hold' : 'open' };
   if (node.type === 'hold_window') {
     say(args, records.length);
-    return { records, cut: true, onCut: 'hold' };
+    return { records, cut: true, onCut: 'hold', at };
   }
   const from = Date.parse(String(args[node.from]));
   const to = Date.parse(String(args[node.to]));
@@ -59,6 +71,12 @@ export async function readPastCap(node: CapNode, partition: Partition, options: 
   };
   const pieces = await read(from, to, records);
   return { records: pieces.length === 1 ? pieces[0]! : mergeByKey(pieces.flat(), node.key, node.sum), cut, onCut: 'open' };
+}
+
+/** Whether a held window is asked again with `args`: only when their cap is larger than the one that cut it. */
+export function reopensHeldWindow(node: CapNode, held: HeldWindow | undefined, options: Record<string, unknown>, args: Record<string, unknown>): held is HeldWindow {
+  if (held === undefined || node.type !== 'hold_window') return false;
+  return Number(renderTemplate(node.at, { args, options })) > held.at;
 }
 
 /** Records of several windows as those of their union: one per `key`, the `sum` fields added up. */

@@ -15,7 +15,7 @@ import { callByName, creditsOf, errorType, recoverPaidResponse, UNPROCESSABLE } 
 import { addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
-import { readPastCap, type CapRead } from './record-cap.js';
+import { readPastCap, reopensHeldWindow, type CapRead, type HeldWindow } from './record-cap.js';
 import { stampFields } from './stamp-fields.js';
 
 /** Saved state of one partition of a request stream (JSON in `_seedline_state.cursor`). */
@@ -30,8 +30,8 @@ export interface PartitionState {
   error?: string;
   /** The last complete pass ran after the partition's window had closed (month windows). */
   window_closed?: boolean;
-  /** When the last pass ended whose answer was cut at the service's cap (`completed_at` then stays at the last pass that was not cut); freshness counts from it. */
-  checked_at?: string;
+  /** A window whose answer was cut at the service's cap (see `HeldWindow`): asked again once the cap is raised. */
+  held?: HeldWindow;
 }
 
 /** Where a pass stands. */
@@ -115,15 +115,14 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
 }
 
 function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState, page: PageState): Record<string, unknown> {
-  // A full refresh asks as a first run does: no `newest`, no `days_since_last` (jobs' posted_within_days).
-  const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: daysSince(saved.completed_at, ctx.now()) };
-  const context = {
-    partition: partition.values,
-    options: ctx.options,
-    state,
-    page,
+  const render = (since: string | undefined) => {
+    // A full refresh asks as a first run does: no `newest`, no `days_since_last` (jobs' posted_within_days).
+    const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: daysSince(since, ctx.now()) };
+    return renderTemplate(manifest.args, { partition: partition.values, options: ctx.options, state, page }) as Record<string, unknown>;
   };
-  const args = renderTemplate(manifest.args, context) as Record<string, unknown>;
+  let args = render(saved.completed_at);
+  // A window cut at a smaller cap is asked again, from the last pass that was not cut, once the cap is raised.
+  if (!ctx.fullRefresh && reopensHeldWindow(manifest.cap, saved.held, ctx.options, args)) args = render(saved.held.since);
   if (manifest.paginator.type === 'page_token' && page.number > 1) {
     args.page = page.number;
     if (page.token) args.pagination_token = page.token;
@@ -259,7 +258,7 @@ class PartitionRunner {
       const next = atLimit && reachedStop ? undefined : more;
       const state: PartitionState = next
         ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
-        : endOfPass(saved, passNewest, partition, read, this.ctx.now());
+        : endOfPass(saved, passNewest, partition, read, this.ctx.now(), this.windowAsked(saved, args));
       await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
       if (!next) return;
       if (atLimit) {
@@ -302,6 +301,12 @@ class PartitionRunner {
   /** Writes everything buffered by a replace-mode stream in one unit. */
   async flushBuffered(buffer: PageBuffer): Promise<void> {
     await this.writeUnit(buffer.groups, buffer.states);
+  }
+
+  /** Which window `args` ask: every record (a full refresh), a held window again, or what is new since the last pass. */
+  private windowAsked(saved: PartitionState, args: Record<string, unknown>): WindowAsked {
+    if (this.ctx.fullRefresh) return 'all';
+    return reopensHeldWindow(this.manifest.cap, saved.held, this.ctx.options, args) ? 'held' : 'new';
   }
 
   private recordsIn(response: unknown, partition: Partition): unknown[] {
@@ -398,7 +403,7 @@ function stateRow(stream: string, partition: string, state: PartitionState): Sta
 }
 
 function isFresh(state: PartitionState | undefined, partition: Partition, refreshMs: number | undefined, now: Date): boolean {
-  const last = state?.checked_at ?? state?.completed_at;
+  const last = state?.completed_at;
   if (!last || state?.pending) return false;
   // A closed window (last month) is final once a pass read it after it closed.
   if (partition.final) return state?.window_closed === true;
@@ -406,13 +411,25 @@ function isFresh(state: PartitionState | undefined, partition: Partition, refres
 }
 
 /**
- * The state after a pass's last page. An answer cut at the service's cap either holds the window
- * (`completed_at` and `newest` of the last uncut pass stay, so the next window reaches back over
- * what was cut) or leaves a closed window not final (it is read again next run).
+ * The state after a pass's last page. An answer cut at the service's cap either holds its window
+ * (the next runs ask only what is newer, and the cut window again once the cap is raised) or
+ * leaves a closed window not final (it is read again next run).
  */
-function endOfPass(saved: PartitionState, passNewest: string | undefined, partition: Partition, read: CapRead, now: Date): PartitionState {
-  if (read.cut && read.onCut === 'hold') return { completed_at: saved.completed_at, newest: saved.newest, checked_at: now.toISOString() };
-  return { completed_at: now.toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true && !read.cut };
+function endOfPass(saved: PartitionState, passNewest: string | undefined, partition: Partition, read: CapRead, now: Date, asked: WindowAsked): PartitionState {
+  const state: PartitionState = { completed_at: now.toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true && !read.cut };
+  // An answer not cut read its whole window: a held window it covered (all of it, or the held one) is done.
+  const held = read.cut && read.onCut === 'hold' ? heldAfterCut(saved, read.at ?? 0, asked) : asked === 'new' ? saved.held : undefined;
+  if (held) state.held = held;
+  return state;
+}
+
+/** Which window a pass asked: see `PartitionRunner.windowAsked`. */
+type WindowAsked = 'all' | 'held' | 'new';
+
+/** The window to ask again after an answer cut at `at`: from the last pass that was not cut (all time when none was). */
+function heldAfterCut(saved: PartitionState, at: number, asked: WindowAsked): HeldWindow {
+  const since = asked === 'all' ? undefined : saved.held ? saved.held.since : saved.completed_at;
+  return since === undefined ? { at } : { since, at };
 }
 
 function daysSince(iso: string | undefined, now: Date): number | undefined {

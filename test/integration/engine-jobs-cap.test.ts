@@ -38,7 +38,7 @@ describe('jobs stream when a board has more open postings than max_results', () 
     return ((answer.data as { jobs: Array<{ url: string }> }).jobs ?? []).map((j) => j.url).sort();
   }
 
-  it('given a board with more open postings than max_results, when synced, then a notice names the company and a larger max_results, and the window does not move past the cut', async () => {
+  it('given a board with more open postings than max_results, when synced, then a notice names the company and a larger max_results, and once it is raised the next run reads back over the cut', async () => {
     const board = await openPostings();
     expect(board.length).toBeGreaterThan(10);
     expect(board.length).toBeLessThan(100);
@@ -49,8 +49,8 @@ describe('jobs stream when a board has more open postings than max_results', () 
     expect(notices[0]).toContain(COMPANY);
     expect(notices[0]).toMatch(/10 postings came back.*Raise streams\.jobs\.max_results \(at most 100\)/);
 
-    // Two days on, the user raises max_results as the notice says: the window still reaches back
-    // over every posting the first answer cut off.
+    // Two days on, the user raises max_results as the notice says: the next run asks the cut window
+    // again and gets every posting the first answer cut off.
     await rig.sandbox.clock.advance(2 * DAY_MS);
     notices = [];
     const second = await sync(100);
@@ -58,6 +58,19 @@ describe('jobs stream when a board has more open postings than max_results', () 
     expect(notices).toEqual([]);
     const stillOpen = await openPostings();
     expect(await loaded()).toEqual(expect.arrayContaining(stillOpen));
+  });
+
+  it('given a board with more open postings than max_results, when later daily runs keep that max_results, then each asks only for postings since the run before and pays for no posting twice', async () => {
+    expect((await sync(10)).streams[0]?.records).toBe(10);
+    const perRun: Array<{ credits: number; newPostings: number }> = [];
+    for (let day = 1; day <= 3; day++) {
+      await rig.sandbox.clock.advance(DAY_MS);
+      const before = new Set(await loaded());
+      const run = await sync(10);
+      perRun.push({ credits: run.streams[0]!.credits, newPostings: (await loaded()).filter((url) => !before.has(url)).length });
+    }
+    // One credit per posting returned: a run that asked the cut window again would buy the same ten.
+    for (const run of perRun) expect(run.credits, JSON.stringify(perRun)).toBeLessThanOrEqual(run.newPostings);
   });
 
   it('given a capped answer, when the next run comes within refresh_after, then the company is not asked again (freshness counts from the capped pass)', async () => {
