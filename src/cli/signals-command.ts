@@ -260,7 +260,7 @@ function recoverLostSecrets(opts: SignalsOptions, held: HeldLock): (context: Pla
     if (secretsPath === undefined) return;
     const journal = new ChunkJournal(journalPath(secretsPath));
     held.release = await journal.lock();
-    const scope = { tag: desired.tag, wanted: new Set(desired.targets.map((t) => t.key)) };
+    const scope = { tag: desired.tag, namePrefix: desired.namePrefix, wanted: new Set(desired.targets.map((t) => t.key)) };
     const { recovered, lostSecrets } = await replayChunks(client, journal, scope, (secrets) => appendSecrets(secretsPath, secrets));
     if (recovered > 0) process.stdout.write(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);
     if (lostSecrets.length > 0) {

@@ -4,7 +4,7 @@ import { crashPoint } from '../engine/crash-point.js';
 import type { ChunkJournal } from './chunk-journal.js';
 import { seedKey } from '../engine/seed-keys.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import { desiredTags, targetAttributes, type DesiredSignals, type DesiredTarget, type SignalPlan } from './signal-diff.js';
+import { desiredTags, profileSiteOf, targetAttributes, type DesiredSignals, type DesiredTarget, type SignalPlan } from './signal-diff.js';
 
 /** The client calls Signals-as-config needs (structural, so tests can pass a fake). */
 export type SignalsClient = Pick<ApiClient, 'listSignals' | 'bulkCreateSignals' | 'updateSignal' | 'deleteSignal'>;
@@ -190,14 +190,14 @@ async function createChunk(
   }
   const created: ApplyResult['created'] = [];
   for (const signal of data.signals) {
-    const site = siteOf(signal);
+    const site = profileSiteOf(signal, desired.namePrefix);
     const target = site === undefined ? undefined : byKey.get(seedKey('profile', site));
     if (target) {
       created.push({ key: target.key, seed: target.seed, id: signal.id });
       answered.add(target.key);
     }
   }
-  const secrets = secretsOf(data.signals);
+  const secrets = secretsOf(data.signals, desired.namePrefix);
   for (const target of chunk) {
     if (!answered.has(target.key)) result.failures.push({ action: 'create', subject: target.seed, message: 'the bulk answer names neither a Signal nor a rejection for this target' });
   }
@@ -237,7 +237,7 @@ export interface ReplayResult {
 export async function replayChunks(
   client: SignalsClient,
   journal: ChunkJournal,
-  scope: { tag: string; wanted: ReadonlySet<string> },
+  scope: { tag: string; namePrefix: string; wanted: ReadonlySet<string> },
   onSecrets: (secrets: SignalSecret[]) => Promise<void>,
   now: Date = new Date(),
 ): Promise<ReplayResult> {
@@ -246,7 +246,7 @@ export async function replayChunks(
   if (pending.length === 0) return result;
   const live = new Map<string, string>();
   for (const signal of await listTaggedSignals(client, scope.tag)) {
-    const site = siteOf(signal);
+    const site = profileSiteOf(signal, scope.namePrefix);
     if (site !== undefined) live.set(seedKey('profile', site), signal.id);
   }
   for (const { idempotencyKey, body, sentAt } of pending) {
@@ -265,7 +265,7 @@ export async function replayChunks(
 async function replayChunk(client: SignalsClient, idempotencyKey: string, body: SignalBulkBody, onSecrets: (secrets: SignalSecret[]) => Promise<void>): Promise<number> {
   try {
     const { data } = await client.bulkCreateSignals(body, { idempotencyKey });
-    const secrets = secretsOf(data.signals);
+    const secrets = secretsOf(data.signals, body.template.name_prefix ?? '');
     if (secrets.length > 0) await onSecrets(secrets);
     return secrets.length;
   } catch (error) {
@@ -274,14 +274,10 @@ async function replayChunk(client: SignalsClient, idempotencyKey: string, body: 
   }
 }
 
-function siteOf(signal: Signal): string | undefined {
-  return signal.target?.type === 'profile' && typeof signal.target.site_url === 'string' ? signal.target.site_url : undefined;
-}
-
-function secretsOf(signals: readonly Signal[]): SignalSecret[] {
+function secretsOf(signals: readonly Signal[], namePrefix: string): SignalSecret[] {
   return signals.flatMap((signal) => {
     const secret = signal.notify?.webhook_secret;
-    return secret === undefined ? [] : [{ id: signal.id, site_url: siteOf(signal) ?? '', webhook_secret: secret }];
+    return secret === undefined ? [] : [{ id: signal.id, site_url: profileSiteOf(signal, namePrefix) ?? '', webhook_secret: secret }];
   });
 }
 

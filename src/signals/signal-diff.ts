@@ -153,6 +153,18 @@ export function oversizedAttributes(desired: DesiredSignals): { seed: string; pr
   });
 }
 
+/**
+ * The profile a Signal watches: its target's `site_url`. The spec does not show the Signal's fields, only that a
+ * bulk-created one is named `{name_prefix} — {target url}`: without a target, the URL is read from such a name.
+ */
+export function profileSiteOf(signal: Signal, namePrefix: string): string | undefined {
+  const target = signal.target;
+  if (target !== undefined) return target.type === 'profile' && typeof target.site_url === 'string' ? target.site_url : undefined;
+  const prefix = `${namePrefix} — `;
+  const site = signal.name.startsWith(prefix) ? signal.name.slice(prefix.length).trim() : '';
+  return site === '' ? undefined : site;
+}
+
 /** Name, tags, external_id and metadata of one Signal against the config; the patch carries only what differs. */
 export function attributesPatch(desired: DesiredSignals, target: DesiredTarget, signal: Signal): { patch: SignalPatchBody; changes: string[] } {
   const patch: SignalPatchBody = {};
@@ -194,15 +206,16 @@ export function diffSignals(desired: DesiredSignals, existing: readonly Signal[]
   for (const signal of existing) {
     if (!signal.tags?.includes(desired.tag)) continue;
     const target = signal.target;
-    if (target === undefined) {
-      plan.unreadable.push(signal);
-      continue;
-    }
-    if (target.type !== 'profile' || typeof target.site_url !== 'string') {
+    if (target !== undefined && (target.type !== 'profile' || typeof target.site_url !== 'string')) {
       plan.prune.push({ signal, key: undefined, reason: 'not a profile target' });
       continue;
     }
-    const key = seedKey('profile', target.site_url);
+    const site = profileSiteOf(signal, desired.namePrefix);
+    if (site === undefined) {
+      plan.unreadable.push(signal);
+      continue;
+    }
+    const key = seedKey('profile', site);
     if (!wanted.has(key)) {
       plan.prune.push({ signal, key, reason: 'not in targets' });
       continue;

@@ -14,8 +14,11 @@ const desired = (count: number): DesiredSignals => ({
   targets: Array.from({ length: count }, (_, i) => ({ key: `p-${i}`, seed: `p-${i}` })),
 });
 
-/** A client that creates every target (rejecting seeds starting with `bad`) and fails the operations named in `failing`. */
-function fakeClient(failing: string[] = []) {
+/**
+ * A client that creates every target (rejecting seeds starting with `bad`) and fails the operations named in `failing`;
+ * `withoutTarget`: its Signals carry no `target`, only the bulk-created name `{name_prefix} — {url}` (the spec shows no more).
+ */
+function fakeClient(failing: string[] = [], withoutTarget = false) {
   const keys: string[] = [];
   const patches: { id: string; patch: unknown }[] = [];
   const live = new Map<string, Signal>();
@@ -32,7 +35,9 @@ function fakeClient(failing: string[] = []) {
       const signals = body.targets
         .filter((t) => !t.site_url.startsWith('bad'))
         .map((t): Signal => {
-          const signal = { id: `sig_${++n}`, name: 'x', tags: ['t'], status: 'active', target: { type: 'profile' as const, site_url: `https://www.network.example/in/${t.site_url}` }, schedule: body.template.schedule, estimated_monthly_credits: 5 };
+          const url = `https://www.network.example/in/${t.site_url}`;
+          const target = withoutTarget ? {} : { target: { type: 'profile' as const, site_url: url } };
+          const signal = { id: `sig_${++n}`, name: `${body.template.name_prefix} — ${url}`, tags: ['t'], status: 'active', ...target, schedule: body.template.schedule, estimated_monthly_credits: 5 };
           live.set(signal.id, signal);
           return { ...signal, notify: { webhook_url: null, webhook_secret: `whsec_${n}` } };
         });
@@ -53,6 +58,18 @@ function fakeClient(failing: string[] = []) {
 }
 
 describe('signals apply', () => {
+  it('given a service whose Signals carry no target, when applied and diffed again, then each is matched by its name: created, its secret kept with its URL, and not created again', async () => {
+    const fake = fakeClient([], true);
+    const secrets: SignalSecret[] = [];
+    const result = await applySignalPlan(fake.client, desired(3), diffSignals(desired(3), []), { onSecrets: async (s) => void secrets.push(...s) });
+    expect(result.created.map((c) => c.key)).toEqual(['p-0', 'p-1', 'p-2']);
+    expect(secrets.map((s) => s.site_url)).toEqual(['p-0', 'p-1', 'p-2'].map((p) => `https://www.network.example/in/${p}`));
+    const again = diffSignals(desired(3), [...fake.live.values()]);
+    // Matched (updated or unchanged: the fake keeps no criteria), none created again, pruned or unreadable.
+    expect(again).toMatchObject({ create: [], prune: [], unreadable: [] });
+    expect(again.update.length + again.unchanged.length).toBe(3);
+  });
+
   it('given 2500 targets, when applied twice from scratch, then it sends three chunks of at most 1000 with the same keys each time', async () => {
     const first = fakeClient();
     const result = await applySignalPlan(first.client, desired(2500), diffSignals(desired(2500), []));
@@ -122,7 +139,7 @@ describe('signals apply', () => {
 
     it('given a chunk none of whose targets has a Signal, when replayed, then it is dropped without a call', async () => {
       const { client, keys, live, journal, now } = await journaled([], body('p-1', 'p-2'), HOUR);
-      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1', 'p-2']) }, keep, now);
+      const result = await replayChunks(client, journal, { tag: 't', namePrefix: 'seedline', wanted: new Set(['p-1', 'p-2']) }, keep, now);
       expect(result).toEqual({ recovered: 0, dropped: 1, lostSecrets: [] });
       expect(keys).toEqual([]);
       expect(live.size).toBe(0);
@@ -131,7 +148,7 @@ describe('signals apply', () => {
 
     it('given a created chunk whose key has expired, when replayed, then nothing is sent and its Signals are named as lost', async () => {
       const { client, keys, live, journal, now } = await journaled(['p-1', 'p-2'], body('p-1', 'p-2'), KEY_WINDOW_MS + HOUR);
-      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1', 'p-2']) }, keep, now);
+      const result = await replayChunks(client, journal, { tag: 't', namePrefix: 'seedline', wanted: new Set(['p-1', 'p-2']) }, keep, now);
       expect(result.lostSecrets.sort()).toEqual([...live.keys()].sort());
       expect(result.recovered).toBe(0);
       expect(keys).toEqual([]);
@@ -139,7 +156,7 @@ describe('signals apply', () => {
 
     it('given a created chunk one of whose targets was deleted and is no longer declared, when replayed, then nothing is sent', async () => {
       const { client, keys, live, journal, now } = await journaled(['p-1'], body('p-1', 'p-2'), HOUR);
-      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1']) }, keep, now);
+      const result = await replayChunks(client, journal, { tag: 't', namePrefix: 'seedline', wanted: new Set(['p-1']) }, keep, now);
       expect(result.lostSecrets).toEqual([...live.keys()]);
       expect(keys).toEqual([]);
       expect(live.size).toBe(1);
@@ -148,7 +165,7 @@ describe('signals apply', () => {
     it('given a created chunk within the key window, when replayed, then it is sent again under its key and its secrets kept', async () => {
       const { client, keys, journal, now } = await journaled(['p-1', 'p-2'], body('p-1', 'p-2'), HOUR);
       const kept: SignalSecret[] = [];
-      const result = await replayChunks(client, journal, { tag: 't', wanted: new Set(['p-1', 'p-2']) }, async (s) => void kept.push(...s), now);
+      const result = await replayChunks(client, journal, { tag: 't', namePrefix: 'seedline', wanted: new Set(['p-1', 'p-2']) }, async (s) => void kept.push(...s), now);
       expect(keys).toEqual(['k1']);
       expect(result.recovered).toBe(2);
       expect(kept).toHaveLength(2);

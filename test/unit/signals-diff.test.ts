@@ -72,11 +72,20 @@ describe('signals diff', () => {
     expect(plan.create.map((t) => t.key)).toEqual(['john-roe']);
   });
 
-  it('given Signals without the tag or without a target, when diffed, then they are neither matched nor pruned', () => {
-    const plan = diffSignals(desired(), [signal('jane-doe', { tags: ['other'] }), signal(undefined)]);
+  it('given Signals without the tag, or without a target and a name of another form, when diffed, then they are neither matched nor pruned', () => {
+    const plan = diffSignals(desired(), [signal('jane-doe', { tags: ['other'] }), signal(undefined, { name: 'watching Jane by hand' })]);
     expect(plan.create).toHaveLength(2);
     expect(plan.prune).toEqual([]);
     expect(plan.unreadable).toHaveLength(1);
+  });
+
+  it('given Signals the service lists without a target, when diffed, then they are matched by their bulk-created name "{name_prefix} — {url}"', () => {
+    const listed = [signal(undefined, { name: 'seedline — https://www.network.example/in/jane-doe' }), signal(undefined, { name: 'seedline — https://www.network.example/in/someone-else' })];
+    const plan = diffSignals(desired(), listed);
+    expect(plan.unchanged).toEqual([{ signal: listed[0], key: 'jane-doe' }]);
+    expect(plan.create.map((t) => t.key)).toEqual(['john-roe']);
+    expect(plan.prune).toEqual([expect.objectContaining({ signal: listed[1], reason: 'not in targets' })]);
+    expect(plan.unreadable).toEqual([]);
   });
 });
 
