@@ -43,7 +43,14 @@ export const SearchDefinition = z
   })
   .refine((s) => (s.filters === undefined) !== (s.search_url === undefined), { path: ['filters'], message: 'give exactly one of filters or search_url' });
 
+/**
+ * How long a unit of a billed stream (a seed, a search, a parent row's feed) stays fresh: units
+ * loaded within it are skipped, so a second sync soon after the first spends nothing on them
+ * (`--full-refresh` ignores it). Default: 7d; 1d for headcount, jobs, activity and company_posts.
+ */
 const refreshable = { refresh_after: Duration.default('7d') };
+/** `refresh_after` for streams that follow fast-moving data (new postings, posts, a daily time series). Default: 1d. */
+const refreshableDaily = { refresh_after: Duration.default('1d') };
 
 /** A bare `profiles:` (YAML null) is present, so it runs with its defaults, like `profiles: {}`. */
 const bareKeysAsEmpty = (streams: unknown) =>
@@ -53,6 +60,7 @@ const bareKeysAsEmpty = (streams: unknown) =>
 
 /** Per-stream options; a stream runs when its key is present under `streams` (a bare key included). */
 export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
+  /** Full profiles of `seeds.profiles` (batch). `refresh_after` default: 7d. */
   profiles: z
     .strictObject({
       ...refreshable,
@@ -61,30 +69,47 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
       write_mode: z.enum(['merge', 'history']).default('merge'),
     })
     .optional(),
+  /** Company records of `seeds.companies` (batch). `refresh_after` default: 7d. */
   companies: z.strictObject({ ...refreshable }).optional(),
+  /** Posts of `seeds.posts` (batch). `refresh_after` default: 7d. */
   posts: z.strictObject({ ...refreshable }).optional(),
-  headcount: z.strictObject({}).optional(),
+  /**
+   * Headcount of each `seeds.headcount` entry (batch), appended as a time series: one point per
+   * entry per `refresh_after` at most. Default: 1d, a daily series (a nightly schedule still gets
+   * a point every night; a second run the same day adds none and spends nothing).
+   */
+  headcount: z.strictObject({ ...refreshableDaily }).optional(),
+  /**
+   * Job postings per company seed and for `keywords`. `refresh_after` default: 1d. A pass asks for
+   * `posted_within_days` = whole days since the last complete pass, rounded up (at least 1), so it
+   * asks again for the part of that window the last pass already covered (see the README).
+   */
   jobs: z
     .strictObject({
-      ...refreshable,
-      refresh_after: Duration.default('1d'),
+      ...refreshableDaily,
       keywords: z.array(z.string().min(1)).default([]),
       per_company: z.boolean().default(true),
       max_results: z.number().int().min(1).max(100).default(25),
     })
     .optional(),
+  /** Outbound activity of each loaded profile. `refresh_after` default: 1d. */
   activity: z
     .strictObject({
-      ...refreshable,
-      refresh_after: Duration.default('1d'),
+      ...refreshableDaily,
       kinds: z.array(z.enum(['posts', 'comments', 'reactions', 'reposts'])).min(1).default(['posts']),
       posted_within: z.enum(['24h', 'week', 'month', 'all']).default('all'),
       max_pages: z.number().int().min(1).default(10),
     })
     .optional(),
-  company_posts: z.strictObject({ ...refreshable, refresh_after: Duration.default('1d'), max_pages: z.number().int().min(1).default(10) }).optional(),
-  people_search: z.strictObject({ searches: z.array(SearchDefinition).min(1) }).optional(),
-  company_search: z.strictObject({ searches: z.array(SearchDefinition).min(1) }).optional(),
+  /** Posts of each loaded company page. `refresh_after` default: 1d. */
+  company_posts: z.strictObject({ ...refreshableDaily, max_pages: z.number().int().min(1).default(10) }).optional(),
+  /**
+   * Configured people searches, appended with their `search_id`. Each search (known by its `id`) runs
+   * again once `refresh_after` has passed. Default: 7d.
+   */
+  people_search: z.strictObject({ ...refreshable, searches: z.array(SearchDefinition).min(1) }).optional(),
+  /** Configured company searches, as `people_search`. `refresh_after` default: 7d. */
+  company_search: z.strictObject({ ...refreshable, searches: z.array(SearchDefinition).min(1) }).optional(),
   triggers: z.strictObject({ signal_id: z.string().optional() }).optional(),
   signals: z.strictObject({}).optional(),
   usage: z.strictObject({ months: z.number().int().min(1).max(12).default(2) }).optional(),

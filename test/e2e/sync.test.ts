@@ -196,7 +196,8 @@ describe('every stream', () => {
           streams: {
             companies: {},
             posts: {},
-            headcount: {},
+            // A point every run (the default 1d adds one a day), so the second run appends one.
+            headcount: { refresh_after: '0s' },
             company_posts: { max_pages: 1 },
             people_search: { searches: [{ id: 'ctos', filters: { titles: ['CTO'] }, max_results: 30 }] },
             company_search: { searches: [{ id: 'fintech', filters: { keywords: 'fintech' }, max_results: 10, variant: 'standard' }] },

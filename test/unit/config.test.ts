@@ -250,3 +250,61 @@ describe('config: manifests', () => {
     );
   });
 });
+
+describe('config: refresh_after of every billed stream', () => {
+  const head = valid.slice(0, valid.indexOf('seeds:'));
+  const seeds = 'seeds: { profiles: [jane-doe], companies: [acme], posts: [p1], headcount: [{ company_url: acme }] }\n';
+  const search = '{ searches: [{ id: s1, filters: { titles: [CTO] } }] }';
+  const billed = {
+    profiles: '{}',
+    companies: '{}',
+    posts: '{}',
+    headcount: '{}',
+    jobs: '{}',
+    activity: '{}',
+    company_posts: '{}',
+    people_search: search,
+    company_search: search,
+  };
+  const withStreams = (streams: Record<string, string>) => `${head}${seeds}streams:\n${Object.entries(streams).map(([name, options]) => `  ${name}: ${options}\n`).join('')}`;
+
+  it('given every billed stream without refresh_after, when parsed, then each gets its documented default', () => {
+    const config = parseConfig(withStreams(billed), 'test.yaml', {});
+    const refresh = Object.fromEntries(Object.keys(billed).map((name) => [name, (config.streams as Record<string, { refresh_after?: string }>)[name]?.refresh_after]));
+    expect(refresh).toEqual({
+      profiles: '7d',
+      companies: '7d',
+      posts: '7d',
+      headcount: '1d',
+      jobs: '1d',
+      activity: '1d',
+      company_posts: '1d',
+      people_search: '7d',
+      company_search: '7d',
+    });
+  });
+
+  it('given a refresh_after on the searches and headcount, when parsed, then it is kept', () => {
+    const config = parseConfig(
+      withStreams({ headcount: '{ refresh_after: 12h }', people_search: `{ refresh_after: 30d, searches: [{ id: s1, filters: { titles: [CTO] } }] }`, company_search: `{ refresh_after: 0s, searches: [{ id: s1, search_url: "https://x" }] }` }),
+      'test.yaml',
+      {},
+    );
+    expect(config.streams.headcount?.refresh_after).toBe('12h');
+    expect(config.streams.people_search?.refresh_after).toBe('30d');
+    expect(config.streams.company_search?.refresh_after).toBe('0s');
+  });
+
+  it('given a refresh_after that is not a duration on each billed stream, when parsed, then each is named like the other durations', () => {
+    const bad = Object.fromEntries(
+      Object.entries(billed).map(([name, options]) => [name, options === '{}' ? '{ refresh_after: weekly }' : options.replace('{ searches', '{ refresh_after: weekly, searches')]),
+    );
+    const problems = problemsOf(withStreams(bad));
+    for (const name of Object.keys(billed)) expect(problems, name).toContain(`streams.${name}.refresh_after: expected a duration such as 12h, 7d or 0s`);
+  });
+
+  it('given the built-in manifests, when loaded, then every billed stream reads its refresh_after from the config', async () => {
+    const manifests = await loadManifests();
+    for (const name of Object.keys(billed)) expect(manifests.get(name)?.refresh_after, name).toBe('{{ options.refresh_after }}');
+  });
+});
