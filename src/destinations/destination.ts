@@ -64,6 +64,8 @@ export interface Destination {
   /** Reads the batch intent log of a stream (all statuses), oldest first. */
   readBatches(stream: string): Promise<BatchRow[]>;
 
+  /** Reads the answers of billed single calls journaled for a stream and not yet loaded, keyed by call key. */
+  readAnswers(stream: string): Promise<Map<string, AnswerRow>>;
   /** Records the start or the end of a run in `_seedline_runs` (outside any unit; upsert on run_id). */
   saveRun(run: RunRow): Promise<void>;
   /** Reads runs, newest first; `status` keeps only the runs in that state (default: every run). */
@@ -144,6 +146,10 @@ export interface LoadUnit {
   saveSeeds(rows: readonly SeedRow[]): Promise<void>;
   /** Upserts batch-ledger rows (on idempotency_key). */
   saveBatches(rows: readonly BatchRow[]): Promise<void>;
+  /** Upserts journaled answers of billed single calls (on stream and call key). */
+  saveAnswers(rows: readonly AnswerRow[]): Promise<void>;
+  /** Deletes journaled answers once what they hold is loaded (in the same unit as the rows). */
+  dropAnswers(stream: string, callKeys: readonly string[]): Promise<void>;
   /** Commits everything written through this unit. */
   commit(): Promise<void>;
   /** Discards everything written through this unit. */
@@ -198,6 +204,29 @@ export interface BatchRow {
   itemCount: number;
   createdAt?: Date;
   updatedAt?: Date;
+}
+
+/**
+ * Row of `_seedline_answers`: the answer of a billed single call, written the moment it arrives
+ * (before shaping) and deleted in the unit that loads it, so a crash in between pays nothing again.
+ */
+export interface AnswerRow {
+  stream: string;
+  /** sha256 of the call and its exact arguments: the same request in a later run finds it. */
+  callKey: string;
+  /** Partition key of the stream the call was made for. */
+  partition: string;
+  /** The call's name (`searchJobs`, `profiles.enrich`, …). */
+  call: string;
+  /** The call's arguments as JSON text (the body sent). */
+  args: string;
+  /** The answer envelope as JSON text (`{ data, meta }`). */
+  answer: string;
+  /** Credits the service billed for it (`meta.creditsUsed`). */
+  credits: number;
+  /** Run that paid for it. */
+  runId: string;
+  receivedAt: Date;
 }
 
 /** Row of `_seedline_rejected`. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
 import type {
+  AnswerRow,
   BatchRow,
   Destination,
   DestinationCapabilities,
@@ -22,6 +23,8 @@ import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
 import { shapeRecords, stampLoadTime } from './record-shaper.js';
 import type { SystemTable } from './system-tables.js';
 import {
+  answerFromDb,
+  answerToDb,
   batchFromDb,
   batchToDb,
   rejectedToDb,
@@ -245,6 +248,16 @@ export abstract class SqlDestination implements Destination {
         .compile(),
     );
     return rows.map(batchFromDb);
+  }
+
+  async readAnswers(stream: string): Promise<Map<string, AnswerRow>> {
+    const rows = await this.readSystem(this.db.selectFrom(this.qualified(systemTables.answers.name)).selectAll().where('stream', '=', stream).compile());
+    return new Map(rows.map(answerFromDb).map((row) => [row.callKey, row]));
+  }
+
+  /** The statement deleting a stream's journaled answers by call key. */
+  dropAnswersStatement(stream: string, callKeys: readonly string[]): Statement {
+    return this.db.deleteFrom(this.qualified(systemTables.answers.name)).where('stream', '=', stream).where('call_key', 'in', callKeys).compile();
   }
 
   async saveRun(run: RunRow): Promise<void> {
@@ -622,6 +635,16 @@ class SqlLoadUnit implements LoadUnit {
   saveBatches(rows: readonly BatchRow[]): Promise<void> {
     const now = new Date();
     return this.upsert('Saving the batch ledger', systemTables.batches, rows.map((row) => batchToDb(row, now)));
+  }
+
+  saveAnswers(rows: readonly AnswerRow[]): Promise<void> {
+    return this.upsert('Saving answers of billed calls', systemTables.answers, rows.map(answerToDb));
+  }
+
+  dropAnswers(stream: string, callKeys: readonly string[]): Promise<void> {
+    return this.guard('Removing loaded answers', async () => {
+      for (let i = 0; i < callKeys.length; i += 500) await this.session.run(this.destination.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
+    });
   }
 
   async commit(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { BatchRow, RejectedRow, RunRow, SeedRow, StateRow } from './destination.js';
+import type { AnswerRow, BatchRow, RejectedRow, RunRow, SeedRow, StateRow } from './destination.js';
 import type { LogicalType } from './table-layout.js';
 
 /** A system table: its columns (snake_case of the Row interfaces) and primary key. */
@@ -68,6 +68,21 @@ export const systemTables = {
       ['updated_at', 'timestamp', true],
     ],
     primaryKey: ['idempotency_key'],
+  },
+  answers: {
+    name: '_seedline_answers',
+    columns: [
+      ['stream', 'text', true],
+      ['call_key', 'text', true],
+      ['partition', 'text', true],
+      ['call', 'text', true],
+      ['args', 'text', true],
+      ['answer', 'text', true],
+      ['credits', 'double', true],
+      ['run_id', 'text', true],
+      ['received_at', 'timestamp', true],
+    ],
+    primaryKey: ['stream', 'call_key'],
   },
   rejected: {
     name: '_seedline_rejected',
@@ -188,6 +203,26 @@ export function runFromDb(row: DbRow): RunRow {
     error: nullableString(row.error),
     stopReason: nullableString(row.stop_reason),
     scheduleGroup: nullableString(row.schedule_group),
+  };
+}
+
+/** `_seedline_answers` row of an AnswerRow. */
+export function answerToDb(row: AnswerRow): DbRow {
+  return { stream: row.stream, call_key: row.callKey, partition: row.partition, call: row.call, args: row.args, answer: row.answer, credits: row.credits, run_id: row.runId, received_at: row.receivedAt };
+}
+
+/** AnswerRow of a `_seedline_answers` row. */
+export function answerFromDb(row: DbRow): AnswerRow {
+  return {
+    stream: String(row.stream),
+    callKey: String(row.call_key),
+    partition: String(row.partition),
+    call: String(row.call),
+    args: String(row.args),
+    answer: String(row.answer),
+    credits: Number(row.credits ?? 0),
+    runId: String(row.run_id),
+    receivedAt: toDate(row.received_at) ?? new Date(0),
   };
 }
 

@@ -14,7 +14,8 @@ import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { creditsOf, errorType, recoverPaidResponse, singleCalls, type ServiceResponse } from './service-calls.js';
+import { AnswerJournal } from './answer-journal.js';
+import { creditsOf, errorType, singleCalls, type ServiceResponse } from './service-calls.js';
 import { emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
@@ -43,6 +44,8 @@ type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: 
  */
 export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
   const runner = new BatchRunner(manifest, ctx, outcome);
+  // Answers of single retries an earlier run paid for and did not load load first: their seeds are then fresh.
+  if (!ctx.resumeOnly) await runner.loadJournaled();
   const open = await openBatches(ctx, manifest.name);
   // Batches of an earlier run are finished first. Unsent intents cost this run: leave room for
   // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
@@ -140,6 +143,7 @@ class BatchRunner {
   /** Seed keys whose ledger row this run has written. */
   private readonly touched = new Set<string>();
   private done = 0;
+  private journal?: AnswerJournal;
 
   constructor(
     private readonly manifest: BatchStreamNode,
@@ -193,6 +197,23 @@ class BatchRunner {
       stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.worstOf(defer[0]!), defer.length, held));
     }
     return take;
+  }
+
+  /** Loads the answers of single retries that an earlier run paid for but did not load (a crash in between). */
+  async loadJournaled(): Promise<void> {
+    const rows = (await this.answerJournal()).takeUnasked();
+    if (rows.length > 0) this.ledger = await this.ctx.destination.readSeeds(this.manifest.name);
+    for (const row of rows) {
+      const params = JSON.parse(row.args) as Record<string, unknown>;
+      const { values } = partitionOf({ operation: row.call, params, ref: row.partition });
+      const { data } = JSON.parse(row.answer) as ServiceResponse;
+      await this.loadEntry({ ref: row.partition, status: 'succeeded', credits_used: row.credits, data }, values, null, row.callKey);
+    }
+  }
+
+  private async answerJournal(): Promise<AnswerJournal> {
+    this.journal ??= await AnswerJournal.open(this.manifest.name, this.ctx, this.writer, (credits) => (this.outcome.credits += credits));
+    return this.journal;
   }
 
   /** Seeds of lost jobs whose results were never loaded, as partitions to submit again. */
@@ -370,29 +391,22 @@ class BatchRunner {
     else if (this.failedChunks > 0 || this.deferredSeeds.length > 0 || outcome.failed > 0 || outcome.stopped || outcome.stoppedOnRequest) outcome.status = 'partial';
   }
 
+  /** One single call through the answer journal: a crash after its answer arrived loads that answer next run, unpaid. */
   private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
     const worst = this.worstOf(partition);
-    const reservation = this.ctx.budget.reserve(worst);
-    let response: ServiceResponse;
+    const params = this.paramsFor(partition);
+    let answer;
     try {
-      response = await call(this.ctx.client, this.paramsFor(partition)).catch(recoverPaidResponse);
+      answer = await (await this.answerJournal()).call({ name: this.manifest.operation, partition: partition.key, args: params, worst }, () => call(this.ctx.client, params));
     } catch (error) {
-      // Some single calls bill a 422 (headcount); a call lost on the way may have billed: never counted as free.
-      this.settle(reservation, creditsOf(worst, { error }));
+      // Some single calls bill a 422 (headcount); the journal counted a call lost on the way at its worst case.
       const type = errorType(error);
       if (type === undefined || type === 'insufficient_credits') throw error;
       await this.markFailed(partition, `${type}: ${(error as Error).message}`);
       return;
     }
-    const credits = this.settle(reservation, creditsOf(worst, { response }));
-    await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: response.data }, partition.values, null);
-  }
-
-  /** Settles a single call's reservation and counts its credits in the stream's outcome. */
-  private settle(reservation: Reservation, credits: number): number {
-    reservation.settle(credits);
-    this.outcome.credits += credits;
-    return credits;
+    const credits = creditsOf(worst, { response: answer.response });
+    await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: answer.response.data }, partition.values, null, answer.key);
   }
 
   private async markFailed(partition: Partition, error: string): Promise<void> {
@@ -480,9 +494,9 @@ class BatchRunner {
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
   }
 
-  private async loadEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null): Promise<void> {
+  private async loadEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null, answerKey?: string): Promise<void> {
     const load = this.shapeEntry(entry, values, jobId);
-    await this.commit(load.group ? [load.group] : [], { seeds: [load.seed] });
+    await this.commit(load.group ? [load.group] : [], { seeds: [load.seed], answers: answerKey ? [answerKey] : [] });
     this.ctx.reporter.streamProgress(this.manifest.name, { done: ++this.done, credits: this.outcome.credits });
   }
 
@@ -557,10 +571,11 @@ class BatchRunner {
     };
   }
 
-  private async commit(groups: ShapedRecords[], ledgers: { batches?: BatchRow[]; seeds?: SeedRow[] }): Promise<void> {
+  private async commit(groups: ShapedRecords[], ledgers: { batches?: BatchRow[]; seeds?: SeedRow[]; answers?: string[] }): Promise<void> {
     const counts = await this.writer.inUnit(groups, async (unit) => {
       if (ledgers.seeds?.length) await unit.saveSeeds(ledgers.seeds);
       if (ledgers.batches?.length) await unit.saveBatches(ledgers.batches);
+      if (ledgers.answers?.length) await unit.dropAnswers(this.manifest.name, ledgers.answers);
     });
     addLoad(this.outcome, counts);
     for (const seed of ledgers.seeds ?? []) {

@@ -11,7 +11,8 @@ import { RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
-import { callByName, creditsOf, errorType, recoverPaidResponse, UNPROCESSABLE } from './service-calls.js';
+import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
+import { callByName, errorType, UNPROCESSABLE } from './service-calls.js';
 import { addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
@@ -167,14 +168,15 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
   const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
-  const buffer = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace' ? { groups: [], states: [] } : undefined;
+  const buffer = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace' ? { groups: [], states: [], answers: [] } : undefined;
   if (buffer && cost.worst > 0) {
     throw new StreamDefinitionError(
       `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call "${manifest.call}" costs credits: ` +
         'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
     );
   }
-  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, buffer);
+  const journal = await AnswerJournal.open(manifest.name, ctx, writer, (credits) => (outcome.credits += credits));
+  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, journal, buffer);
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
@@ -213,6 +215,8 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
 interface PageBuffer {
   groups: ShapedRecords[];
   states: StateRow[];
+  /** Journal keys of the buffered pages' answers. */
+  answers: (string | undefined)[];
 }
 
 class PartitionRunner {
@@ -229,6 +233,7 @@ class PartitionRunner {
     private readonly writer: LoadWriter,
     private readonly outcome: StreamOutcome,
     saved: ReadonlyMap<string, PartitionState>,
+    private readonly journal: AnswerJournal,
     private readonly buffer?: PageBuffer,
   ) {
     this.call = callByName(manifest.call);
@@ -246,8 +251,10 @@ class PartitionRunner {
     let reachedStop = !hasStoppingPoint(this.manifest, saved);
     for (let pagesRead = 1; ; pagesRead++) {
       const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
-      const response = await this.fetch(args);
-      const read = await this.readPastCap(partition, args, this.recordsIn(response, partition));
+      // Every billed answer of this page (the call, and pieces of a cut answer) is dropped from the journal as it loads.
+      const answers: PaidAnswer[] = [];
+      const response = await this.fetch(partition, args, answers);
+      const read = await this.readPastCap(partition, args, this.recordsIn(response, partition), answers);
       const { fresh, reachedKnown, newest } = this.incremental(read.records, saved, partition);
       reachedStop ||= reachedKnown;
       const passNewest = maxIso(page.newest, newest);
@@ -258,8 +265,8 @@ class PartitionRunner {
       const next = atLimit && reachedStop ? undefined : more;
       const state: PartitionState = next
         ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
-        : endOfPass(saved, passNewest, partition, read, this.ctx.now(), this.windowAsked(saved, args));
-      await this.commit(partition, this.shaper.shape(partition.values, fresh), state);
+        : endOfPass(saved, passNewest, partition, read, firstAnswerAt(answers, this.ctx.now()), this.windowAsked(saved, args));
+      await this.commit(partition, this.shaper.shape(partition.values, fresh), state, answers);
       if (!next) return;
       if (atLimit) {
         this.cutAtMaxPages++;
@@ -300,7 +307,7 @@ class PartitionRunner {
 
   /** Writes everything buffered by a replace-mode stream in one unit. */
   async flushBuffered(buffer: PageBuffer): Promise<void> {
-    await this.writeUnit(buffer.groups, buffer.states);
+    await this.writeUnit(buffer.groups, buffer.states, buffer.answers);
   }
 
   /** Which window `args` ask: every record (a full refresh), a held window again, or what is new since the last pass. */
@@ -314,29 +321,20 @@ class PartitionRunner {
   }
 
   /** An answer cut at the service's cap: read its window again in pieces, or hold the window (`cap` of the manifest). */
-  private readPastCap(partition: Partition, args: Record<string, unknown>, records: unknown[]): Promise<CapRead> {
+  private readPastCap(partition: Partition, args: Record<string, unknown>, records: unknown[], answers: PaidAnswer[]): Promise<CapRead> {
     return readPastCap(this.manifest.cap, partition, this.ctx.options, args, records, {
       stream: this.manifest.name,
       notice: (stream, message) => this.ctx.reporter.notice(stream, message),
-      read: async (pieceArgs) => this.recordsIn(await this.fetch(pieceArgs), partition),
+      read: async (pieceArgs) => this.recordsIn(await this.fetch(partition, pieceArgs, answers), partition),
     });
   }
 
-  private async fetch(args: Record<string, unknown>) {
-    const worstCase = this.ctx.costs.callCost(this.manifest.call, args).worst;
-    const reservation = this.ctx.budget.reserve(worstCase);
-    let credits = worstCase;
-    try {
-      const response = await this.call(this.ctx.client, args).catch(recoverPaidResponse);
-      credits = creditsOf(worstCase, { response });
-      return response;
-    } catch (error) {
-      credits = creditsOf(worstCase, { error });
-      throw error;
-    } finally {
-      reservation.settle(credits);
-      this.outcome.credits += credits;
-    }
+  /** One call through the answer journal; its answer is added to `answers` (the page's, dropped as it loads). */
+  private async fetch(partition: Partition, args: Record<string, unknown>, answers: PaidAnswer[]) {
+    const worst = this.ctx.costs.callCost(this.manifest.call, args).worst;
+    const answer = await this.journal.call({ name: this.manifest.call, partition: partition.key, args, worst }, () => this.call(this.ctx.client, args));
+    answers.push(answer);
+    return answer.response as { data: unknown; meta: { nextCursor?: string | null } };
   }
 
   /**
@@ -365,20 +363,23 @@ class PartitionRunner {
     return data.pagination?.has_more === true ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
   }
 
-  private async commit(partition: Partition, shaped: ShapedRecords, state: PartitionState): Promise<void> {
+  private async commit(partition: Partition, shaped: ShapedRecords, state: PartitionState, answers: readonly PaidAnswer[]): Promise<void> {
     const row = stateRow(this.manifest.name, partition.key, state);
+    const keys = answers.map((a) => a.key);
     if (this.buffer) {
       this.buffer.groups.push(shaped);
       this.buffer.states.push(row);
+      this.buffer.answers.push(...keys);
       return;
     }
-    await this.writeUnit([shaped], [row]);
+    await this.writeUnit([shaped], [row], keys);
     this.current.set(partition.key, state);
   }
 
-  private async writeUnit(groups: ShapedRecords[], states: StateRow[]): Promise<void> {
+  private async writeUnit(groups: ShapedRecords[], states: StateRow[], answers: readonly (string | undefined)[]): Promise<void> {
     const counts = await this.writer.inUnit(groups, async (unit) => {
       await unit.saveState(states);
+      await this.journal.drop(unit, answers);
       crashPoint('mid-page');
     });
     addLoad(this.outcome, counts);
@@ -430,6 +431,14 @@ type WindowAsked = 'all' | 'held' | 'new';
 function heldAfterCut(saved: PartitionState, at: number, asked: WindowAsked): HeldWindow {
   const since = asked === 'all' ? undefined : saved.held ? saved.held.since : saved.completed_at;
   return since === undefined ? { at } : { since, at };
+}
+
+/**
+ * When a page's answers arrived: the earliest, so a pass finished from an answer an earlier run
+ * journaled ends at that answer's time and the next window still covers what came after it.
+ */
+function firstAnswerAt(answers: readonly PaidAnswer[], now: Date): Date {
+  return answers.reduce((min, a) => (a.receivedAt < min ? a.receivedAt : min), now);
 }
 
 function daysSince(iso: string | undefined, now: Date): number | undefined {
