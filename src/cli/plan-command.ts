@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { bindingLimit, type BudgetLimits, type LimitName } from '../engine/budget.js';
 import { CostModel } from '../engine/cost-model.js';
-import { budgetLimits, planSync, prepareSync } from '../engine/pipeline.js';
+import { billedInFlight, budgetLimits, planSync, prepareSync } from '../engine/pipeline.js';
 import type { StreamPlan } from '../engine/stream-context.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
@@ -33,6 +33,12 @@ export interface PlanReport {
   expectedDurationSeconds: number | null;
   /** Where the costs came from: the service's OpenAPI `x-credits`, or the built-in spec table. */
   costSource: 'openapi' | 'built-in';
+  /**
+   * What a crash can make a later run buy again: answers of billed single calls still on the wire
+   * (each arrived answer is journaled). `inFlight` is `api.max_billed_in_flight`; `credits` that
+   * many calls at the largest single call's worst case (0 when the run makes no billed single call).
+   */
+  crashExposure: { inFlight: number; credits: number };
 }
 
 /** `seedline plan`: what a sync would fetch, its calls and credits, and whether it fits the budget; spends nothing. */
@@ -55,7 +61,7 @@ export function registerPlanCommand(program: Command): void {
           const account = await readAccount(session);
           const plans = await planSync(prepared, account.costs);
           const limits = await budgetLimits(prepared.options, account.balance ?? undefined);
-          const report = planReport(plans, limits, account);
+          const report = planReport(plans, limits, account, billedInFlight(loaded.config));
           process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderPlan(report));
         } finally {
           await session.close();
@@ -84,6 +90,7 @@ export function planReport(
   streams: StreamPlan[],
   limits: BudgetLimits,
   account: { balance: number | null; balanceError?: string; requestsPerMinute: number | null; costs: CostModel },
+  inFlight = 16,
 ): PlanReport {
   const sum = (pick: (p: StreamPlan) => number) => streams.reduce((n, p) => n + pick(p), 0);
   const totals = { units: sum((p) => p.units), calls: sum((p) => p.calls), worstCaseCredits: sum((p) => p.worstCaseCredits), estimatedCredits: sum((p) => p.estimatedCredits) };
@@ -103,6 +110,7 @@ export function planReport(
     requestsPerMinute: rpm,
     expectedDurationSeconds: rpm ? Math.ceil((totals.calls / rpm) * 60) : null,
     costSource: account.costs.source,
+    crashExposure: { inFlight, credits: inFlight * Math.max(0, ...streams.map((p) => p.maxCallCredits ?? 0)) },
   };
 }
 
@@ -143,6 +151,7 @@ export function renderPlan(report: PlanReport): string {
     `balance: ${balance}`,
     `budget: ${binding}: ${verdicts[report.verdict]}${unknown}`,
     `duration: ${duration}`,
+    `crash exposure: ${report.crashExposure.credits} credits at most (answers of up to ${report.crashExposure.inFlight} billed calls on the wire, api.max_billed_in_flight; every answer that arrived is journaled)`,
     '',
   ].join('\n');
 }

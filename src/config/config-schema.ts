@@ -253,6 +253,14 @@ export const SeedlineConfig = z.strictObject({
     api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
     auth: z.enum(['api-key', 'token']).default('api-key'),
     max_concurrency: z.number().int().min(1).max(256).default(16),
+    /**
+     * Billed single calls (searches, activity and company-post pages, single retries of batch
+     * items) on the wire at once, across streams. Each answer is journaled as it arrives, so what a
+     * crash (kill -9, power loss) can make a later run buy again is only the answers still on the
+     * wire: at most this many calls' worst case, which `plan` prints. 1 keeps that to one call at
+     * the price of speed. Default: `max_concurrency`.
+     */
+    max_billed_in_flight: z.number().int().min(1).max(256).optional(),
     sandbox: EmbeddedSandboxConfig.prefault({}),
   }),
   destination: z.discriminatedUnion('type', [

@@ -66,7 +66,7 @@ export class AnswerJournal {
     const reservation = this.ctx.budget.reserve(call.worst);
     let credits = call.worst;
     try {
-      const response = await send().catch(recoverPaidResponse);
+      const response = await (this.ctx.billedCalls ? this.ctx.billedCalls(send) : send()).catch(recoverPaidResponse);
       credits = creditsOf(call.worst, { response });
       const receivedAt = this.ctx.now();
       if (credits <= 0) return { response, receivedAt };

@@ -102,6 +102,8 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
     worstCaseCredits: runner.costOf(todo, 'worst') + unsent,
     estimatedCredits: runner.costOf(todo, 'expected') + unsent,
     next: todo.slice(0, 3).map((p) => String(p.values.seed ?? p.key)),
+    // Items failed for a passing reason are retried alone, as billed single calls.
+    maxCallCredits: todo.reduce((n, p) => Math.max(n, runner.worstOf(p)), 0),
   };
 }
 
@@ -315,7 +317,8 @@ class BatchRunner {
    * passed for a re-attached batch: its open row already keeps its seeds for the next run).
    */
   async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
-    if (error instanceof RunStoppedError) {
+    // A stop request aborts calls in flight: whatever they threw, the chunk is stopped, not failed.
+    if (error instanceof RunStoppedError || this.ctx.stop?.aborted) {
       this.deferredSeeds.push(...seeds);
       noteStoppedOnRequest(this.outcome, error);
       return;

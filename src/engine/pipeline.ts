@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import { runId as newRunId } from '../util/run-id.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
 import { resolveSeeds } from '../config/resolve-seeds.js';
@@ -215,6 +216,8 @@ export async function creditsThisMonth(destination: Destination, now: Date): Pro
 function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex()): (stream: string) => StreamContext {
   const { config } = prepared.options;
   const costs = io.costs ?? CostModel.builtIn();
+  const billed = new PQueue({ concurrency: billedInFlight(config) });
+  const billedCalls = <T>(send: () => Promise<T>) => billed.add(send);
   return (stream) => ({
     runId,
     runStartedAt,
@@ -228,12 +231,18 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     writeLock,
     fullRefresh: prepared.options.fullRefresh ?? false,
     concurrency: config.api.max_concurrency,
+    billedCalls,
     batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1, ...(config.batch.webhook_url ? { webhookUrl: config.batch.webhook_url } : {}) },
     now: prepared.options.now ?? (() => new Date()),
     resumeOnly: prepared.options.resumeOnly ?? false,
     ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),
     ...(io.stop ? { stop: io.stop } : {}),
   });
+}
+
+/** Billed single calls on the wire at once (`api.max_billed_in_flight`, default `max_concurrency`). */
+export function billedInFlight(config: SyncOptions['config']): number {
+  return config.api.max_billed_in_flight ?? config.api.max_concurrency;
 }
 
 async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unknown>> {

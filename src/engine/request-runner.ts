@@ -62,6 +62,7 @@ export async function planRequestStream(manifest: RequestStreamNode, ctx: Stream
     worstCaseCredits: cost.worst + toCome.worst,
     estimatedCredits: cost.expected + toCome.expected,
     next: todo.slice(0, 3).map((p) => p.key),
+    maxCallCredits: Math.max(cost.perCall, toCome.perCall),
   };
 }
 
@@ -70,14 +71,19 @@ export async function planRequestStream(manifest: RequestStreamNode, ctx: Stream
  * would fetch may add one parent row, expanded (e.g. one partition per activity kind) and paged
  * up to `max_pages`. An upper bound: a refetched parent row already has its partitions.
  */
-async function partitionsToCome(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[]): Promise<{ units: number } & Cost> {
+async function partitionsToCome(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[]): Promise<{ units: number } & PassCost> {
   const node = manifest.partitions;
   const parents = upstream.filter((p) => manifest.depends_on.includes(p.stream)).reduce((n, p) => n + p.units, 0);
-  if (node.type !== 'parent' || parents === 0) return { units: 0, worst: 0, expected: 0 };
+  if (node.type !== 'parent' || parents === 0) return { units: 0, worst: 0, expected: 0, perCall: 0 };
   const row = Object.fromEntries(node.columns.map((column) => [column, `planned-${column}`]));
   const perParent = await resolvePartitions(node, { ...partitionContext(ctx), readTable: async () => [row] });
   const cost = streamCost(manifest, ctx, perParent, new Map());
-  return { units: parents * perParent.length, worst: parents * cost.worst, expected: parents * cost.expected };
+  return { units: parents * perParent.length, worst: parents * cost.worst, expected: parents * cost.expected, perCall: cost.perCall };
+}
+
+/** Credits of passes over partitions, and the most one of their calls can bill. */
+interface PassCost extends Cost {
+  perCall: number;
 }
 
 /** Partitions due now, never-completed first, then the longest since their last complete pass. */
@@ -99,8 +105,8 @@ async function partitionsDue(manifest: RequestStreamNode, ctx: StreamContext) {
  * run may read (see `pagesThisRun`), the expected case the first page only (an incremental pass
  * usually stops there).
  */
-function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: readonly Partition[], states: ReadonlyMap<string, PartitionState>): Cost {
-  const total = { worst: 0, expected: 0 };
+function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: readonly Partition[], states: ReadonlyMap<string, PartitionState>): PassCost {
+  const total = { worst: 0, expected: 0, perCall: 0 };
   for (const partition of todo) {
     const saved = states.get(partition.key) ?? {};
     const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
@@ -111,6 +117,7 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
     }
     total.worst += call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1);
     total.expected += call.expected;
+    total.perCall = Math.max(total.perCall, call.worst);
   }
   return total;
 }
@@ -189,7 +196,8 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
         if (budgetStop) return;
         await runner.run(partition);
       } catch (error) {
-        const stop = error instanceof RunStoppedError ? error : await budgetStopOf(error, ctx);
+        // A stop request aborts calls in flight: whatever they threw, the partition is stopped, not failed.
+        const stop = error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : await budgetStopOf(error, ctx);
         if (stop) budgetStop ??= stop;
         else await runner.recordFailure(partition, error as Error);
       }

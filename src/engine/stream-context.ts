@@ -62,6 +62,8 @@ export interface StreamPlan {
   estimatedCredits: number;
   /** Units in the order a run takes them, at most a few (the first ones a small budget covers). */
   next: string[];
+  /** The most one billed single call of this stream can bill (what a crash can lose per call on the wire). Default: 0. */
+  maxCallCredits?: number;
 }
 
 /** Everything a stream runner needs; built once per run. */
@@ -98,6 +100,11 @@ export interface StreamContext {
   resumeOnly?: boolean;
   /** With `resumeOnly`, read only these jobs (those `batch.completed` named), never wait on other open jobs. Default: every submitted job. */
   resumeJobs?: readonly string[];
+  /**
+   * Sends a billed single call when one of the run's `api.max_billed_in_flight` places is free:
+   * the bound on answers a crash can lose on the wire. Default: sends at once.
+   */
+  billedCalls?: <T>(send: () => Promise<T>) => Promise<T>;
   /** Aborted when the run should stop after the page under way (SIGTERM). Default: never. */
   stop?: AbortSignal;
 }
