@@ -9,6 +9,7 @@ import { createDestination } from '../destinations/create-destination.js';
 import { DestinationLockedError, LockWaitAbortedError } from '../destinations/destination-error.js';
 import type { Destination, DestinationConfig } from '../destinations/destination.js';
 import { startSandbox } from '../sandbox/index.js';
+import { parseDuration } from '../util/duration.js';
 import { sleep } from '../util/sleep.js';
 import { stderrLine } from '../util/stderr-line.js';
 import { withKeySource } from './api-key-refused-error.js';
@@ -34,7 +35,10 @@ export interface SessionOptions {
    * `lock`, else until the file opens (DuckDB opens a file in one process at a time). Default: false.
    */
   waitForLock?: boolean;
-  /** Ends a wait for the lock early (`LockWaitAbortedError`). Default: none. */
+  /**
+   * The run's stop request: ends a wait for the lock early (`LockWaitAbortedError`), and aborts the
+   * client's calls in flight (`CallAbortedError`). Default: none.
+   */
   signal?: AbortSignal;
   /** Who takes the lock, as shown to a second writer. Default: `seedline sync`. */
   holder?: string;
@@ -60,7 +64,7 @@ export async function openSession(configPath: string, options: SessionOptions = 
     closers.push(() => destination.close());
     await openDestination(destination, targetOf(settings), options);
     let client: Promise<ApiClient> | undefined;
-    const connect = () => (client ??= connectClient(loaded, closers));
+    const connect = () => (client ??= connectClient(loaded, closers, options.signal));
     return { loaded, destination, connect, close };
   } catch (error) {
     await close();
@@ -147,9 +151,16 @@ function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig
     : { type: 'postgres', url: destination.url, schema: destination.schema };
 }
 
-async function connectClient({ config, path }: LoadedConfig, closers: (() => Promise<void>)[]): Promise<ApiClient> {
+async function connectClient({ config, path }: LoadedConfig, closers: (() => Promise<void>)[], signal?: AbortSignal): Promise<ApiClient> {
   try {
-    const client = await ApiClient.connect({ baseUrl: await serviceUrl(config, closers), apiKey: config.api.api_key, auth: config.api.auth });
+    const client = await ApiClient.connect({
+      baseUrl: await serviceUrl(config, closers),
+      apiKey: config.api.api_key,
+      auth: config.api.auth,
+      maxAnswerBytes: config.api.max_answer_bytes,
+      callDeadlineMs: parseDuration(config.api.call_deadline),
+      ...(signal ? { signal } : {}),
+    });
     closers.push(() => client.close());
     return client;
   } catch (error) {

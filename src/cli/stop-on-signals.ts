@@ -7,11 +7,13 @@ export interface StopRequest {
 }
 
 /**
- * Turns the first SIGTERM or SIGINT into an aborted signal, so the run under way can commit its
- * page and stop; a second one ends the process at once (the next run resumes either way).
+ * Turns the first SIGTERM or SIGINT into an aborted signal, so the run under way can commit what
+ * has arrived and stop: passed to `openSession`, it also aborts the service calls in flight at
+ * once (`SEEDLINE_CALL_ABORTED`), so a hung answer does not hold the run. A second one ends the
+ * process at once (the next run resumes either way).
  * @param onStop told which signal came, once. Default: a line on stderr.
  */
-export function stopOnSignals(onStop: (signal: NodeJS.Signals) => void = (s) => process.stderr.write(`${s}: stopping after the page under way commits (send it again to quit now)\n`)): StopRequest {
+export function stopOnSignals(onStop: (signal: NodeJS.Signals) => void = (s) => process.stderr.write(`${s}: stopping: calls in flight are abandoned, what has arrived commits (send it again to quit now)\n`)): StopRequest {
   const controller = new AbortController();
   const handler = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(signal === 'SIGINT' ? 130 : 143);

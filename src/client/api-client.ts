@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, request } from 'undici';
+import { setMaxListeners } from 'node:events';
+import { Agent } from 'undici';
 import { z } from 'zod';
 import {
   Account,
@@ -48,11 +49,13 @@ import {
   WebhookDelivery,
 } from '../../schemas/index.js';
 import type { BatchResultsQuery, SignalListQuery, TriggerListQuery, UsageQuery } from '../../schemas/index.js';
+import { boundedRequest, DEFAULT_CALL_DEADLINE_MS, DEFAULT_MAX_ANSWER_BYTES } from './bounded-request.js';
+import type { AnswerLimits } from './bounded-request.js';
 import { CreditMeter } from './credit-meter.js';
-import { InvalidApiKeyError, NetworkError, RateLimitedError, RequestValidationError, SeedlineClientError } from './errors.js';
+import { CallAbortedError, InvalidApiKeyError, RateLimitedError, RequestValidationError, SeedlineClientError } from './errors.js';
 import { RateLimiter } from './rate-limiter.js';
 import { parseResponse } from './response-parser.js';
-import type { ApiResponse, RawResponse } from './response-parser.js';
+import type { ApiResponse } from './response-parser.js';
 import { isRateLimit, isRetryableUnbilled, resolveRetryPolicy, withRetry } from './retry.js';
 import type { RetryPolicy } from './retry.js';
 import { TokenProvider } from './token-provider.js';
@@ -73,6 +76,21 @@ export interface ApiClientOptions {
   limiter?: RateLimiter;
   /** Per-attempt timeout for the headers and between body chunks. Default 300 000 ms (searches paginate server-side). */
   timeoutMs?: number;
+  /**
+   * Most bytes one answer may have: a longer body is cut off as it streams in, never buffered past
+   * the cap, and the attempt fails with {@link AnswerTooLargeError}. Default {@link DEFAULT_MAX_ANSWER_BYTES} (64 MiB).
+   */
+  maxAnswerBytes?: number;
+  /**
+   * Time one attempt may take, headers and body together; a later answer fails it with
+   * {@link AnswerOverdueError}. Each retry gets the whole deadline again. Default {@link DEFAULT_CALL_DEADLINE_MS} (120 000 ms).
+   */
+  callDeadlineMs?: number;
+  /**
+   * A stop request: when it aborts, every call in flight, waiting for the rate limit or between
+   * retries ends at once with {@link CallAbortedError}, and so does every later call. Default: none.
+   */
+  signal?: AbortSignal;
   /** Observer of requests, answers, retries and token exchanges (no secrets in events). Default: none. */
   onEvent?: (event: ClientEvent) => void;
   /** Check request bodies against the strict request schemas before sending. Default true. */
@@ -156,6 +174,8 @@ export class ApiClient {
   readonly #auth: 'api-key' | 'token';
   readonly #retry: RetryPolicy;
   readonly #timeoutMs: number;
+  readonly #limits: AnswerLimits;
+  readonly #stop: StopRelay;
   readonly #onEvent: ((event: ClientEvent) => void) | undefined;
   readonly #validate: boolean;
   readonly #agent: Agent;
@@ -185,6 +205,12 @@ export class ApiClient {
     this.#validate = options.validateRequests ?? true;
     this.limiter = options.limiter ?? new RateLimiter();
     this.#ownsLimiter = options.limiter === undefined;
+    this.#stop = relayStop(options.signal);
+    this.#limits = {
+      maxAnswerBytes: positive(options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES, 'maxAnswerBytes'),
+      deadlineMs: positive(options.callDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS, 'callDeadlineMs', MAX_TIMER_MS),
+      signal: this.#stop.signal,
+    };
     this.#agent = new Agent({ headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
     this.#tokens = new TokenProvider(() => this.#exchange().then((r) => r.data.accessToken), {
       safetyMarginMs: options.tokenSafetyMarginMs ?? 5 * 60 * 1000,
@@ -470,6 +496,7 @@ export class ApiClient {
 
   /** Closes the connection pool, and the limiter's timers when the client created the limiter (a shared one is left running). */
   async close(): Promise<void> {
+    this.#stop.dispose();
     if (this.#ownsLimiter) this.limiter.close();
     await this.#agent.close();
   }
@@ -513,15 +540,27 @@ export class ApiClient {
         return await this.#withRetries(spec, payload, token);
       }
     };
-    const answer = spec.batchSubmission ? await this.limiter.scheduleBatchSubmission(run) : await run();
+    let answer: ApiResponse<z.output<S>>;
+    try {
+      answer = spec.batchSubmission ? await this.limiter.scheduleBatchSubmission(run, this.#stop.signal) : await run();
+    } catch (error) {
+      throw this.#stopped(error, spec.operation);
+    }
     if (!spec.bare) this.credits.record(spec.operation, answer.meta);
     return answer;
+  }
+
+  /** A stop that ended a wait (rate limit, batch slot, backoff) surfaces as {@link CallAbortedError}: nothing was on the wire. */
+  #stopped(error: unknown, operation: string): unknown {
+    const signal = this.#stop.signal;
+    return signal?.aborted && error === signal.reason ? new CallAbortedError({ operation, maybeProcessed: false, cause: error }) : error;
   }
 
   #withRetries<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined): Promise<ApiResponse<z.output<S>>> {
     return withRetry((attempt) => this.#attempt(spec, payload, token, attempt), {
       policy: this.#retry,
       limiter: this.limiter,
+      ...(this.#stop.signal ? { signal: this.#stop.signal } : {}),
       ...(spec.once ? { retryable: isRateLimit } : spec.billed ? { retryable: isRetryableUnbilled } : {}),
       onRetry: ({ attempt, delayMs, error }) => {
         if (error instanceof RateLimitedError) this.#rereadLimits();
@@ -531,38 +570,13 @@ export class ApiClient {
   }
 
   async #attempt<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined, attempt: number): Promise<ApiResponse<z.output<S>>> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'seedline/0.1' };
-    if (payload !== undefined) headers['content-type'] = 'application/json';
-    if (!spec.unauthenticated) {
-      if (token !== undefined) headers.authorization = token;
-      else headers['x-api-key'] = this.#apiKey;
-    }
-    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
-
     this.#emit({ type: 'request', operation: spec.operation, method: spec.method, path: spec.path, attempt });
     const started = Date.now();
-    let raw: RawResponse;
-    try {
-      const answer = await request(this.baseUrl + spec.path + queryString(spec.query), {
-        method: spec.method,
-        headers,
-        body: payload,
-        dispatcher: this.#agent,
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: this.#timeoutMs,
-      });
-      const chunks: Buffer[] = [];
-      let bodyError: unknown;
-      try {
-        for await (const chunk of answer.body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
-      } catch (error) {
-        bodyError = error ?? new Error('body read failed');
-      }
-      raw = { status: answer.statusCode, headers: answer.headers, body: Buffer.concat(chunks) };
-      if (bodyError !== undefined) raw.bodyError = bodyError;
-    } catch (error) {
-      throw new NetworkError({ origin: this.#origin, causeCode: errorCode(error), cause: error });
-    }
+    const raw = await boundedRequest(
+      this.baseUrl + spec.path + queryString(spec.query),
+      { method: spec.method, headers: this.#headers(spec, payload, token), body: payload, dispatcher: this.#agent, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs },
+      { operation: spec.operation, origin: this.#origin, limits: this.#limits },
+    );
     const requestIdHeader = raw.headers['x-request-id'];
     this.#emit({
       type: 'response',
@@ -575,6 +589,17 @@ export class ApiClient {
       requestId: Array.isArray(requestIdHeader) ? requestIdHeader[0] : requestIdHeader,
     });
     return parseResponse(raw, { operation: spec.operation, schema: spec.schema, bare: spec.bare ?? false, secrets: [this.#apiKey, token] });
+  }
+
+  #headers(spec: CallSpec<z.ZodType>, payload: string | undefined, token: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'seedline/0.1' };
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    if (!spec.unauthenticated) {
+      if (token !== undefined) headers.authorization = token;
+      else headers['x-api-key'] = this.#apiKey;
+    }
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
+    return headers;
   }
 
   #emit(event: ClientEvent): void {
@@ -603,14 +628,33 @@ function queryString(query: Query | undefined): string {
   return text ? `?${text}` : '';
 }
 
-function errorCode(error: unknown): string {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return 'UNKNOWN';
+/** The longest delay `setTimeout` keeps; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function positive(value: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (!(value > 0 && value <= max)) throw new RangeError(`${name} must be above 0 and at most ${max}, got ${value}`);
+  return value;
+}
+
+/** The client's own copy of a stop signal, and how to stop following it. */
+interface StopRelay {
+  /** Aborted with the caller's reason; undefined without a caller's signal. */
+  signal: AbortSignal | undefined;
+  dispose(): void;
+}
+
+/**
+ * Follows `signal` through one listener, however many calls wait on the copy: Node warns of a leak
+ * past 10 listeners on one signal, and a run has more calls than that in flight and queued.
+ */
+function relayStop(signal: AbortSignal | undefined): StopRelay {
+  if (!signal) return { signal: undefined, dispose: () => undefined };
+  const relay = new AbortController();
+  setMaxListeners(0, relay.signal);
+  const forward = () => relay.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  return { signal: relay.signal, dispose: () => signal.removeEventListener('abort', forward) };
 }
 
 /** Top-level fields a Profile answer needs (the schema requires them), kept when `fields` restricts the answer. */

@@ -331,6 +331,107 @@ export class NetworkError extends SeedlineClientError {
   }
 }
 
+/** Bytes as people read them: `64 MiB`, `512 KiB`, `900 bytes`. */
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+/** What a cut-off answer may have cost, for the end of its message. */
+const MAYBE_BILLED = 'A billed call without an Idempotency-Key is not repeated: it may have been processed and billed.';
+
+/**
+ * An answer longer than the client's cap (`api.max_answer_bytes`), cut off while it streamed in:
+ * nothing past the cap was kept. Treated as a lost answer: retried for calls safe to repeat,
+ * never for a billed call without an Idempotency-Key (it may have been processed and billed).
+ */
+export class AnswerTooLargeError extends SeedlineClientError {
+  /** Always `SEEDLINE_ANSWER_TOO_LARGE`. */
+  readonly code = 'SEEDLINE_ANSWER_TOO_LARGE';
+  /** True: the retry loop repeats calls that are safe to repeat. */
+  readonly retryable = true;
+  /** Always true: the request went out, so the service may have processed (and billed) it. */
+  readonly maybeProcessed = true;
+  /** The operation, e.g. `getBatchResults`. */
+  readonly operation: string;
+  /** HTTP status of the answer. */
+  readonly status: number;
+  /** The cap in force. */
+  readonly maxBytes: number;
+  /** Bytes the answer had reached when it was cut off (its Content-Length when that alone was over the cap). */
+  readonly receivedBytes: number;
+
+  constructor(init: { operation: string; status: number; maxBytes: number; receivedBytes: number; declared: boolean }) {
+    const size = init.declared ? `announces ${init.receivedBytes} bytes` : `passed ${init.receivedBytes} bytes`;
+    super(
+      `The answer to ${init.operation} ${size}, more than api.max_answer_bytes (${formatBytes(init.maxBytes)}), so it was cut off. ` +
+        `Raise api.max_answer_bytes in the config if answers this large are expected. ${MAYBE_BILLED}`,
+    );
+    this.operation = init.operation;
+    this.status = init.status;
+    this.maxBytes = init.maxBytes;
+    this.receivedBytes = init.receivedBytes;
+  }
+}
+
+/**
+ * An attempt that did not finish within the client's deadline (`api.call_deadline`), headers and
+ * body together: a hung or dripping answer. Retried like {@link AnswerTooLargeError}.
+ */
+export class AnswerOverdueError extends SeedlineClientError {
+  /** Always `SEEDLINE_ANSWER_OVERDUE`. */
+  readonly code = 'SEEDLINE_ANSWER_OVERDUE';
+  /** True: the retry loop repeats calls that are safe to repeat. */
+  readonly retryable = true;
+  /** Always true: the request went out, so the service may have processed (and billed) it. */
+  readonly maybeProcessed = true;
+  /** The operation, e.g. `searchPeople`. */
+  readonly operation: string;
+  /** The deadline in force, in milliseconds. */
+  readonly deadlineMs: number;
+  /** Bytes of the body received when the deadline passed; undefined when no answer had started. */
+  readonly receivedBytes: number | undefined;
+
+  constructor(init: { operation: string; deadlineMs: number; receivedBytes?: number | undefined }) {
+    const where = init.receivedBytes === undefined ? 'no answer had started' : `${init.receivedBytes} bytes of the body had arrived`;
+    super(
+      `The answer to ${init.operation} did not arrive within api.call_deadline (${formatDeadline(init.deadlineMs)}): ${where}. ` +
+        `Raise api.call_deadline in the config if the service is this slow for this call. ${MAYBE_BILLED}`,
+    );
+    this.operation = init.operation;
+    this.deadlineMs = init.deadlineMs;
+    this.receivedBytes = init.receivedBytes;
+  }
+}
+
+function formatDeadline(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/**
+ * A call ended by the client's stop signal (the first SIGTERM or Ctrl-C): in flight, waiting for
+ * the rate limit, or between retries. Never retried; not a failure of the call itself.
+ */
+export class CallAbortedError extends SeedlineClientError {
+  /** Always `SEEDLINE_CALL_ABORTED`. */
+  readonly code = 'SEEDLINE_CALL_ABORTED';
+  /** Never retried. */
+  readonly retryable = false;
+  /** True when the request had gone out (it may have been processed and billed); false when it was never sent. */
+  readonly maybeProcessed: boolean;
+  /** The operation, e.g. `profileActivity`. */
+  readonly operation: string;
+
+  constructor(init: { operation: string; maybeProcessed: boolean; cause?: unknown }) {
+    const sent = init.maybeProcessed ? 'its request had gone out, so it may have been processed and billed' : 'its request was never sent';
+    super(`The call to ${init.operation} was abandoned because a stop was requested (SIGTERM, Ctrl-C or the caller's signal): ${sent}.`, { cause: init.cause });
+    this.operation = init.operation;
+    this.maybeProcessed = init.maybeProcessed;
+  }
+}
+
 /** A 2xx answer whose `data`/`meta` do not fit their schema. Carries the raw body so nothing paid for is lost. */
 export class ApiResponseShapeError extends SeedlineClientError {
   /** Always `SEEDLINE_RESPONSE_SHAPE`. */

@@ -10,7 +10,10 @@
 export { ApiClient, AccountSettings, SignalTestResult } from './api-client.js';
 export type { ApiClientOptions, ApiResponse, ClientEvent, IdempotencyOptions, SearchVariant } from './api-client.js';
 export {
+  AnswerOverdueError,
+  AnswerTooLargeError,
   ApiResponseShapeError,
+  CallAbortedError,
   IdempotencyConflictError,
   InsufficientCreditsError,
   InternalServiceError,
@@ -46,6 +49,8 @@ export {
   withRetry,
 } from './retry.js';
 export type { GiveUpReason, RetryDecision, RetryOptions, RetryPolicy } from './retry.js';
+export { boundedRequest, DEFAULT_CALL_DEADLINE_MS, DEFAULT_MAX_ANSWER_BYTES } from './bounded-request.js';
+export type { AnswerLimits, AttemptContext, BoundedRequestInit } from './bounded-request.js';
 export { RateLimiter } from './rate-limiter.js';
 export type { RateLimiterOptions, RateLimiterStats } from './rate-limiter.js';
 export { CreditMeter } from './credit-meter.js';

@@ -110,28 +110,37 @@ export class RateLimiter {
     old.start();
   }
 
-  /** Runs one attempt when the window (and any pause) allows it. Every HTTP attempt goes through here. */
-  schedule<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one attempt when the window (and any pause) allows it. Every HTTP attempt goes through here.
+   * `signal` drops an attempt still waiting (the promise rejects with `signal.reason`); one already
+   * started handles the signal itself. Default: none.
+   */
+  schedule<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const queue = this.#queue;
+    const wait = whileQueued(signal);
     return queue.add(async () => {
-      if (queue !== this.#queue) return this.schedule(fn);
+      wait.started();
+      if (queue !== this.#queue) return this.schedule(fn, signal);
       const now = Date.now();
       this.#stats.requests++;
       this.#recentStarts.push(now);
       if (this.#recentStarts.length > 1024) this.#pruneRecent(now);
       return fn();
-    }) as Promise<T>;
+    }, wait.options) as Promise<T>;
   }
 
   /**
    * Runs a batch submission (its whole retry loop) under the `concurrentBatchJobs` limit; each of
-   * its attempts must still go through {@link schedule}.
+   * its attempts must still go through {@link schedule}. `signal` drops a submission still waiting
+   * for a slot, as in {@link schedule}. Default: none.
    */
-  scheduleBatchSubmission<T>(fn: () => Promise<T>): Promise<T> {
+  scheduleBatchSubmission<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const wait = whileQueued(signal);
     return this.#batchQueue.add(async () => {
+      wait.started();
       this.#stats.batchSubmissions++;
       return fn();
-    }) as Promise<T>;
+    }, wait.options) as Promise<T>;
   }
 
   /** Pauses the whole queue for `ms` (extended, never shortened, by overlapping pauses). */
@@ -179,6 +188,20 @@ export class RateLimiter {
     if (first > 0) this.#recentStarts = this.#recentStarts.slice(first);
     return this.#recentStarts.length;
   }
+}
+
+/**
+ * p-queue options that drop a task from its queue when `signal` aborts before the task starts.
+ * p-queue would also reject a started task at once, leaving its request to finish unseen; the
+ * task's own handling of the signal says more (whether the request went out).
+ */
+function whileQueued(signal: AbortSignal | undefined): { options: { signal?: AbortSignal }; started: () => void } {
+  if (!signal) return { options: {}, started: () => undefined };
+  const queued = new AbortController();
+  const drop = () => queued.abort(signal.reason);
+  if (signal.aborted) drop();
+  else signal.addEventListener('abort', drop, { once: true });
+  return { options: { signal: queued.signal }, started: () => signal.removeEventListener('abort', drop) };
 }
 
 function validLimit(value: number, name: string): number {

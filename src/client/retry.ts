@@ -1,5 +1,5 @@
 import { sleep } from '../util/sleep.js';
-import { NetworkError, RateLimitedError, SeedlineClientError, ServiceError, UnexpectedResponseError } from './errors.js';
+import { AnswerOverdueError, AnswerTooLargeError, NetworkError, RateLimitedError, SeedlineClientError, ServiceError, UnexpectedResponseError } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -72,11 +72,14 @@ export function isRetryable(error: unknown): boolean {
  * charge: only when the service answered with an error it never bills and calls safe to retry
  * (429, 500, 502 `upstream_error`, 504, in its own envelope), a 429 from anything in between (a
  * request refused, not processed), or when no connection was made. A
- * reset or timeout after the request went out, or a proxy's error page, may follow a call the
- * service processed and billed: it is thrown, and the caller counts it at its worst case.
+ * reset or timeout after the request went out, a proxy's error page, an answer cut off at the size
+ * cap or the deadline ({@link AnswerTooLargeError}, {@link AnswerOverdueError}) or a call stopped on
+ * request may follow a call the service processed and billed: it is thrown, and the caller counts
+ * it at its worst case.
  */
 export function isRetryableUnbilled(error: unknown): boolean {
   if (error instanceof NetworkError) return error.retryable && !error.maybeProcessed;
+  if (error instanceof AnswerTooLargeError || error instanceof AnswerOverdueError) return false;
   return isRateLimit(error) || (error instanceof ServiceError && isRetryable(error));
 }
 
@@ -134,6 +137,8 @@ export interface RetryOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Which errors are retried. Default: {@link isRetryable}. */
   retryable?: (error: unknown) => boolean;
+  /** Ends a wait (between attempts, or in the limiter's queue) at once; the loop then throws `signal.reason`. Default: none. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -142,11 +147,11 @@ export interface RetryOptions {
  */
 export async function withRetry<T>(attempt: (n: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const policy = resolveRetryPolicy(options.policy);
-  const wait = options.sleep ?? sleep;
+  const wait = options.sleep ?? ((ms: number) => sleep(ms, options.signal));
   let waitedMs = 0;
   for (let n = 1; ; n++) {
     try {
-      return options.limiter ? await options.limiter.schedule(() => attempt(n)) : await attempt(n);
+      return options.limiter ? await options.limiter.schedule(() => attempt(n), options.signal) : await attempt(n);
     } catch (error) {
       const decision = decideRetry({ error, attempt: n, waitedMs, policy, ...(options.retryable ? { retryable: options.retryable } : {}) });
       if (isRateLimit(error) && options.limiter) {
@@ -157,6 +162,7 @@ export async function withRetry<T>(attempt: (n: number) => Promise<T>, options: 
       options.onRetry?.({ attempt: n, delayMs: decision.delayMs, error });
       waitedMs += decision.delayMs;
       await wait(decision.delayMs);
+      options.signal?.throwIfAborted();
     }
   }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { HeadcountBody } from '../../schemas/requests.js';
 import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
-import { isDuration } from '../util/duration.js';
+import { isDuration, parseDuration } from '../util/duration.js';
 
 const LOOPBACK = /^http:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?(\/|$)/;
 const SchemaName = z
@@ -261,6 +261,28 @@ export const SeedlineConfig = z.strictObject({
      * the price of speed. Default: `max_concurrency`.
      */
     max_billed_in_flight: z.number().int().min(1).max(256).optional(),
+    /**
+     * Most bytes one answer of the service may have: a longer body is cut off as it streams in
+     * (never buffered whole) and the call fails with `SEEDLINE_ANSWER_TOO_LARGE`, after retries
+     * when it is safe to repeat. At most 536870888, the longest text Node can parse. Default: 67108864 (64 MiB).
+     */
+    max_answer_bytes: z
+      .number()
+      .int()
+      .min(1024, 'expected at least 1024 bytes (default 67108864, 64 MiB)')
+      // buffer.constants.MAX_STRING_LENGTH: a longer body cannot become the text JSON.parse reads.
+      .max(536_870_888, 'expected at most 536870888 bytes, the longest answer Node can parse')
+      .default(64 * 1024 * 1024),
+    /**
+     * Time one attempt of a call may take, headers and body together: a hung or dripping answer
+     * fails with `SEEDLINE_ANSWER_OVERDUE` at this deadline (after retries when it is safe to
+     * repeat); each retry gets the whole deadline again. At most 24h. Default: 120s.
+     */
+    call_deadline: Duration.refine(
+      // A text that is no duration at all is named once, by Duration's own message.
+      (text) => !isDuration(text) || (parseDuration(text) > 0 && parseDuration(text) <= 86_400_000),
+      'expected a duration above 0s and at most 24h, such as 120s',
+    ).default('120s'),
     sandbox: EmbeddedSandboxConfig.prefault({}),
   }),
   destination: z.discriminatedUnion('type', [
