@@ -26,6 +26,7 @@ export function registerStatusCommand(program: Command): void {
             status: r.status,
             group: r.scheduleGroup ?? '',
             credits: r.creditsUsed ?? 0,
+            at_risk: r.creditsAtRisk ?? 0,
             expected: r.creditsEstimated ?? 0,
             stopped: r.stopReason ?? '',
           }));

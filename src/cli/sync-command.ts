@@ -104,7 +104,7 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     costs: await loadCostModel(client.baseUrl),
     ...(opts.stop ? { stop: opts.stop } : {}),
   });
-  process.stdout.write(`${summary(result)}\n`);
+  process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key) })}\n`);
   if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
     const sql = sampleQuery(quoteIdentifier(destination.schema, 'schema'));
     process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await destination.query(sql))}\n`);
@@ -132,8 +132,32 @@ export function splitList(value: string | undefined): string[] | undefined {
   return value?.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+/** Keys the spec says bill nothing (`svc_test_…`: fixtures, zero spend), so the balance cannot move. */
+function isTestKey(apiKey: string): boolean {
+  return apiKey.startsWith('svc_test_');
+}
+
+/**
+ * The run's books against the account: credits the service reported billing, beside how far the
+ * balance fell over the run. Any difference is named with its likely causes; none for a test key.
+ */
+export function booksLine(result: Pick<RunResult, 'books' | 'balanceChange'>, billsNothing = false): string {
+  const { books, balanceChange } = result;
+  const earlier = books.earlierBilled > 0 ? ` (${books.earlierBilled} of them for batch jobs earlier runs submitted, billed then)` : '';
+  const atRisk = books.atRisk > 0 ? `, ${books.atRisk} at risk (answers lost after their request went out, counted at worst case)` : '';
+  const head = `books: ${books.billed} credits billed${earlier}${atRisk}`;
+  if (billsNothing) return `${head}; a svc_test_ key bills nothing, so the balance does not move`;
+  if (balanceChange === null) return `${head}; the balance could not be read at the start and the end, so it is not compared`;
+  const difference = balanceChange - (books.billed - books.earlierBilled);
+  if (difference === 0) return `${head}; the balance fell by ${balanceChange}: they agree`;
+  return (
+    `${head}; the balance fell by ${balanceChange}, ${Math.abs(difference)} ${difference > 0 ? 'more' : 'less'} than this run's own calls were billed. ` +
+    'Causes: spending outside this run (Signal checks, another client or run on the key), answers lost on the wire (at risk above), or batch items settling after their run.'
+  );
+}
+
 /** The end-of-run table: rows loaded, skipped, failed, and credits per stream (expected against actual). */
-export function summary(result: RunResult): string {
+export function summary(result: RunResult, options: { billsNothing?: boolean } = {}): string {
   const rows = result.streams.map((s) => ({
     stream: s.stream,
     status: s.status,
@@ -150,6 +174,7 @@ export function summary(result: RunResult): string {
   return [
     `run ${result.runId}: ${result.status}, ${result.credits} credits (expected ${result.estimatedCredits})`,
     formatTable(rows),
+    booksLine(result, options.billsNothing),
     ...(problems.length ? ['', 'Problems:', ...problems] : []),
   ].join('\n');
 }

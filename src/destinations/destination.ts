@@ -249,7 +249,14 @@ export interface RunRow {
   /** JSON: per-stream summary. */
   streams?: string | null;
   creditsEstimated?: number;
+  /** Credits the service said it billed, as the run read them (answers, and results of batch jobs, earlier runs' included). */
   creditsUsed?: number;
+  /** Credits it may have billed without saying so (lost answers, unread batch items, calls in flight when killed), at worst case. */
+  creditsAtRisk?: number;
+  /** Worst case of earlier runs' at-risk items this run read the bills of (counted in its `creditsUsed`). */
+  creditsSettledEarlier?: number;
+  /** How far the account's `credits_remaining` fell over the run (GET /v1/account at start and end); null when unknown. */
+  balanceChange?: number | null;
   error?: string | null;
   /** Why some stream stopped before its work was done (`budget_exhausted`); null when none did. */
   stopReason?: string | null;

@@ -24,6 +24,9 @@ export const systemTables = {
       // Added after the first release: ensureSystemTables adds it to older destinations.
       ['stop_reason', 'text'],
       ['schedule_group', 'text'],
+      ['credits_at_risk', 'double'],
+      ['credits_settled_earlier', 'double'],
+      ['balance_change', 'double'],
     ],
     primaryKey: ['run_id'],
   },
@@ -187,6 +190,9 @@ export function runToDb(row: RunRow): DbRow {
     error: row.error ?? null,
     stop_reason: row.stopReason ?? null,
     schedule_group: row.scheduleGroup ?? null,
+    credits_at_risk: row.creditsAtRisk ?? 0,
+    credits_settled_earlier: row.creditsSettledEarlier ?? 0,
+    balance_change: row.balanceChange ?? null,
   };
 }
 
@@ -203,6 +209,9 @@ export function runFromDb(row: DbRow): RunRow {
     error: nullableString(row.error),
     stopReason: nullableString(row.stop_reason),
     scheduleGroup: nullableString(row.schedule_group),
+    creditsAtRisk: Number(row.credits_at_risk ?? 0),
+    creditsSettledEarlier: Number(row.credits_settled_earlier ?? 0),
+    balanceChange: row.balance_change === null || row.balance_change === undefined ? null : Number(row.balance_change),
   };
 }
 

@@ -2,7 +2,7 @@ import type { AnswerRow, LoadUnit } from '../destinations/destination.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from './crash-point.js';
 import type { LoadWriter } from './load-writer.js';
-import { creditsOf, recoverPaidResponse, type ServiceResponse } from './service-calls.js';
+import { chargeOf, recoverPaidResponse, type Charge, type ServiceResponse } from './service-calls.js';
 import type { StreamContext } from './stream-context.js';
 
 /** An answer of a billed single call, as the stream gets it from {@link AnswerJournal.call}. */
@@ -31,7 +31,7 @@ export interface JournaledCall {
  *
  * @example
  * ```ts
- * const journal = await AnswerJournal.open('jobs', ctx, writer, (n) => (outcome.credits += n));
+ * const journal = await AnswerJournal.open('jobs', ctx, writer, (charge) => addCharge(outcome, charge));
  * const answer = await journal.call({ name: 'searchJobs', partition, args, worst }, () => client.searchJobs(args));
  * await writer.inUnit([rows], (unit) => journal.drop(unit, [answer.key]));
  * ```
@@ -42,11 +42,11 @@ export class AnswerJournal {
     private readonly ctx: StreamContext,
     private readonly writer: LoadWriter,
     private readonly kept: Map<string, AnswerRow>,
-    private readonly count: (credits: number) => void,
+    private readonly count: (charge: Charge) => void,
   ) {}
 
-  /** Opens a stream's journal with the answers earlier runs paid for and did not load; `count` adds credits this run pays. */
-  static async open(stream: string, ctx: StreamContext, writer: LoadWriter, count: (credits: number) => void): Promise<AnswerJournal> {
+  /** Opens a stream's journal with the answers earlier runs paid for and did not load; `count` adds what each call of this run cost. */
+  static async open(stream: string, ctx: StreamContext, writer: LoadWriter, count: (charge: Charge) => void): Promise<AnswerJournal> {
     return new AnswerJournal(stream, ctx, writer, await ctx.destination.readAnswers(stream), count);
   }
 
@@ -64,21 +64,21 @@ export class AnswerJournal {
       return { response: JSON.parse(kept.answer) as ServiceResponse, key, receivedAt: kept.receivedAt };
     }
     const reservation = this.ctx.budget.reserve(call.worst);
-    let credits = call.worst;
+    let charge: Charge = { billed: 0, atRisk: call.worst };
     try {
       const response = await (this.ctx.billedCalls ? this.ctx.billedCalls(send) : send()).catch(recoverPaidResponse);
-      credits = creditsOf(call.worst, { response });
+      charge = chargeOf(call.worst, { response });
       const receivedAt = this.ctx.now();
-      if (credits <= 0) return { response, receivedAt };
-      await this.keep({ ...call, key, response, credits, receivedAt });
+      if (charge.billed + charge.atRisk <= 0) return { response, receivedAt };
+      await this.keep({ ...call, key, response, credits: charge.billed + charge.atRisk, receivedAt });
       crashPoint('after-answer');
       return { response, key, receivedAt };
     } catch (error) {
-      credits = creditsOf(call.worst, { error });
+      charge = chargeOf(call.worst, { error });
       throw error;
     } finally {
-      reservation.settle(credits);
-      this.count(credits);
+      reservation.settle(charge.billed, charge.atRisk);
+      this.count(charge);
     }
   }
 

@@ -16,7 +16,7 @@ import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal } from './answer-journal.js';
 import { creditsOf, errorType, singleCalls, type ServiceResponse } from './service-calls.js';
-import { emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { addCharge, emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
@@ -214,7 +214,7 @@ class BatchRunner {
   }
 
   private async answerJournal(): Promise<AnswerJournal> {
-    this.journal ??= await AnswerJournal.open(this.manifest.name, this.ctx, this.writer, (credits) => (this.outcome.credits += credits));
+    this.journal ??= await AnswerJournal.open(this.manifest.name, this.ctx, this.writer, (charge) => addCharge(this.outcome, charge));
     return this.journal;
   }
 
@@ -252,14 +252,19 @@ class BatchRunner {
 
   /**
    * Continues a recorded batch: submits an unanswered intent (same key), then reads results from
-   * its cursor. A submission holds its worst-case reservation until its items have resolved; if
-   * reading stops early the items stay counted, because they bill at submission. A job submitted
-   * by an earlier run was paid by that run: its results load without counting here.
+   * its cursor. A submission holds its worst-case reservation until its items have resolved, and
+   * settles each item as its result is read; if reading stops early the unread items stay counted
+   * at risk, because they bill at submission. A job an earlier run submitted (`reservation`
+   * absent, the row `submitted`) was paid by that run: its results are booked as read, against
+   * what that run counted at risk, and spend nothing of this run's limits.
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    reservation ??= submitted ? undefined : this.ctx.budget.reserve(this.worstOfBatch(batch));
-    const spent = { credits: 0, counted: reservation !== undefined };
+    if (!reservation && !submitted) {
+      // An earlier run's intent: that run counted it at risk (reserved before the intent was committed); this run pays for it now.
+      this.ctx.budget.bookEarlier(0, this.worstOfBatch(batch));
+      reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
+    }
     let completed = false;
     // Once a submission is sent, its items may have billed even if the answer is lost.
     let mayHaveBilled = Boolean(submitted);
@@ -275,7 +280,7 @@ class BatchRunner {
         } else submitted = answer;
       }
       if (submitted) {
-        await this.readResults(submitted, spent);
+        await this.readResults(submitted, reservation);
         completed = true;
       }
     } catch (error) {
@@ -286,11 +291,10 @@ class BatchRunner {
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
       if (reservation) {
-        const floor = mayHaveBilled && !completed ? this.worstOfBatch(batch) : 0;
-        const settled = Math.max(spent.credits, floor);
-        reservation.settle(settled);
-        // Items paid at submission whose results were never read count in the stream's credits too.
-        this.outcome.credits += settled - spent.credits;
+        // Items paid at submission whose results were never read: at risk, in the run's books and the stream's.
+        const atRisk = mayHaveBilled && !completed ? reservation.held : 0;
+        reservation.settle(0, atRisk);
+        this.outcome.creditsAtRisk += atRisk;
       }
     }
     if (resend.length > 0 && !this.ctx.resumeOnly) await this.submitAndRead(resend);
@@ -460,14 +464,14 @@ class BatchRunner {
     return { resend, failed: failed.length };
   }
 
-  private async readResults(batch: BatchRow, spent: { credits: number; counted: boolean }): Promise<void> {
+  private async readResults(batch: BatchRow, reservation: Reservation | undefined): Promise<void> {
     let cursor = batch.resultsCursor ?? undefined;
     let idle = 0;
     for (;;) {
       const page = await this.ctx.client.getBatchResults(batch.jobId!, { cursor, limit: RESULTS_PAGE_SIZE });
       const next = page.meta.nextCursor ?? null;
       const completed = next === null;
-      if (page.data.length > 0 || completed) await this.loadResults(batch, page.data, next, completed, spent);
+      if (page.data.length > 0 || completed) await this.loadResults(batch, page.data, next, completed, reservation);
       if (completed) return;
       if (this.ctx.stop?.aborted) throw new RunStoppedError();
       cursor = next;
@@ -478,12 +482,10 @@ class BatchRunner {
     }
   }
 
-  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, spent: { credits: number; counted: boolean }): Promise<void> {
+  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, reservation: Reservation | undefined): Promise<void> {
     const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
     const loads = entries.map((entry) => {
       const item = items.get(entry.ref);
-      spent.credits += entry.credits_used;
-      if (spent.counted) this.outcome.credits += entry.credits_used;
       return this.shapeEntry(entry, item ? partitionOf(item).values : { key: entry.ref, seed: entry.ref }, batch.jobId ?? null);
     });
     const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: completed ? 'completed' : 'submitted' };
@@ -491,10 +493,23 @@ class BatchRunner {
       loads.flatMap((l) => (l.group ? [l.group] : [])),
       { batches: [saved], seeds: loads.map((l) => l.seed) },
     );
+    // Booked once the results are committed: a crash before that reads (and books) them again next run.
+    this.bookResults(entries, items, reservation);
     crashPoint('mid-results');
     batch.resultsCursor = saved.resultsCursor;
     this.done += entries.length;
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
+  }
+
+  /** Books each result's `credits_used` in the run and the stream: against this run's reservation, or against the earlier run that submitted the job. */
+  private bookResults(entries: readonly BatchResultEntry[], items: ReadonlyMap<string, BatchItemBody>, reservation: Reservation | undefined): void {
+    for (const entry of entries) {
+      const item = items.get(entry.ref);
+      const worst = item ? this.ctx.costs.itemCost(item.operation, item.params).worst : 0;
+      if (reservation) reservation.part(worst, entry.credits_used);
+      else this.ctx.budget.bookEarlier(entry.credits_used, worst);
+      this.outcome.credits += entry.credits_used;
+    }
   }
 
   private async loadEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null, answerKey?: string): Promise<void> {

@@ -35,7 +35,12 @@ export function bindingLimit(limits: BudgetLimits): { limit: number; name: Limit
  */
 export class Budget {
   private reserved = 0;
-  private spentCredits = 0;
+  private billedCredits = 0;
+  private atRiskCredits = 0;
+  /** Credits billed for jobs earlier runs submitted, read by this run (not this run's spending). */
+  private earlierBilled = 0;
+  /** Worst case of those items, which the earlier runs counted at risk. */
+  private earlierSettled = 0;
   private ceiling: number | undefined;
   /** Set by a 402: the service refused a call, so no paid call is sent again this run, whatever settles later. */
   private refusal: { detail: string; balance?: number } | undefined;
@@ -44,11 +49,11 @@ export class Budget {
 
   /**
    * @param limits a number (credits the run may spend), the run's {@link BudgetLimits}, or `undefined` for no limit.
-   * @param onChange told the credits {@link committed} after every reservation and settlement (to keep the run's record current). Default: none.
+   * @param onChange told the run's {@link books} after every reservation and settlement (to keep the run's record current). Default: none.
    */
   constructor(
     limits: number | BudgetLimits | undefined,
-    private readonly onChange: (committed: number) => void = () => {},
+    private readonly onChange: (books: Books) => void = () => {},
   ) {
     const binding = bindingLimit(typeof limits === 'number' ? { perRun: limits } : (limits ?? {}));
     this.ceiling = binding?.limit;
@@ -60,20 +65,36 @@ export class Budget {
     return this.ceiling;
   }
 
-  /** Credits spent so far (settled). */
+  /** Credits spent so far (settled): billed, and at risk. */
   get spent(): number {
-    return this.spentCredits;
+    return this.billedCredits + this.atRiskCredits;
   }
 
   /** Credits spent plus those reserved by calls in flight (which may have billed already): what a run killed now may have cost. */
   get committed(): number {
-    return this.spentCredits + this.reserved;
+    return this.spent + this.reserved;
+  }
+
+  /** The run's books now: what the service said it billed, and what it may have billed besides (calls in flight included). */
+  get books(): Books {
+    return { billed: this.billedCredits + this.earlierBilled, earlierBilled: this.earlierBilled, atRisk: this.atRiskCredits + this.reserved, settledForEarlier: this.earlierSettled };
+  }
+
+  /**
+   * Books results of a job an earlier run submitted: `billed` as the service reports it, and the
+   * `worst` case that run counted at risk for those items, now settled. Spends nothing of this
+   * run's limits: the earlier run paid for them.
+   */
+  bookEarlier(billed: number, worst: number): void {
+    this.earlierBilled += billed;
+    this.earlierSettled += worst;
+    this.onChange(this.books);
   }
 
   /** Credits still available for new reservations (`Infinity` without a limit; 0 once the service answered 402). */
   get remaining(): number {
     if (this.refusal) return 0;
-    return this.ceiling === undefined ? Infinity : this.ceiling - this.spentCredits - this.reserved;
+    return this.ceiling === undefined ? Infinity : this.ceiling - this.spent - this.reserved;
   }
 
   /** Whether a stop was forced by the service (402) rather than by a configured limit. */
@@ -97,15 +118,26 @@ export class Budget {
   reserve(credits: number): Reservation {
     if (credits > this.remaining) throw this.stopError(credits);
     this.reserved += credits;
-    this.onChange(this.committed);
-    let open = true;
+    this.onChange(this.books);
+    let held = credits;
     return {
-      settle: (actual: number) => {
-        if (!open) return;
-        open = false;
-        this.reserved -= credits;
-        this.spentCredits += actual;
-        this.onChange(this.committed);
+      part: (worst: number, billed: number) => {
+        const released = Math.min(held, worst);
+        held -= released;
+        this.reserved -= released;
+        this.billedCredits += billed;
+        this.onChange(this.books);
+      },
+      settle: (billed: number, atRisk = 0) => {
+        if (held < 0) return;
+        this.reserved -= held;
+        held = -1;
+        this.billedCredits += billed;
+        this.atRiskCredits += atRisk;
+        this.onChange(this.books);
+      },
+      get held() {
+        return Math.max(0, held);
       },
     };
   }
@@ -127,8 +159,27 @@ export class Budget {
 
 /** A reservation of the budget; settle it once with the credits actually used. */
 export interface Reservation {
-  /** Releases the reservation and counts `actual` credits as spent; later calls do nothing. */
-  settle(actual: number): void;
+  /**
+   * Releases the reservation and counts as spent the credits the service said it `billed`, and
+   * those it may have billed without saying so (`atRisk`, default 0); later calls do nothing.
+   */
+  settle(billed: number, atRisk?: number): void;
+  /** Settles part of it: releases `worst` credits of the reservation and counts `billed` as spent (a batch job's results, as they are read). */
+  part(worst: number, billed: number): void;
+  /** Credits still reserved (0 once settled). */
+  readonly held: number;
+}
+
+/** A run's credits as the books show them. */
+export interface Books {
+  /** Credits the service said it billed (`meta.creditsUsed`, batch `credits_used`). */
+  billed: number;
+  /** The part of `billed` read from jobs earlier runs submitted (billed then, not during this run). */
+  earlierBilled: number;
+  /** Credits it may have billed without saying so (lost answers, calls in flight), at their worst case. */
+  atRisk: number;
+  /** Worst case of items of earlier runs' jobs this run read, which those runs counted at risk (and this run in `billed`). */
+  settledForEarlier: number;
 }
 
 /**

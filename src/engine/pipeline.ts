@@ -6,11 +6,11 @@ import type { Destination } from '../destinations/destination.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch-runner.js';
-import { Budget, type BudgetLimits } from './budget.js';
+import { Budget, type Books, type BudgetLimits } from './budget.js';
 import { CostModel } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
 import { planRequestStream, runRequestStream } from './request-runner.js';
-import { RunRecorder } from './run-recorder.js';
+import { booksFields, RunRecorder } from './run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
 import { emptyOutcome, noteError, type Reporter, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 
@@ -72,8 +72,12 @@ export interface RunResult {
   status: 'succeeded' | 'partial' | 'failed' | 'stopped';
   /** One outcome per stream, in the order they ran. */
   streams: StreamOutcome[];
-  /** Credits the run's calls cost. */
+  /** Credits the service said it billed, as this run read them (`books.billed`). */
   credits: number;
+  /** The run's books: billed, at risk, and what earlier runs' jobs contributed. */
+  books: Books;
+  /** How far `credits_remaining` fell over the run (GET /v1/account at start and end); null when either read is missing. */
+  balanceChange: number | null;
   /** Expected credits of the work the run selected (sum over streams), to reconcile with `credits`. */
   estimatedCredits: number;
   /** The credit limits the run worked under. */
@@ -118,7 +122,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const writeLock = new Mutex();
   const record = new RunRecorder(destination, writeLock, { runId, startedAt, status: 'running', scheduleGroup });
   await record.save({});
-  const budget = new Budget(limits, (committed) => record.committed(committed));
+  const budget = new Budget(limits, (books) => record.committed(books));
   const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock);
   const outcomes: StreamOutcome[] = [];
   try {
@@ -136,14 +140,17 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       await record.save({ streams: JSON.stringify(outcomes) });
     }
   } catch (error) {
-    await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), creditsUsed: budget.committed, error: (error as Error).message });
+    await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), ...booksFields(budget.books), error: (error as Error).message });
     throw error;
   }
+  const books = budget.books;
   const result: RunResult = {
     runId,
     status: runStatus(outcomes, prepared.streams.length),
     streams: outcomes,
-    credits: budget.spent,
+    credits: books.billed,
+    books,
+    balanceChange: await balanceChange(io),
     estimatedCredits: outcomes.reduce((n, o) => n + o.estimatedCredits, 0),
     limits,
   };
@@ -152,7 +159,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
     status: result.status,
     streams: JSON.stringify(outcomes),
     creditsEstimated: result.estimatedCredits,
-    creditsUsed: result.credits,
+    ...booksFields(books),
+    balanceChange: result.balanceChange,
     stopReason: outcomes.some((o) => o.stopped) ? 'budget_exhausted' : null,
     error: outcomes.flatMap((o) => o.errors.map((e) => `${o.stream}: ${e}`)).join('\n') || null,
   });
@@ -200,16 +208,29 @@ export async function budgetLimits(options: Pick<SyncOptions, 'config' | 'destin
   return limits;
 }
 
+/** The fall of `credits_remaining` since the run started (GET /v1/account is free); null when unknown. */
+async function balanceChange(io: SyncIo): Promise<number | null> {
+  if (io.balance === undefined) return null;
+  try {
+    const account = (await io.client.getAccount()).data as { credits_remaining?: unknown };
+    return typeof account.credits_remaining === 'number' ? io.balance - account.credits_remaining : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Credits the runs recorded in `_seedline_runs` spent in `now`'s calendar month (UTC): every run
  * that started or finished in it. A run spanning the turn of the month counts whole in both, as
- * its spending cannot be split: never less than what the month cost.
+ * its spending cannot be split: never less than what the month cost. Each run counts what it was
+ * billed and what it may have been billed (at risk), less the at-risk items of earlier runs whose
+ * bills it read (and counted as billed), so a job read by a later run counts once.
  */
 export async function creditsThisMonth(destination: Destination, now: Date): Promise<number> {
   const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
   const inMonth = (at: Date | null | undefined) => at !== null && at !== undefined && at.getTime() >= monthStart;
   let total = 0;
-  for (const run of await destination.readRuns(100_000)) if (inMonth(run.startedAt) || inMonth(run.finishedAt)) total += run.creditsUsed ?? 0;
+  for (const run of await destination.readRuns(100_000)) if (inMonth(run.startedAt) || inMonth(run.finishedAt)) total += (run.creditsUsed ?? 0) + (run.creditsAtRisk ?? 0) - (run.creditsSettledEarlier ?? 0);
   return total;
 }
 

@@ -13,7 +13,7 @@ import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
 import { callByName, errorType, UNPROCESSABLE } from './service-calls.js';
-import { addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { addCharge, addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
 import { readPastCap, reopensHeldWindow, type CapRead, type HeldWindow } from './record-cap.js';
@@ -182,7 +182,7 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
         'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
     );
   }
-  const journal = await AnswerJournal.open(manifest.name, ctx, writer, (credits) => (outcome.credits += credits));
+  const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
   const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, journal, buffer);
 
   const queue = new PQueue({ concurrency: ctx.concurrency });

@@ -1,5 +1,6 @@
 import type { Destination, RunRow } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
+import type { Books } from './budget.js';
 
 /**
  * Keeps a run's row in `_seedline_runs` current while it runs. Every change of the credits the
@@ -20,9 +21,9 @@ export class RunRecorder {
     this.row = { ...row };
   }
 
-  /** Records that the run has committed `credits` so far; saved soon, without waiting. */
-  committed(credits: number): void {
-    this.row.creditsUsed = credits;
+  /** Records the run's books so far (calls in flight at risk); saved soon, without waiting. */
+  committed(books: Books): void {
+    Object.assign(this.row, booksFields(books));
     if (this.queued) return;
     this.queued = true;
     // A failed background save is not fatal: the next one (or the run's final save) writes the figure again.
@@ -39,4 +40,9 @@ export class RunRecorder {
     Object.assign(this.row, fields);
     await this.lock.run(() => this.destination.saveRun({ ...this.row }));
   }
+}
+
+/** The `_seedline_runs` fields of a run's books. */
+export function booksFields(books: Books): Pick<RunRow, 'creditsUsed' | 'creditsAtRisk' | 'creditsSettledEarlier'> {
+  return { creditsUsed: books.billed, creditsAtRisk: books.atRisk, creditsSettledEarlier: books.settledForEarlier };
 }

@@ -109,12 +109,37 @@ export const UNPROCESSABLE = 'unprocessable_target';
 const NEVER_BILLED = new Set(['invalid_request', 'invalid_api_key', 'insufficient_credits', 'not_found', 'rate_limited', 'internal_error', 'upstream_timeout', 'upstream_error']);
 
 /**
- * What a call whose worst case is `worst` is counted as having cost. An answer without
- * `meta.creditsUsed` (`response`) is counted at its worst case, never as free. A failed call costs
- * nothing only when the service answered with an error type it never bills; a 422, a network
- * error, a timeout after the request went out or an unreadable answer may have billed: worst case.
+ * What a call cost, as far as the service has said. `billed` is what it reported (`meta.creditsUsed`,
+ * or a 422, which the errors table bills at the call's rate); `atRisk` is what it may have billed
+ * without saying so: an answer without `meta.creditsUsed`, or a request that went out and whose
+ * answer was lost (reset, timeout, cut-off body, a stop), counted at the call's worst case. A call
+ * never sent (refused locally, or no connection made) and an error type the service never bills
+ * cost nothing.
  */
+export interface Charge {
+  billed: number;
+  atRisk: number;
+}
+
+/** The {@link Charge} of a call whose worst case is `worst`, from its answer or its error. */
+export function chargeOf(worst: number, outcome: { response: ServiceResponse } | { error: unknown }): Charge {
+  if ('response' in outcome) {
+    const used = outcome.response.meta.creditsUsed;
+    return used === undefined ? { billed: 0, atRisk: worst } : { billed: used, atRisk: 0 };
+  }
+  const { error } = outcome;
+  if (NEVER_BILLED.has(errorType(error) ?? '') || neverSent(error)) return { billed: 0, atRisk: 0 };
+  return errorType(error) === undefined ? { billed: 0, atRisk: worst } : { billed: worst, atRisk: 0 };
+}
+
+/** Credits a call is counted at against the budget: what it billed plus what it may have billed (never less than it cost). */
 export function creditsOf(worst: number, outcome: { response: ServiceResponse } | { error: unknown }): number {
-  if ('response' in outcome) return outcome.response.meta.creditsUsed ?? worst;
-  return NEVER_BILLED.has(errorType(outcome.error) ?? '') ? 0 : worst;
+  const charge = chargeOf(worst, outcome);
+  return charge.billed + charge.atRisk;
+}
+
+/** A request the service cannot have seen: refused by the client's own checks, or no connection was made. */
+function neverSent(error: unknown): boolean {
+  const failure = error as { code?: unknown; maybeProcessed?: unknown } | null;
+  return failure?.code === 'SEEDLINE_INVALID_REQUEST_BODY' || failure?.maybeProcessed === false;
 }

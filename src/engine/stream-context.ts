@@ -31,8 +31,10 @@ export interface StreamOutcome {
   failed: number;
   /** Records sent to `_seedline_rejected`. */
   rejected: number;
-  /** Credits spent (what the calls cost, billed or not). */
+  /** Credits the service said it billed for this stream's calls (`meta.creditsUsed`, batch `credits_used`). */
   credits: number;
+  /** Credits it may have billed without saying so (answers lost after the request went out), at their worst case. */
+  creditsAtRisk: number;
   /** Up to a few error messages. */
   errors: string[];
   /** Expected credits of the work this run selected (the cost model's estimate, to reconcile with `credits`). */
@@ -111,7 +113,13 @@ export interface StreamContext {
 
 /** A fresh outcome with zero counts. */
 export function emptyOutcome(stream: string): StreamOutcome {
-  return { stream, status: 'succeeded', records: 0, rows: 0, skipped: 0, failed: 0, rejected: 0, credits: 0, errors: [], estimatedCredits: 0, worstCaseCredits: 0 };
+  return { stream, status: 'succeeded', records: 0, rows: 0, skipped: 0, failed: 0, rejected: 0, credits: 0, creditsAtRisk: 0, errors: [], estimatedCredits: 0, worstCaseCredits: 0 };
+}
+
+/** Adds what a call cost to an outcome. */
+export function addCharge(outcome: StreamOutcome, charge: { billed: number; atRisk: number }): void {
+  outcome.credits += charge.billed;
+  outcome.creditsAtRisk += charge.atRisk;
 }
 
 /** Adds a load's counts to an outcome. */

@@ -130,18 +130,23 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(killed.code).not.toBe(0);
       const paid = sandbox.ledger.totalBilled();
       expect(paid).toBe(seeds.length);
-      const [dead] = await query(dest, 'select status, credits_used from seedline._seedline_runs');
-      expect(Number(dead?.credits_used)).toBe(paid);
+      // A killed run counts what it may have been billed: read bills plus the rest of its job at risk.
+      const counted = 'credits_used + credits_at_risk - credits_settled_earlier';
+      const [dead] = await query(dest, `select ${counted} as counted from seedline._seedline_runs`);
+      expect(Number(dead?.counted)).toBe(paid);
 
       await writeConfig(dir, config({ max_credits_per_month: paid }));
       const resumed = await runCli(['sync', '--config', configPath]);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(sandbox.ledger.totalBilled()).toBe(paid);
-      const runs = await query(dest, 'select status, credits_used from seedline._seedline_runs order by started_at');
-      expect(runs.map((r) => [r.status, Number(r.credits_used)])).toEqual([
+      // The next run books the bills it reads against the killed run's at-risk items: the month counts the job once.
+      const runs = await query(dest, `select status, ${counted} as counted from seedline._seedline_runs order by started_at`);
+      expect(runs.map((r) => [r.status, Number(r.counted)])).toEqual([
         ['interrupted', paid],
         ['succeeded', 0],
       ]);
+      const [ledger] = await query(dest, 'select sum(credits) as credits from seedline._seedline_seeds');
+      expect(Number(ledger?.credits)).toBe(paid);
       const statuses = await query(dest, 'select status, count(*) as n from seedline._seedline_seeds group by status');
       expect(statuses.map((r) => [r.status, Number(r.n)])).toEqual([['fetched', seeds.length]]);
     } finally {

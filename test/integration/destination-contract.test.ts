@@ -65,7 +65,7 @@ for (const kind of destinationKinds) {
       await dest.saveRun({ runId: 'run_0', startedAt: new Date('2024-04-01T00:00:00Z'), status: 'failed', error: 'boom' });
       const runs = await dest.readRuns(10);
       expect(runs.map((r) => r.runId)).toEqual(['run_1', 'run_0']);
-      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null, stopReason: 'budget_exhausted', scheduleGroup: 'nightly' });
+      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null, stopReason: 'budget_exhausted', scheduleGroup: 'nightly', creditsAtRisk: 0, creditsSettledEarlier: 0, balanceChange: null });
       expect(runs[1]?.stopReason).toBeNull();
       expect(runs[1]?.scheduleGroup).toBeNull();
     });

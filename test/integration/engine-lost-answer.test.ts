@@ -72,7 +72,10 @@ describe('engine: a billed call whose answer is lost', () => {
       const searches = sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.operation.includes('search'));
       expect(searches).toHaveLength(1);
       expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(2);
-      expect(result.credits).toBeGreaterThanOrEqual(sandbox.ledger.totalBilled());
+      expect(result.credits + result.books.atRisk).toBeGreaterThanOrEqual(sandbox.ledger.totalBilled());
+      // The books say what the service said: nothing billed, 2 at risk; the balance shows the lost answer was billed.
+      expect(result.books).toMatchObject({ billed: 0, atRisk: 2 });
+      expect(result.balanceChange).toBe(sandbox.ledger.totalBilled());
       expect(result.status).not.toBe('succeeded');
 
       const rerun = await runSync(prepared, { client, reporter: silent, balance: balance - 2 });
