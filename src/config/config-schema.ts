@@ -327,6 +327,13 @@ export const SeedlineConfig = z.strictObject({
       poll_interval_ms: z.number().int().min(10).default(500),
       // Where the service posts `batch.completed` (e.g. the public URL of `seedline serve`); optional: results are polled anyway.
       webhook_url: z.url({ protocol: /^https?$/ }).optional(),
+      /**
+       * Times an item whose failure the service billed anyway (an enrichment item that failed with
+       * 500, 504 or upstream_error bills at submission) is asked again alone in the same run,
+       * through its single endpoint (billed only on success). Plan and budget count each retry at
+       * the item's price; 0 leaves such items for the next run. Default: 1.
+       */
+      retry_billed_failures: z.number().int().min(0).max(3).default(1),
     })
     .prefault({}),
   /** Settings of `seedline serve`; optional, and required only by that command. */

@@ -5,7 +5,7 @@ import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
 import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import type { Cost } from './cost-model.js';
+import { FAILURES_BILLED, type Cost } from './cost-model.js';
 import { crashPoint } from './crash-point.js';
 import { byPriority, cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
@@ -52,7 +52,7 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   // record until it ended), so this run neither holds room for them nor counts them again.
   const held = unsentCredits(runner, open);
   const todo = ctx.resumeOnly ? [] : await runner.seedsToFetch(open);
-  outcome.worstCaseCredits = runner.costOf(todo, 'worst');
+  outcome.worstCaseCredits = runner.costOf(todo, 'worst') + runner.retriesOfOpen(open);
   outcome.estimatedCredits = runner.costOf(todo, 'expected');
   const affordable = runner.withinBudget(todo, held);
   ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
@@ -99,11 +99,11 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
     resumed,
     skipped: runner.skipped,
     calls: chunks + open.length,
-    worstCaseCredits: runner.costOf(todo, 'worst') + unsent,
+    worstCaseCredits: runner.costOf(todo, 'worst') + unsent + runner.retriesOfOpen(open),
     estimatedCredits: runner.costOf(todo, 'expected') + unsent,
     next: todo.slice(0, 3).map((p) => String(p.values.seed ?? p.key)),
     // Items failed for a passing reason are retried alone, as billed single calls.
-    maxCallCredits: todo.reduce((n, p) => Math.max(n, runner.worstOf(p)), 0),
+    maxCallCredits: runner.retriesAlone() ? todo.reduce((n, p) => Math.max(n, runner.worstOf(p)), 0) : 0,
   };
 }
 
@@ -174,13 +174,33 @@ class BatchRunner {
     return this.costOfSeed(partition).worst;
   }
 
-  /** Worst or expected credits of a list of seeds. */
+  /**
+   * Worst or expected credits of a list of seeds. The worst case counts each single retry
+   * `batch.retry_billed_failures` allows of an item whose failure is billed; the budget holds
+   * room for those retries only when they happen (a retry that does not fit leaves its seed pending).
+   */
   costOf(seeds: readonly Partition[], which: 'worst' | 'expected'): number {
-    return seeds.reduce((n, p) => n + this.costOfSeed(p)[which], 0);
+    const total = seeds.reduce((n, p) => n + this.costOfSeed(p)[which], 0);
+    return which === 'worst' ? total * (1 + this.billedRetries()) : total;
   }
 
   private costOfSeed(partition: Partition): Cost {
     return this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(partition));
+  }
+
+  /** Worst case of the single retries items of recorded batches (earlier runs') may need, beyond what those batches cost. */
+  retriesOfOpen(open: readonly BatchRow[]): number {
+    return open.reduce((n, b) => n + this.worstOfBatch(b), 0) * this.billedRetries();
+  }
+
+  /** Single retries of an item whose failure billed: only where a single endpoint can retry it. */
+  private billedRetries(): number {
+    return FAILURES_BILLED.has(this.manifest.operation) && this.retriesAlone() ? (this.ctx.batch.retryBilledFailures ?? 1) : 0;
+  }
+
+  /** Whether items that failed for a passing reason are retried alone, through the operation's single endpoint. */
+  retriesAlone(): boolean {
+    return this.manifest.operation in singleCalls && (this.ctx.batch.retryBilledFailures ?? 1) > 0;
   }
 
   /** Worst-case credits of a recorded intent or job: the sum over its items. */
@@ -339,15 +359,24 @@ class BatchRunner {
   }
 
   /**
-   * Retries items that failed for a passing reason (timeout, upstream error) once each through
-   * the single endpoint, which bills only on success: a batch retry would bill the item again
-   * whatever its outcome.
+   * Retries items that failed for a passing reason (timeout, upstream error) through the single
+   * endpoint, which bills only on success (a batch retry would bill the item again whatever its
+   * outcome): up to `batch.retry_billed_failures` rounds. Items still failing are left failed, so
+   * the next run fetches them.
    */
   async retryTransientFailures(): Promise<void> {
-    if (this.ctx.stop?.aborted) {
-      if (this.transient.length > 0) noteStoppedOnRequest(this.outcome, new RunStoppedError());
-      return;
+    const rounds = this.ctx.batch.retryBilledFailures ?? 1;
+    for (let round = 0; round < rounds && this.transient.length > 0; round++) {
+      if (this.ctx.stop?.aborted) {
+        noteStoppedOnRequest(this.outcome, new RunStoppedError());
+        return;
+      }
+      await this.retryRound();
     }
+    this.leaveTransient();
+  }
+
+  private async retryRound(): Promise<void> {
     const retry = this.withinBudget(this.transient);
     this.transient = [];
     if (retry.length === 0) return;
@@ -358,6 +387,16 @@ class BatchRunner {
       void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error, [partition])));
     }
     await queue.onIdle();
+  }
+
+  /** Items that failed for a passing reason and were not retried (or failed again): failed this run, fetched by the next. */
+  private leaveTransient(): void {
+    if (this.transient.length === 0) return;
+    this.outcome.failed += this.transient.length;
+    const message = `${this.transient.length} item(s) failed for a passing reason (timeout, upstream error) and were not retried in this run (batch.retry_billed_failures: ${this.ctx.batch.retryBilledFailures ?? 1}); the next run fetches them`;
+    noteError(this.outcome, message);
+    this.ctx.reporter.notice(this.manifest.name, message);
+    this.transient = [];
   }
 
   /**
@@ -409,6 +448,10 @@ class BatchRunner {
       // Some single calls bill a 422 (headcount); the journal counted a call lost on the way at its worst case.
       const type = errorType(error);
       if (type === undefined || type === 'insufficient_credits') throw error;
+      if (TRANSIENT_FAILURES.has(type)) {
+        this.transient.push(partition);
+        return;
+      }
       await this.markFailed(partition, `${type}: ${(error as Error).message}`);
       return;
     }

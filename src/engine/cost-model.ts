@@ -84,6 +84,12 @@ const OPERATIONS: Readonly<Record<string, Priced>> = {
   'companies.posts': { path: '/v1/companies/posts' },
 };
 
+/**
+ * Batch operations whose failed items bill all the same (the spec's "Batch items fail
+ * individually", rule 1): a retry of such an item pays again.
+ */
+export const FAILURES_BILLED = new Set(['profiles.enrich', 'companies.enrich', 'posts.enrich', 'search.people.sales_nav']);
+
 /** The default `max_results` of searches when a body leaves it out. */
 const DEFAULT_RESULTS = 25;
 

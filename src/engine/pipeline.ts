@@ -253,7 +253,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     fullRefresh: prepared.options.fullRefresh ?? false,
     concurrency: config.api.max_concurrency,
     billedCalls,
-    batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1, ...(config.batch.webhook_url ? { webhookUrl: config.batch.webhook_url } : {}) },
+    batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1, retryBilledFailures: config.batch.retry_billed_failures, ...(config.batch.webhook_url ? { webhookUrl: config.batch.webhook_url } : {}) },
     now: prepared.options.now ?? (() => new Date()),
     resumeOnly: prepared.options.resumeOnly ?? false,
     ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),

@@ -94,8 +94,12 @@ export interface StreamContext {
   fullRefresh: boolean;
   /** Calls in flight at once for request streams (`api.max_concurrency`). */
   concurrency: number;
-  /** Batch settings: items per job, result poll interval, jobs the account may run at once, the `batch.completed` URL (default: none). */
-  batch: { chunkSize: number; pollIntervalMs: number; concurrentJobs: number; webhookUrl?: string };
+  /**
+   * Batch settings: items per job, result poll interval, jobs the account may run at once, the
+   * `batch.completed` URL (default: none), and how often an item whose failure was billed is asked
+   * again alone (`batch.retry_billed_failures`, default 1).
+   */
+  batch: { chunkSize: number; pollIntervalMs: number; concurrentJobs: number; webhookUrl?: string; retryBilledFailures?: number };
   /** Now (injectable for tests). */
   now(): Date;
   /** Only read the results of batch jobs recorded by earlier runs: submit nothing, retry nothing. Default: false. */

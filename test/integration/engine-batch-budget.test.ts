@@ -19,9 +19,9 @@ interface Bench {
   sandbox: Sandbox;
   destination: Destination;
   /** Runs a sync of the configured streams with the given budget, the balance read at the start as a real sync does. */
-  sync(streams: Record<string, unknown>, seeds: Record<string, unknown>, budget?: Record<string, number>, now?: Date): Promise<RunResult>;
+  sync(streams: Record<string, unknown>, seeds: Record<string, unknown>, budget?: Record<string, number>, now?: Date, batch?: Record<string, unknown>): Promise<RunResult>;
   /** What `seedline plan` would show for the same config, by stream. */
-  plan(streams: Record<string, unknown>, seeds: Record<string, unknown>): Promise<Record<string, StreamPlan>>;
+  plan(streams: Record<string, unknown>, seeds: Record<string, unknown>, batch?: Record<string, unknown>): Promise<Record<string, StreamPlan>>;
   /** Seed-ledger status by seed of a stream. */
   statuses(stream: string): Promise<Record<string, string>>;
 }
@@ -32,8 +32,8 @@ async function withBench(options: SandboxOptions, body: (bench: Bench) => Promis
   const dir = await mkdtemp(join(tmpdir(), 'seedline-batch-budget-'));
   const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
   const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: KEY });
-  const prepare = async (streams: Record<string, unknown>, seeds: Record<string, unknown>, budget: Record<string, number>, now?: Date): Promise<PreparedSync> => {
-    const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds, streams, batch: { chunk_size: 10, poll_interval_ms: 10 }, budget };
+  const prepare = async (streams: Record<string, unknown>, seeds: Record<string, unknown>, budget: Record<string, number>, now?: Date, batch: Record<string, unknown> = {}): Promise<PreparedSync> => {
+    const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds, streams, batch: { chunk_size: 10, poll_interval_ms: 10, ...batch }, budget };
     return prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination, ...(now ? { now: () => now } : {}) });
   };
   try {
@@ -41,13 +41,13 @@ async function withBench(options: SandboxOptions, body: (bench: Bench) => Promis
     await body({
       sandbox,
       destination,
-      async sync(streams, seeds, budget = {}, now) {
-        const prepared = await prepare(streams, seeds, budget, now);
+      async sync(streams, seeds, budget = {}, now, batch) {
+        const prepared = await prepare(streams, seeds, budget, now, batch);
         const account = (await client.getAccount()).data as { credits_remaining: number };
         return runSync(prepared, { client, reporter: silent, balance: account.credits_remaining, concurrentBatchJobs: 2 });
       },
-      async plan(streams, seeds) {
-        return Object.fromEntries((await planSync(await prepare(streams, seeds, {}))).map((plan) => [plan.stream, plan]));
+      async plan(streams, seeds, batch) {
+        return Object.fromEntries((await planSync(await prepare(streams, seeds, {}, undefined, batch))).map((plan) => [plan.stream, plan]));
       },
       async statuses(stream) {
         return Object.fromEntries([...(await destination.readSeeds(stream)).values()].map((row) => [row.seed, row.status]));
@@ -117,6 +117,38 @@ describe('plan of a stream fed by the rows of another', () => {
       const activityBilled = bench.sandbox.ledger.entries.filter((e) => e.billed && e.operation.includes('activity')).reduce((n, e) => n + e.credits, 0);
       expect(activityBilled).toBeGreaterThan(0);
       expect(activityBilled).toBeLessThanOrEqual(plan.activity!.worstCaseCredits);
+    });
+  });
+});
+
+describe('retries of batch items whose failure was billed (batch.retry_billed_failures)', () => {
+  const seeds = () => ({ profiles: [profile('ann-retry'), profile('bob-retry'), profile('cid-retry'), profile('dan-retry'), profile('flaky-eve-retry')] });
+
+  it('given the default (retry once) and a flaky seed billed at submission, when planned and synced, then the worst case counts the retry and covers what the run spends', async () => {
+    await withBench({}, async (bench) => {
+      const plan = await bench.plan({ profiles: {} }, seeds());
+      expect(plan.profiles?.worstCaseCredits).toBe(5 * 2);
+      const result = await bench.sync({ profiles: {} }, seeds());
+      // Five items billed at submission, the flaky one's failure included, and its single retry billed on success.
+      expect(bench.sandbox.ledger.totalBilled()).toBe(6);
+      expect(bench.sandbox.ledger.totalBilled()).toBeLessThanOrEqual(plan.profiles!.worstCaseCredits);
+      expect(result.credits).toBe(6);
+      expect(Object.values(await bench.statuses('profiles'))).toEqual(Array(5).fill('fetched'));
+    });
+  });
+
+  it('given retry_billed_failures 0, when planned and synced, then the worst case is one bill per item and the flaky seed is left for the next run, which fetches it', async () => {
+    await withBench({}, async (bench) => {
+      const noRetry = { retry_billed_failures: 0 };
+      expect((await bench.plan({ profiles: {} }, seeds(), noRetry)).profiles?.worstCaseCredits).toBe(5);
+      const result = await bench.sync({ profiles: {} }, seeds(), {}, undefined, noRetry);
+      expect(bench.sandbox.ledger.totalBilled()).toBe(5);
+      expect(result.streams[0]).toMatchObject({ status: 'partial', failed: 1 });
+      expect(result.streams[0]?.errors.join('\n')).toMatch(/not retried in this run \(batch.retry_billed_failures: 0\)/);
+      expect((await bench.statuses('profiles'))[profile('flaky-eve-retry')]).toBe('failed');
+
+      await bench.sync({ profiles: {} }, seeds(), {}, undefined, noRetry);
+      expect((await bench.statuses('profiles'))[profile('flaky-eve-retry')]).toBe('fetched');
     });
   });
 });

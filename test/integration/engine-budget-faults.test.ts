@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
-import { prepareSync, runSync } from '../../src/engine/pipeline.js';
+import { planSync, prepareSync, runSync } from '../../src/engine/pipeline.js';
 import type { Reporter } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { startSandbox } from '../../src/sandbox/index.js';
@@ -26,7 +26,7 @@ const scenario = fc.record({
 });
 
 describe('budget under seeded faults, through the real runners and a live-billing sandbox', () => {
-  it('given random balances, budgets and fault patterns, when a batch and a request stream run, then nothing is spent past the budget, the run records at least what was billed, and every seed left undone stays pending', async () => {
+  it('given random balances, budgets and fault patterns, when a batch and a request stream run, then nothing is spent past the budget or the plan\'s worst case, the run records what was billed, and every seed left undone stays pending', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async ({ faultSeed, faultRate, balance, perRun, keep }) => {
         const rates = { '500': faultRate / 2, '504': faultRate / 2, upstream_error: faultRate / 2 };
@@ -47,14 +47,18 @@ describe('budget under seeded faults, through the real runners and a live-billin
             budget,
           };
           const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
+          const worst = (await planSync(prepared)).reduce((n, p) => n + p.worstCaseCredits, 0);
           await runSync(prepared, { client, reporter: silent, balance, concurrentBatchJobs: 2 });
 
           const billed = sandbox.ledger.totalBilled();
+          // The plan's worst case counts a retry of each item whose failure was billed (batch.retry_billed_failures: 1).
+          expect(billed).toBeLessThanOrEqual(worst);
           if (perRun !== undefined) expect(billed).toBeLessThanOrEqual(perRun);
           if (keep !== undefined) expect(balance - billed).toBeGreaterThanOrEqual(Math.min(keep, balance));
           expect(billed).toBeLessThanOrEqual(balance);
           const [run] = await destination.readRuns(1);
-          expect(run!.creditsUsed).toBeGreaterThanOrEqual(billed);
+          expect(run!.creditsUsed).toBe(billed);
+          expect(run!.creditsAtRisk).toBe(0);
           if (perRun !== undefined) expect(run!.creditsUsed).toBeLessThanOrEqual(perRun);
 
           const ledger = await destination.readSeeds('profiles');

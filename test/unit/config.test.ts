@@ -54,6 +54,17 @@ describe('config', () => {
     expect(problems.some((p) => p.startsWith('budget.max_credits_per_run:'))).toBe(true);
   });
 
+  it('given the crash and retry settings, when parsed, then their defaults fill in and bad values are named by key', () => {
+    const config = parseConfig(valid, 'test.yaml', {});
+    expect(config.api.max_billed_in_flight).toBeUndefined();
+    expect(config.batch.retry_billed_failures).toBe(1);
+    const set = parseConfig(`${valid}batch: { retry_billed_failures: 0 }\n`.replace('api_key:', 'max_billed_in_flight: 1\n  api_key:'), 'test.yaml', {});
+    expect([set.api.max_billed_in_flight, set.batch.retry_billed_failures]).toEqual([1, 0]);
+    const problems = problemsOf(`${valid}batch: { retry_billed_failures: 4 }\n`.replace('api_key:', 'max_billed_in_flight: 0\n  api_key:'));
+    expect(problems.some((p) => p.startsWith('api.max_billed_in_flight:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('batch.retry_billed_failures:'))).toBe(true);
+  });
+
   it('given bad budget keys, when parsed, then each is named', () => {
     const problems = problemsOf(valid.replace('max_credits_per_run: 100', 'max_credits_per_run: 100, max_credits_per_month: -1, keep_balance: 1.5, max_credits_per_day: 3'));
     expect(problems.some((p) => p.startsWith('budget.max_credits_per_month:'))).toBe(true);
