@@ -65,16 +65,23 @@ export class AnswerJournal {
     }
     const reservation = this.ctx.budget.reserve(call.worst);
     let charge: Charge = { billed: 0, atRisk: call.worst };
+    let answered = false;
     try {
-      const response = await (this.ctx.billedCalls ? this.ctx.billedCalls(send) : send()).catch(recoverPaidResponse);
-      charge = chargeOf(call.worst, { response });
-      const receivedAt = this.ctx.now();
-      if (charge.billed + charge.atRisk <= 0) return { response, receivedAt };
-      await this.keep({ ...call, key, response, credits: charge.billed + charge.atRisk, receivedAt });
-      crashPoint('after-answer');
-      return { response, key, receivedAt };
+      // The place in flight is held until the answer is durable: the next billed call goes out only then.
+      const inFlight = async () => {
+        const response = await send().catch(recoverPaidResponse);
+        answered = true;
+        charge = chargeOf(call.worst, { response });
+        const receivedAt = this.ctx.now();
+        if (charge.billed + charge.atRisk <= 0) return { response, receivedAt };
+        await this.keep({ ...call, key, response, credits: charge.billed + charge.atRisk, receivedAt });
+        crashPoint('after-answer');
+        return { response, key, receivedAt };
+      };
+      return await (this.ctx.billedCalls ? this.ctx.billedCalls(inFlight) : inFlight());
     } catch (error) {
-      charge = chargeOf(call.worst, { error });
+      // An answer that came but could not be journaled keeps its charge; a failed call is judged by its error.
+      if (!answered) charge = chargeOf(call.worst, { error });
       throw error;
     } finally {
       reservation.settle(charge.billed, charge.atRisk);
