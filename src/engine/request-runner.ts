@@ -35,6 +35,34 @@ export interface PartitionState {
   held?: HeldWindow;
 }
 
+/** A pass over one partition under way in this run. */
+export interface Pass {
+  partition: Partition;
+  /** The partition's state when this run started (or resumed) the pass. */
+  saved: PartitionState;
+  /** The page to ask next. */
+  page: PageState;
+  /** Most pages this run may read of the pass; undefined without a limit. */
+  limit: number | undefined;
+  /** Whether the pass has reached the items of earlier passes. */
+  reachedStop: boolean;
+  /** Pages read in this run, the next one included. */
+  pagesRead: number;
+}
+
+/** An answer to a page call, as the single endpoint returns it (a batch result's `data` is the same). */
+export interface PageAnswer {
+  data: unknown;
+  meta: { nextCursor?: string | null };
+}
+
+/** What one answer of a pass gives: rows to load, the state that says they are loaded, and whether the pass goes on. */
+export interface TakenAnswer {
+  shaped: ShapedRecords;
+  state: PartitionState;
+  more: boolean;
+}
+
 /** Where a pass stands. */
 interface PageState {
   number: number;
@@ -250,39 +278,59 @@ class PartitionRunner {
 
   /** Pages through one partition, committing each page with the state that resumes after it. */
   async run(partition: Partition): Promise<void> {
-    const saved = this.current.get(partition.key) ?? {};
-    // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
-    // the state, so a failure part-way does not cost the next normal run its stopping point.
-    let page: PageState = (this.ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
-    const limit = pagesThisRun(this.manifest, saved, page, maxPagesOf(this.manifest, this.ctx, partition));
-    // Whether this pass has reached the items of earlier passes (a full refresh reads on past them).
-    let reachedStop = !hasStoppingPoint(this.manifest, saved);
-    for (let pagesRead = 1; ; pagesRead++) {
-      const args = renderArgs(this.manifest, this.ctx, partition, saved, page);
+    const pass = this.openPass(partition);
+    for (;;) {
+      const args = this.argsOf(pass);
       // Every billed answer of this page (the call, and pieces of a cut answer) is dropped from the journal as it loads.
       const answers: PaidAnswer[] = [];
       const response = await this.fetch(partition, args, answers);
-      const read = await this.readPastCap(partition, args, this.recordsIn(response, partition), answers);
-      const { fresh, reachedKnown, newest } = this.incremental(read.records, saved, partition);
-      reachedStop ||= reachedKnown;
-      const passNewest = maxIso(page.newest, newest);
-      const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.nextPage(response, page);
-      const atLimit = more !== undefined && limit !== undefined && pagesRead >= limit;
-      // Cut at max_pages short of the stopping point, the pass stays pending: completing it would
-      // move the stopping point past the items not read yet, and no later pass would read them.
-      const next = atLimit && reachedStop ? undefined : more;
-      const state: PartitionState = next
-        ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
-        : endOfPass(saved, passNewest, partition, read, firstAnswerAt(answers, this.ctx.now()), this.windowAsked(saved, args));
-      await this.commit(partition, this.shaper.shape(partition.values, fresh), state, answers);
-      if (!next) return;
-      if (atLimit) {
-        this.cutAtMaxPages++;
-        return;
-      }
+      const taken = await this.takeAnswer(pass, args, response, answers);
+      await this.commit(partition, taken.shaped, taken.state, answers);
+      if (!taken.more) return;
       if (this.ctx.stop?.aborted) throw new RunStoppedError();
-      page = { ...next, newest: passNewest };
     }
+  }
+
+  /** Starts (or resumes) a partition's pass from its state as last committed. */
+  openPass(partition: Partition): Pass {
+    const saved = this.current.get(partition.key) ?? {};
+    // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
+    // the state, so a failure part-way does not cost the next normal run its stopping point.
+    const page: PageState = (this.ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
+    const limit = pagesThisRun(this.manifest, saved, page, maxPagesOf(this.manifest, this.ctx, partition));
+    // Whether this pass has reached the items of earlier passes (a full refresh reads on past them).
+    return { partition, saved, page, limit, reachedStop: !hasStoppingPoint(this.manifest, saved), pagesRead: 1 };
+  }
+
+  /** The arguments of a pass's next call. */
+  argsOf(pass: Pass): Record<string, unknown> {
+    return renderArgs(this.manifest, this.ctx, pass.partition, pass.saved, pass.page);
+  }
+
+  /**
+   * Takes the answer to a pass's call: the records to load, the state to commit with them, and
+   * whether the pass goes on (it is then moved to its next page).
+   */
+  async takeAnswer(pass: Pass, args: Record<string, unknown>, response: PageAnswer, answers: PaidAnswer[]): Promise<TakenAnswer> {
+    const { partition, saved, page } = pass;
+    const read = await this.readPastCap(partition, args, this.recordsIn(response, partition), answers);
+    const { fresh, reachedKnown, newest } = this.incremental(read.records, saved, partition);
+    pass.reachedStop ||= reachedKnown;
+    const passNewest = maxIso(page.newest, newest);
+    const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.nextPage(response, page);
+    const atLimit = more !== undefined && pass.limit !== undefined && pass.pagesRead >= pass.limit;
+    // Cut at max_pages short of the stopping point, the pass stays pending: completing it would
+    // move the stopping point past the items not read yet, and no later pass would read them.
+    const next = atLimit && pass.reachedStop ? undefined : more;
+    const state: PartitionState = next
+      ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
+      : endOfPass(saved, passNewest, partition, read, firstAnswerAt(answers, this.ctx.now()), this.windowAsked(saved, args));
+    const shaped = this.shaper.shape(partition.values, fresh);
+    if (next && atLimit) this.cutAtMaxPages++;
+    if (!next || atLimit) return { shaped, state, more: false };
+    pass.page = { ...next, newest: passNewest };
+    pass.pagesRead++;
+    return { shaped, state, more: true };
   }
 
   /**
@@ -338,11 +386,11 @@ class PartitionRunner {
   }
 
   /** One call through the answer journal; its answer is added to `answers` (the page's, dropped as it loads). */
-  private async fetch(partition: Partition, args: Record<string, unknown>, answers: PaidAnswer[]) {
+  private async fetch(partition: Partition, args: Record<string, unknown>, answers: PaidAnswer[]): Promise<PageAnswer> {
     const worst = this.ctx.costs.callCost(this.manifest.call, args).worst;
     const answer = await this.journal.call({ name: this.manifest.call, partition: partition.key, args, worst }, () => this.call(this.ctx.client, args));
     answers.push(answer);
-    return answer.response as { data: unknown; meta: { nextCursor?: string | null } };
+    return answer.response as PageAnswer;
   }
 
   /**
@@ -363,7 +411,7 @@ class PartitionRunner {
   }
 
   /** The page after `page` when the service says there is one (page limits are the caller's). */
-  private nextPage(response: { data: unknown; meta: { nextCursor?: string | null } }, page: PageState): PageState | undefined {
+  private nextPage(response: PageAnswer, page: PageState): PageState | undefined {
     const paginator = this.manifest.paginator;
     if (paginator.type === 'cursor') return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
     if (paginator.type === 'none') return undefined;
