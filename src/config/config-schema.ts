@@ -52,6 +52,15 @@ const refreshable = { refresh_after: Duration.default('7d') };
 /** `refresh_after` for streams that follow fast-moving data (new postings, posts, a daily time series). Default: 1d. */
 const refreshableDaily = { refresh_after: Duration.default('1d') };
 
+/**
+ * How a paged or search stream asks its pages: `calls` (single calls, each answer journaled as it
+ * arrives: a crash can make a later run buy again the answers still on the wire) or `batch` (each
+ * round of next pages is one batch job, its intent and Idempotency-Key recorded before it is sent:
+ * nothing is bought twice, at the price of a job's round trip per page). Defaults per stream in
+ * the README, chosen from `bench/rounds.ts`.
+ */
+const routable = (fallback: 'batch' | 'calls') => ({ via: z.enum(['batch', 'calls']).default(fallback) });
+
 /** A bare `profiles:` (YAML null) is present, so it runs with its defaults, like `profiles: {}`. */
 const bareKeysAsEmpty = (streams: unknown) =>
   streams !== null && typeof streams === 'object' && !Array.isArray(streams)
@@ -87,6 +96,7 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   jobs: z
     .strictObject({
       ...refreshableDaily,
+      ...routable('calls'),
       keywords: z.array(z.string().min(1)).default([]),
       per_company: z.boolean().default(true),
       max_results: z.number().int().min(1).max(100).default(25),
@@ -96,20 +106,21 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   activity: z
     .strictObject({
       ...refreshableDaily,
+      ...routable('calls'),
       kinds: z.array(z.enum(['posts', 'comments', 'reactions', 'reposts'])).min(1).default(['posts']),
       posted_within: z.enum(['24h', 'week', 'month', 'all']).default('all'),
       max_pages: z.number().int().min(1).default(10),
     })
     .optional(),
   /** Posts of each loaded company page. `refresh_after` default: 1d. */
-  company_posts: z.strictObject({ ...refreshableDaily, max_pages: z.number().int().min(1).default(10) }).optional(),
+  company_posts: z.strictObject({ ...refreshableDaily, ...routable('calls'), max_pages: z.number().int().min(1).default(10) }).optional(),
   /**
    * Configured people searches, appended with their `search_id`. Each search (known by its `id`) runs
    * again once `refresh_after` has passed. Default: 7d.
    */
-  people_search: z.strictObject({ ...refreshable, searches: z.array(SearchDefinition).min(1) }).optional(),
+  people_search: z.strictObject({ ...refreshable, ...routable('calls'), searches: z.array(SearchDefinition).min(1) }).optional(),
   /** Configured company searches, as `people_search`. `refresh_after` default: 7d. */
-  company_search: z.strictObject({ ...refreshable, searches: z.array(SearchDefinition).min(1) }).optional(),
+  company_search: z.strictObject({ ...refreshable, ...routable('calls'), searches: z.array(SearchDefinition).min(1) }).optional(),
   triggers: z.strictObject({ signal_id: z.string().optional() }).optional(),
   signals: z.strictObject({}).optional(),
   usage: z.strictObject({ months: z.number().int().min(1).max(12).default(2) }).optional(),

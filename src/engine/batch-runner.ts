@@ -3,7 +3,6 @@ import type { BatchResultEntry } from '../../schemas/batch.js';
 import type { BatchRow, SeedRow } from '../destinations/destination.js';
 import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
-import { sleep } from '../util/sleep.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { FAILURES_BILLED, type Cost } from './cost-model.js';
 import { crashPoint } from './crash-point.js';
@@ -15,6 +14,7 @@ import { LoadWriter } from './load-writer.js';
 import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal } from './answer-journal.js';
+import { readJobResults } from './batch-results.js';
 import { creditsOf, errorType, singleCalls, type ServiceResponse } from './service-calls.js';
 import { addCharge, emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
@@ -27,8 +27,6 @@ const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
 const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request', 'idempotency_conflict']);
 /** Error types of items worth another attempt in the same run. */
 const TRANSIENT_FAILURES = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
-/** Result entries per read of `GET /v1/batch/{id}/results` (the service's maximum). */
-const RESULTS_PAGE_SIZE = 500;
 /** Submission answers that prove no job was created (so nothing billed). */
 const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
 /** Submission errors after which the intent can never succeed as written. */
@@ -508,21 +506,7 @@ class BatchRunner {
   }
 
   private async readResults(batch: BatchRow, reservation: Reservation | undefined): Promise<void> {
-    let cursor = batch.resultsCursor ?? undefined;
-    let idle = 0;
-    for (;;) {
-      const page = await this.ctx.client.getBatchResults(batch.jobId!, { cursor, limit: RESULTS_PAGE_SIZE });
-      const next = page.meta.nextCursor ?? null;
-      const completed = next === null;
-      if (page.data.length > 0 || completed) await this.loadResults(batch, page.data, next, completed, reservation);
-      if (completed) return;
-      if (this.ctx.stop?.aborted) throw new RunStoppedError();
-      cursor = next;
-      // Result reads count against the rate limit: read again at once only when a full page came
-      // back; otherwise wait, longer while nothing resolves.
-      if (page.data.length < RESULTS_PAGE_SIZE) await sleep(Math.min(this.ctx.batch.pollIntervalMs * 2 ** (page.data.length > 0 ? 0 : idle++), 5_000));
-      if (page.data.length > 0) idle = 0;
-    }
+    await readJobResults(this.ctx, batch.jobId!, batch.resultsCursor ?? undefined, (entries, next) => this.loadResults(batch, entries, next, next === null, reservation));
   }
 
   private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, reservation: Reservation | undefined): Promise<void> {

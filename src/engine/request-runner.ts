@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
-import type { Destination, StateRow } from '../destinations/destination.js';
+import type { BatchRow, Destination, StateRow } from '../destinations/destination.js';
 import { crashPoint } from './crash-point.js';
 import { StreamDefinitionError } from './engine-errors.js';
 import { byPriority } from './budget.js';
@@ -12,7 +12,8 @@ import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
-import { callByName, errorType, UNPROCESSABLE } from './service-calls.js';
+import { PageRounds, type RoundRunner } from './page-rounds.js';
+import { batchItemOf, callByName, errorType, UNPROCESSABLE } from './service-calls.js';
 import { addCharge, addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
@@ -145,7 +146,9 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
     }
     total.worst += call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1);
     total.expected += call.expected;
-    total.perCall = Math.max(total.perCall, call.worst);
+    // A page asked as a batch item (via: batch) is never a single call on the wire.
+    const args = renderArgs(manifest, ctx, partition, saved, page);
+    if (!(ctx.options.via === 'batch' && batchItemOf(manifest.call, args))) total.perCall = Math.max(total.perCall, call.worst);
   }
   return total;
 }
@@ -193,6 +196,8 @@ function hasStoppingPoint(manifest: RequestStreamNode, saved: PartitionState): b
 
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
 export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
+  // Rounds an earlier run left open were paid for: their pages load first, so the partitions they finish are fresh now.
+  await resumeOpenRounds(manifest, ctx, outcome);
   const { partitions, states, todo } = await partitionsDue(manifest, ctx);
   outcome.skipped = partitions.length - todo.length;
   const cost = streamCost(manifest, ctx, todo, states);
@@ -212,11 +217,13 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   }
   const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
   const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, journal, buffer);
+  const rounds = ctx.options.via === 'batch' ? new PageRounds(manifest, ctx, runner, outcome) : undefined;
+  const inRounds = rounds ? todo.filter((p) => rounds.batchable(p)) : [];
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
   let budgetStop: BudgetStop | RunStoppedError | undefined;
-  for (const partition of todo) {
+  for (const partition of todo.filter((p) => !inRounds.includes(p))) {
     void queue.add(async () => {
       if (budgetStop) return;
       if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
@@ -231,6 +238,17 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
       }
       ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
     });
+  }
+  if (rounds && inRounds.length > 0) {
+    await rounds.run(inRounds).catch(async (error: Error) => {
+      const stop = error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : await budgetStopOf(error, ctx);
+      if (stop) budgetStop ??= stop;
+      else {
+        outcome.failed += 1;
+        noteError(outcome, `a batch round failed: ${error.message}`);
+      }
+    });
+    if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
   }
   await queue.onIdle();
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
@@ -248,6 +266,16 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   return outcome;
 }
 
+/** Loads the batch rounds (see `PageRounds`) an earlier run of this stream left open. */
+async function resumeOpenRounds(manifest: RequestStreamNode, ctx: StreamContext, outcome: StreamOutcome): Promise<void> {
+  if (ctx.resumeOnly || !(await ctx.destination.readBatches(manifest.name)).some((b) => b.status === 'intent' || b.status === 'submitted')) return;
+  const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
+  const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
+  const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
+  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, await readStates(ctx.destination, manifest.name), journal);
+  await new PageRounds(manifest, ctx, runner, outcome).resumeOpen(await resolvePartitions(manifest.partitions, partitionContext(ctx)));
+}
+
 interface PageBuffer {
   groups: ShapedRecords[];
   states: StateRow[];
@@ -255,7 +283,7 @@ interface PageBuffer {
   answers: (string | undefined)[];
 }
 
-class PartitionRunner {
+class PartitionRunner implements RoundRunner {
   private readonly call;
   /** Each partition's state as last committed (or as read at the start of the run). */
   private readonly current: Map<string, PartitionState>;
@@ -359,6 +387,22 @@ class PartitionRunner {
     } catch (writeError) {
       noteError(this.outcome, `${partition.key}: its failure could not be recorded: ${(writeError as Error).message}`);
     }
+  }
+
+  async commitRound(taken: readonly { partition: Partition; taken: TakenAnswer }[], batch: BatchRow): Promise<void> {
+    const counts = await this.writer.inUnit(
+      taken.map((t) => t.taken.shaped),
+      async (unit) => {
+        await unit.saveState(taken.map((t) => stateRow(this.manifest.name, t.partition.key, t.taken.state)));
+        await unit.saveBatches([batch]);
+      },
+    );
+    addLoad(this.outcome, counts);
+    for (const t of taken) this.current.set(t.partition.key, t.taken.state);
+  }
+
+  async saveBatch(batch: BatchRow): Promise<void> {
+    await this.writer.inUnit([], (unit) => unit.saveBatches([batch]));
   }
 
   /** Writes everything buffered by a replace-mode stream in one unit. */

@@ -61,6 +61,37 @@ export const singleCalls = {
   'companies.headcount': (c, a) => c.companyHeadcount(a),
 } satisfies Record<string, Call>;
 
+/** A batch item: the operation and the exact body its single endpoint takes (CONTRACT.md "Batch items and results"). */
+export interface BatchItemOf {
+  operation: string;
+  params: Body;
+}
+
+type ItemOf = (args: Body) => BatchItemOf | undefined;
+
+const searchItem = (operations: Partial<Record<'default' | 'sales-nav' | 'standard', string>>): ItemOf => (args) => {
+  const operation = operations[variantOf(args.variant) ?? 'default'];
+  return operation ? { operation, params: args.body as Body } : undefined;
+};
+
+/**
+ * The batch item each request-stream call can go as, so its pages can be asked in batch jobs
+ * (intent recorded, Idempotency-Key) rather than single calls; undefined for a call (or a search
+ * variant) that has no batch operation.
+ */
+export const batchItems = {
+  searchJobs: (a) => ({ operation: 'search.jobs', params: a }),
+  profileActivity: (a) => ({ operation: 'profiles.activity', params: a }),
+  companyPosts: (a) => ({ operation: 'companies.posts', params: a }),
+  searchPeople: searchItem({ default: 'search.people', 'sales-nav': 'search.people.sales_nav' }),
+  searchCompanies: searchItem({ default: 'search.companies' }),
+} satisfies Partial<Record<keyof typeof serviceCalls, ItemOf>>;
+
+/** The batch item of a call with these args, if it has one. */
+export function batchItemOf(call: string, args: Body): BatchItemOf | undefined {
+  return (batchItems as Partial<Record<string, ItemOf>>)[call]?.(args);
+}
+
 /** A call name known to the engine. */
 export type CallName = keyof typeof serviceCalls;
 

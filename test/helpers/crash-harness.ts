@@ -39,13 +39,18 @@ const COMPANIES = ['acme-analytics', 'globex', 'initech'].map((slug) => `${NETWO
 export const HARNESS_KEY = 'svc_live_crash_harness';
 
 /** One config with every billed stream, small seeds, and two pages a feed. */
-/** `api.max_billed_in_flight` of the harness config. */
-export const IN_FLIGHT = 1;
+/**
+ * How the harness config asks its pages: `batch` (every paged and search stream `via: batch`, no
+ * single retries of failed batch items: no billed single call at all) or `calls` (single calls,
+ * one billed call on the wire at a time).
+ */
+export type HarnessMode = 'batch' | 'calls';
 
-export function harnessConfig(sandboxUrl: string, destination: DestinationConfig) {
+export function harnessConfig(sandboxUrl: string, destination: DestinationConfig, mode: HarnessMode = 'batch') {
+  const via = { via: mode };
   return {
-    // One billed single call on the wire at a time: what a kill can make the rerun buy again is that one answer.
-    api: { base_url: sandboxUrl, api_key: HARNESS_KEY, max_billed_in_flight: IN_FLIGHT },
+    // In calls mode one billed single call is on the wire at a time: what a kill can make the rerun buy again is that one answer.
+    api: { base_url: sandboxUrl, api_key: HARNESS_KEY, max_billed_in_flight: 1 },
     destination,
     seeds: {
       profiles: Array.from({ length: 6 }, (_, i) => `${NETWORK}/in/crash-person-${i}`),
@@ -61,13 +66,13 @@ export function harnessConfig(sandboxUrl: string, destination: DestinationConfig
       companies: {},
       posts: {},
       headcount: {},
-      jobs: { keywords: ['data engineer'], per_company: true, max_results: 5 },
-      activity: { kinds: ['posts', 'comments'], max_pages: 2 },
-      company_posts: { max_pages: 2 },
-      people_search: { searches: [{ id: 'ctos', filters: { titles: ['CTO'] }, max_results: 30 }] },
-      company_search: { searches: [{ id: 'fintech', filters: { keywords: 'fintech' }, max_results: 10 }] },
+      jobs: { keywords: ['data engineer'], per_company: true, max_results: 5, ...via },
+      activity: { kinds: ['posts', 'comments'], max_pages: 2, ...via },
+      company_posts: { max_pages: 2, ...via },
+      people_search: { searches: [{ id: 'ctos', filters: { titles: ['CTO'] }, max_results: 30 }], ...via },
+      company_search: { searches: [{ id: 'fintech', filters: { keywords: 'fintech' }, max_results: 10 }], ...via },
     },
-    batch: { chunk_size: 3, poll_interval_ms: 20 },
+    batch: { chunk_size: 3, poll_interval_ms: 20, retry_billed_failures: mode === 'batch' ? 0 : 1 },
   };
 }
 

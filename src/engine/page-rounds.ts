@@ -1,0 +1,234 @@
+import type { BatchResultEntry } from '../../schemas/batch.js';
+import type { BatchRow } from '../destinations/destination.js';
+import type { RequestStreamNode } from '../manifest/manifest-schema.js';
+import { sha256, stableJson } from '../util/stable-json.js';
+import { readJobResults } from './batch-results.js';
+import { cutToFit, type Reservation } from './budget.js';
+import { stopForBudget } from './budget-stop.js';
+import { crashPoint } from './crash-point.js';
+import type { Partition } from './partitions.js';
+import type { Pass, TakenAnswer } from './request-runner.js';
+import { batchItemOf, errorType, type BatchItemOf } from './service-calls.js';
+import { type StreamContext, type StreamOutcome } from './stream-context.js';
+
+/** Submission answers that prove no job was created (so nothing billed). */
+const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
+
+/** What page rounds need of the stream's partition runner. */
+export interface RoundRunner {
+  openPass(partition: Partition): Pass;
+  argsOf(pass: Pass): Record<string, unknown>;
+  takeAnswer(pass: Pass, args: Record<string, unknown>, response: { data: unknown; meta: Record<string, never> }, answers: []): Promise<TakenAnswer>;
+  recordFailure(partition: Partition, error: Error): Promise<void>;
+  /** Commits a results page: the passes' rows and states with the batch row that says how far it was read. */
+  commitRound(taken: readonly { partition: Partition; taken: TakenAnswer }[], batch: BatchRow): Promise<void>;
+  /** Records a batch row alone (an intent, a submitted job, a refused one). */
+  saveBatch(batch: BatchRow): Promise<void>;
+}
+
+type Item = BatchItemOf & { ref: string };
+
+/**
+ * Page rounds: a request stream's pages asked as batch items instead of single calls. A round is
+ * one job per `batch.chunk_size` passes, each item asking one pass's next page (the next page of
+ * N partitions is one job of N items). Its intent (exact body, deterministic Idempotency-Key) is
+ * committed before it is sent; each page of its results commits with the passes' states and the
+ * results cursor. A crashed run re-attaches to the job, or resends the intent with its key: no
+ * page is billed twice.
+ */
+export class PageRounds {
+  private done = 0;
+
+  constructor(
+    private readonly manifest: RequestStreamNode,
+    private readonly ctx: StreamContext,
+    private readonly runner: RoundRunner,
+    private readonly outcome: StreamOutcome,
+  ) {}
+
+  /** Whether a partition's pages can go as batch items (its call, with its arguments, has a batch operation). */
+  batchable(partition: Partition): boolean {
+    return batchItemOf(this.manifest.call, this.runner.argsOf(this.runner.openPass(partition))) !== undefined;
+  }
+
+  /**
+   * Finishes the rounds earlier runs left open (paid for, or maybe paid for): each item whose pass
+   * still stands at the page it asked is answered from the job; the rest were loaded already.
+   */
+  async resumeOpen(partitions: readonly Partition[]): Promise<void> {
+    const byKey = new Map(partitions.map((p) => [p.key, p]));
+    const open = (await this.ctx.destination.readBatches(this.manifest.name)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+    for (const batch of open) {
+      const passes = new Map<string, Pass>();
+      for (const item of itemsOf(batch)) {
+        const { key, page } = parseRef(item.ref);
+        const partition = byKey.get(key);
+        if (!partition) {
+          this.ctx.reporter.notice(this.manifest.name, `${key}: no longer a partition of this stream, so its page in batch job ${batch.jobId ?? batch.idempotencyKey} is not loaded`);
+          continue;
+        }
+        const pass = this.runner.openPass(partition);
+        if (pass.page.number === page) passes.set(item.ref, pass);
+      }
+      await this.runJob(batch, passes);
+    }
+  }
+
+  /** Asks the partitions' pages round by round, until every pass has ended (or the budget stops them). */
+  async run(partitions: readonly Partition[]): Promise<void> {
+    let passes = partitions.map((p) => this.runner.openPass(p));
+    while (passes.length > 0) {
+      const going: Pass[] = [];
+      for (let i = 0; i < passes.length; i += this.ctx.batch.chunkSize) {
+        if (this.ctx.stop?.aborted) return;
+        going.push(...(await this.round(passes.slice(i, i + this.ctx.batch.chunkSize))));
+      }
+      passes = going;
+    }
+  }
+
+  /** One job asking the next page of each pass that fits the budget; answers the passes that go on. */
+  private async round(passes: readonly Pass[]): Promise<Pass[]> {
+    const asked = passes.map((pass) => ({ pass, item: this.itemOf(pass) }));
+    const worst = (a: { item: Item }) => this.worstOfItem(a.item);
+    const { take, defer } = cutToFit(asked, worst, this.ctx.budget.remaining);
+    if (defer.length > 0) stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(worst(defer[0]!), defer.length));
+    if (take.length === 0) return [];
+    const batch = this.intentFor(take.map((a) => a.item));
+    const reservation = this.ctx.budget.reserve(this.worstOf(batch));
+    try {
+      await this.runner.saveBatch(batch);
+    } catch (error) {
+      reservation.settle(0);
+      throw error;
+    }
+    crashPoint('after-intent');
+    return this.runJob(batch, new Map(take.map((a) => [a.item.ref, a.pass])), reservation);
+  }
+
+  /**
+   * Submits an unanswered intent (same key) and reads the job's results from its cursor. Without
+   * `reservation`, the batch is an earlier run's: that run counted it at risk, so an intent is
+   * paid for again here (and settled against it) and a submitted job's bills are booked against it.
+   */
+  private async runJob(batch: BatchRow, passes: ReadonlyMap<string, Pass>, reservation?: Reservation): Promise<Pass[]> {
+    let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
+    if (!reservation && !submitted) {
+      this.ctx.budget.bookEarlier(0, this.worstOf(batch));
+      reservation = this.ctx.budget.reserve(this.worstOf(batch));
+    }
+    let mayHaveBilled = Boolean(submitted);
+    let completed = false;
+    const going: Pass[] = [];
+    try {
+      if (!submitted) {
+        mayHaveBilled = true;
+        submitted = await this.submit(batch);
+      }
+      const job = submitted;
+      await readJobResults(this.ctx, job.jobId!, job.resultsCursor ?? undefined, async (entries, next) => {
+        going.push(...(await this.loadResults(job, entries, next, passes, reservation)));
+      });
+      completed = true;
+    } catch (error) {
+      if (!submitted && CREATES_NOTHING.has(errorType(error) ?? '')) {
+        mayHaveBilled = false;
+        await this.runner.saveBatch({ ...batch, status: 'failed' });
+      } else if (errorType(error) === 'not_found' && submitted) {
+        // The service no longer knows the job: its pages are asked again by the next round or run.
+        await this.runner.saveBatch({ ...submitted, status: 'failed' });
+        this.ctx.reporter.notice(this.manifest.name, `batch job ${submitted.jobId} no longer exists at the service: its pages will be asked again`);
+        return [];
+      }
+      throw error;
+    } finally {
+      if (reservation) {
+        const atRisk = mayHaveBilled && !completed ? reservation.held : 0;
+        reservation.settle(0, atRisk);
+        this.outcome.creditsAtRisk += atRisk;
+      }
+    }
+    return going;
+  }
+
+  private async submit(batch: BatchRow): Promise<BatchRow> {
+    const job = await this.ctx.client.submitBatch(JSON.parse(batch.body) as { items: Record<string, unknown>[] }, { idempotencyKey: batch.idempotencyKey });
+    crashPoint('after-submit');
+    const submitted: BatchRow = { ...batch, status: 'submitted', jobId: job.data.job_id };
+    await this.runner.saveBatch(submitted);
+    return submitted;
+  }
+
+  /** Loads a page of results: answers go to their passes, failures are recorded; answers the passes that go on. */
+  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], next: string | null, passes: ReadonlyMap<string, Pass>, reservation?: Reservation): Promise<Pass[]> {
+    const taken: { partition: Partition; taken: TakenAnswer; pass: Pass }[] = [];
+    const failed: { pass: Pass; entry: BatchResultEntry }[] = [];
+    for (const entry of entries) {
+      const pass = passes.get(entry.ref);
+      if (!pass) continue;
+      if (entry.status !== 'succeeded') failed.push({ pass, entry });
+      else taken.push({ partition: pass.partition, pass, taken: await this.runner.takeAnswer(pass, this.runner.argsOf(pass), { data: entry.data, meta: {} }, []) });
+    }
+    const saved: BatchRow = { ...batch, resultsCursor: next ?? batch.resultsCursor ?? null, status: next === null ? 'completed' : 'submitted' };
+    await this.runner.commitRound(taken, saved);
+    batch.resultsCursor = saved.resultsCursor;
+    this.book(batch, entries, reservation);
+    crashPoint('mid-results');
+    for (const { pass, entry } of failed) await this.runner.recordFailure(pass.partition, failureOf(entry));
+    this.done += taken.filter((t) => !t.taken.more).length + failed.length;
+    this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
+    return taken.filter((t) => t.taken.more).map((t) => t.pass);
+  }
+
+  /** Books each result's `credits_used`: against this run's reservation, or against the earlier run that submitted the job. */
+  private book(batch: BatchRow, entries: readonly BatchResultEntry[], reservation?: Reservation): void {
+    const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
+    for (const entry of entries) {
+      const item = items.get(entry.ref);
+      const worst = item ? this.worstOfItem(item) : 0;
+      if (reservation) reservation.part(worst, entry.credits_used);
+      else this.ctx.budget.bookEarlier(entry.credits_used, worst);
+      this.outcome.credits += entry.credits_used;
+    }
+  }
+
+  private itemOf(pass: Pass): Item {
+    const item = batchItemOf(this.manifest.call, this.runner.argsOf(pass))!;
+    return { ...item, ref: refOf(pass.partition.key, pass.page.number) };
+  }
+
+  private worstOfItem(item: BatchItemOf): number {
+    return this.ctx.costs.itemCost(item.operation, item.params).worst;
+  }
+
+  private worstOf(batch: BatchRow): number {
+    return itemsOf(batch).reduce((n, item) => n + this.worstOfItem(item), 0);
+  }
+
+  /** A round's intent; its key follows from the stream, the run and exactly what is asked. */
+  private intentFor(items: readonly Item[]): BatchRow {
+    const body = JSON.stringify({ items });
+    const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.manifest.name, run: this.ctx.runId, items })).slice(0, 40)}`;
+    return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
+  }
+}
+
+/** An item's ref: the page it asks and its partition (unique within a job: one page per pass a round). */
+function refOf(key: string, page: number): string {
+  return `${page}:${key}`;
+}
+
+function parseRef(ref: string): { key: string; page: number } {
+  const at = ref.indexOf(':');
+  return { page: Number(ref.slice(0, at)), key: ref.slice(at + 1) };
+}
+
+function itemsOf(batch: BatchRow): Item[] {
+  return (JSON.parse(batch.body) as { items: Item[] }).items;
+}
+
+/** A failed result entry as the error its single call would have thrown (typed, so it is judged the same way). */
+function failureOf(entry: BatchResultEntry): Error {
+  const type = entry.error?.type ?? 'failed';
+  return Object.assign(new Error(`${type}: ${entry.error?.message ?? 'no message'}`), { type });
+}
