@@ -96,7 +96,7 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   jobs: z
     .strictObject({
       ...refreshableDaily,
-      ...routable('calls'),
+      ...routable('batch'),
       keywords: z.array(z.string().min(1)).default([]),
       per_company: z.boolean().default(true),
       max_results: z.number().int().min(1).max(100).default(25),
@@ -106,21 +106,21 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   activity: z
     .strictObject({
       ...refreshableDaily,
-      ...routable('calls'),
+      ...routable('batch'),
       kinds: z.array(z.enum(['posts', 'comments', 'reactions', 'reposts'])).min(1).default(['posts']),
       posted_within: z.enum(['24h', 'week', 'month', 'all']).default('all'),
       max_pages: z.number().int().min(1).default(10),
     })
     .optional(),
   /** Posts of each loaded company page. `refresh_after` default: 1d. */
-  company_posts: z.strictObject({ ...refreshableDaily, ...routable('calls'), max_pages: z.number().int().min(1).default(10) }).optional(),
+  company_posts: z.strictObject({ ...refreshableDaily, ...routable('batch'), max_pages: z.number().int().min(1).default(10) }).optional(),
   /**
    * Configured people searches, appended with their `search_id`. Each search (known by its `id`) runs
    * again once `refresh_after` has passed. Default: 7d.
    */
-  people_search: z.strictObject({ ...refreshable, ...routable('calls'), searches: z.array(SearchDefinition).min(1) }).optional(),
+  people_search: z.strictObject({ ...refreshable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
   /** Configured company searches, as `people_search`. `refresh_after` default: 7d. */
-  company_search: z.strictObject({ ...refreshable, ...routable('calls'), searches: z.array(SearchDefinition).min(1) }).optional(),
+  company_search: z.strictObject({ ...refreshable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
   triggers: z.strictObject({ signal_id: z.string().optional() }).optional(),
   signals: z.strictObject({}).optional(),
   usage: z.strictObject({ months: z.number().int().min(1).max(12).default(2) }).optional(),

@@ -11,6 +11,11 @@ import type { Pass, TakenAnswer } from './request-runner.js';
 import { batchItemOf, errorType, type BatchItemOf } from './service-calls.js';
 import { type StreamContext, type StreamOutcome } from './stream-context.js';
 
+/** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2). */
+const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
+/** Rounds a page that failed for a passing reason is asked in, in all, before its partition fails for this run. */
+const ATTEMPTS = 3;
+
 /** Submission answers that prove no job was created (so nothing billed). */
 const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
 
@@ -38,6 +43,10 @@ type Item = BatchItemOf & { ref: string };
  */
 export class PageRounds {
   private done = 0;
+  /** Rounds sent by this run: part of each intent's key, so a page asked again in a later round is a new job, not the first one replayed. */
+  private rounds = 0;
+  /** Failed attempts of each pass's current page (by partition key). */
+  private readonly attempts = new Map<string, number>();
 
   constructor(
     private readonly manifest: RequestStreamNode,
@@ -174,10 +183,23 @@ export class PageRounds {
     batch.resultsCursor = saved.resultsCursor;
     this.book(batch, entries, reservation);
     crashPoint('mid-results');
-    for (const { pass, entry } of failed) await this.runner.recordFailure(pass.partition, failureOf(entry));
-    this.done += taken.filter((t) => !t.taken.more).length + failed.length;
+    const again: Pass[] = [];
+    for (const { pass, entry } of failed) {
+      if (this.askAgain(pass, entry)) again.push(pass);
+      else await this.runner.recordFailure(pass.partition, failureOf(entry));
+    }
+    for (const t of taken) this.attempts.delete(t.partition.key);
+    this.done += taken.filter((t) => !t.taken.more).length + failed.length - again.length;
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
-    return taken.filter((t) => t.taken.more).map((t) => t.pass);
+    return [...taken.filter((t) => t.taken.more).map((t) => t.pass), ...again];
+  }
+
+  /** Whether a page that failed for a passing reason is asked again in the next round (at most {@link ATTEMPTS} in all). */
+  private askAgain(pass: Pass, entry: BatchResultEntry): boolean {
+    if (!TRANSIENT.has(entry.error?.type ?? '')) return false;
+    const attempts = (this.attempts.get(pass.partition.key) ?? 0) + 1;
+    this.attempts.set(pass.partition.key, attempts);
+    return attempts < ATTEMPTS;
   }
 
   /** Books each result's `credits_used`: against this run's reservation, or against the earlier run that submitted the job. */
@@ -205,10 +227,11 @@ export class PageRounds {
     return itemsOf(batch).reduce((n, item) => n + this.worstOfItem(item), 0);
   }
 
-  /** A round's intent; its key follows from the stream, the run and exactly what is asked. */
+  /** A round's intent; its key follows from the stream, the run, the round and exactly what is asked. */
   private intentFor(items: readonly Item[]): BatchRow {
     const body = JSON.stringify({ items });
-    const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.manifest.name, run: this.ctx.runId, items })).slice(0, 40)}`;
+    const round = ++this.rounds;
+    const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.manifest.name, run: this.ctx.runId, round, items })).slice(0, 40)}`;
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
   }
 }

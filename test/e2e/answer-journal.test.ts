@@ -12,8 +12,8 @@ const COMPANIES = ['acme-analytics', 'globex'].map((c) => `https://www.network.e
 const STREAMS = {
   profiles: {},
   companies: {},
-  jobs: { keywords: ['data engineer'], max_results: 5 },
-  activity: { kinds: ['posts', 'comments'], max_pages: 2 },
+  jobs: { keywords: ['data engineer'], max_results: 5, via: 'calls' },
+  activity: { kinds: ['posts', 'comments'], max_pages: 2, via: 'calls' },
 };
 
 async function query(config: DestinationConfig, sql: string): Promise<Record<string, unknown>[]> {

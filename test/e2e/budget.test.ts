@@ -57,8 +57,9 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(plan.limits.binding).toEqual({ limit: 12, name: 'budget.keep_balance' });
       expect(plan.verdict).toBe('will_stop');
       const byStream = Object.fromEntries(plan.streams.map((s: { stream: string }) => [s.stream, s]));
-      expect(byStream.profiles).toMatchObject({ units: PROFILES.length, worstCaseCredits: PROFILES.length });
-      expect(byStream.companies).toMatchObject({ units: COMPANIES.length, worstCaseCredits: COMPANIES.length });
+      // An enrichment item's worst case counts its single retry (batch.retry_billed_failures: 1).
+      expect(byStream.profiles).toMatchObject({ units: PROFILES.length, worstCaseCredits: 2 * PROFILES.length });
+      expect(byStream.companies).toMatchObject({ units: COMPANIES.length, worstCaseCredits: 2 * COMPANIES.length });
       // A search of 30 results is two pages of 25 at 2 credits each.
       expect(byStream.people_search).toMatchObject({ units: 1, calls: 1, worstCaseCredits: 4 });
       expect(plan.costSource).toBe('openapi');
@@ -76,8 +77,8 @@ describe('credit budget against a live-billing sandbox', () => {
       // Reconciliation per stream: expected against actual, and why each stopped.
       const perStream = (JSON.parse(String(run1?.streams)) as { stream: string; estimatedCredits: number; worstCaseCredits: number; credits: number; stopped?: string }[]).map((o) => [o.stream, o.estimatedCredits, o.worstCaseCredits, o.credits, o.stopped]);
       expect(perStream).toEqual([
-        ['profiles', PROFILES.length, PROFILES.length, 12, 'budget_exhausted'],
-        ['companies', COMPANIES.length, COMPANIES.length, 0, 'budget_exhausted'],
+        ['profiles', PROFILES.length, 2 * PROFILES.length, 12, 'budget_exhausted'],
+        ['companies', COMPANIES.length, 2 * COMPANIES.length, 0, 'budget_exhausted'],
         ['people_search', 4, 4, 0, 'budget_exhausted'],
       ]);
       expect(Number(run1?.credits_estimated)).toBe(PROFILES.length + COMPANIES.length + 4);

@@ -62,7 +62,7 @@ describe('engine: a billed call whose answer is lost', () => {
       const raw = {
         api: { base_url: proxy.url, api_key: KEY },
         destination: { type: 'duckdb', path: 'w.duckdb' },
-        streams: { people_search: { searches: [{ id: 's1', filters: { keywords: 'engineer' }, max_results: 25 }] } },
+        streams: { people_search: { searches: [{ id: 's1', filters: { keywords: 'engineer' }, max_results: 25 }], via: 'calls' } },
         budget: { max_credits_per_run: 2 },
       };
       const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });

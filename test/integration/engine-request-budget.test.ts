@@ -33,7 +33,7 @@ describe('request stream credits when the answer does not say what it cost', () 
   afterEach(async () => destination.close());
 
   async function run(client: ServiceClient, budget: Record<string, number> = {}): Promise<RunResult> {
-    const raw = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches: [SEARCH] } }, budget };
+    const raw = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches: [SEARCH], via: 'calls' } }, budget };
     const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
     return runSync(prepared, { client, reporter: silent });
   }
@@ -75,7 +75,7 @@ describe('priced calls a budget could not hold', () => {
   afterEach(async () => destination.close());
 
   async function runChanged(change: (manifest: Record<string, unknown>) => void): Promise<RunResult> {
-    const raw = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches: [SEARCH] } } };
+    const raw = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches: [SEARCH], via: 'calls' } } };
     const manifests = await loadManifests();
     const manifest = structuredClone(manifests.get('people_search')!);
     change(manifest as unknown as Record<string, unknown>);
