@@ -70,7 +70,7 @@ async function timeOnce(c: Case, via: 'calls' | 'batch'): Promise<{ seconds: num
   try {
     await destination.lock({ holder: 'bench' });
     await destination.ensureSystemTables();
-    const streams = { profiles: {}, companies: {}, [c.stream]: { ...c.options, via } };
+    const streams = { ...Object.fromEntries(c.parents.map((parent) => [parent, {}])), [c.stream]: { ...c.options, via } };
     const config = parseConfig(
       JSON.stringify({ api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'b.duckdb' }, seeds: c.seeds, streams, batch: { poll_interval_ms: 200 } }),
       'bench',
