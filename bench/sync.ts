@@ -4,7 +4,7 @@
  *   npx tsx bench/sync.ts [--profiles 5000] [--partitions 600] [--latency 200] [--rpm 600]
  *
  * Part 1: N profiles by batch (items resolve 10 at a time per job, 5 jobs at once).
- * Part 2: P activity partitions (one page each, single calls) under the rate limit.
+ * Part 2: P activity partitions (one page each, single calls, each answer journaled) under the rate limit.
  * Prints wall time against the bound max(N / rate, N × latency / concurrency) and the 429s seen,
  * split into the first minute and after it.
  */
@@ -103,7 +103,7 @@ try {
   const activity = await measure(
     'activity, single calls',
     seeds.slice(0, partitions),
-    { profiles: {}, activity: { kinds: ['posts'], max_pages: 1 } },
+    { profiles: {}, activity: { kinds: ['posts'], max_pages: 1, via: 'calls' } },
     ['activity'],
     activityBound,
     partDir,

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { queryDestination as query } from '../helpers/destinations.js';
 
 // Single billed calls (jobs searches, activity pages, a batch item retried alone) journal their
 // answer the moment it arrives: a kill -9 after that costs nothing again.
@@ -16,14 +16,6 @@ const STREAMS = {
   activity: { kinds: ['posts', 'comments'], max_pages: 2, via: 'calls' },
 };
 
-async function query(config: DestinationConfig, sql: string): Promise<Record<string, unknown>[]> {
-  const destination = await createDestination(config);
-  try {
-    return await destination.query(sql);
-  } finally {
-    await destination.close();
-  }
-}
 
 const snapshot = async (dest: DestinationConfig) => ({
   profiles: await query(dest, `select url, headline from "${dest.schema}".profiles order by url`),

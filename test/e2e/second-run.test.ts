@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { LedgerEntry } from '../../src/sandbox/billing-ledger.js';
 import { runCli, tempWorkspace, writeConfig, type CliResult } from '../helpers/cli.js';
-import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
+import { dropPostgresSchema } from '../helpers/postgres.js';
+import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
 
 /** Every billed stream and the sandbox operation it is billed under (single call or batch item alike). */
 const BILLED = {
@@ -57,14 +57,6 @@ function billedByStream(entries: readonly LedgerEntry[]): Record<BilledStream, n
   return Object.fromEntries(STREAMS.map((stream) => [stream, byOperation.get(BILLED[stream]) ?? 0])) as Record<BilledStream, number>;
 }
 
-async function query(config: DestinationConfig, sql: string): Promise<Record<string, unknown>[]> {
-  const destination = await createDestination(config);
-  try {
-    return await destination.query(sql);
-  } finally {
-    await destination.close();
-  }
-}
 
 /** Row count of every data table of the destination's schema (system tables left out). */
 async function rowCounts(config: DestinationConfig): Promise<Record<string, number>> {
@@ -78,20 +70,8 @@ async function rowCounts(config: DestinationConfig): Promise<Record<string, numb
   return counts;
 }
 
-const backends: { name: string; make: (dir: string) => Promise<DestinationConfig | undefined> }[] = [
-  { name: 'duckdb', make: async (dir) => ({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' }) },
-  {
-    name: 'postgres',
-    make: async () => {
-      if (!(await postgresAvailable())) return undefined;
-      const schema = `e2e_second_run_${process.pid}`;
-      await dropPostgresSchema(schema);
-      return { type: 'postgres', url: testPostgresUrl, schema };
-    },
-  },
-];
 
-describe.each(backends)('an immediate second sync into $name', ({ name, make }) => {
+describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make }) => {
   let sandbox: Sandbox;
   let dest: DestinationConfig | undefined;
   let configPath: string;
@@ -103,7 +83,7 @@ describe.each(backends)('an immediate second sync into $name', ({ name, make }) 
   beforeAll(async () => {
     sandbox = await startSandbox({ rpm: 100_000, concurrentBatchJobs: 5 });
     const dir = await tempWorkspace();
-    dest = await make(dir);
+    dest = await make(dir, 'second_run');
     if (!dest) return;
     configPath = await writeConfig(dir, configFor(sandbox, dest));
     first = await runCli(['sync', '--config', configPath]);

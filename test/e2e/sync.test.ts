@@ -2,11 +2,11 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
-import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
-import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
+import { dropPostgresSchema } from '../helpers/postgres.js';
+import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
 
 const PROFILES = Array.from({ length: 16 }, (_, i) => `https://www.network.example/in/person-${i}${i % 4 === 0 ? '/' : ''}`);
 const PRIVATE = ['https://www.network.example/in/private-hidden-one', 'deleted-gone-two'];
@@ -37,14 +37,6 @@ function configFor(o: ConfigOptions) {
   };
 }
 
-async function query(config: DestinationConfig, sql: string): Promise<Record<string, unknown>[]> {
-  const destination = await createDestination(config);
-  try {
-    return await destination.query(sql);
-  } finally {
-    await destination.close();
-  }
-}
 
 async function count(config: DestinationConfig, table: string): Promise<number> {
   const rows = await query(config, `select count(*) as n from "${config.schema}"."${table}"`);
@@ -66,18 +58,7 @@ async function sync(configPath: string, extra: string[] = [], env: NodeJS.Proces
   return runCli(['sync', '--config', configPath, ...extra], { env });
 }
 
-const backends: { name: string; make: (dir: string, id: string) => Promise<DestinationConfig | undefined> }[] = [
-  { name: 'duckdb', make: async (dir) => ({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' }) },
-  {
-    name: 'postgres',
-    make: async (_dir, id) => {
-      if (!(await postgresAvailable())) return undefined;
-      const schema = `e2e_${id}_${process.pid}`;
-      await dropPostgresSchema(schema);
-      return { type: 'postgres', url: testPostgresUrl, schema };
-    },
-  },
-];
+const backends = e2eBackends;
 
 describe.each(backends)('seedline sync into $name', ({ name, make }) => {
   let sandbox: Sandbox;

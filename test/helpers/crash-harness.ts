@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import type { LedgerEntry, Sandbox, SandboxOptions } from '../../src/sandbox/index.js';
+import { mulberry32 } from '../../src/sandbox/fixtures/random.js';
 
 /** Seed of the crash harness when `SEEDLINE_CRASH_SEED` is not set. */
 export const DEFAULT_CRASH_SEED = 152026;
@@ -15,17 +16,8 @@ export function crashSeedFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return seed;
 }
 
-/** A small seeded PRNG (mulberry32): draws in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** A small seeded PRNG (the sandbox's mulberry32): draws in [0, 1). */
+export const seededRandom = mulberry32;
 
 /** Sandbox options of every harness run: fixed fixtures (seed, virtual clock left at its default start), no latency, no faults. */
 export function harnessSandboxOptions(seed: number): SandboxOptions {

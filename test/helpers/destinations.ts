@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Destination, DestinationKind } from '../../src/destinations/destination.js';
+import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from './postgres.js';
 
@@ -83,3 +83,27 @@ export function profileRecord(n: number, overrides: Record<string, unknown> = {}
     ...overrides,
   };
 }
+
+/** Runs one query on a destination opened for it and closed after (e2e tests read what a CLI run wrote). */
+export async function queryDestination(config: DestinationConfig, sql: string): Promise<Record<string, unknown>[]> {
+  const destination = await createDestination(config);
+  try {
+    return await destination.query(sql);
+  } finally {
+    await destination.close();
+  }
+}
+
+/** The backends an e2e test runs the CLI against: a DuckDB file in `dir`, or a fresh Postgres schema named after `id` (undefined when no server answers). */
+export const e2eBackends: readonly { name: DestinationKind; make: (dir: string, id: string) => Promise<DestinationConfig | undefined> }[] = [
+  { name: 'duckdb', make: async (dir) => ({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' }) },
+  {
+    name: 'postgres',
+    make: async (_dir, id) => {
+      if (!(await postgresAvailable())) return undefined;
+      const schema = `e2e_${id}_${process.pid}`;
+      await dropPostgresSchema(schema);
+      return { type: 'postgres', url: testPostgresUrl, schema };
+    },
+  },
+];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/config-errors.js';
+import { problemsOf } from '../helpers/config.js';
 import { parseConfig } from '../../src/config/load-config.js';
 
 const config = (api = '') => `
@@ -11,15 +11,6 @@ streams:
   account: {}
 `;
 
-function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): readonly string[] {
-  try {
-    parseConfig(text, 'test.yaml', env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 describe('config: api.max_answer_bytes and api.call_deadline', () => {
   it('given neither key, when parsed, then the cap is 64 MiB and the deadline 120s', () => {

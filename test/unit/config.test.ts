@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.js';
-import { ConfigError } from '../../src/config/config-errors.js';
+import { problemsOf } from '../helpers/config.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 
 const valid = `
@@ -18,15 +18,6 @@ streams:
 budget: { max_credits_per_run: 100 }
 `;
 
-function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): readonly string[] {
-  try {
-    parseConfig(text, 'test.yaml', env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 describe('config', () => {
   it('given a valid config without the env var, when parsed, then the default applies and defaults fill in', () => {
