@@ -1,5 +1,4 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/index.js';
@@ -18,7 +17,8 @@ import {
   seededRandom,
   type TableSnapshot,
 } from '../helpers/crash-harness.js';
-import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
+import { dropPostgresSchema } from '../helpers/postgres.js';
+import { e2eBackends } from '../helpers/destinations.js';
 
 /**
  * What one trial (crash run + rerun) may bill beyond an uninterrupted run is the crash exposure
@@ -40,24 +40,8 @@ const TRIALS: Record<HarnessMode, number> = { batch: Number(process.env.SEEDLINE
 /** Everything here follows from this seed: fixtures, and the billed entry each trial is killed at. */
 const SEED = crashSeedFromEnv();
 
-interface Backend {
-  name: 'duckdb' | 'postgres';
-  /** A fresh destination for one run (null: backend unavailable). */
-  make(dir: string, id: string): Promise<DestinationConfig | null>;
-}
-
-const backends: Backend[] = [
-  { name: 'duckdb', make: async (dir) => ({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' }) },
-  {
-    name: 'postgres',
-    make: async (_dir, id) => {
-      if (!(await postgresAvailable())) return null;
-      const schema = `crash_${id}_${process.pid}`;
-      await dropPostgresSchema(schema);
-      return { type: 'postgres', url: testPostgresUrl, schema };
-    },
-  },
-];
+type Backend = (typeof e2eBackends)[number];
+const backends = e2eBackends;
 
 interface Reference {
   entries: LedgerEntry[];
@@ -78,7 +62,7 @@ async function withRun<T>(backend: Backend, mode: HarnessMode, id: string, body:
   const sandbox = await startSandbox(harnessSandboxOptions(SEED));
   let dest: DestinationConfig | null = null;
   try {
-    dest = await backend.make(dir, id);
+    dest = (await backend.make(dir, `crash_${id}`)) ?? null;
     if (!dest) return null;
     const configPath = await writeConfig(dir, harnessConfig(sandbox.url, dest, mode));
     return await body({ sandbox, dest, configPath });
