@@ -7,7 +7,7 @@ import { cutToFit, type Reservation } from './budget.js';
 import { stopForBudget } from './budget-stop.js';
 import { crashPoint } from './crash-point.js';
 import type { Partition } from './partitions.js';
-import type { Pass, TakenAnswer } from './request-runner.js';
+import type { Pass, TakenAnswer } from './partition-pass.js';
 import { batchItemOf, errorType, type BatchItemOf } from './service-calls.js';
 import { type StreamContext, type StreamOutcome } from './stream-context.js';
 

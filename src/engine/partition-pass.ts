@@ -1,0 +1,185 @@
+import type { Destination, StateRow } from '../destinations/destination.js';
+import type { RequestStreamNode } from '../manifest/manifest-schema.js';
+import { lookup, renderTemplate } from '../manifest/template.js';
+import type { PaidAnswer } from './answer-journal.js';
+import { isRecent } from './freshness.js';
+import type { Partition } from './partitions.js';
+import { reopensHeldWindow, type CapRead, type HeldWindow } from './record-cap.js';
+import type { StreamContext } from './stream-context.js';
+import type { ShapedRecords } from './table-shaper.js';
+
+// A request stream's passes over its partitions: their saved state, the arguments of each page,
+// and the state after a pass's last page. Pure functions, shared by single calls and page rounds.
+
+/** Saved state of one partition of a request stream (JSON in `_seedline_state.cursor`). */
+export interface PartitionState {
+  /** When the last complete pass ended (ISO). */
+  completed_at?: string;
+  /** Newest incremental value loaded by complete passes. */
+  newest?: string;
+  /** A pass under way: where the next run resumes (after a crash, a stop, or a cut at max_pages). */
+  pending?: PageState;
+  /** The last error of this partition, if its last attempt failed. */
+  error?: string;
+  /** The last complete pass ran after the partition's window had closed (month windows). */
+  window_closed?: boolean;
+  /** A window whose answer was cut at the service's cap (see `HeldWindow`): asked again once the cap is raised. */
+  held?: HeldWindow;
+}
+
+/** A pass over one partition under way in this run. */
+export interface Pass {
+  partition: Partition;
+  /** The partition's state when this run started (or resumed) the pass. */
+  saved: PartitionState;
+  /** The page to ask next. */
+  page: PageState;
+  /** Most pages this run may read of the pass; undefined without a limit. */
+  limit: number | undefined;
+  /** Whether the pass has reached the items of earlier passes. */
+  reachedStop: boolean;
+  /** Pages read in this run, the next one included. */
+  pagesRead: number;
+}
+
+/** An answer to a page call, as the single endpoint returns it (a batch result's `data` is the same). */
+export interface PageAnswer {
+  data: unknown;
+  meta: { nextCursor?: string | null };
+}
+
+/** What one answer of a pass gives: rows to load, the state that says they are loaded, and whether the pass goes on. */
+export interface TakenAnswer {
+  shaped: ShapedRecords;
+  state: PartitionState;
+  more: boolean;
+}
+
+/** Where a pass stands. */
+export interface PageState {
+  number: number;
+  token?: string | null;
+  cursor?: string | null;
+  /** Newest incremental value seen so far in this pass. */
+  newest?: string;
+}
+
+export function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState, page: PageState): Record<string, unknown> {
+  const render = (since: string | undefined) => {
+    // A full refresh asks as a first run does: no `newest`, no `days_since_last` (jobs' posted_within_days).
+    const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: daysSince(since, ctx.now()) };
+    return renderTemplate(manifest.args, { partition: partition.values, options: ctx.options, state, page }) as Record<string, unknown>;
+  };
+  let args = render(saved.completed_at);
+  // A window cut at a smaller cap is asked again, from the last pass that was not cut, once the cap is raised.
+  if (!ctx.fullRefresh && reopensHeldWindow(manifest.cap, saved.held, ctx.options, args)) args = render(saved.held.since);
+  if (manifest.paginator.type === 'page_token' && page.number > 1) {
+    args.page = page.number;
+    if (page.token) args.pagination_token = page.token;
+  }
+  return args;
+}
+
+/** The most pages a pass may read; `undefined` when the paginator sets no limit (free listings). */
+export function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition): number | undefined {
+  const paginator = manifest.paginator;
+  if (paginator.type === 'none') return 1;
+  if (paginator.type !== 'page_token') return undefined;
+  return Number(renderTemplate(paginator.max_pages, { options: ctx.options, partition: partition.values })) || 10;
+}
+
+/**
+ * The most pages one run may read of a partition's pass, from `page` on; `undefined` without a
+ * limit. A pass that has a stopping point (the newest item of earlier passes) reads at most
+ * `max_pages` per run and goes on in the next run until it reaches that point, so no item between
+ * the cut and the stopping point is skipped. A pass without one (a first pass) ends at page
+ * `max_pages`: there `max_pages` is how far back the history goes.
+ */
+export function pagesThisRun(manifest: RequestStreamNode, saved: PartitionState, page: PageState, maxPages: number | undefined): number | undefined {
+  if (maxPages === undefined) return undefined;
+  if (hasStoppingPoint(manifest, saved)) return maxPages;
+  return Math.max(1, maxPages - page.number + 1);
+}
+
+export function hasStoppingPoint(manifest: RequestStreamNode, saved: PartitionState): boolean {
+  return manifest.incremental.type === 'newest' && saved.newest !== undefined;
+}
+
+export async function readStates(destination: Destination, stream: string): Promise<Map<string, PartitionState>> {
+  const rows = await destination.readState(stream);
+  return new Map([...rows].map(([key, row]) => [key, parseState(row.cursor)]));
+}
+
+export function parseState(cursor: string): PartitionState {
+  try {
+    return JSON.parse(cursor) as PartitionState;
+  } catch {
+    return {};
+  }
+}
+
+export function stateRow(stream: string, partition: string, state: PartitionState): StateRow {
+  return { stream, partition, cursor: JSON.stringify(state) };
+}
+
+export function isFresh(state: PartitionState | undefined, partition: Partition, refreshMs: number | undefined, now: Date): boolean {
+  const last = state?.completed_at;
+  if (!last || state?.pending) return false;
+  // A closed window (last month) is final once a pass read it after it closed.
+  if (partition.final) return state?.window_closed === true;
+  return isRecent(last, refreshMs, now);
+}
+
+/**
+ * The state after a pass's last page. An answer cut at the service's cap either holds its window
+ * (the next runs ask only what is newer, and the cut window again once the cap is raised) or
+ * leaves a closed window not final (it is read again next run).
+ */
+export function endOfPass(saved: PartitionState, passNewest: string | undefined, partition: Partition, read: CapRead, now: Date, asked: WindowAsked): PartitionState {
+  const state: PartitionState = { completed_at: now.toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true && !read.cut };
+  // An answer not cut read its whole window: a held window it covered (all of it, or the held one) is done.
+  const held = read.cut && read.onCut === 'hold' ? heldAfterCut(saved, read.at ?? 0, asked) : asked === 'new' ? saved.held : undefined;
+  if (held) state.held = held;
+  return state;
+}
+
+/** Which window a pass asked: see `PartitionRunner.windowAsked`. */
+export type WindowAsked = 'all' | 'held' | 'new';
+
+/** The window to ask again after an answer cut at `at`: from the last pass that was not cut (all time when none was). */
+export function heldAfterCut(saved: PartitionState, at: number, asked: WindowAsked): HeldWindow {
+  const since = asked === 'all' ? undefined : saved.held ? saved.held.since : saved.completed_at;
+  return since === undefined ? { at } : { since, at };
+}
+
+/**
+ * When a page's answers arrived: the earliest, so a pass finished from an answer an earlier run
+ * journaled ends at that answer's time and the next window still covers what came after it.
+ */
+export function firstAnswerAt(answers: readonly PaidAnswer[], now: Date): Date {
+  return answers.reduce((min, a) => (a.receivedAt < min ? a.receivedAt : min), now);
+}
+
+export function daysSince(iso: string | undefined, now: Date): number | undefined {
+  if (!iso) return undefined;
+  return Math.max(1, Math.ceil((now.getTime() - Date.parse(iso)) / 86_400_000));
+}
+
+export function recordsOf(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  return value === undefined || value === null ? [] : [value];
+}
+
+export function firstField(record: unknown, fields: readonly string[]): string | undefined {
+  for (const field of fields) {
+    const value = lookup(record, field);
+    if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value;
+  }
+  return undefined;
+}
+
+export function maxIso(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}
