@@ -20,6 +20,8 @@ export interface JournaledCall {
   partition: string;
   args: Record<string, unknown>;
   worst: number;
+  /** What names its answer in the journal when not its exact `args` (a page's arguments without the clock). Default: `args`. */
+  asks?: Record<string, unknown>;
 }
 
 /**
@@ -119,6 +121,6 @@ export class AnswerJournal {
 }
 
 /** The journal key of a call: the same request asked again, in any run, has the same key. */
-export function callKey(call: Pick<JournaledCall, 'name' | 'partition' | 'args'>): string {
-  return sha256(stableJson({ call: call.name, partition: call.partition, args: call.args }));
+export function callKey(call: Pick<JournaledCall, 'name' | 'partition' | 'args' | 'asks'>): string {
+  return sha256(stableJson({ call: call.name, partition: call.partition, args: call.asks ?? call.args }));
 }

@@ -280,8 +280,8 @@ class BatchRunner {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
     if (!reservation && !submitted) {
       // An earlier run's intent: that run counted it at risk (reserved before the intent was committed); this run pays for it now.
-      this.ctx.budget.bookEarlier(0, this.worstOfBatch(batch));
       reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
+      this.ctx.budget.bookEarlier(0, this.worstOfBatch(batch));
     }
     let completed = false;
     // Once a submission is sent, its items may have billed even if the answer is lost.

@@ -122,6 +122,7 @@ export class Budget {
     let held = credits;
     return {
       part: (worst: number, billed: number) => {
+        if (held < 0) return;
         const released = Math.min(held, worst);
         held -= released;
         this.reserved -= released;

@@ -4,14 +4,16 @@ import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { readJobResults } from './batch-results.js';
 import { cutToFit, type Reservation } from './budget.js';
+import { FAILURES_BILLED } from './cost-model.js';
 import { stopForBudget } from './budget-stop.js';
 import { crashPoint } from './crash-point.js';
 import type { Partition } from './partitions.js';
+import type { PaidAnswer } from './answer-journal.js';
 import type { Pass, TakenAnswer } from './partition-pass.js';
 import { batchItemOf, errorType, type BatchItemOf } from './service-calls.js';
 import { type StreamContext, type StreamOutcome } from './stream-context.js';
 
-/** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2). */
+/** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2, except those of `FAILURES_BILLED`). */
 const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
 /** Rounds a page that failed for a passing reason is asked in, in all, before its partition fails for this run. */
 const ATTEMPTS = 3;
@@ -19,14 +21,21 @@ const ATTEMPTS = 3;
 /** Submission answers that prove no job was created (so nothing billed). */
 const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
 
+/** One pass's answer from a round: what it loads, and the answers it came from (journal keys of any single call it made, when they arrived). */
+export interface RoundAnswer {
+  partition: Partition;
+  taken: TakenAnswer;
+  answers: PaidAnswer[];
+}
+
 /** What page rounds need of the stream's partition runner. */
 export interface RoundRunner {
-  openPass(partition: Partition): Pass;
+  openPass(partition: Partition, resume?: boolean): Pass;
   argsOf(pass: Pass): Record<string, unknown>;
-  takeAnswer(pass: Pass, args: Record<string, unknown>, response: { data: unknown; meta: Record<string, never> }, answers: []): Promise<TakenAnswer>;
+  takeAnswer(pass: Pass, args: Record<string, unknown>, response: { data: unknown; meta: Record<string, never> }, answers: PaidAnswer[]): Promise<TakenAnswer>;
   recordFailure(partition: Partition, error: Error): Promise<void>;
-  /** Commits a results page: the passes' rows and states with the batch row that says how far it was read. */
-  commitRound(taken: readonly { partition: Partition; taken: TakenAnswer }[], batch: BatchRow): Promise<void>;
+  /** Commits a results page: the passes' rows and states with the batch row that says how far it was read (and drops their journaled answers). */
+  commitRound(taken: readonly RoundAnswer[], batch: BatchRow): Promise<void>;
   /** Records a batch row alone (an intent, a submitted job, a refused one). */
   saveBatch(batch: BatchRow): Promise<void>;
 }
@@ -76,7 +85,7 @@ export class PageRounds {
           this.ctx.reporter.notice(this.manifest.name, `${key}: no longer a partition of this stream, so its page in batch job ${batch.jobId ?? batch.idempotencyKey} is not loaded`);
           continue;
         }
-        const pass = this.runner.openPass(partition);
+        const pass = this.runner.openPass(partition, true);
         if (pass.page.number === page) passes.set(item.ref, pass);
       }
       await this.runJob(batch, passes);
@@ -123,8 +132,8 @@ export class PageRounds {
   private async runJob(batch: BatchRow, passes: ReadonlyMap<string, Pass>, reservation?: Reservation): Promise<Pass[]> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
     if (!reservation && !submitted) {
-      this.ctx.budget.bookEarlier(0, this.worstOf(batch));
       reservation = this.ctx.budget.reserve(this.worstOf(batch));
+      this.ctx.budget.bookEarlier(0, this.worstOf(batch));
     }
     let mayHaveBilled = Boolean(submitted);
     let completed = false;
@@ -170,13 +179,20 @@ export class PageRounds {
 
   /** Loads a page of results: answers go to their passes, failures are recorded; answers the passes that go on. */
   private async loadResults(batch: BatchRow, entries: BatchResultEntry[], next: string | null, passes: ReadonlyMap<string, Pass>, reservation?: Reservation): Promise<Pass[]> {
-    const taken: { partition: Partition; taken: TakenAnswer; pass: Pass }[] = [];
+    const taken: (RoundAnswer & { pass: Pass })[] = [];
     const failed: { pass: Pass; entry: BatchResultEntry }[] = [];
+    // A page's answer is as old as its job: a pass it ends ends when the job was sent, so the next window covers what came after.
+    const receivedAt = batch.createdAt ?? this.ctx.now();
     for (const entry of entries) {
       const pass = passes.get(entry.ref);
       if (!pass) continue;
-      if (entry.status !== 'succeeded') failed.push({ pass, entry });
-      else taken.push({ partition: pass.partition, pass, taken: await this.runner.takeAnswer(pass, this.runner.argsOf(pass), { data: entry.data, meta: {} }, []) });
+      if (entry.status !== 'succeeded') {
+        failed.push({ pass, entry });
+        continue;
+      }
+      const response = { data: entry.data, meta: {} };
+      const answers: PaidAnswer[] = [{ response: { data: entry.data, meta: { creditsUsed: entry.credits_used } }, receivedAt }];
+      taken.push({ partition: pass.partition, pass, answers, taken: await this.runner.takeAnswer(pass, this.runner.argsOf(pass), response, answers) });
     }
     const saved: BatchRow = { ...batch, resultsCursor: next ?? batch.resultsCursor ?? null, status: next === null ? 'completed' : 'submitted' };
     await this.runner.commitRound(taken, saved);
@@ -196,7 +212,8 @@ export class PageRounds {
 
   /** Whether a page that failed for a passing reason is asked again in the next round (at most {@link ATTEMPTS} in all). */
   private askAgain(pass: Pass, entry: BatchResultEntry): boolean {
-    if (!TRANSIENT.has(entry.error?.type ?? '')) return false;
+    // An item whose failure bills anyway (a Sales Navigator search, rule 1) would be paid again for each attempt.
+    if (!TRANSIENT.has(entry.error?.type ?? '') || FAILURES_BILLED.has(entry.operation)) return false;
     const attempts = (this.attempts.get(pass.partition.key) ?? 0) + 1;
     this.attempts.set(pass.partition.key, attempts);
     return attempts < ATTEMPTS;
@@ -232,7 +249,7 @@ export class PageRounds {
     const body = JSON.stringify({ items });
     const round = ++this.rounds;
     const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.manifest.name, run: this.ctx.runId, round, items })).slice(0, 40)}`;
-    return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
+    return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null, createdAt: this.ctx.now() };
   }
 }
 

@@ -64,10 +64,15 @@ export interface PageState {
   newest?: string;
 }
 
-export function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState, page: PageState): Record<string, unknown> {
+/**
+ * The arguments of a pass's call for `page`. `withoutClock` leaves out what depends on the time
+ * now (`days_since_last`): what a call asks apart from that names its answer in the journal, so
+ * an answer paid for yesterday still answers the same page today.
+ */
+export function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState, page: PageState, { withoutClock = false } = {}): Record<string, unknown> {
   const render = (since: string | undefined) => {
     // A full refresh asks as a first run does: no `newest`, no `days_since_last` (jobs' posted_within_days).
-    const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: daysSince(since, ctx.now()) };
+    const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: withoutClock ? undefined : daysSince(since, ctx.now()) };
     return renderTemplate(manifest.args, { partition: partition.values, options: ctx.options, state, page }) as Record<string, unknown>;
   };
   let args = render(saved.completed_at);

@@ -224,13 +224,15 @@ async function balanceChange(io: SyncIo): Promise<number | null> {
  * that started or finished in it. A run spanning the turn of the month counts whole in both, as
  * its spending cannot be split: never less than what the month cost. Each run counts what it was
  * billed and what it may have been billed (at risk), less the at-risk items of earlier runs whose
- * bills it read (and counted as billed), so a job read by a later run counts once.
+ * bills it read (and counted as billed), so a job read by a later run counts once; never less than
+ * 0 a run, so an earlier run of another month (or a refund below the worst case) never lowers
+ * this month's count.
  */
 export async function creditsThisMonth(destination: Destination, now: Date): Promise<number> {
   const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
   const inMonth = (at: Date | null | undefined) => at !== null && at !== undefined && at.getTime() >= monthStart;
   let total = 0;
-  for (const run of await destination.readRuns(100_000)) if (inMonth(run.startedAt) || inMonth(run.finishedAt)) total += (run.creditsUsed ?? 0) + (run.creditsAtRisk ?? 0) - (run.creditsSettledEarlier ?? 0);
+  for (const run of await destination.readRuns(100_000)) if (inMonth(run.startedAt) || inMonth(run.finishedAt)) total += Math.max(0, (run.creditsUsed ?? 0) + (run.creditsAtRisk ?? 0) - (run.creditsSettledEarlier ?? 0));
   return total;
 }
 

@@ -12,7 +12,7 @@ import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
-import { PageRounds, type RoundRunner } from './page-rounds.js';
+import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
 import { batchItemOf, callByName, errorType, UNPROCESSABLE } from './service-calls.js';
 import { addCharge, addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
@@ -123,7 +123,21 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
 export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
   // Rounds an earlier run left open were paid for: their pages load first, so the partitions they finish are fresh now.
-  await resumeOpenRounds(manifest, ctx, outcome);
+  // Until they are done no other page is asked: it could be one of theirs, bought again.
+  const unfinished = await resumeOpenRounds(manifest, ctx, outcome).then(
+    () => undefined,
+    async (error: Error) => (error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : ((await budgetStopOf(error, ctx)) ?? Promise.reject(error))),
+  );
+  if (unfinished instanceof RunStoppedError) {
+    noteStoppedOnRequest(outcome, unfinished);
+    outcome.status = 'partial';
+    return outcome;
+  }
+  if (unfinished) {
+    stopForBudget(ctx, outcome, unfinished);
+    outcome.status = 'partial';
+    return outcome;
+  }
   const { partitions, states, todo } = await partitionsDue(manifest, ctx);
   outcome.skipped = partitions.length - todo.length;
   const cost = streamCost(manifest, ctx, todo, states);
@@ -237,7 +251,8 @@ class PartitionRunner implements RoundRunner {
       const args = this.argsOf(pass);
       // Every billed answer of this page (the call, and pieces of a cut answer) is dropped from the journal as it loads.
       const answers: PaidAnswer[] = [];
-      const response = await this.fetch(partition, args, answers);
+      const asks = renderArgs(this.manifest, this.ctx, partition, pass.saved, pass.page, { withoutClock: true });
+      const response = await this.fetch(partition, args, answers, asks);
       const taken = await this.takeAnswer(pass, args, response, answers);
       await this.commit(partition, taken.shaped, taken.state, answers);
       if (!taken.more) return;
@@ -245,12 +260,15 @@ class PartitionRunner implements RoundRunner {
     }
   }
 
-  /** Starts (or resumes) a partition's pass from its state as last committed. */
-  openPass(partition: Partition): Pass {
+  /**
+   * Starts (or resumes) a partition's pass from its state as last committed. `resume` takes up a
+   * pass left pending even under a full refresh (to load a batch round an earlier run paid for).
+   */
+  openPass(partition: Partition, resume = false): Pass {
     const saved = this.current.get(partition.key) ?? {};
     // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
     // the state, so a failure part-way does not cost the next normal run its stopping point.
-    const page: PageState = (this.ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
+    const page: PageState = (this.ctx.fullRefresh && !resume ? undefined : saved.pending) ?? { number: 1 };
     const limit = pagesThisRun(this.manifest, saved, page, maxPagesOf(this.manifest, this.ctx, partition));
     // Whether this pass has reached the items of earlier passes (a full refresh reads on past them).
     return { partition, saved, page, limit, reachedStop: !hasStoppingPoint(this.manifest, saved), pagesRead: 1 };
@@ -315,12 +333,13 @@ class PartitionRunner implements RoundRunner {
     }
   }
 
-  async commitRound(taken: readonly { partition: Partition; taken: TakenAnswer }[], batch: BatchRow): Promise<void> {
+  async commitRound(taken: readonly RoundAnswer[], batch: BatchRow): Promise<void> {
     const counts = await this.writer.inUnit(
       taken.map((t) => t.taken.shaped),
       async (unit) => {
         await unit.saveState(taken.map((t) => stateRow(this.manifest.name, t.partition.key, t.taken.state)));
         await unit.saveBatches([batch]);
+        await this.journal.drop(unit, taken.flatMap((t) => t.answers.map((a) => a.key)));
       },
     );
     addLoad(this.outcome, counts);
@@ -356,9 +375,10 @@ class PartitionRunner implements RoundRunner {
   }
 
   /** One call through the answer journal; its answer is added to `answers` (the page's, dropped as it loads). */
-  private async fetch(partition: Partition, args: Record<string, unknown>, answers: PaidAnswer[]): Promise<PageAnswer> {
+  private async fetch(partition: Partition, args: Record<string, unknown>, answers: PaidAnswer[], asks?: Record<string, unknown>): Promise<PageAnswer> {
     const worst = this.ctx.costs.callCost(this.manifest.call, args).worst;
-    const answer = await this.journal.call({ name: this.manifest.call, partition: partition.key, args, worst }, () => this.call(this.ctx.client, args));
+    const call = { name: this.manifest.call, partition: partition.key, args, worst, ...(asks ? { asks } : {}) };
+    const answer = await this.journal.call(call, () => this.call(this.ctx.client, args));
     answers.push(answer);
     return answer.response as PageAnswer;
   }
