@@ -15,6 +15,7 @@ import { partitionContext } from './partition-context.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal } from './answer-journal.js';
 import { readJobResults } from './batch-results.js';
+import { itemsOf, JobBooks } from './job-books.js';
 import { creditsOf, errorType, singleCalls, type ServiceResponse } from './service-calls.js';
 import { addCharge, emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
@@ -27,8 +28,6 @@ const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
 const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request', 'idempotency_conflict']);
 /** Error types of items worth another attempt in the same run. */
 const TRANSIENT_FAILURES = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
-/** Submission answers that prove no job was created (so nothing billed). */
-const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
 /** Submission errors after which the intent can never succeed as written. */
 const RETIRING_SUBMIT_ERRORS = new Set(['insufficient_credits', 'invalid_request', 'idempotency_conflict']);
 
@@ -278,42 +277,31 @@ class BatchRunner {
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    if (!reservation && !submitted) {
-      // An earlier run's intent: that run counted it at risk (reserved before the intent was committed); this run pays for it now.
-      reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
-      this.ctx.budget.bookEarlier(0, this.worstOfBatch(batch));
-    }
+    const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.ctx.costs.itemCost(item.operation, item.params).worst, reservation);
     let completed = false;
-    // Once a submission is sent, its items may have billed even if the answer is lost.
-    let mayHaveBilled = Boolean(submitted);
     let resend: Partition[] = [];
     try {
       if (!submitted) {
-        mayHaveBilled = true;
+        books.sending();
         this.noteExpiredKey(batch);
         const answer = await this.submit(batch);
         if (Array.isArray(answer)) {
           resend = answer;
-          mayHaveBilled = false;
+          books.refused();
         } else submitted = answer;
       }
       if (submitted) {
-        await this.readResults(submitted, reservation);
+        await this.readResults(submitted, books);
         completed = true;
       }
     } catch (error) {
-      if (!submitted && CREATES_NOTHING.has(errorType(error) ?? '')) mayHaveBilled = false;
+      if (!submitted) books.failed(error);
       if (errorType(error) !== 'not_found' || submitted !== batch) throw error;
       await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
       this.lost.push(batch);
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
-      if (reservation) {
-        // Items paid at submission whose results were never read: at risk, in the run's books and the stream's.
-        const atRisk = mayHaveBilled && !completed ? reservation.held : 0;
-        reservation.settle(0, atRisk);
-        this.outcome.creditsAtRisk += atRisk;
-      }
+      books.close(completed);
     }
     if (resend.length > 0 && !this.ctx.resumeOnly) await this.submitAndRead(resend);
   }
@@ -505,11 +493,11 @@ class BatchRunner {
     return { resend, failed: failed.length };
   }
 
-  private async readResults(batch: BatchRow, reservation: Reservation | undefined): Promise<void> {
-    await readJobResults(this.ctx, batch.jobId!, batch.resultsCursor ?? undefined, (entries, next) => this.loadResults(batch, entries, next, next === null, reservation));
+  private async readResults(batch: BatchRow, books: JobBooks): Promise<void> {
+    await readJobResults(this.ctx, batch.jobId!, batch.resultsCursor ?? undefined, (entries, next) => this.loadResults(batch, entries, next, next === null, books));
   }
 
-  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, reservation: Reservation | undefined): Promise<void> {
+  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, books: JobBooks): Promise<void> {
     const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
     const loads = entries.map((entry) => {
       const item = items.get(entry.ref);
@@ -521,22 +509,11 @@ class BatchRunner {
       { batches: [saved], seeds: loads.map((l) => l.seed) },
     );
     // Booked once the results are committed: a crash before that reads (and books) them again next run.
-    this.bookResults(entries, items, reservation);
+    books.book(entries);
     crashPoint('mid-results');
     batch.resultsCursor = saved.resultsCursor;
     this.done += entries.length;
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
-  }
-
-  /** Books each result's `credits_used` in the run and the stream: against this run's reservation, or against the earlier run that submitted the job. */
-  private bookResults(entries: readonly BatchResultEntry[], items: ReadonlyMap<string, BatchItemBody>, reservation: Reservation | undefined): void {
-    for (const entry of entries) {
-      const item = items.get(entry.ref);
-      const worst = item ? this.ctx.costs.itemCost(item.operation, item.params).worst : 0;
-      if (reservation) reservation.part(worst, entry.credits_used);
-      else this.ctx.budget.bookEarlier(entry.credits_used, worst);
-      this.outcome.credits += entry.credits_used;
-    }
   }
 
   private async loadEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null, answerKey?: string): Promise<void> {
@@ -645,9 +622,6 @@ function failureType(row: SeedRow): string {
   return String(row.error).split(':')[0] ?? '';
 }
 
-function itemsOf(batch: BatchRow): BatchItemBody[] {
-  return (JSON.parse(batch.body) as { items: BatchItemBody[] }).items;
-}
 
 /** A recorded item as a partition that resends exactly its recorded params. */
 function partitionOf(item: BatchItemBody): Partition {

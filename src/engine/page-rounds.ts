@@ -3,6 +3,7 @@ import type { BatchRow } from '../destinations/destination.js';
 import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { readJobResults } from './batch-results.js';
+import { itemsOf, JobBooks } from './job-books.js';
 import { cutToFit, type Reservation } from './budget.js';
 import { FAILURES_BILLED } from './cost-model.js';
 import { stopForBudget } from './budget-stop.js';
@@ -18,8 +19,6 @@ const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error
 /** Rounds a page that failed for a passing reason is asked in, in all, before its partition fails for this run. */
 const ATTEMPTS = 3;
 
-/** Submission answers that prove no job was created (so nothing billed). */
-const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
 
 /** One pass's answer from a round: what it loads, and the answers it came from (journal keys of any single call it made, when they arrived). */
 export interface RoundAnswer {
@@ -131,28 +130,24 @@ export class PageRounds {
    */
   private async runJob(batch: BatchRow, passes: ReadonlyMap<string, Pass>, reservation?: Reservation): Promise<Pass[]> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    if (!reservation && !submitted) {
-      reservation = this.ctx.budget.reserve(this.worstOf(batch));
-      this.ctx.budget.bookEarlier(0, this.worstOf(batch));
-    }
-    let mayHaveBilled = Boolean(submitted);
+    const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.worstOfItem(item), reservation);
     let completed = false;
     const going: Pass[] = [];
     try {
       if (!submitted) {
-        mayHaveBilled = true;
+        books.sending();
         submitted = await this.submit(batch);
       }
       const job = submitted;
       await readJobResults(this.ctx, job.jobId!, job.resultsCursor ?? undefined, async (entries, next) => {
-        going.push(...(await this.loadResults(job, entries, next, passes, reservation)));
+        going.push(...(await this.loadResults(job, entries, next, passes, books)));
       });
       completed = true;
     } catch (error) {
-      if (!submitted && CREATES_NOTHING.has(errorType(error) ?? '')) {
-        mayHaveBilled = false;
-        await this.runner.saveBatch({ ...batch, status: 'failed' });
-      } else if (errorType(error) === 'not_found' && submitted) {
+      // A refused intent is retired (its pages are asked again in a new round); one whose answer was lost stays open for its key.
+      if (!submitted) {
+        if (books.failed(error)) await this.runner.saveBatch({ ...batch, status: 'failed' });
+      } else if (errorType(error) === 'not_found') {
         // The service no longer knows the job: its pages are asked again by the next round or run.
         await this.runner.saveBatch({ ...submitted, status: 'failed' });
         this.ctx.reporter.notice(this.manifest.name, `batch job ${submitted.jobId} no longer exists at the service: its pages will be asked again`);
@@ -160,11 +155,7 @@ export class PageRounds {
       }
       throw error;
     } finally {
-      if (reservation) {
-        const atRisk = mayHaveBilled && !completed ? reservation.held : 0;
-        reservation.settle(0, atRisk);
-        this.outcome.creditsAtRisk += atRisk;
-      }
+      books.close(completed);
     }
     return going;
   }
@@ -178,7 +169,7 @@ export class PageRounds {
   }
 
   /** Loads a page of results: answers go to their passes, failures are recorded; answers the passes that go on. */
-  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], next: string | null, passes: ReadonlyMap<string, Pass>, reservation?: Reservation): Promise<Pass[]> {
+  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], next: string | null, passes: ReadonlyMap<string, Pass>, books: JobBooks): Promise<Pass[]> {
     const taken: (RoundAnswer & { pass: Pass })[] = [];
     const failed: { pass: Pass; entry: BatchResultEntry }[] = [];
     // A page's answer is as old as its job: a pass it ends ends when the job was sent, so the next window covers what came after.
@@ -197,7 +188,7 @@ export class PageRounds {
     const saved: BatchRow = { ...batch, resultsCursor: next ?? batch.resultsCursor ?? null, status: next === null ? 'completed' : 'submitted' };
     await this.runner.commitRound(taken, saved);
     batch.resultsCursor = saved.resultsCursor;
-    this.book(batch, entries, reservation);
+    books.book(entries);
     crashPoint('mid-results');
     const again: Pass[] = [];
     for (const { pass, entry } of failed) {
@@ -217,18 +208,6 @@ export class PageRounds {
     const attempts = (this.attempts.get(pass.partition.key) ?? 0) + 1;
     this.attempts.set(pass.partition.key, attempts);
     return attempts < ATTEMPTS;
-  }
-
-  /** Books each result's `credits_used`: against this run's reservation, or against the earlier run that submitted the job. */
-  private book(batch: BatchRow, entries: readonly BatchResultEntry[], reservation?: Reservation): void {
-    const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
-    for (const entry of entries) {
-      const item = items.get(entry.ref);
-      const worst = item ? this.worstOfItem(item) : 0;
-      if (reservation) reservation.part(worst, entry.credits_used);
-      else this.ctx.budget.bookEarlier(entry.credits_used, worst);
-      this.outcome.credits += entry.credits_used;
-    }
   }
 
   private itemOf(pass: Pass): Item {
@@ -263,9 +242,6 @@ function parseRef(ref: string): { key: string; page: number } {
   return { page: Number(ref.slice(0, at)), key: ref.slice(at + 1) };
 }
 
-function itemsOf(batch: BatchRow): Item[] {
-  return (JSON.parse(batch.body) as { items: Item[] }).items;
-}
 
 /** A failed result entry as the error its single call would have thrown (typed, so it is judged the same way). */
 function failureOf(entry: BatchResultEntry): Error {
