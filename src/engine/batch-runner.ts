@@ -22,8 +22,6 @@ import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
 const KEY_VERSION = 'v1';
-/** How long the service keeps an Idempotency-Key (CONTRACT.md, batch). */
-const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
 /** Error types after which a seed is not fetched again until its refresh_after passes (it was paid for). */
 const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request', 'idempotency_conflict']);
 /** Error types of items worth another attempt in the same run. */
@@ -283,7 +281,6 @@ class BatchRunner {
     try {
       if (!submitted) {
         books.sending();
-        this.noteExpiredKey(batch);
         const answer = await this.submit(batch);
         if (Array.isArray(answer)) {
           resend = answer;
@@ -304,21 +301,6 @@ class BatchRunner {
       books.close(completed);
     }
     if (resend.length > 0 && !this.ctx.resumeOnly) await this.submitAndRead(resend);
-  }
-
-  /**
-   * Warns before an intent older than the service keeps Idempotency-Keys is sent again: should its
-   * first submission have reached the service (a crash before the job id was saved), the resend
-   * creates and bills a second job, and nothing the service shows can tell beforehand.
-   */
-  private noteExpiredKey(batch: BatchRow): void {
-    const ageMs = this.ctx.now().getTime() - (batch.createdAt?.getTime() ?? Number.POSITIVE_INFINITY);
-    if (!(ageMs > IDEMPOTENCY_KEY_LIFETIME_MS)) return;
-    const hours = Math.floor(ageMs / 3_600_000);
-    this.ctx.reporter.notice(
-      this.manifest.name,
-      `resending batch intent ${batch.idempotencyKey}, recorded ${hours} h ago: the service keeps an Idempotency-Key 24 h, so if its first submission reached the service, this creates and bills a second job`,
-    );
   }
 
   /**

@@ -11,6 +11,9 @@ export interface RecordedItem {
   ref: string;
 }
 
+/** How long the service keeps an Idempotency-Key (CONTRACT.md, batch). */
+const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
+
 /** Submission answers that prove no job was created (so nothing billed). */
 const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
 
@@ -41,6 +44,7 @@ export class JobBooks {
   private constructor(
     private readonly ctx: StreamContext,
     private readonly outcome: StreamOutcome,
+    private readonly batch: BatchRow,
     private readonly items: ReadonlyMap<string, RecordedItem>,
     private readonly worstOf: (item: RecordedItem) => number,
     private readonly reservation: Reservation | undefined,
@@ -58,12 +62,23 @@ export class JobBooks {
       reservation = ctx.budget.reserve(worst);
       ctx.budget.bookEarlier(0, worst);
     }
-    return new JobBooks(ctx, outcome, new Map(items.map((item) => [item.ref, item])), worstOf, reservation, submitted);
+    return new JobBooks(ctx, outcome, batch, new Map(items.map((item) => [item.ref, item])), worstOf, reservation, submitted);
   }
 
-  /** The submission is about to go out: from now on its items may have billed, even if the answer is lost. */
+  /**
+   * The submission is about to go out: from now on its items may have billed, even if the answer
+   * is lost. An intent older than the service keeps Idempotency-Keys is warned about: should its
+   * first submission have reached the service (a crash before the job id was saved), the resend
+   * creates and bills a second job, and nothing the service shows can tell beforehand.
+   */
   sending(): void {
     this.mayHaveBilled = true;
+    const ageMs = this.ctx.now().getTime() - (this.batch.createdAt?.getTime() ?? Number.POSITIVE_INFINITY);
+    if (!(ageMs > IDEMPOTENCY_KEY_LIFETIME_MS)) return;
+    this.ctx.reporter.notice(
+      this.outcome.stream,
+      `resending batch intent ${this.batch.idempotencyKey}, recorded ${Math.floor(ageMs / 3_600_000)} h ago: the service keeps an Idempotency-Key 24 h, so if its first submission reached the service, this creates and bills a second job`,
+    );
   }
 
   /** The submission failed; answers whether the service proved it created no job (nothing billed). A lost answer proves nothing. */
