@@ -20,7 +20,7 @@ export function registerQueryCommand(program: Command): void {
         if (!['table', 'json', 'csv'].includes(opts.format)) throw new UsageError(`--format must be table, json or csv, not "${opts.format}"`);
         const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
         try {
-          const rows = await session.destination.query(sql);
+          const rows = await session.destination.readQuery(sql);
           const text = opts.format === 'json' ? JSON.stringify(rows, null, 2) : opts.format === 'csv' ? formatCsv(rows) : formatTable(rows);
           process.stdout.write(`${text}\n`);
         } finally {

@@ -30,10 +30,10 @@ export function registerStatusCommand(program: Command): void {
             expected: r.creditsEstimated ?? 0,
             stopped: r.stopReason ?? '',
           }));
-          const seeds = await destination.query(
+          const seeds = await destination.readQuery(
             `select stream, status, count(*) as seeds, sum(credits) as credits from ${schema}._seedline_seeds group by stream, status order by stream, status`,
           );
-          const batches = await destination.query(
+          const batches = await destination.readQuery(
             `select stream, status, count(*) as jobs, sum(item_count) as items from ${schema}._seedline_batches group by stream, status order by stream, status`,
           );
           process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n`);

@@ -11,6 +11,11 @@ export class SeedSourceError extends Error {
   readonly code = 'SEEDLINE_SEEDS_UNREADABLE';
 }
 
+/** A `{ sql: … }` seed source that is not one read-only statement: refused before it ran (a config problem, exit 2). */
+export class SeedSqlRefusedError extends Error {
+  readonly code = 'SEEDLINE_QUERY_NOT_READ_ONLY';
+}
+
 /**
  * Resolves a seed source to its seeds, trimmed, blanks dropped, duplicates removed (first wins).
  * @param key the config key, for messages (`seeds.profiles`)
@@ -44,6 +49,7 @@ async function readSqlColumn(key: string, sql: string, query: SeedQuery): Promis
   try {
     rows = await query(sql);
   } catch (error) {
+    if ((error as { code?: unknown }).code === 'SEEDLINE_QUERY_NOT_READ_ONLY') throw new SeedSqlRefusedError(`${key}.sql: ${(error as Error).message}`);
     throw new SeedSourceError(`${key}.sql failed on the warehouse: ${(error as Error).message}`);
   }
   return rows.map((row) => Object.values(row)[0]).filter((v) => v !== null && v !== undefined).map(String);

@@ -8,6 +8,7 @@ export type DestinationErrorCode =
   | 'SEEDLINE_UNKNOWN_TABLE'
   | 'SEEDLINE_DESTINATION_WRITE_FAILED'
   | 'SEEDLINE_DESTINATION_QUERY_FAILED'
+  | 'SEEDLINE_QUERY_NOT_READ_ONLY'
   | 'SEEDLINE_DESTINATION_UNAVAILABLE'
   | 'SEEDLINE_DESTINATION_SETTING_INVALID'
   | 'SEEDLINE_UNIT_CLOSED';
@@ -112,6 +113,13 @@ export class DestinationWriteError extends DestinationError {
 export class DestinationQueryError extends DestinationError {
   constructor(cause: unknown) {
     super('SEEDLINE_DESTINATION_QUERY_FAILED', `Query failed: ${describeCause(cause)}. Check the SQL and its parameters.`, { cause });
+  }
+}
+
+/** SQL a user wrote (`seedline query`, `seeds.*.sql`) that is not one read-only statement: refused, nothing run. */
+export class NotReadOnlyError extends DestinationError {
+  constructor(what: string) {
+    super('SEEDLINE_QUERY_NOT_READ_ONLY', `Only one read-only statement (a select) runs here, and this is ${what}: nothing was run. Write one select; change the warehouse with its own tools.`);
   }
 }
 

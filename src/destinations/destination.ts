@@ -54,7 +54,13 @@ export interface Destination {
    */
   prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite;
 
-  /** Runs read-only SQL (bound `$1`-style parameters) and returns plain rows. */
+  /**
+   * Runs SQL a user wrote, read-only by construction: exactly one statement, and a select (DuckDB:
+   * its prepared statement type; Postgres: in a read-only transaction, sent as one prepared
+   * statement). Anything else throws `NotReadOnlyError` and nothing is run.
+   */
+  readQuery<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string): Promise<Row[]>;
+  /** Runs seedline's own SQL (bound `$1`-style parameters) and returns plain rows. */
   query<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 
   /** Reads saved stream state, keyed by partition. */

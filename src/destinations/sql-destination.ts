@@ -17,7 +17,7 @@ import type {
   TableDefinition,
   WriteOutcome,
 } from './destination.js';
-import { DestinationError, DestinationQueryError, DestinationWriteError, UnitClosedError, UnknownTableError } from './destination-error.js';
+import { DestinationError, DestinationQueryError, DestinationWriteError, NotReadOnlyError, UnitClosedError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
 import { shapeRecords, stampLoadTime } from './record-shaper.js';
@@ -51,6 +51,8 @@ export interface SqlSession {
   run(statement: Statement): Promise<number>;
   /** Runs a statement; resolves to its rows as plain JS values (see `Destination.query`). */
   all(statement: Statement): Promise<Record<string, unknown>[]>;
+  /** Runs one read-only statement a user wrote (see `Destination.readQuery`); throws `NotReadOnlyError` for anything else. */
+  readOnly(sql: string): Promise<Record<string, unknown>[]>;
   /** Bulk-loads rows into a table (or a temporary staging table) through the backend's native path. */
   bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void>;
   /**
@@ -222,6 +224,17 @@ export abstract class SqlDestination implements Destination {
       try {
         return (await session.all({ sql: text, parameters: params })) as Row[];
       } catch (error) {
+        throw new DestinationQueryError(error);
+      }
+    });
+  }
+
+  async readQuery<Row extends Record<string, unknown> = Record<string, unknown>>(text: string): Promise<Row[]> {
+    return this.withSession(async (session) => {
+      try {
+        return (await session.readOnly(text)) as Row[];
+      } catch (error) {
+        if (error instanceof NotReadOnlyError) throw error;
         throw new DestinationQueryError(error);
       }
     });

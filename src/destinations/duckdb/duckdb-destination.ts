@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Kysely, sql } from 'kysely';
-import { DuckDBDataChunk, DuckDBTimestampTZValue, DuckDBTypeId, DuckDBVector, JSToDuckDBValueConverter } from '@duckdb/node-api';
+import { DuckDBDataChunk, DuckDBTimestampTZValue, DuckDBTypeId, DuckDBVector, JSToDuckDBValueConverter, StatementType } from '@duckdb/node-api';
 import type { DuckDBAppender, DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
-import { DestinationLockedError, LockWaitAbortedError } from '../destination-error.js';
+import { DestinationLockedError, LockWaitAbortedError, NotReadOnlyError } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
 import type { CellValue, ShapedRows } from '../record-shaper.js';
 import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
@@ -239,6 +239,15 @@ class DuckDbSession implements SqlSession {
     return duckDbRowsOf(await this.connection.runAndReadAll(statement.sql, bindDuckDbParameters(statement.parameters)));
   }
 
+  async readOnly(sql: string): Promise<Record<string, unknown>[]> {
+    const extracted = await this.connection.extractStatements(sql);
+    if (extracted.count !== 1) throw new NotReadOnlyError(`${extracted.count} statements`);
+    const prepared = await extracted.prepare(0);
+    // Only a select reads and nothing else: an EXPLAIN ANALYZE, a PRAGMA, a CALL or a COPY may change things.
+    if (prepared.statementType !== StatementType.SELECT) throw new NotReadOnlyError(`a ${statementTypeName(prepared.statementType)} statement`);
+    return duckDbRowsOf(await prepared.runAndReadAll());
+  }
+
   async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {
     // Staging tables are temporary: they live in the `temp` catalog of this connection.
     const appender = await this.connection.createAppender(target.table, target.schema ?? 'main', target.schema === null ? 'temp' : null);
@@ -300,4 +309,9 @@ class DuckDbSession implements SqlSession {
   async release(broken = false): Promise<void> {
     this.onRelease(broken);
   }
+}
+
+/** A DuckDB statement type as people read it (`DROP`, `INSERT`, …). */
+function statementTypeName(type: StatementType): string {
+  return (StatementType as unknown as Record<number, string>)[type] ?? String(type);
 }

@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
-import { DestinationLockLostError, DestinationUnavailableError } from '../destination-error.js';
+import { DestinationLockLostError, DestinationUnavailableError, NotReadOnlyError } from '../destination-error.js';
 import type { ShapedRows } from '../record-shaper.js';
 import type { LogicalType } from '../table-layout.js';
 import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
@@ -151,6 +151,20 @@ class PostgresSession implements SqlSession {
     return result.rows as Record<string, unknown>[];
   }
 
+  async readOnly(sql: string): Promise<Record<string, unknown>[]> {
+    await this.send(() => this.client.query('begin transaction read only'));
+    try {
+      // The extended protocol takes one statement, so nothing can end the read-only transaction and go on.
+      // `queryMode` is pg's (8.8 on), missing from its type declarations.
+      const result = await this.send(() => this.client.query({ text: sql, queryMode: 'extended' } as pg.QueryConfig));
+      return result.rows as Record<string, unknown>[];
+    } catch (error) {
+      throw notReadOnlyOf(error) ?? error;
+    } finally {
+      await this.send(() => this.client.query('rollback')).catch(() => undefined);
+    }
+  }
+
   async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {
     const list = rows.shape.columns.map((c) => `"${c.name}"`).join(', ');
     const table = target.schema === null ? `"${target.table}"` : `"${target.schema}"."${target.table}"`;
@@ -189,4 +203,13 @@ async function* yieldingEach<T>(items: Iterable<T>): AsyncGenerator<T> {
     yield item;
     await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+/** The refusal a server error stands for when a user's SQL was more than one read (else undefined). */
+function notReadOnlyOf(error: unknown): NotReadOnlyError | undefined {
+  const { code, message } = error as { code?: string; message?: string };
+  // 25006 read_only_sql_transaction: a write in the read-only transaction.
+  if (code === '25006') return new NotReadOnlyError(`a statement that writes (${message ?? 'refused in a read-only transaction'})`);
+  if (code === '42601' && /multiple commands/.test(message ?? '')) return new NotReadOnlyError('more than one statement');
+  return undefined;
 }
