@@ -39,7 +39,12 @@ async function readCsvColumn(key: string, path: string, column: string): Promise
   const [header, ...rows] = parseCsv(text);
   const index = header?.map((h) => h.trim()).indexOf(column) ?? -1;
   if (index < 0) {
-    throw new SeedSourceError(`${key}.column: ${path} has no column "${column}" (columns: ${header?.join(', ') ?? 'none'})`);
+    // The header's names are not shown: a file named by mistake (a .env) would print its secrets.
+    const count = header?.length ?? 0;
+    throw new SeedSourceError(
+      `${key}.column: ${path} has no column "${column}": its first line has ${count} column${count === 1 ? '' : 's'} (names not shown, in case the file holds secrets). ` +
+        `Point ${key}.file at a CSV whose first line names its columns, and ${key}.column at one of them (exact name, case included).`,
+    );
   }
   return rows.map((row) => row[index] ?? '');
 }
