@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { HeadcountBody } from '../../schemas/requests.js';
 import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
@@ -257,6 +257,11 @@ function isServiceUrl(text: string): boolean {
 
 const BASE_URL = 'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)';
 
+/** The catalog name DuckDB gives a database file: its file name up to the first dot. */
+function duckDbCatalogOf(path: string): string {
+  return basename(path).split('.')[0] ?? '';
+}
+
 /** The whole seedline config file. */
 export const SeedlineConfig = z.strictObject({
   api: z.strictObject({
@@ -310,6 +315,14 @@ export const SeedlineConfig = z.strictObject({
           }
         })
         .optional(),
+    }).superRefine((destination, ctx) => {
+      const catalog = duckDbCatalogOf(destination.path);
+      if (catalog.toLowerCase() !== destination.schema.toLowerCase()) return;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['path'],
+        message: `DuckDB names the database after its file ("${catalog}"), the same name as destination.schema "${destination.schema}", and then cannot tell the two apart; rename the file (e.g. warehouse.duckdb) or set destination.schema to another name`,
+      });
     }),
     z.strictObject({ type: z.literal('postgres'), url: z.string().min(1), schema: SchemaName }),
   ]),

@@ -56,6 +56,15 @@ describe('config', () => {
     expect(problems.some((p) => p.startsWith('batch.retry_billed_failures:'))).toBe(true);
   });
 
+  it('given a DuckDB file named like the schema, when parsed, then destination.path is refused with the fix; another name or schema passes', () => {
+    const withPath = (path: string, schema = '') => valid.replace('destination: { type: duckdb, path: data/x.duckdb }', `destination: { type: duckdb, path: ${path}${schema} }`);
+    for (const path of ['seedline.duckdb', 'data/Seedline.v1.duckdb', 'seedline']) {
+      expect(problemsOf(withPath(path)).join('\n'), path).toMatch(/^destination\.path: DuckDB names the database after its file .*rename the file \(e\.g\. warehouse\.duckdb\) or set destination\.schema/);
+    }
+    expect(problemsOf(withPath('warehouse.duckdb'))).toEqual([]);
+    expect(problemsOf(withPath('seedline.duckdb', ', schema: crm'))).toEqual([]);
+  });
+
   it('given bad budget keys, when parsed, then each is named', () => {
     const problems = problemsOf(valid.replace('max_credits_per_run: 100', 'max_credits_per_run: 100, max_credits_per_month: -1, keep_balance: 1.5, max_credits_per_day: 3'));
     expect(problems.some((p) => p.startsWith('budget.max_credits_per_month:'))).toBe(true);
