@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerAccountCommand } from './account-command.js';
@@ -12,6 +13,7 @@ import { registerServeCommand } from './serve-command.js';
 import { registerSignalsCommand } from './signals-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
+import { packageRoot } from '../util/package-root.js';
 
 /** Builds the `seedline` command line; each command lives in its own file and registers itself here. */
 export function buildProgram(): Command {
@@ -19,6 +21,7 @@ export function buildProgram(): Command {
   program
     .name('seedline')
     .description('Warehouse connector for a live professional-network data service: seeds in, typed tables out.')
+    .version(packageVersion(), '-V, --version', 'print the version of seedline')
     .showHelpAfterError();
   for (const register of [
     registerSyncCommand,
@@ -34,6 +37,11 @@ export function buildProgram(): Command {
     register(program);
   }
   return program;
+}
+
+/** The version in seedline's package.json. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 function isEntryPoint(): boolean {

@@ -257,6 +257,11 @@ function isServiceUrl(text: string): boolean {
 
 const BASE_URL = 'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)';
 
+/** A Postgres connection URL with its scheme and a host (without them pg reads the text as a host name and fails far later). */
+function isPostgresUrl(text: string): boolean {
+  return /^postgres(ql)?:\/\/[^/]/.test(text) && URL.canParse(text);
+}
+
 /** The catalog name DuckDB gives a database file: its file name up to the first dot. */
 function duckDbCatalogOf(path: string): string {
   return basename(path).split('.')[0] ?? '';
@@ -324,7 +329,11 @@ export const SeedlineConfig = z.strictObject({
         message: `DuckDB names the database after its file ("${catalog}"), the same name as destination.schema "${destination.schema}", and then cannot tell the two apart; rename the file (e.g. warehouse.duckdb) or set destination.schema to another name`,
       });
     }),
-    z.strictObject({ type: z.literal('postgres'), url: z.string().min(1), schema: SchemaName }),
+    z.strictObject({
+      type: z.literal('postgres'),
+      url: z.string().refine(isPostgresUrl, 'expected a URL such as postgres://user@127.0.0.1:5432/db (postgres:// or postgresql://, then the host)'),
+      schema: SchemaName,
+    }),
   ]),
   seeds: z
     .strictObject({

@@ -6,6 +6,7 @@ import { ConfigError, keyOf } from './config-errors.js';
 import { SeedlineConfig } from './config-schema.js';
 import { interpolate, typeLonePlaceholder, type Interpolated, type TypedKind } from './interpolate.js';
 import { missingSeedProblems, unusedSeedWarnings } from './stream-seeds.js';
+import { closestKey } from './did-you-mean.js';
 
 /** A validated config and where it came from (relative seed files resolve against its folder). */
 export interface LoadedConfig {
@@ -76,10 +77,16 @@ function validate(interpolated: Interpolated) {
   return retyped ? SeedlineConfig.safeParse(interpolated.value) : first;
 }
 
+/** `"refesh_after" (did you mean "refresh_after"?)`, or the quoted key alone when no known key is close. */
+function withSuggestion(path: readonly PropertyKey[], unknown: string): string {
+  const known = closestKey(SeedlineConfig, path, unknown);
+  return known ? `"${unknown}" (did you mean "${known}"?)` : `"${unknown}"`;
+}
+
 /** One issue as `key: message` lines; unions and record keys report what is wrong inside them. */
 function describeIssue(issue: z.core.$ZodIssue): string[] {
   const key = keyOf(issue.path);
-  if (issue.code === 'unrecognized_keys') return [`${key}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`];
+  if (issue.code === 'unrecognized_keys') return [`${key}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => withSuggestion(issue.path, k)).join(', ')}`];
   if (issue.code === 'invalid_key') return issue.issues.map((inner) => `${key}: ${inner.message}`);
   if (issue.code === 'invalid_union') return describeUnion(issue);
   return [`${key}: ${issue.message}`];

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -15,6 +15,16 @@ const configOf = (dir: string, destination: Record<string, unknown> = {}, apiKey
   destination: { type: 'duckdb', path: join(dir, 'w.duckdb'), ...destination },
   seeds: { profiles: ['jane-doe'] },
   streams: { profiles: {} },
+});
+
+describe('seedline --version', () => {
+  it('given --version or -V, when run, then it prints the version of package.json and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await runCli([flag]);
+      expect([result.code, result.stdout.trim()]).toEqual([0, version]);
+    }
+  });
 });
 
 describe('seedline sandbox: a port it cannot use', () => {

@@ -65,6 +65,23 @@ describe('config', () => {
     expect(problemsOf(withPath('seedline.duckdb', ', schema: crm'))).toEqual([]);
   });
 
+  it('given mistyped keys, when parsed, then each unknown key names the closest known one', () => {
+    const typos = valid.replace('refresh_after: 7d', 'refesh_after: 7d').replace('budget: { max_credits_per_run: 100 }', 'budget: { max_credits_per_runn: 100 }').replace('activity: { kinds: [posts] }', 'activty: {}');
+    expect(problemsOf(typos)).toEqual([
+      'streams.profiles: unknown key "refesh_after" (did you mean "refresh_after"?)',
+      'streams: unknown key "activty" (did you mean "activity"?)',
+      'budget: unknown key "max_credits_per_runn" (did you mean "max_credits_per_run"?)',
+    ]);
+    expect(problemsOf(valid.replace('budget: { max_credits_per_run: 100 }', 'budget: { nothing_like_it: 1 }'))).toEqual(['budget: unknown key "nothing_like_it"']);
+  });
+
+  it('given a Postgres url without its scheme, when parsed, then destination.url is refused with an example', () => {
+    const withUrl = (url: string) => valid.replace('destination: { type: duckdb, path: data/x.duckdb }', `destination: { type: postgres, url: "${url}" }`);
+    expect(problemsOf(withUrl('127.0.0.1:5432/test')).join('\n')).toMatch(/^destination\.url: expected a URL such as postgres:\/\/user@127\.0\.0\.1:5432\/db/);
+    expect(problemsOf(withUrl('postgres://127.0.0.1:5432/test'))).toEqual([]);
+    expect(problemsOf(withUrl('postgresql://u@db.example:5432/x'))).toEqual([]);
+  });
+
   it('given bad budget keys, when parsed, then each is named', () => {
     const problems = problemsOf(valid.replace('max_credits_per_run: 100', 'max_credits_per_run: 100, max_credits_per_month: -1, keep_balance: 1.5, max_credits_per_day: 3'));
     expect(problems.some((p) => p.startsWith('budget.max_credits_per_month:'))).toBe(true);
@@ -79,7 +96,7 @@ describe('config', () => {
   });
 
   it('given an unknown stream, when parsed, then it is named', () => {
-    expect(problemsOf(valid.replace('activity:', 'activty:'))).toContain('streams: unknown key "activty"');
+    expect(problemsOf(valid.replace('activity:', 'activty:'))).toContain('streams: unknown key "activty" (did you mean "activity"?)');
   });
 
   it('given a lone placeholder for a number, when parsed, then it stays a number', () => {
@@ -151,7 +168,7 @@ describe('config: messages inside unions and record keys', () => {
   it('given a seed source close to one form, when parsed, then what is wrong in that form is named', () => {
     expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: [{ url: jane-doe }]'))).toEqual(['seeds.profiles[0]: Invalid input: expected string, received object']);
     expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: [jane-doe]\n  posts: { sql: 5 }'))).toEqual(['seeds.posts.sql: Invalid input: expected string, received number']);
-    expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: { file: seeds.csv, colum: url }'))).toEqual(['seeds.profiles: unknown key "colum"']);
+    expect(problemsOf(valid.replace('profiles: [jane-doe]', 'profiles: { file: seeds.csv, colum: url }'))).toEqual(['seeds.profiles: unknown key "colum" (did you mean "column"?)']);
   });
 
   it('given signal targets of no allowed form, or from_seeds of another list, when parsed, then signals.targets is named with what it takes', () => {
