@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
+import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { HeadcountBody } from '../../schemas/requests.js';
 import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
@@ -237,8 +238,8 @@ export type SignalsConfig = z.infer<typeof SignalsConfig>;
 
 /** One group of `schedule:`: streams synced together on a cron expression (`seedline schedule`). */
 export const ScheduleGroup = z.strictObject({
-  /** Cron expression: five fields, or six with seconds first (`0 *\/6 * * *`). Checked by the scheduler. Required. */
-  cron: z.string().min(1, 'expected a cron expression such as "0 */6 * * *"'),
+  /** Cron expression: five fields, or six with seconds first (`0 *\/6 * * *`), checked by every command that reads the config. Required. */
+  cron: z.string().refine((text) => validateCron(text), 'expected a cron expression of five fields (six with seconds first), such as "0 */6 * * *"'),
   /** Streams the group syncs (each configured under `streams:`). Required. */
   streams: z.array(z.string().min(1)).min(1, 'expected at least one stream name'),
   /** IANA time zone the expression is read in. Default: `UTC`. */

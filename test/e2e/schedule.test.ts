@@ -300,7 +300,7 @@ describe('seedline schedule: a config it cannot run', () => {
     }, 'cron.yaml');
     const bad = await runCli(['schedule', '--config', cron]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/schedule\.hourly\.cron: "every hour" is not a cron expression/);
+    expect(bad.stderr).toMatch(/schedule\.hourly\.cron: expected a cron expression of five fields/);
 
     const none = await runCli(['schedule', '--config', await writeConfig(dir, { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: {} }, 'none.yaml')]);
     expect(none.code).toBe(2);

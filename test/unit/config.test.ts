@@ -82,6 +82,13 @@ describe('config', () => {
     expect(problemsOf(withUrl('postgresql://u@db.example:5432/x'))).toEqual([]);
   });
 
+  it('given a schedule group with a bad cron, when parsed (by sync and plan as by schedule), then schedule.<group>.cron is named', () => {
+    const withCron = (cron: string) => `${valid}schedule: { nightly: { cron: "${cron}", streams: [profiles] } }\n`;
+    expect(problemsOf(withCron('every night'))).toEqual(['schedule.nightly.cron: expected a cron expression of five fields (six with seconds first), such as "0 */6 * * *"']);
+    expect(problemsOf(withCron('61 * * * *'))).toHaveLength(1);
+    expect(problemsOf(withCron('0 3 * * *'))).toEqual([]);
+  });
+
   it('given bad budget keys, when parsed, then each is named', () => {
     const problems = problemsOf(valid.replace('max_credits_per_run: 100', 'max_credits_per_run: 100, max_credits_per_month: -1, keep_balance: 1.5, max_credits_per_day: 3'));
     expect(problems.some((p) => p.startsWith('budget.max_credits_per_month:'))).toBe(true);
