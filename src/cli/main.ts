@@ -22,7 +22,9 @@ export function buildProgram(): Command {
     .name('seedline')
     .description('Warehouse connector for a live professional-network data service: seeds in, typed tables out.')
     .version(packageVersion(), '-V, --version', 'print the version of seedline')
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
   for (const register of [
     registerSyncCommand,
     registerPlanCommand,

@@ -4,7 +4,14 @@ export class UsageError extends Error {
 }
 
 /** Codes of failures found before any call: the command line or the config is wrong (exit code 2). */
-const USAGE_CODES = new Set(['SEEDLINE_CONFIG_INVALID', 'SEEDLINE_USAGE', 'SEEDLINE_DESTINATION_SETTING_INVALID', 'SEEDLINE_QUERY_NOT_READ_ONLY']);
+const USAGE_CODES = new Set([
+  'SEEDLINE_CONFIG_INVALID',
+  'SEEDLINE_USAGE',
+  'SEEDLINE_DESTINATION_SETTING_INVALID',
+  'SEEDLINE_QUERY_NOT_READ_ONLY',
+  'SEEDLINE_UNKNOWN_STREAM',
+  'SEEDLINE_CRON_INVALID',
+]);
 
 /**
  * Runs a command body and turns failures into one clear line and an exit code. Known failures

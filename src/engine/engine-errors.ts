@@ -21,6 +21,11 @@ export class StreamDefinitionError extends Error {
   readonly code = 'SEEDLINE_STREAM_INVALID';
 }
 
+/** `--streams` names a stream that does not exist or is not configured: a usage error (exit 2). */
+export class UnknownStreamError extends Error {
+  readonly code = 'SEEDLINE_UNKNOWN_STREAM';
+}
+
 /** The service answered 402 `insufficient_credits`: the stream (and every paid call after it in the run) stops like a spent budget. */
 export class InsufficientBalanceError extends Error {
   readonly code = 'SEEDLINE_INSUFFICIENT_CREDITS';

@@ -8,7 +8,7 @@ import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch-runner.js';
 import { Budget, type Books, type BudgetLimits } from './budget.js';
 import { CostModel } from './cost-model.js';
-import { StreamDefinitionError } from './engine-errors.js';
+import { StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
 import { planRequestStream, runRequestStream } from './request-runner.js';
 import { booksFields, RunRecorder } from './run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
@@ -179,8 +179,8 @@ export async function planSync(prepared: PreparedSync, costs: CostModel = CostMo
 export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' | 'only'>): StreamManifest[] {
   const configured = Object.keys(options.config.streams).filter((name) => options.config.streams[name as keyof typeof options.config.streams] !== undefined);
   for (const name of options.only ?? []) {
-    if (!options.manifests.has(name)) throw new StreamDefinitionError(`--streams: unknown stream "${name}" (known: ${[...options.manifests.keys()].join(', ')})`);
-    if (!configured.includes(name)) throw new StreamDefinitionError(`--streams: stream "${name}" is not configured under streams: in the config`);
+    if (!options.manifests.has(name)) throw new UnknownStreamError(`--streams: unknown stream "${name}" (known: ${[...options.manifests.keys()].join(', ')})`);
+    if (!configured.includes(name)) throw new UnknownStreamError(`--streams: stream "${name}" is not configured under streams: in the config`);
   }
   const wanted = new Set(options.only?.length ? options.only : configured);
   const ordered: StreamManifest[] = [];

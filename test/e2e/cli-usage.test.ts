@@ -27,10 +27,28 @@ describe('seedline --version', () => {
   });
 });
 
+describe('exit code 2 for every usage error', () => {
+  it('given an unknown --streams name, a bad --cron, an unknown option, when run, then each exits 2 naming the problem', async () => {
+    const dir = await tempWorkspace();
+    const config = await writeConfig(dir, configOf(dir));
+    const cases: [string[], RegExp][] = [
+      [['plan', '--config', config, '--streams', 'nope'], /--streams: unknown stream "nope"/],
+      [['plan', '--config', config, '--streams', 'jobs'], /--streams: stream "jobs" is not configured/],
+      [['schedule', '--config', config, '--cron', 'bad'], /is not a cron expression/],
+      [['plan', '--config', config, '--bogus'], /unknown option '--bogus'/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args);
+      expect([args.join(' '), result.code]).toEqual([args.join(' '), 2]);
+      expect(result.stderr).toMatch(message);
+    }
+  });
+});
+
 describe('seedline sandbox: a port it cannot use', () => {
-  it('given --port 70000, when started, then it names the valid range without a stack trace', async () => {
+  it('given --port 70000, when started, then it names the valid range without a stack trace and exits 2', async () => {
     const result = await runCli(['sandbox', '--port', '70000']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--port .*'70000' is invalid\. expected a port from 0 to 65535/);
     expect(result.stderr).not.toMatch(/RangeError|ERR_SOCKET_BAD_PORT/);
     expect(result.stderr).not.toMatch(STACK);
