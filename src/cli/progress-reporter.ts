@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { Reporter, StreamOutcome } from '../engine/stream-context.js';
+import { wrapForTerminal } from '../util/wrap-text.js';
 
 /**
  * Reports a run: one progress bar per stream on a terminal (seeds done / total, credits, rate),
@@ -44,7 +45,7 @@ class BarReporter implements Reporter {
   private readonly bars: cliProgress.MultiBar;
   private readonly byStream = new Map<string, { bar: cliProgress.SingleBar; started: number }>();
 
-  constructor(out: NodeJS.WriteStream) {
+  constructor(private readonly out: NodeJS.WriteStream) {
     this.bars = new cliProgress.MultiBar(
       {
         stream: out,
@@ -72,10 +73,15 @@ class BarReporter implements Reporter {
   streamFinished(outcome: StreamOutcome): void {
     const entry = this.byStream.get(outcome.stream);
     entry?.bar.update(entry.bar.getTotal(), { credits: outcome.credits });
-    if ([...this.byStream.values()].every((e) => e.bar.getProgress() >= 1)) this.bars.stop();
+    if ([...this.byStream.values()].every((e) => e.bar.getProgress() >= 1)) {
+      // stop() draws the bars but not the notices logged since the last redraw: draw them first.
+      this.bars.update();
+      this.bars.stop();
+    }
   }
 
-  notice(_stream: string, message: string): void {
-    this.bars.log(`${message}\n`);
+  notice(stream: string, message: string): void {
+    // The bars turn the terminal's own wrapping off: a longer line would be cut at its width.
+    this.bars.log(`${wrapForTerminal(`[${stream}] ${message}`, this.out)}\n`);
   }
 }

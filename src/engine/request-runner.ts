@@ -369,7 +369,11 @@ class PartitionRunner implements RoundRunner {
   private readPastCap(partition: Partition, args: Record<string, unknown>, records: unknown[], answers: PaidAnswer[]): Promise<CapRead> {
     return readPastCap(this.manifest.cap, partition, this.ctx.options, args, records, {
       stream: this.manifest.name,
-      notice: (stream, message) => this.ctx.reporter.notice(stream, message),
+      // A cut answer needs the user's action (a larger cap): said now, and again under Problems in the summary.
+      notice: (stream, message) => {
+        this.ctx.reporter.notice(stream, message);
+        noteError(this.outcome, message);
+      },
       read: async (pieceArgs) => this.recordsIn(await this.fetch(partition, pieceArgs, answers), partition),
     });
   }
