@@ -4,6 +4,7 @@ import { ApiClient } from '../client/api-client.js';
 import { redactSecrets, SeedlineClientError } from '../client/errors.js';
 import { ApiKeyRefusedError, withKeySource } from './api-key-refused-error.js';
 import { checkBaseUrl } from './check-base-url.js';
+import { jsonOption } from './json-output.js';
 import type { UsageError } from './run-command.js';
 
 /** Where the command writes; injectable for tests. */
@@ -18,10 +19,11 @@ interface AccountOptions {
   baseUrl?: string;
   apiKey?: string;
   format: 'table' | 'json';
+  json: boolean;
 }
 
 /**
- * Adds `seedline account --base-url URL --api-key KEY [--format table|json]`: prints the account
+ * Adds `seedline account --base-url URL --api-key KEY [--json]`: prints the account
  * (balance, tier, limits, Signal spend). The key defaults to `SEEDLINE_API_KEY`, the URL to
  * `SEEDLINE_BASE_URL`; like `api.base_url` in a config, it must be https (plain http only to
  * localhost), checked before anything is sent. Known failures print one line without a stack
@@ -40,7 +42,8 @@ export function registerAccountCommand(program: Command, io: AccountCommandIo = 
     .description('Show the account: balance, volume band, rate limits and Signal spend (free call).')
     .option('--base-url <url>', 'service base URL (default: $SEEDLINE_BASE_URL)')
     .option('--api-key <key>', 'API key (default: $SEEDLINE_API_KEY)')
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .addOption(new Option('--format <format>', 'output format (--json is --format json)').choices(['table', 'json']).default('table'))
+    .addOption(jsonOption())
     .action((options: AccountOptions) => showAccount(options, io));
 }
 
@@ -58,7 +61,7 @@ async function showAccount(options: AccountOptions, io: AccountCommandIo): Promi
   try {
     const { data } = await client.getAccount();
     const shown = withoutSecrets(data);
-    io.out(options.format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : formatTable(shown));
+    io.out(options.json || options.format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : formatTable(shown));
   } catch (error) {
     const explained = withKeySource(error, options.apiKey !== undefined ? '--api-key' : 'SEEDLINE_API_KEY');
     const known = explained instanceof SeedlineClientError || explained instanceof ApiKeyRefusedError;

@@ -5,12 +5,13 @@ import { billedInFlight, budgetLimits, planSync, prepareSync } from '../engine/p
 import type { StreamPlan } from '../engine/stream-context.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
+import { jsonOption, writeJson } from './json-output.js';
 import { loadCostModel } from './load-cost-model.js';
 import { openSession, type Session } from './open-session.js';
 import { runCommand } from './run-command.js';
 import { splitList } from './sync-command.js';
 
-/** What `seedline plan --json` prints. */
+/** What `seedline plan` reports; `--json` prints it with snake_case keys. */
 export interface PlanReport {
   /** One entry per stream, in run order. */
   streams: StreamPlan[];
@@ -49,7 +50,7 @@ export function registerPlanCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--streams <names>', 'only these streams, comma-separated')
     .option('--full-refresh', 'plan a full refresh', false)
-    .option('--json', 'print the plan as JSON', false)
+    .addOption(jsonOption())
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .action((opts: { config: string; streams?: string; fullRefresh: boolean; json: boolean; wait: boolean }) =>
       runCommand(async () => {
@@ -62,7 +63,8 @@ export function registerPlanCommand(program: Command): void {
           const plans = await planSync(prepared, account.costs);
           const limits = await budgetLimits(prepared.options, account.balance ?? undefined);
           const report = planReport(plans, limits, account, billedInFlight(loaded.config));
-          process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderPlan(report));
+          if (opts.json) writeJson(report);
+          else process.stdout.write(renderPlan(report));
         } finally {
           await session.close();
         }

@@ -10,6 +10,7 @@ import { applySignalPlan, listTaggedSignals, replayChunks, type ApplyResult, typ
 import { diffSignals, estimateMonthlyCredits, oversizedAttributes, type DesiredSignals, type SignalPlan } from '../signals/signal-diff.js';
 import { runId as newRunId } from '../util/run-id.js';
 import { formatTable } from './format-table.js';
+import { jsonOption, writeJson } from './json-output.js';
 import { openSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
 import { registerSignalsOpsCommand } from './signals-ops-command.js';
@@ -24,6 +25,8 @@ interface SignalsOptions {
   secretsOut?: string;
   /** Create Signals although their one-time secrets are kept nowhere. Default: false. */
   discardSecrets?: boolean;
+  /** Print the plan (and what apply did) as one JSON document; notes go to stderr. Default: false. */
+  json: boolean;
 }
 
 const MAX_ROWS = 200;
@@ -38,8 +41,14 @@ export function registerSignalsCommand(program: Command): void {
     .description('Show what apply would create, update and prune, and the monthly credits of the new Signals; changes nothing')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--prune', 'plan to delete tagged Signals whose target is no longer declared', false)
+    .addOption(jsonOption())
     .action((opts: SignalsOptions) => runCommand(() => withPlan(opts, undefined, async ({ desired, plan, loaded }) => {
-      const overCap = overCapNote(loaded, desired, plan, opts.prune);
+      const refusal = capRefusal(loaded, desired, plan, opts.prune);
+      if (opts.json) {
+        writeJson({ plan: planJson(desired, plan, opts.prune), applyWouldRefuse: refusal ?? null, changed: false });
+        return 0;
+      }
+      const overCap = refusal === undefined ? '' : `\n\napply would refuse: ${refusal}`;
       process.stdout.write(`${describePlan(desired, plan, opts.prune)}${overCap}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`);
       return 0;
     })));
@@ -50,6 +59,7 @@ export function registerSignalsCommand(program: Command): void {
     .option('--prune', 'delete tagged Signals whose target is no longer declared', false)
     .option('--secrets-out <file>', "append each created Signal's one-time webhook secret to this file (JSON lines, mode 0600; default: webhooks.secrets_file)")
     .option('--discard-secrets', "create Signals without keeping their one-time webhook secrets (`seedline serve` then cannot verify their deliveries)", false)
+    .addOption(jsonOption())
     .action((opts: SignalsOptions) => runCommand(() => withJournalLock((held) => withPlan(opts, recoverLostSecrets(opts, held), async ({ desired, plan, client, destination, loaded }) => {
       const secretsPath = secretsPathOf(opts, loaded);
       if (plan.create.length > 0 && secretsPath === undefined && !opts.discardSecrets) {
@@ -58,7 +68,7 @@ export function registerSignalsCommand(program: Command): void {
             'add --secrets-out FILE (or set webhooks.secrets_file) to keep them, or --discard-secrets to create them anyway (nothing was changed)',
         );
       }
-      process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
+      if (!opts.json) process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
       checkMonthlyCap(loaded, desired, plan, opts.prune);
       const journal = secretsPath === undefined ? undefined : new ChunkJournal(journalPath(secretsPath));
       const result = await applySignalPlan(client, desired, plan, {
@@ -66,12 +76,11 @@ export function registerSignalsCommand(program: Command): void {
         ...(secretsPath === undefined ? {} : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets), journal }),
       });
       await journal?.clearIfSettled();
-      process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
-      if (result.rejected.length > 0) {
-        const runId = await recordRejected(destination, desired.tag, result.rejected);
-        const where = `${destination.schema}._seedline_rejected (stream 'signals'${runId === undefined ? ', recorded by an earlier apply' : `, run_id '${runId}'`})`;
-        process.stdout.write(`\nthe rejected targets are kept in ${where}\n`);
-      }
+      if (!opts.json) process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
+      const runId = result.rejected.length > 0 ? await recordRejected(destination, desired.tag, result.rejected) : undefined;
+      const where = `${destination.schema}._seedline_rejected (stream 'signals'${runId === undefined ? ', recorded by an earlier apply' : `, run_id '${runId}'`})`;
+      if (opts.json) writeJson({ plan: planJson(desired, plan, opts.prune), result, secretsFile: result.secrets > 0 ? secretsPath : null, rejectedKeptIn: result.rejected.length > 0 ? where : null });
+      else if (result.rejected.length > 0) process.stdout.write(`\nthe rejected targets are kept in ${where}\n`);
       return result.failures.length > 0 || result.rejected.length > 0 ? 1 : 0;
     }))));
   registerSignalsOpsCommand(signals);
@@ -145,14 +154,14 @@ function checkMonthlyCap(loaded: LoadedConfig, desired: DesiredSignals, plan: Si
   );
 }
 
-/** What `plan` says when apply would refuse for the monthly cap. */
-function overCapNote(loaded: LoadedConfig, desired: DesiredSignals, plan: SignalPlan, prune: boolean): string {
+/** Why apply would refuse for the monthly cap, as `plan` says it; undefined when it would not. */
+function capRefusal(loaded: LoadedConfig, desired: DesiredSignals, plan: SignalPlan, prune: boolean): string | undefined {
   try {
     checkMonthlyCap(loaded, desired, plan, prune);
-    return '';
+    return undefined;
   } catch (error) {
     if (!(error instanceof SignalsOverBudgetError)) throw error;
-    return `\n\napply would refuse: ${error.message.replace(' (nothing was changed)', '')}`;
+    return error.message.replace(' (nothing was changed)', '');
   }
 }
 
@@ -175,6 +184,23 @@ function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean)
     `estimated monthly credits of the tagged profile Signals: ${monthlyCreditsNow(plan)} now (active ones, as the service estimates them), ${monthlyCreditsAfter(desired, plan, prune)} afterwards`,
   );
   return lines.join('\n');
+}
+
+/** The plan as `--json` prints it: the rows of the text table, grouped by action, and the monthly estimates. */
+function planJson(desired: DesiredSignals, plan: SignalPlan, prune: boolean) {
+  return {
+    tag: desired.tag,
+    create: plan.create.map((t) => ({ target: t.seed, key: t.key })),
+    update: plan.update.map((u) => ({ signal: u.signal.id, target: u.key, status: u.signal.status, changes: u.changes })),
+    prune: plan.prune.map((p) => ({ signal: p.signal.id, target: p.key ?? null, status: p.signal.status, reason: p.reason, deletedByApply: prune })),
+    unchanged: plan.unchanged.length,
+    ignored: plan.unreadable.map((s) => ({ signal: s.id, status: s.status, reason: 'listed without a target' })),
+    monthlyCredits: {
+      newSignals: estimateMonthlyCredits(desired.settings.interval, plan.create.length),
+      now: monthlyCreditsNow(plan),
+      afterApply: monthlyCreditsAfter(desired, plan, prune),
+    },
+  };
 }
 
 /** What apply did; never a secret. */
@@ -262,9 +288,10 @@ function recoverLostSecrets(opts: SignalsOptions, held: HeldLock): (context: Pla
     held.release = await journal.lock();
     const scope = { tag: desired.tag, namePrefix: desired.namePrefix, wanted: new Set(desired.targets.map((t) => t.key)) };
     const { recovered, lostSecrets } = await replayChunks(client, journal, scope, (secrets) => appendSecrets(secretsPath, secrets));
-    if (recovered > 0) process.stdout.write(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);
+    const note = (text: string) => (opts.json ? process.stderr : process.stdout).write(text);
+    if (recovered > 0) note(`recovered ${recovered} webhook secrets of Signals created by an interrupted apply into ${secretsPath}\n\n`);
     if (lostSecrets.length > 0) {
-      process.stdout.write(
+      note(
         `warning: an interrupted apply created ${lostSecrets.length} Signals whose one-time webhook secrets can no longer be recovered ` +
           `(the 24 h Idempotency-Key window passed, or asking again could create undeclared targets): ${lostSecrets.join(', ')}. ` +
           'Their deliveries fail verification: delete them and apply again to recreate them with new secrets\n\n',

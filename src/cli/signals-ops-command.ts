@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ApiClient } from '../client/index.js';
 import { listTaggedSignals } from '../signals/signal-apply.js';
 import { formatTable } from './format-table.js';
+import { jsonOption, writeJson } from './json-output.js';
 import { openServiceSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
 
@@ -18,6 +19,8 @@ interface OpsOptions {
   tag?: string;
   /** `resume --tag`: also resume Signals the service paused (insufficient_credits, webhook_failing, …). Default: false. */
   all?: boolean;
+  /** Print the service's answer as JSON instead of text. Default: false. */
+  json?: boolean;
 }
 
 /**
@@ -29,15 +32,16 @@ export function registerSignalsOpsCommand(signals: Command): void {
     .command('pause [id]')
     .description('Pause one Signal, or with --tag every Signal carrying the tag (POST /v1/signals/{id}/pause, /v1/signals/pause). Free; a paused Signal bills nothing')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .addOption(jsonOption())
     .option('--tag <tag>', 'pause every Signal carrying this tag')
     .action((id: string | undefined, opts: OpsOptions) =>
       withClient(opts, async (client) => {
         if (idOrTag(id, opts, 'pause') === 'tag') {
           const { data } = await client.pauseSignalsByTag(opts.tag!);
-          return `paused ${data.paused} Signals tagged "${opts.tag}"`;
+          return { json: data, text: `paused ${data.paused} Signals tagged "${opts.tag}"` };
         }
         const { data } = await client.pauseSignal(id!);
-        return `paused ${data.id} (${data.status}${data.paused_reason ? `, reason ${data.paused_reason}` : ''})`;
+        return { json: data, text: `paused ${data.id} (${data.status}${data.paused_reason ? `, reason ${data.paused_reason}` : ''})` };
       }),
     );
   signals
@@ -47,13 +51,14 @@ export function registerSignalsOpsCommand(signals: Command): void {
         '(the service shows no resume-by-tag call). The next check diffs against the last snapshot',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .addOption(jsonOption())
     .option('--tag <tag>', 'resume the Signals carrying this tag that were paused by hand (paused_reason user)')
     .option('--all', "with --tag, also resume Signals the service paused (insufficient_credits, webhook_failing, webhook_gone): fix the cause first", false)
     .action((id: string | undefined, opts: OpsOptions) =>
       withClient(opts, async (client) => {
         if (idOrTag(id, opts, 'resume') === 'id') {
           const { data } = await client.resumeSignal(id!);
-          return `resumed ${data.id} (${data.status}); next check at ${data.next_check_at ?? 'unknown'}`;
+          return { json: data, text: `resumed ${data.id} (${data.status}); next check at ${data.next_check_at ?? 'unknown'}` };
         }
         return resumeTagged(client, opts.tag!, opts.all ?? false);
       }),
@@ -62,6 +67,7 @@ export function registerSignalsOpsCommand(signals: Command): void {
     .command('check-now <id>')
     .description('Run one real check of a Signal now (POST /v1/signals/{id}/check-now): billed like a scheduled check (1 credit for a profile), failed checks free')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .addOption(jsonOption())
     .action((id: string, opts: OpsOptions) =>
       withClient(opts, async (client) => {
         const { data } = await checkOnce(client, id);
@@ -74,33 +80,40 @@ export function registerSignalsOpsCommand(signals: Command): void {
           changed: Object.keys(data.diff).join(', '),
         };
         const failure = data.error_type ? `\ncheck failed (not billed): ${data.error_type}${data.error_message ? `: ${data.error_message}` : ''}` : '';
-        return `${formatTable([row])}${failure}`;
+        return { json: data, text: `${formatTable([row])}${failure}` };
       }),
     );
   signals
     .command('test-webhook <id>')
     .description('Send a signed signal.test delivery to the Signal\'s webhook (POST /v1/signals/{id}/test-webhook). Free; no check, no Trigger')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .addOption(jsonOption())
     .action((id: string, opts: OpsOptions) =>
       withClient(opts, async (client) => {
         const { data } = await client.testSignalWebhook(id);
-        return `${formatTable([{ delivery: data.delivery_id, event: data.event, url: data.url, status: data.status, attempts: data.attempts }])}\n` +
+        const text =
+          `${formatTable([{ delivery: data.delivery_id, event: data.event, url: data.url, status: data.status, attempts: data.attempts }])}\n` +
           '`seedline serve` acknowledges signal.test deliveries and keeps them apart from real Triggers';
+        return { json: data, text };
       }),
     );
 }
 
-/** What a command prints, and its exit code (default 0). */
-type Outcome = string | { text: string; code: number };
+/** What a command prints as text and with `--json` (the service's answer, as it came), and its exit code (default 0). */
+interface Outcome {
+  text: string;
+  json: unknown;
+  code?: number;
+}
 
 function withClient(opts: OpsOptions, body: (client: ApiClient) => Promise<Outcome>): Promise<void> {
   return runCommand(async () => {
     const session = await openServiceSession(opts.config);
     try {
       const outcome = await body(session.client);
-      const { text, code } = typeof outcome === 'string' ? { text: outcome, code: 0 } : outcome;
-      process.stdout.write(`${text}\n`);
-      return code;
+      if (opts.json) writeJson(outcome.json, { keys: 'as-is' });
+      else process.stdout.write(`${outcome.text}\n`);
+      return outcome.code ?? 0;
     } finally {
       await session.close();
     }
@@ -151,5 +164,6 @@ async function resumeTagged(client: ApiClient, tag: string, all: boolean): Promi
     lines.push('', `kept paused (paused by the service; fix the cause, then resume them by id or with --all):`, formatTable(left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? '' }))));
   }
   if (failures.length > 0) lines.push('', formatTable(failures));
-  return { text: lines.join('\n'), code: failures.length > 0 ? 1 : 0 };
+  const json = { tag, resumed: chosen.filter((s) => !failures.some((f) => f.signal === s.id)).map((s) => s.id), kept_paused: left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? null })), failures };
+  return { text: lines.join('\n'), json, code: failures.length > 0 ? 1 : 0 };
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { quoteIdentifier } from '../destinations/destination.js';
 import { formatTable } from './format-table.js';
+import { jsonOption, writeJson } from './json-output.js';
 import { openSession } from './open-session.js';
 import { runCommand } from './run-command.js';
 
@@ -14,7 +15,8 @@ export function registerStatusCommand(program: Command): void {
     .description('Show recent runs, the seed ledger by status, and open batch jobs')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
-    .action((opts: { config: string; wait: boolean }) =>
+    .addOption(jsonOption())
+    .action((opts: { config: string; wait: boolean; json: boolean }) =>
       runCommand(async () => {
         const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
         try {
@@ -36,7 +38,8 @@ export function registerStatusCommand(program: Command): void {
           const batches = await destination.readQuery(
             `select stream, status, count(*) as jobs, sum(item_count) as items from ${schema}._seedline_batches group by stream, status order by stream, status`,
           );
-          process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n`);
+          if (opts.json) writeJson({ runs, seeds, batches });
+          else process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n`);
         } finally {
           await session.close();
         }

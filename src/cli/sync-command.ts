@@ -5,6 +5,7 @@ import { loadManifests } from '../manifest/load-manifests.js';
 import { firstLine } from '../util/first-line.js';
 import { stderrLine } from '../util/stderr-line.js';
 import { formatTable } from './format-table.js';
+import { jsonOption, writeJson } from './json-output.js';
 import { loadCostModel } from './load-cost-model.js';
 import { openSession, type Session } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
@@ -28,6 +29,8 @@ export interface SyncRunOptions {
   wait?: boolean;
   /** Print a sample query of the loaded profiles afterwards. */
   sampleQuery?: boolean;
+  /** Print the run's result as JSON (snake_case keys) instead of the summary table. Default: false. */
+  json?: boolean;
   /** Only read the results of batch jobs recorded by earlier runs; submit nothing new. */
   resumeOnly?: boolean;
   /** With `resumeOnly`, read only these batch jobs (what `serve` passes on `batch.completed`). Default: every submitted job. */
@@ -49,6 +52,7 @@ export function registerSyncCommand(program: Command): void {
     .option('--wait', 'wait for another writer to release the destination instead of failing', false)
     .option('--resume-only', 'only read the results of batch jobs earlier runs submitted (what serve does on batch.completed); submit nothing new', false)
     .option('--sample-query', 'print a sample query of the loaded profiles afterwards', false)
+    .addOption(jsonOption())
     .action((opts: SyncRunOptions) =>
       runCommand(async () => {
         const result = await syncOnce(opts);
@@ -104,11 +108,14 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     costs: await loadCostModel(client.baseUrl),
     ...(opts.stop ? { stop: opts.stop } : {}),
   });
-  process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key) })}\n`);
-  if (opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')) {
-    const sql = sampleQuery(quoteIdentifier(destination.schema, 'schema'));
-    process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(await destination.query(sql))}\n`);
+  const sql = opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles') ? sampleQuery(quoteIdentifier(destination.schema, 'schema')) : undefined;
+  const sample = sql === undefined ? undefined : await destination.query(sql);
+  if (opts.json) {
+    writeJson({ ...result, ...(sample ? { sampleQuery: { sql, rows: sample } } : {}) });
+    return result;
   }
+  process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key) })}\n`);
+  if (sample) process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(sample)}\n`);
   return result;
 }
 

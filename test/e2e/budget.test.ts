@@ -58,11 +58,11 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(plan.verdict).toBe('will_stop');
       const byStream = Object.fromEntries(plan.streams.map((s: { stream: string }) => [s.stream, s]));
       // An enrichment item's worst case counts its single retry (batch.retry_billed_failures: 1).
-      expect(byStream.profiles).toMatchObject({ units: PROFILES.length, worstCaseCredits: 2 * PROFILES.length });
-      expect(byStream.companies).toMatchObject({ units: COMPANIES.length, worstCaseCredits: 2 * COMPANIES.length });
+      expect(byStream.profiles).toMatchObject({ units: PROFILES.length, worst_case_credits: 2 * PROFILES.length });
+      expect(byStream.companies).toMatchObject({ units: COMPANIES.length, worst_case_credits: 2 * COMPANIES.length });
       // A search of 30 results is two pages of 25 at 2 credits each.
-      expect(byStream.people_search).toMatchObject({ units: 1, calls: 1, worstCaseCredits: 4 });
-      expect(plan.costSource).toBe('openapi');
+      expect(byStream.people_search).toMatchObject({ units: 1, calls: 1, worst_case_credits: 4 });
+      expect(plan.cost_source).toBe('openapi');
       expect(sandbox.ledger.entries).toHaveLength(0);
 
       const first = await runCli(['sync', '--config', configPath]);
@@ -102,7 +102,7 @@ describe('credit budget against a live-billing sandbox', () => {
       const runs = await query(dest, 'select sum(credits_used) as used from seedline._seedline_runs');
       expect(Number(runs[0]?.used)).toBe(sandbox.ledger.totalBilled());
       // The plan's worst case was never below what the work cost.
-      expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(plan.totals.worstCaseCredits);
+      expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(plan.totals.worst_case_credits);
 
       // A monthly cap: this month's runs already spent the total; 3 more credits is all a full refresh may add.
       const spentSoFar = sandbox.ledger.totalBilled();

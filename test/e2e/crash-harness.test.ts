@@ -28,7 +28,7 @@ import { e2eBackends } from '../helpers/destinations.js';
 async function crashExposure(configPath: string): Promise<number> {
   const plan = await runCli(['plan', '--config', configPath, '--json']);
   expect(plan.code, plan.stderr).toBe(0);
-  return (JSON.parse(plan.stdout) as { crashExposure: { credits: number } }).crashExposure.credits;
+  return (JSON.parse(plan.stdout) as { crash_exposure: { credits: number } }).crash_exposure.credits;
 }
 
 /**

@@ -109,10 +109,10 @@ describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make 
     if (!dest) return skip(`${name} unavailable: see the warning above`);
     const plan = await runCli(['plan', '--config', configPath, '--json']);
     expect(plan.code, plan.stderr).toBe(0);
-    const report = JSON.parse(plan.stdout) as { streams: { stream: string; worstCaseCredits: number }[]; totals: { worstCaseCredits: number } };
-    const worst = Object.fromEntries(report.streams.map((p) => [p.stream, p.worstCaseCredits]));
+    const report = JSON.parse(plan.stdout) as { streams: { stream: string; worst_case_credits: number }[]; totals: { worst_case_credits: number } };
+    const worst = Object.fromEntries(report.streams.map((p) => [p.stream, p.worst_case_credits]));
     expect(worst).toEqual(Object.fromEntries(STREAMS.map((stream) => [stream, 0])));
-    expect(report.totals.worstCaseCredits).toBe(0);
+    expect(report.totals.worst_case_credits).toBe(0);
     expect(sandbox.ledger.entries.length).toBe(afterFirst);
   });
 
