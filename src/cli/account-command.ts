@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { ApiClient } from '../client/api-client.js';
 import { redactSecrets, SeedlineClientError } from '../client/errors.js';
 import { ApiKeyRefusedError, withKeySource } from './api-key-refused-error.js';
+import { log } from '../util/log.js';
 import { checkBaseUrl } from './check-base-url.js';
 import { jsonOption } from './json-output.js';
 import type { UsageError } from './run-command.js';
@@ -11,8 +12,8 @@ import type { UsageError } from './run-command.js';
 export interface AccountCommandIo {
   /** Standard output. Default `process.stdout.write`. */
   out: (text: string) => void;
-  /** Standard error. Default `process.stderr.write`. */
-  err: (text: string) => void;
+  /** One error message, secrets already redacted. Default: the log, at level error (`error: …` on stderr). */
+  err: (message: string) => void;
 }
 
 interface AccountOptions {
@@ -87,12 +88,12 @@ function accountInputs(options: AccountOptions): { baseUrl: string; apiKey: stri
 
 const defaultIo: AccountCommandIo = {
   out: (text) => void process.stdout.write(text),
-  err: (text) => void process.stderr.write(text),
+  err: (message) => log.error(message),
 };
 
 /** Prints one error line without the secrets; exit code 2 for a bad command line, else 1. */
 function failWith(io: AccountCommandIo, message: string, secrets: string[] = [], exitCode: 1 | 2 = 1): void {
-  io.err(`error: ${redactSecrets(message, secrets)}\n`);
+  io.err(redactSecrets(message, secrets));
   process.exitCode = exitCode;
 }
 

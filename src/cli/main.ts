@@ -2,7 +2,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { registerAccountCommand } from './account-command.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { registerPlanCommand } from './plan-command.js';
@@ -13,6 +13,7 @@ import { registerServeCommand } from './serve-command.js';
 import { registerSignalsCommand } from './signals-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
+import { configureLog, LOG_LEVELS } from '../util/log.js';
 import { packageRoot } from '../util/package-root.js';
 
 /** Builds the `seedline` command line; each command lives in its own file and registers itself here. */
@@ -22,6 +23,9 @@ export function buildProgram(): Command {
     .name('seedline')
     .description('Warehouse connector for a live professional-network data service: seeds in, typed tables out.')
     .version(packageVersion(), '-V, --version', 'print the version of seedline')
+    .addOption(new Option('--log-format <format>', 'log lines on stderr: plain for people, json (one pino object per line) for machines').choices(['plain', 'json']).env('SEEDLINE_LOG_FORMAT').default('plain'))
+    .addOption(new Option('--log-level <level>', 'least severe log lines shown').choices(LOG_LEVELS).env('SEEDLINE_LOG_LEVEL').default(process.env.SEEDLINE_DEBUG ? 'debug' : 'info'))
+    .hook('preAction', (command) => configureLog({ format: command.opts().logFormat, level: command.opts().logLevel }))
     .showHelpAfterError()
     // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));

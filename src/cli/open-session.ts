@@ -11,7 +11,7 @@ import type { Destination, DestinationConfig } from '../destinations/destination
 import { startSandbox } from '../sandbox/index.js';
 import { parseDuration } from '../util/duration.js';
 import { sleep } from '../util/sleep.js';
-import { stderrLine } from '../util/stderr-line.js';
+import { log } from '../util/log.js';
 import { withKeySource } from './api-key-refused-error.js';
 
 /** An open config and destination: what every command works on. */
@@ -90,7 +90,7 @@ async function openDestination(destination: Destination, target: string, options
       return await destination.ensureSystemTables();
     } catch (error) {
       if (options.lock || !options.waitForLock || !(error instanceof DestinationLockedError)) throw error;
-      if (attempt === 0) stderrLine(`${target} is held by ${error.holder}: waiting for it (Ctrl-C to stop)`);
+      if (attempt === 0) log.info(`${target} is held by ${error.holder}: waiting for it (Ctrl-C to stop)`);
       await sleep(OPEN_RETRY_MS, options.signal);
       if (options.signal?.aborted) throw new LockWaitAbortedError(target);
     }

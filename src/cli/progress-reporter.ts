@@ -1,24 +1,24 @@
 import cliProgress from 'cli-progress';
 import type { Reporter, StreamOutcome } from '../engine/stream-context.js';
+import { log, logFormat } from '../util/log.js';
 import { wrapForTerminal } from '../util/wrap-text.js';
 
 /**
- * Reports a run: one progress bar per stream on a terminal (seeds done / total, credits, rate),
- * plain log lines otherwise (CI, pipes, cron).
+ * Reports a run: one progress bar per stream on a terminal (seeds done / total, credits, rate)
+ * when lines are for people; log lines otherwise (CI, pipes, cron, `--log-format json`), with the
+ * stream and its counts as fields.
  */
 export function createReporter(stream: NodeJS.WriteStream = process.stderr): Reporter {
-  return stream.isTTY ? new BarReporter(stream) : new LineReporter(stream);
+  return stream.isTTY && logFormat() === 'plain' ? new BarReporter(stream) : new LineReporter();
 }
 
 class LineReporter implements Reporter {
   private readonly lastLogged = new Map<string, number>();
   private readonly totals = new Map<string, number>();
 
-  constructor(private readonly out: NodeJS.WritableStream) {}
-
   streamStarted(stream: string, total: number): void {
     this.totals.set(stream, total);
-    this.out.write(`[${stream}] started: ${total} to fetch\n`);
+    log.info(`[${stream}] started: ${total} to fetch`, { stream, event: 'started', total });
   }
 
   streamProgress(stream: string, progress: { done: number; credits: number }): void {
@@ -27,17 +27,16 @@ class LineReporter implements Reporter {
     const last = this.lastLogged.get(stream) ?? 0;
     if (progress.done - last < step) return;
     this.lastLogged.set(stream, progress.done);
-    this.out.write(`[${stream}] ${progress.done} done, ${progress.credits} credits\n`);
+    log.info(`[${stream}] ${progress.done} done, ${progress.credits} credits`, { stream, event: 'progress', ...progress });
   }
 
   streamFinished(outcome: StreamOutcome): void {
-    this.out.write(
-      `[${outcome.stream}] ${outcome.status}: ${outcome.records} records, ${outcome.skipped} skipped, ${outcome.failed} failed, ${outcome.credits} credits\n`,
-    );
+    const { stream, status, records, skipped, failed, credits } = outcome;
+    log.info(`[${stream}] ${status}: ${records} records, ${skipped} skipped, ${failed} failed, ${credits} credits`, { stream, event: 'finished', status, records, skipped, failed, credits });
   }
 
   notice(stream: string, message: string): void {
-    this.out.write(`[${stream}] ${message}\n`);
+    log.warn(`[${stream}] ${message}`, { stream, event: 'notice' });
   }
 }
 

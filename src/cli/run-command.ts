@@ -1,3 +1,5 @@
+import { log } from '../util/log.js';
+
 /** A command used wrongly (a bad option value): says what is expected. Exit code 2, like a bad config. */
 export class UsageError extends Error {
   readonly code = 'SEEDLINE_USAGE';
@@ -15,7 +17,7 @@ const USAGE_CODES = new Set([
 
 /**
  * Runs a command body and turns failures into one clear line and an exit code. Known failures
- * (errors with a `SEEDLINE_*` code) never show a stack trace; others show it with SEEDLINE_DEBUG=1.
+ * (errors with a `SEEDLINE_*` code) never show a stack trace; others show it at `--log-level debug`.
  * Exit codes: 2 for a bad command line or config, 1 for any other failure.
  */
 export async function runCommand(body: () => Promise<number | void>): Promise<void> {
@@ -25,8 +27,8 @@ export async function runCommand(body: () => Promise<number | void>): Promise<vo
   } catch (error) {
     const err = error as Error & { code?: unknown };
     const known = typeof err.code === 'string' && err.code.startsWith('SEEDLINE_');
-    process.stderr.write(`error: ${err.message}${known ? ` (${String(err.code)})` : ''}\n`);
-    if (!known && process.env.SEEDLINE_DEBUG) process.stderr.write(`${err.stack ?? ''}\n`);
+    log.error(`${err.message}${known ? ` (${String(err.code)})` : ''}`, known ? { code: err.code } : {});
+    if (!known) log.debug(err.stack ?? '');
     process.exitCode = known && USAGE_CODES.has(err.code as string) ? 2 : 1;
   }
 }

@@ -9,6 +9,7 @@ import { selectStreams } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { CronRunner, InvalidCronError } from '../scheduler/cron-runner.js';
 import { runId as newRunId } from '../util/run-id.js';
+import { log } from '../util/log.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { openSession, type Session } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
@@ -60,7 +61,7 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
   const groups = groupsOf(loaded, opts);
   await checkStreams(loaded, groups, opts.cron !== undefined);
 
-  const stop = stopOnSignals((signal) => process.stderr.write(`${signal}: stopping; the run under way commits its page first (send it again to quit now)\n`));
+  const stop = stopOnSignals((signal) => log.info(`${signal}: stopping; the run under way commits its page first (send it again to quit now)`));
   const runners: CronRunner[] = [];
   // A caught-up tick yields only to a run started after the catch-up read the runs, by tick time.
   const catchUpReads = new Map<string, Date>();
@@ -83,7 +84,7 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
     // Also on a failure: ticking timers would otherwise keep the process alive.
     await Promise.all(runners.map((runner) => runner.stop()));
     stop.dispose();
-    process.stderr.write('schedule stopped\n');
+    log.info('schedule stopped');
   }
 }
 
@@ -164,16 +165,16 @@ async function catchUp(config: string, name: string, runner: CronRunner, stop: A
   } catch (error) {
     if (error instanceof LockWaitAbortedError) return;
     // Like a failed tick: reported, and the schedule goes on.
-    process.stderr.write(`[${name}] catch-up skipped: ${(error as Error).message}\n`);
+    log.warn(`[${name}] catch-up skipped: ${(error as Error).message}`, { group: name });
     return;
   }
   if (stop.aborted) return;
   const missed = runner.lastTickSince(last);
   if (missed === null) {
-    process.stderr.write(`[${name}] no tick missed since the last completed run (${last?.toISOString() ?? 'never'})\n`);
+    log.info(`[${name}] no tick missed since the last completed run (${last?.toISOString() ?? 'never'})`, { group: name });
     return;
   }
-  process.stderr.write(`[${name}] catching up the tick of ${missed.toISOString()} (last completed run: ${last?.toISOString() ?? 'never'})\n`);
+  log.info(`[${name}] catching up the tick of ${missed.toISOString()} (last completed run: ${last?.toISOString() ?? 'never'})`, { group: name });
   noteRead(missed, readAt);
   await runner.tick(missed);
 }
@@ -193,7 +194,7 @@ async function runGroup(config: string, name: string, group: ScheduleGroup, tick
     session = await openSession(config, { lock: true, waitForLock: true, signal: stop, holder: `${LOCK_HOLDER} ${name}` });
   } catch (error) {
     if (error instanceof LockWaitAbortedError) {
-      process.stderr.write(`[${name}] tick ${tickAt.toISOString()}: stopped while waiting for the destination lock; nothing ran\n`);
+      log.info(`[${name}] tick ${tickAt.toISOString()}: stopped while waiting for the destination lock; nothing ran`, { group: name });
       return;
     }
     throw error;
@@ -203,12 +204,12 @@ async function runGroup(config: string, name: string, group: ScheduleGroup, tick
     if (stop.aborted) return;
     const last = await lastRunStart(session, name);
     if (last !== null && last.getTime() >= (readAt ?? tickAt).getTime()) {
-      process.stderr.write(`[${name}] tick ${tickAt.toISOString()} already run (run started ${last.toISOString()}): skipped\n`);
+      log.info(`[${name}] tick ${tickAt.toISOString()} already run (run started ${last.toISOString()}): skipped`, { group: name });
       return;
     }
-    process.stderr.write(`[${name}] tick ${tickAt.toISOString()}: sync of ${group.streams.join(', ') || 'every stream'}\n`);
+    log.info(`[${name}] tick ${tickAt.toISOString()}: sync of ${group.streams.join(', ') || 'every stream'}`, { group: name });
     const result = await syncInSession(session, { config, streams: group.streams.join(',') || undefined, scheduleGroup: name, stop });
-    process.stderr.write(`[${name}] run ${result.runId}: ${result.status}\n`);
+    log.info(`[${name}] run ${result.runId}: ${result.status}`, { group: name });
   } catch (error) {
     await recordFailedTick(session, name, startedAt, error as Error);
     throw error;

@@ -7,7 +7,7 @@ import type { Destination } from '../destinations/destination.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';
-import { stderrLine } from '../util/stderr-line.js';
+import { logLine } from '../util/log.js';
 import { WebhookReceiver } from '../webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../webhooks/webhook-secrets.js';
 import type { OpenedDestination, SpoolDrainer } from '../webhooks/spool-drainer.js';
@@ -49,7 +49,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       'webhooks.secrets: seedline serve needs the secrets that sign deliveries (each Signal\'s webhook_secret, the account\'s secret); add e.g. webhooks: { secrets: ["${SEEDLINE_WEBHOOK_SECRET}"] } (set, not empty), or name the file of `signals apply --secrets-out` as webhooks.secrets_file',
     ]);
   }
-  const log = stderrLine;
+  const log = logLine;
   webhooks.secrets.forEach((secret, i) => {
     if (secret === '') log(`warning: webhooks.secrets[${i}] is empty (an unset variable?) and is left out: deliveries it should verify are refused 401`);
   });

@@ -3,7 +3,7 @@ import { quoteIdentifier } from '../destinations/destination.js';
 import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { firstLine } from '../util/first-line.js';
-import { stderrLine } from '../util/stderr-line.js';
+import { log } from '../util/log.js';
 import { formatTable } from './format-table.js';
 import { jsonOption, writeJson } from './json-output.js';
 import { loadCostModel } from './load-cost-model.js';
@@ -128,9 +128,9 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
 async function drainSpool({ destination, loaded }: Session): Promise<void> {
   try {
     const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }), leaveBatchCompleted: true }))?.drainOnce();
-    if (drained?.files) stderrLine(`spool: loaded ${drained.files} webhook deliveries waiting in the spool`);
+    if (drained?.files) log.info(`spool: loaded ${drained.files} webhook deliveries waiting in the spool`, { files: drained.files });
   } catch (error) {
-    stderrLine(`warning: webhook spool not loaded (${firstLine(error)}); its deliveries stay spooled for serve or the next sync`);
+    log.warn(`webhook spool not loaded (${firstLine(error)}); its deliveries stay spooled for serve or the next sync`);
   }
 }
 

@@ -7,6 +7,7 @@ import { SeedlineConfig } from './config-schema.js';
 import { interpolate, typeLonePlaceholder, type Interpolated, type TypedKind } from './interpolate.js';
 import { missingSeedProblems, unusedSeedWarnings } from './stream-seeds.js';
 import { closestKey } from './did-you-mean.js';
+import { logLine, registerSecrets } from '../util/log.js';
 
 /** A validated config and where it came from (relative seed files resolve against its folder). */
 export interface LoadedConfig {
@@ -23,16 +24,16 @@ export type ConfigWarn = (line: string) => void;
 
 // Once per process: schedule and serve load the config again for every run.
 const warned = new Set<string>();
-const toStderr: ConfigWarn = (line) => {
-  if (!warned.has(line)) process.stderr.write(`${line}\n`);
+const toLog: ConfigWarn = (line) => {
+  if (!warned.has(line)) logLine(line);
   warned.add(line);
 };
 
 /**
  * Reads, interpolates and validates a config file; throws `ConfigError` naming every bad key.
- * @param warn where warnings go (seeds no stream reads). Default: stderr.
+ * @param warn where warnings go (seeds no stream reads). Default: the log.
  */
-export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, warn: ConfigWarn = toStderr): Promise<LoadedConfig> {
+export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, warn: ConfigWarn = toLog): Promise<LoadedConfig> {
   const absolute = resolve(path);
   let text: string;
   try {
@@ -60,8 +61,21 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   if (result.success) problems.push(...missingSeedProblems(result.data));
   else problems.push(...result.error.issues.flatMap(describeIssue));
   if (problems.length > 0 || !result.success) throw new ConfigError(file, problems);
+  registerSecrets(secretsOf(result.data));
   for (const line of unusedSeedWarnings(result.data)) warn(line);
   return result.data;
+}
+
+/** The config's secret values, so no log line shows them: the API key, webhook secrets, a Postgres password. */
+function secretsOf(config: SeedlineConfig): string[] {
+  const destination = config.destination as { url?: string };
+  let password: string | undefined;
+  try {
+    password = destination.url === undefined ? undefined : decodeURIComponent(new URL(destination.url).password) || undefined;
+  } catch {
+    password = undefined;
+  }
+  return [config.api.api_key, ...(config.webhooks?.secrets ?? []), ...(password ? [password] : [])];
 }
 
 /** Validates; where a number or true/false key holds a lone `${VAR}`, reads its text as one and validates again. */

@@ -1,4 +1,5 @@
 import { createTask, parse, validate, type ScheduledTask } from 'node-cron';
+import { logLine } from '../util/log.js';
 
 /** Options of a {@link CronRunner}. */
 export interface CronRunnerOptions {
@@ -11,7 +12,7 @@ export interface CronRunnerOptions {
    * still runs is skipped, never queued.
    */
   job: (scheduledAt: Date) => Promise<void>;
-  /** Where lines about ticks go. Default: stderr. */
+  /** Where lines about ticks go. Default: the log (stderr). */
   log?: (line: string) => void;
   /** Name put before each log line, e.g. the schedule group. Default: none. */
   name?: string;
@@ -74,7 +75,7 @@ export class CronRunner {
     if (!validate(options.cron)) {
       throw new InvalidCronError(`"${options.cron}" is not a cron expression: use five fields, e.g. "0 */6 * * *" for every six hours`);
     }
-    const write = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    const write = options.log ?? logLine;
     this.log = options.name === undefined ? write : (line) => write(`[${options.name}] ${line}`);
     this.lastSecond = Math.max(...parse(options.cron).second);
     this.task = createTask(options.cron, (context) => this.tick(context.date), { timezone: options.timezone ?? 'UTC', noOverlap: false });

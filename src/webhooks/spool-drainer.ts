@@ -8,7 +8,7 @@ import { LoadWriter } from '../engine/load-writer.js';
 import type { ShapedRecords, TableShaper } from '../engine/table-shaper.js';
 import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';
-import { stderrLine } from '../util/stderr-line.js';
+import { logLine } from '../util/log.js';
 import type { DeliverySpool, SpoolEntry } from './delivery-spool.js';
 import { parseEvent } from './parse-event.js';
 
@@ -104,7 +104,7 @@ export class SpoolDrainer {
   private lastProblem = '';
 
   constructor(private readonly options: SpoolDrainerOptions) {
-    this.log = options.log ?? stderrLine;
+    this.log = options.log ?? logLine;
   }
 
   /** The spool it drains. */

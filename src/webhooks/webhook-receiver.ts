@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { checkSignatureHeader, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook } from '../client/webhook-signature.js';
 import { firstLine } from '../util/first-line.js';
-import { stderrLine } from '../util/stderr-line.js';
+import { logLine } from '../util/log.js';
 import type { SpooledDelivery } from './delivery-spool.js';
 import { eventNotice } from './event-notice.js';
 import { deliveryKey, parseEvent } from './parse-event.js';
@@ -93,7 +93,7 @@ export class WebhookReceiver {
 
   constructor(private readonly options: WebhookReceiverOptions) {
     this.path = options.path ?? DEFAULT_WEBHOOK_PATH;
-    this.log = options.log ?? stderrLine;
+    this.log = options.log ?? logLine;
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
     const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);

@@ -1,5 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
-import { stderrLine } from '../util/stderr-line.js';
+import { logLine } from '../util/log.js';
 
 /** Options of {@link WebhookSecrets}. */
 export interface WebhookSecretsOptions {
@@ -40,7 +40,7 @@ export class WebhookSecrets {
   private readonly log: (line: string) => void;
 
   constructor(private readonly options: WebhookSecretsOptions) {
-    this.log = options.log ?? stderrLine;
+    this.log = options.log ?? logLine;
   }
 
   /** Every secret as of now (the file re-read when its size or modification time changed). */

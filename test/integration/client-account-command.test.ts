@@ -16,7 +16,7 @@ async function run(args: string[], env: Record<string, string | undefined> = {})
   if (env.SEEDLINE_API_KEY === undefined) delete process.env.SEEDLINE_API_KEY;
   if (env.SEEDLINE_BASE_URL === undefined) delete process.env.SEEDLINE_BASE_URL;
   const program = new Command().exitOverride();
-  registerAccountCommand(program, { out: (text) => void (out += text), err: (text) => void (err += text) });
+  registerAccountCommand(program, { out: (text) => void (out += text), err: (message) => void (err += `error: ${message}\n`) });
   process.exitCode = 0;
   try {
     await program.parseAsync(['node', 'seedline', 'account', ...args]);

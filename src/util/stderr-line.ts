@@ -1,4 +1,0 @@
-/** Writes one line to stderr: the default `log` of long-running parts (receiver, spool, scheduler). */
-export function stderrLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
