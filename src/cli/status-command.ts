@@ -38,8 +38,16 @@ export function registerStatusCommand(program: Command): void {
           const batches = await destination.readQuery(
             `select stream, status, count(*) as jobs, sum(item_count) as items from ${schema}._seedline_batches group by stream, status order by stream, status`,
           );
-          if (opts.json) writeJson({ runs, seeds, batches });
-          else process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n`);
+          // Of the runs shown: values that did not fit their column, kept in _extra or discarded so their records loaded.
+          const repairs = await destination.readQuery(
+            `select stream, "table", field, change, sum("count") as "values" from ${schema}._seedline_repairs ` +
+              `where run_id in (select run_id from ${schema}._seedline_runs order by started_at desc limit 5) group by stream, "table", field, change order by stream, "table", field, change`,
+          );
+          if (opts.json) writeJson({ runs, seeds, batches, repairs });
+          else {
+            const repaired = repairs.length === 0 ? '(none: every value fit its column)' : formatTable(repairs);
+            process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n\nRepaired fields (recent runs; values as received in _extra unless discarded):\n${repaired}\n`);
+          }
         } finally {
           await session.close();
         }

@@ -62,6 +62,20 @@ const refreshableDaily = { refresh_after: Duration.default('1d') };
  */
 const routable = (fallback: 'batch' | 'calls') => ({ via: z.enum(['batch', 'calls']).default(fallback) });
 
+const ContractMode = z.enum(['evolve', 'discard_value', 'discard_row', 'freeze']);
+
+/**
+ * What a stream does with data that does not fit its schema, modelled on dlt's schema contracts:
+ * `tables` (a table not yet in the destination), `columns` (a field outside the schema),
+ * `data_type` (a value that does not fit its column). `evolve` (default) keeps everything
+ * (misfits in `_extra`), `discard_value` drops what does not fit, `discard_row` sends the record
+ * to `_seedline_rejected`, `freeze` does too and makes the stream `partial`. One mode sets all three.
+ */
+export const SchemaContractConfig = z
+  .union([ContractMode, z.strictObject({ tables: ContractMode.default('evolve'), columns: ContractMode.default('evolve'), data_type: ContractMode.default('evolve') })])
+  .transform((contract) => (typeof contract === 'string' ? { tables: contract, columns: contract, data_type: contract } : contract));
+const contractable = { schema_contract: SchemaContractConfig.optional() };
+
 /** A bare `profiles:` (YAML null) is present, so it runs with its defaults, like `profiles: {}`. */
 const bareKeysAsEmpty = (streams: unknown) =>
   streams !== null && typeof streams === 'object' && !Array.isArray(streams)
@@ -74,21 +88,22 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   profiles: z
     .strictObject({
       ...refreshable,
+      ...contractable,
       with_followers_and_connections: z.boolean().default(false),
       /** `history` keeps every version of a profile (SCD2) instead of the latest only. */
       write_mode: z.enum(['merge', 'history']).default('merge'),
     })
     .optional(),
   /** Company records of `seeds.companies` (batch). `refresh_after` default: 7d. */
-  companies: z.strictObject({ ...refreshable }).optional(),
+  companies: z.strictObject({ ...refreshable, ...contractable }).optional(),
   /** Posts of `seeds.posts` (batch). `refresh_after` default: 7d. */
-  posts: z.strictObject({ ...refreshable }).optional(),
+  posts: z.strictObject({ ...refreshable, ...contractable }).optional(),
   /**
    * Headcount of each `seeds.headcount` entry (batch), appended as a time series: one point per
    * entry per `refresh_after` at most. Default: 1d, a daily series (a nightly schedule still gets
    * a point every night; a second run the same day adds none and spends nothing).
    */
-  headcount: z.strictObject({ ...refreshableDaily }).optional(),
+  headcount: z.strictObject({ ...refreshableDaily, ...contractable }).optional(),
   /**
    * Job postings per company seed and for `keywords`. `refresh_after` default: 1d. A pass asks for
    * `posted_within_days` = whole days since the last complete pass, rounded up (at least 1), so it
@@ -97,6 +112,7 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   jobs: z
     .strictObject({
       ...refreshableDaily,
+      ...contractable,
       ...routable('batch'),
       keywords: z.array(z.string().min(1)).default([]),
       per_company: z.boolean().default(true),
@@ -107,6 +123,7 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
   activity: z
     .strictObject({
       ...refreshableDaily,
+      ...contractable,
       ...routable('batch'),
       kinds: z.array(z.enum(['posts', 'comments', 'reactions', 'reposts'])).min(1).default(['posts']),
       posted_within: z.enum(['24h', 'week', 'month', 'all']).default('all'),
@@ -114,18 +131,18 @@ export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
     })
     .optional(),
   /** Posts of each loaded company page. `refresh_after` default: 1d. */
-  company_posts: z.strictObject({ ...refreshableDaily, ...routable('batch'), max_pages: z.number().int().min(1).default(10) }).optional(),
+  company_posts: z.strictObject({ ...refreshableDaily, ...contractable, ...routable('batch'), max_pages: z.number().int().min(1).default(10) }).optional(),
   /**
    * Configured people searches, appended with their `search_id`. Each search (known by its `id`) runs
    * again once `refresh_after` has passed. Default: 7d.
    */
-  people_search: z.strictObject({ ...refreshable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
+  people_search: z.strictObject({ ...refreshable, ...contractable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
   /** Configured company searches, as `people_search`. `refresh_after` default: 7d. */
-  company_search: z.strictObject({ ...refreshable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
-  triggers: z.strictObject({ signal_id: z.string().optional() }).optional(),
-  signals: z.strictObject({}).optional(),
-  usage: z.strictObject({ months: z.number().int().min(1).max(12).default(2) }).optional(),
-  account: z.strictObject({}).optional(),
+  company_search: z.strictObject({ ...refreshable, ...contractable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
+  triggers: z.strictObject({ ...contractable, signal_id: z.string().optional() }).optional(),
+  signals: z.strictObject({ ...contractable }).optional(),
+  usage: z.strictObject({ ...contractable, months: z.number().int().min(1).max(12).default(2) }).optional(),
+  account: z.strictObject({ ...contractable }).optional(),
 }));
 export type StreamsConfig = z.infer<typeof StreamsConfig>;
 

@@ -117,6 +117,51 @@ export interface TableDefinition {
   primaryKey: readonly string[];
   /** Write mode. */
   writeMode: WriteMode;
+  /** What happens to fields that do not fit (`streams.<name>.schema_contract`). Default: evolve everywhere. */
+  contract?: SchemaContract;
+}
+
+/**
+ * A schema-contract mode, as dlt names them: `evolve` keeps the record and what did not fit (in
+ * `_extra`), `discard_value` keeps the record without it, `discard_row` sends the record to
+ * `_seedline_rejected`, `freeze` does too and fails the stream's status so someone looks.
+ */
+export type ContractMode = 'evolve' | 'discard_value' | 'discard_row' | 'freeze';
+
+/** Per stream: `columns` governs fields outside the schema, `data_type` values that do not fit their column, `tables` tables not yet in the destination. */
+export interface SchemaContract {
+  tables: ContractMode;
+  columns: ContractMode;
+  dataType: ContractMode;
+}
+
+/** The reason of a record the contract rejects: the misfit, then the contract key and mode that refused it. */
+export function contractReason(reason: string, key: 'columns' | 'data_type' | 'tables', mode: ContractMode): string {
+  return `${reason} (schema_contract.${key}: ${mode})`;
+}
+
+/** Whether a rejection's reason is a `freeze` refusal, which fails the stream's status (see {@link contractReason}). */
+export function isFrozenRejection(reason: string): boolean {
+  return /\(schema_contract\.[a-z_]+: freeze\)$/.test(reason);
+}
+
+/** The contract when none is configured: keep every record and everything in it. */
+export const EVOLVE: SchemaContract = { tables: 'evolve', columns: 'evolve', dataType: 'evolve' };
+
+/**
+ * Values taken out of a record upstream because they did not fit the schema, by field name, set
+ * on the object that held them: the record shaper keeps them in that row's `_extra` (evolve).
+ */
+export const UNFIT = Symbol.for('seedline.unfit');
+
+/** A change made to a record so that it loads, counted per run, table and field (`_seedline_repairs`). */
+export interface RepairCount {
+  table: string;
+  /** Field path in the record, `location.city` or `positions[].title`. */
+  field: string;
+  /** `kept_in_extra`: the column is NULL and the value as received is in `_extra`; `discarded`: dropped (`discard_value`). */
+  change: 'kept_in_extra' | 'discarded';
+  count: number;
 }
 
 /** Result of `LoadUnit.write`. */
@@ -127,6 +172,16 @@ export interface WriteOutcome {
   rows: number;
   /** Records sent to `_seedline_rejected`. */
   rejected: number;
+  /** Values that did not fit and were kept in `_extra` or discarded, per field. Default: none. */
+  repairs?: RepairCount[];
+  /** Of `rejected`, the records `schema_contract: freeze` refused. Default: 0. */
+  frozen?: number;
+}
+
+/** Options of `LoadUnit.write`. */
+export interface WriteOptions {
+  /** Stream the records belong to, recorded with the ones sent to `_seedline_rejected`. Default: the table's name. */
+  stream?: string;
 }
 
 /** Records shaped by `Destination.prepareWrite`, waiting for `LoadUnit.write`. */
@@ -143,9 +198,11 @@ export interface LoadUnit {
    * Writes records with the table's write mode. A record whose value does not fit its column's
    * type goes to `_seedline_rejected` with the reason; the rest load.
    */
-  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite): Promise<WriteOutcome>;
+  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite, options?: WriteOptions): Promise<WriteOutcome>;
   /** Records that failed validation upstream (schema parse), kept with their raw JSON and reason. */
   reject(rows: readonly RejectedRow[]): Promise<void>;
+  /** Appends counts of fields repaired so that records load (`_seedline_repairs`). */
+  saveRepairs(rows: readonly RepairRow[]): Promise<void>;
   /** Upserts stream state rows. */
   saveState(rows: readonly StateRow[]): Promise<void>;
   /** Upserts seed-ledger rows. */
@@ -233,6 +290,12 @@ export interface AnswerRow {
   /** Run that paid for it. */
   runId: string;
   receivedAt: Date;
+}
+
+/** Row of `_seedline_repairs`: how many values of one field a unit of one run kept in `_extra` or discarded. */
+export interface RepairRow extends RepairCount {
+  runId: string;
+  stream: string;
 }
 
 /** Row of `_seedline_rejected`. */

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { contractReason, UNFIT, type ContractMode, type RepairCount, type SchemaContract } from './destination.js';
 import type { ChildLayout, LogicalType, ObjectNode, TableLayout, TableShape } from './table-layout.js';
 import { childKeyColumns, childShape, parentShape } from './table-layout.js';
 
@@ -38,6 +39,8 @@ export interface ShapedBatch {
   records: number;
   /** Primary-key values of the accepted records, one array per key column (empty for keyless tables). */
   keys: CellValue[][];
+  /** Values that did not fit and were kept in `_extra` or discarded (the contract's `evolve` and `discard_value`), per field. */
+  repairs: RepairCount[];
 }
 
 /** Options of `shapeRecords`. */
@@ -50,6 +53,9 @@ export interface ShapeOptions {
 }
 
 class Rejection extends Error {}
+
+/** A record the contract (`discard_row`, `freeze`) refuses: rejected whole, never repaired by an enclosing field. */
+class ContractRejection extends Rejection {}
 
 // 0001-01-01 .. 9999-12-31: what both backends store and print as ISO 8601.
 const MIN_TIMESTAMP = -62135596800000;
@@ -141,6 +147,15 @@ interface Target {
   row: number;
 }
 
+/** What `fill` needs besides the values: the plan, the contract, and where repairs are counted. */
+interface FillContext {
+  plan: Plan;
+  rejectNul: boolean;
+  contract: SchemaContract;
+  /** Repairs of the record being shaped (`field\tchange` → count), folded into the batch's once it is accepted. */
+  pending: Map<string, number>;
+}
+
 /**
  * Turns records into the rows of a table and its child tables, checking every value against its
  * column's type. A record with a value that does not fit (a string in a BIGINT column, an
@@ -152,7 +167,8 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
   const history = layout.writeMode === 'history';
   const keyed = layout.writeMode === 'merge' || history;
   const noKey = layout.primaryKey.length === 0 && layout.children.length > 0;
-  const rejectNul = options.rejectNul ?? false;
+  const ctx: FillContext = { plan, rejectNul: options.rejectNul ?? false, contract: layout.contract, pending: new Map() };
+  const repairs = new Map<string, number>();
   // Sized once (V8 keeps arrays of up to ~100k elements in fast mode): rows are then stored in bounds, without growing.
   const capacity = records.length <= 50_000 ? records.length : 0;
   const parent: Target = { columns: plan.parent.columns.map(() => new Array<CellValue>(capacity)), row: 0 };
@@ -173,11 +189,12 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
       if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Rejection('record is not an object');
       const columns = parent.columns;
       if (noKey) columns[0]![row] = randomUUID();
-      const extra = fill(plan.node, record, columns, row, children, plan, rejectNul);
+      ctx.pending.clear();
+      const extra = fill(plan.node, record, columns, row, children, ctx, '');
       for (let i = 0; i < plan.pk.length; i++) {
         if (columns[plan.pk[i]!]![row] === null) throw new Rejection(`primary-key column ${layout.primaryKey[i]} is null`);
       }
-      columns[plan.offset + layout.columns.length]![row] = extra === undefined ? null : stringifyJson(extra, '_extra', rejectNul);
+      columns[plan.offset + layout.columns.length]![row] = extra === undefined ? null : extraJson(extra, ctx.rejectNul);
       // Children were filled with their item columns only: add the parent key and index now that the record is accepted.
       for (let k = 0; k < children.length; k++) {
         const child = children[k]!;
@@ -195,6 +212,7 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
         byKey.set(key, row);
       }
       parent.row++;
+      for (const [key, count] of ctx.pending) repairs.set(key, (repairs.get(key) ?? 0) + count);
     } catch (error) {
       for (const column of parent.columns) if (column.length > row) column.length = row;
       children.forEach((child, k) => {
@@ -231,7 +249,7 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
     }
     return shaped;
   });
-  return { parent: parentRows, children: childRows, rejected, records: parent.row, keys: plan.pk.map((i) => parentRows.columns[i]!) };
+  return { parent: parentRows, children: childRows, rejected, records: parent.row, keys: plan.pk.map((i) => parentRows.columns[i]!), repairs: repairCounts(layout.name, repairs) };
 }
 
 /** Keeps the rows `keep` accepts, in order. */
@@ -266,57 +284,106 @@ export function stampLoadTime(batch: ShapedBatch, loadedAt: number): void {
 
 /**
  * Fills `columns[…][row]` from `value` following `node`; child items go to `children` (item
- * columns only). Returns the fields outside the schema (or undefined).
+ * columns only). Returns what the row keeps in `_extra` (or undefined): fields outside the
+ * schema, and values that did not fit, as the contract says.
  */
-function fill(
-  node: NodePlan,
-  value: Record<string, unknown>,
-  columns: CellValue[][],
-  row: number,
-  children: Target[] | null,
-  plan: Plan,
-  rejectNul: boolean,
-): Record<string, unknown> | undefined {
+function fill(node: NodePlan, value: Record<string, unknown>, columns: CellValue[][], row: number, children: Target[] | null, ctx: FillContext, path: string): Record<string, unknown> | undefined {
   let extra: Record<string, unknown> | undefined;
+  const keep = (key: string, kept: unknown) => {
+    extra ??= newExtra();
+    extra[key] = isPlainObject(extra[key]) && isPlainObject(kept) ? { ...(extra[key] as object), ...(kept as object) } : kept;
+  };
   for (const step of node.steps) {
     const fieldValue = value[step.key];
-    // Every column of a row is written once, NULL included (the arrays are not pre-filled).
-    if (step.kind === 'column') {
-      if (fieldValue === null || fieldValue === undefined) {
-        columns[step.column]![row] = null;
-        continue;
-      }
-      // Most values are plain strings in text columns: take them without the general checks.
-      if (step.type === 'text' && typeof fieldValue === 'string' && !(rejectNul && fieldValue.includes('\u0000')) && fieldValue.isWellFormed()) columns[step.column]![row] = fieldValue;
-      else columns[step.column]![row] = cell(fieldValue, step.type, step.name, rejectNul);
-    } else if (step.kind === 'object') {
-      if (fieldValue === null || fieldValue === undefined) {
-        for (const column of step.columns) columns[column]![row] = null;
-        continue;
-      }
-      if (typeof fieldValue !== 'object' || Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an object, got ${kindOf(fieldValue)}`);
-      const nested = fill(step.node, fieldValue as Record<string, unknown>, columns, row, children, plan, rejectNul);
-      if (nested !== undefined) (extra ??= newExtra())[step.key] = nested;
-    } else {
-      if (fieldValue === null || fieldValue === undefined || children === null) continue;
-      if (!Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an array, got ${kindOf(fieldValue)}`);
-      const target = children[step.child]!;
-      const child = plan.children[step.child]!;
-      for (const item of fieldValue) {
-        if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new Rejection(`field ${step.path}: expected objects in the list, got ${kindOf(item)}`);
-        const r = target.row;
-        const childColumns = target.columns;
-        target.row++;
-        // Parent key and index are written once the record is accepted, `_run_id` and `_loaded_at` by `finish`.
-        const childExtra = fill(child.node, item as Record<string, unknown>, childColumns, r, null, plan, rejectNul);
-        childColumns[child.width - 3]![r] = childExtra === undefined ? null : stringifyJson(childExtra, `${child.name}._extra`, rejectNul);
-      }
+    try {
+      const nested = fillStep(step, fieldValue, columns, row, children, ctx, path);
+      if (nested !== undefined) keep(step.key, nested);
+    } catch (error) {
+      // Without its key a record cannot load: its own reason says more than "key is null".
+      const isKey = path === '' && step.kind === 'column' && ctx.plan.pk.includes(step.column);
+      if (!(error instanceof Rejection) || error instanceof ContractRejection || isKey) throw error;
+      clearStep(step, columns, row);
+      if (unfit(ctx, 'dataType', `${path}${step.key}`, error.message) === 'evolve') keep(step.key, fieldValue);
     }
   }
+  const upstream = (value as { [UNFIT]?: Record<string, unknown> })[UNFIT];
+  if (upstream) for (const key of Object.keys(upstream)) keep(key, upstream[key]);
   for (const key in value) {
-    if (!node.known.has(key) && value[key] !== undefined) (extra ??= newExtra())[key] = value[key];
+    if (node.known.has(key) || value[key] === undefined) continue;
+    if (unfit(ctx, 'columns', `${path}${key}`, `field ${path}${key} is not in the schema`) === 'evolve') keep(key, value[key]);
   }
   return extra;
+}
+
+/** One field into its column(s) or child rows; returns what its nested object keeps in `_extra`. Throws a Rejection when it does not fit. */
+function fillStep(step: Step, fieldValue: unknown, columns: CellValue[][], row: number, children: Target[] | null, ctx: FillContext, path: string): Record<string, unknown> | undefined {
+  // Every column of a row is written once, NULL included (the arrays are not pre-filled).
+  if (step.kind === 'column') {
+    // Most values are plain strings in text columns: take them without the general checks.
+    if (fieldValue === null || fieldValue === undefined) columns[step.column]![row] = null;
+    else if (step.type === 'text' && typeof fieldValue === 'string' && !(ctx.rejectNul && fieldValue.includes('\u0000')) && fieldValue.isWellFormed()) columns[step.column]![row] = fieldValue;
+    else columns[step.column]![row] = cell(fieldValue, step.type, step.name, ctx.rejectNul);
+    return undefined;
+  }
+  if (step.kind === 'object') {
+    if (fieldValue === null || fieldValue === undefined) {
+      clearStep(step, columns, row);
+      return undefined;
+    }
+    if (typeof fieldValue !== 'object' || Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an object, got ${kindOf(fieldValue)}`);
+    return fill(step.node, fieldValue as Record<string, unknown>, columns, row, children, ctx, `${path}${step.key}.`);
+  }
+  if (fieldValue === null || fieldValue === undefined || children === null) return undefined;
+  if (!Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an array, got ${kindOf(fieldValue)}`);
+  return fillChildRows(step, fieldValue, children, ctx, path);
+}
+
+/** The list's objects as child rows; an item that is not an object is left out of the table and, under `evolve`, kept by its index. */
+function fillChildRows(step: Extract<Step, { kind: 'child' }>, items: unknown[], children: Target[], ctx: FillContext, path: string): Record<string, unknown> | undefined {
+  const target = children[step.child]!;
+  const child = ctx.plan.children[step.child]!;
+  let outside: Record<string, unknown> | undefined;
+  items.forEach((item, index) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      if (unfit(ctx, 'dataType', `${path}${step.key}[]`, `field ${step.path}: expected objects in the list, got ${kindOf(item)}`) === 'evolve') (outside ??= newExtra())[index] = item;
+      return;
+    }
+    const r = target.row;
+    target.row++;
+    // Parent key and index are written once the record is accepted, `_run_id` and `_loaded_at` by `finish`.
+    const childExtra = fill(child.node, item as Record<string, unknown>, target.columns, r, null, ctx, `${path}${step.key}[].`);
+    target.columns[child.width - 3]![r] = childExtra === undefined ? null : extraJson(childExtra, ctx.rejectNul);
+  });
+  return outside;
+}
+
+/** NULL in the columns a step fills (a child step fills none here). */
+function clearStep(step: Step, columns: CellValue[][], row: number): void {
+  if (step.kind === 'column') columns[step.column]![row] = null;
+  else if (step.kind === 'object') for (const column of step.columns) columns[column]![row] = null;
+}
+
+/**
+ * What the contract does with a field that does not fit: `evolve` and `discard_value` count it
+ * and return their mode (the caller keeps the value for `evolve`); `discard_row` and `freeze`
+ * reject the record, naming the field and the contract key.
+ */
+function unfit(ctx: FillContext, scope: 'columns' | 'dataType', field: string, reason: string): ContractMode {
+  const mode = ctx.contract[scope];
+  if (mode === 'discard_row' || mode === 'freeze') throw new ContractRejection(contractReason(reason, scope === 'dataType' ? 'data_type' : 'columns', mode));
+  const key = `${field}\t${mode === 'evolve' ? 'kept_in_extra' : 'discarded'}`;
+  // Fields outside the schema kept in `_extra` are what evolve always did: not a repair.
+  if (scope === 'columns' && mode === 'evolve') return mode;
+  ctx.pending.set(key, (ctx.pending.get(key) ?? 0) + 1);
+  return mode;
+}
+
+/** The batch's repair counts as rows. */
+function repairCounts(table: string, repairs: Map<string, number>): RepairCount[] {
+  return [...repairs].map(([key, count]) => {
+    const [field, change] = key.split('\t') as [string, RepairCount['change']];
+    return { table, field, change, count };
+  });
 }
 
 /** Checks and converts one value for a column of `type`; throws a Rejection when it does not fit. */
@@ -384,6 +451,21 @@ function stringifyJson(value: unknown, column: string, rejectNul: boolean): stri
 }
 
 /**
+ * `_extra` as JSON. A string the warehouse cannot store (an unpaired surrogate, U+0000 on
+ * Postgres) is kept with its JSON escape written out (`\\ud83d` stands for the lone surrogate),
+ * so the value as received can still be read back.
+ */
+function extraJson(extra: Record<string, unknown>, rejectNul: boolean): string {
+  try {
+    return stringifyJson(extra, '_extra', rejectNul);
+  } catch (error) {
+    if (!(error instanceof Rejection)) throw error;
+    const text = JSON.stringify(extra, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    return text.replace(/(?<!\\)((?:\\\\)*)\\u(d[89a-f][0-9a-f]{2}|0000)/gi, '$1\\\\u$2');
+  }
+}
+
+/**
  * Epoch milliseconds of an ISO 8601 date or date-time (see ISO_TIMESTAMP), NaN for anything else, including
  * impossible dates (February 30) that `Date.parse` would roll over and the free-form text it guesses at. A
  * date-time without an offset is UTC, as a date alone is, whatever the machine's time zone.
@@ -438,6 +520,10 @@ function canonical(value: unknown): unknown {
     if (member !== null && member !== undefined) sorted[key] = canonical(member);
   }
   return sorted;
+}
+
+function isPlainObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function kindOf(value: unknown): string {

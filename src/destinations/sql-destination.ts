@@ -11,12 +11,15 @@ import type {
   LockOptions,
   PreparedWrite,
   RejectedRow,
+  RepairRow,
   RunRow,
   SeedRow,
   StateRow,
   TableDefinition,
+  WriteOptions,
   WriteOutcome,
 } from './destination.js';
+import { isFrozenRejection } from './destination.js';
 import { DestinationError, DestinationQueryError, DestinationWriteError, NotReadOnlyError, UnitClosedError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
@@ -28,6 +31,7 @@ import {
   batchFromDb,
   batchToDb,
   rejectedToDb,
+  repairToDb,
   runFromDb,
   runToDb,
   seedFromDb,
@@ -321,7 +325,7 @@ export abstract class SqlDestination implements Destination {
   }
 
   /** Writes one batch of records, or a write prepared by `prepareWrite`, inside a unit's transaction. */
-  async writeInUnit(session: SqlSession, runId: string, table: string, input: readonly Record<string, unknown>[] | PreparedWrite): Promise<WriteOutcome> {
+  async writeInUnit(session: SqlSession, runId: string, table: string, input: readonly Record<string, unknown>[] | PreparedWrite, stream = table): Promise<WriteOutcome> {
     const layout = this.layoutOf(table);
     const prepared = preparedFor(input, table, runId);
     const records = prepared ? prepared.records : (input as readonly Record<string, unknown>[]);
@@ -337,11 +341,12 @@ export abstract class SqlDestination implements Destination {
     await lookup;
     if (batch.rejected.length > 0) {
       const now = new Date();
-      const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream: table, table, record: safeJson(r.record), reason: r.reason }, now));
+      const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream, table, record: safeJson(r.record), reason: r.reason }, now));
       await this.insertRejected(session, rows);
     }
     const rows = batch.records > 0 ? await this.apply(session, layout, batch, runId) : 0;
-    return { records: batch.records, rows, rejected: batch.rejected.length };
+    const frozen = batch.rejected.filter((r) => isFrozenRejection(r.reason)).length;
+    return { records: batch.records, rows, rejected: batch.rejected.length, ...(batch.repairs.length > 0 ? { repairs: batch.repairs } : {}), ...(frozen > 0 ? { frozen } : {}) };
   }
 
   private layoutOf(table: string): TableLayout {
@@ -356,9 +361,14 @@ export abstract class SqlDestination implements Destination {
   }
 
   /** Inserts rejected rows (already in `_seedline_rejected` shape). */
-  async insertRejected(session: SqlSession, rows: Record<string, unknown>[]): Promise<void> {
+  insertRejected(session: SqlSession, rows: Record<string, unknown>[]): Promise<void> {
+    return this.insertSystemRows(session, systemTables.rejected, rows);
+  }
+
+  /** Appends rows (in the table's column shape) to a system table without a key. */
+  async insertSystemRows(session: SqlSession, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 500) {
-      await session.run(this.db.insertInto(this.qualified(systemTables.rejected.name)).values(rows.slice(i, i + 500)).compile());
+      await session.run(this.db.insertInto(this.qualified(table.name)).values(rows.slice(i, i + 500)).compile());
     }
   }
 
@@ -624,15 +634,20 @@ class SqlLoadUnit implements LoadUnit {
     private readonly assertWriterLock: () => void,
   ) {}
 
-  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite): Promise<WriteOutcome> {
+  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite, options: WriteOptions = {}): Promise<WriteOutcome> {
     const count = Array.isArray(records) ? records.length : (records as PreparedWrite).size;
-    return this.guard(`Writing ${count} records to ${table}`, () => this.destination.writeInUnit(this.session, this.runId, table, records));
+    return this.guard(`Writing ${count} records to ${table}`, () => this.destination.writeInUnit(this.session, this.runId, table, records, options.stream));
   }
 
   reject(rows: readonly RejectedRow[]): Promise<void> {
     if (rows.length === 0) return this.guard('Saving rejected records', async () => undefined);
     const now = new Date();
     return this.guard('Saving rejected records', () => this.destination.insertRejected(this.session, rows.map((row) => rejectedToDb(row, now))));
+  }
+
+  saveRepairs(rows: readonly RepairRow[]): Promise<void> {
+    const now = new Date();
+    return this.guard('Saving repair counts', () => this.destination.insertSystemRows(this.session, systemTables.repairs, rows.map((row) => repairToDb(row, now))));
   }
 
   saveState(rows: readonly StateRow[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { AnswerRow, BatchRow, RejectedRow, RunRow, SeedRow, StateRow } from './destination.js';
+import type { AnswerRow, BatchRow, RejectedRow, RepairRow, RunRow, SeedRow, StateRow } from './destination.js';
 import type { LogicalType } from './table-layout.js';
 
 /** A system table: its columns (snake_case of the Row interfaces) and primary key. */
@@ -96,6 +96,19 @@ export const systemTables = {
       ['record', 'text', true],
       ['reason', 'text', true],
       ['rejected_at', 'timestamp', true],
+    ],
+    primaryKey: [],
+  },
+  repairs: {
+    name: '_seedline_repairs',
+    columns: [
+      ['run_id', 'text', true],
+      ['stream', 'text', true],
+      ['table', 'text', true],
+      ['field', 'text', true],
+      ['change', 'text', true],
+      ['count', 'bigint', true],
+      ['recorded_at', 'timestamp', true],
     ],
     primaryKey: [],
   },
@@ -233,6 +246,11 @@ export function answerFromDb(row: DbRow): AnswerRow {
     runId: String(row.run_id),
     receivedAt: toDate(row.received_at) ?? new Date(0),
   };
+}
+
+/** `_seedline_repairs` row of a RepairRow. */
+export function repairToDb(row: RepairRow, now: Date): DbRow {
+  return { run_id: row.runId, stream: row.stream, table: row.table, field: row.field, change: row.change, count: row.count, recorded_at: now };
 }
 
 /** `_seedline_rejected` row of a RejectedRow. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { TableDefinition, WriteMode } from './destination.js';
+import { EVOLVE, type SchemaContract, type TableDefinition, type WriteMode } from './destination.js';
 import { InvalidTableDefinitionError } from './destination-error.js';
 import { assertIdentifier, columnNameOf } from './identifiers.js';
 
@@ -47,6 +47,8 @@ export interface TableLayout {
   columns: PhysicalColumn[];
   /** Child tables, in order. */
   children: ChildLayout[];
+  /** What happens to fields and values that do not fit. */
+  contract: SchemaContract;
 }
 
 /** The complete column list of a table as created, including `_extra`, `_run_id` and friends. */
@@ -87,7 +89,7 @@ export function tableLayout(definition: TableDefinition): TableLayout {
   if (!['merge', 'append', 'replace', 'history'].includes(definition.writeMode)) {
     throw new InvalidTableDefinitionError(name, `unknown write mode ${JSON.stringify(definition.writeMode)}`);
   }
-  return { name, writeMode: definition.writeMode, primaryKey, node, columns, children };
+  return { name, writeMode: definition.writeMode, primaryKey, node, columns, children, contract: definition.contract ?? EVOLVE };
 }
 
 /** Columns of the parent table as created: data columns, `_extra`, `_run_id`, `_loaded_at`, and the history columns. */

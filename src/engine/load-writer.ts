@@ -1,4 +1,4 @@
-import type { Destination, LoadUnit, PreparedWrite, TableDefinition } from '../destinations/destination.js';
+import { contractReason, isFrozenRejection, type ContractMode, type Destination, type LoadUnit, type PreparedWrite, type RepairCount, type TableDefinition } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { ShapedRecords } from './table-shaper.js';
 
@@ -7,6 +7,10 @@ export interface LoadCounts {
   records: number;
   rows: number;
   rejected: number;
+  /** Values kept in `_extra` or discarded so that their records load (`_seedline_repairs`). */
+  repaired: number;
+  /** Records rejected under `schema_contract: freeze`, which fail the stream's status. */
+  frozen: number;
 }
 
 /**
@@ -15,6 +19,8 @@ export interface LoadCounts {
  */
 export class LoadWriter {
   private readonly ensured = new Set<string>();
+  /** Tables `schema_contract.tables` keeps out of the destination (they did not exist yet), with their mode. */
+  private readonly refused = new Map<string, ContractMode>();
   /** Units of this writer shaped ahead and waiting for the lock (at most one: each holds its shaped rows). */
   private shapedWaiting = 0;
 
@@ -55,35 +61,68 @@ export class LoadWriter {
 
   private async ensure(tables: readonly TableDefinition[]): Promise<void> {
     for (const table of tables) {
-      if (this.ensured.has(table.name)) continue;
+      if (this.ensured.has(table.name) || this.refused.has(table.name)) continue;
+      const mode = table.contract?.tables ?? 'evolve';
+      if (mode !== 'evolve' && !(await this.exists(table.name))) {
+        this.refused.set(table.name, mode);
+        continue;
+      }
       await this.destination.ensureTable(table);
       this.ensured.add(table.name);
     }
   }
 
-  /** Each group with the write its rows are shaped into (none when it has no rows). */
+  private async exists(table: string): Promise<boolean> {
+    const rows = await this.destination.query('select 1 as found from information_schema.tables where table_schema = $1 and table_name = $2', [this.destination.schema, table]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Each group with the write its rows are shaped into (none when it has no rows). The rows of a
+   * table the contract keeps out become rejections (`discard_row`, `freeze`) or are dropped (`discard_value`).
+   */
   private prepare(groups: readonly ShapedRecords[]): PreparedGroup[] {
-    return groups.map((group) => ({ group, write: group.rows.length > 0 ? this.destination.prepareWrite(group.table.name, group.rows, this.runId) : null }));
+    return groups.map((group) => {
+      const mode = this.refused.get(group.table.name);
+      if (mode !== undefined) return { group: keptOut(group, mode), write: null };
+      return { group, write: group.rows.length > 0 ? this.destination.prepareWrite(group.table.name, group.rows, this.runId) : null };
+    });
   }
 
   private async write(unit: LoadUnit, writes: readonly PreparedGroup[]): Promise<LoadCounts> {
-    const totals = { records: 0, rows: 0, rejected: 0 };
+    const totals = { records: 0, rows: 0, rejected: 0, repaired: 0, frozen: 0 };
+    const repairs: RepairCount[] = [];
     for (const { group, write } of writes) {
+      repairs.push(...(group.repairs ?? []));
       if (write) {
-        const outcome = await unit.write(group.table.name, write);
+        const outcome = await unit.write(group.table.name, write, { stream: this.stream });
         totals.records += outcome.records;
         totals.rows += outcome.rows;
         totals.rejected += outcome.rejected;
+        totals.frozen += outcome.frozen ?? 0;
+        repairs.push(...(outcome.repairs ?? []));
       }
       if (group.rejected.length > 0) {
         await unit.reject(
           group.rejected.map((r) => ({ runId: this.runId, stream: this.stream, table: r.table, record: JSON.stringify(r.record) ?? 'null', reason: r.reason })),
         );
         totals.rejected += group.rejected.length;
+        totals.frozen += group.rejected.filter((r) => isFrozenRejection(r.reason)).length;
       }
     }
+    if (repairs.length > 0) await unit.saveRepairs(repairs.map((r) => ({ ...r, runId: this.runId, stream: this.stream })));
+    totals.repaired = repairs.reduce((sum, r) => sum + r.count, 0);
     return totals;
   }
+}
+
+/** A group whose table `schema_contract.tables` keeps out of the destination: its rows rejected with the reason, or counted as discarded. */
+function keptOut(group: ShapedRecords, mode: ContractMode): ShapedRecords {
+  const { table, rows } = group;
+  if (rows.length === 0) return group;
+  if (mode === 'discard_value') return { ...group, rows: [], repairs: [...(group.repairs ?? []), { table: table.name, field: '*', change: 'discarded', count: rows.length }] };
+  const reason = contractReason(`table ${table.name} is not in the destination yet`, 'tables', mode);
+  return { ...group, rows: [], rejected: [...group.rejected, ...rows.map((record) => ({ table: table.name, record, reason }))] };
 }
 
 /** A table's records and the write they are shaped into. */
@@ -97,10 +136,11 @@ function mergeByTable(groups: readonly ShapedRecords[]): ShapedRecords[] {
   const byTable = new Map<string, ShapedRecords>();
   for (const group of groups) {
     const merged = byTable.get(group.table.name);
-    if (!merged) byTable.set(group.table.name, { table: group.table, rows: [...group.rows], rejected: [...group.rejected] });
+    if (!merged) byTable.set(group.table.name, { table: group.table, rows: [...group.rows], rejected: [...group.rejected], repairs: [...(group.repairs ?? [])] });
     else {
       merged.rows.push(...group.rows);
       merged.rejected.push(...group.rejected);
+      merged.repairs!.push(...(group.repairs ?? []));
     }
   }
   return [...byTable.values()];

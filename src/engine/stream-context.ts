@@ -31,6 +31,8 @@ export interface StreamOutcome {
   failed: number;
   /** Records sent to `_seedline_rejected`. */
   rejected: number;
+  /** Values kept in `_extra` or discarded so that their records load (per field in `_seedline_repairs`). Default: absent (0). */
+  repaired?: number;
   /** Credits the service said it billed for this stream's calls (`meta.creditsUsed`, batch `credits_used`). */
   credits: number;
   /** Credits it may have billed without saying so (answers lost after the request went out), at their worst case. */
@@ -126,11 +128,19 @@ export function addCharge(outcome: StreamOutcome, charge: { billed: number; atRi
   outcome.creditsAtRisk += charge.atRisk;
 }
 
-/** Adds a load's counts to an outcome. */
-export function addLoad(outcome: StreamOutcome, load: { records: number; rows: number; rejected: number }): void {
+/**
+ * Adds a load's counts to an outcome. Records `schema_contract: freeze` refused make the stream
+ * `partial` with the advice, so a frozen contract that bites is seen, not only counted.
+ */
+export function addLoad(outcome: StreamOutcome, load: { records: number; rows: number; rejected: number; repaired?: number; frozen?: number }): void {
   outcome.records += load.records;
   outcome.rows += load.rows;
   outcome.rejected += load.rejected;
+  if (load.repaired) outcome.repaired = (outcome.repaired ?? 0) + load.repaired;
+  if (!load.frozen) return;
+  if (outcome.status === 'succeeded') outcome.status = 'partial';
+  const advice = `records refused by schema_contract freeze are kept in _seedline_rejected with the reason: loosen streams.${outcome.stream}.schema_contract to load such records`;
+  if (!outcome.errors.includes(advice)) noteError(outcome, advice);
 }
 
 /** Notes that a stop request left work of the stream for the next run. */

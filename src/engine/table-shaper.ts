@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { describeIssues, Timestamp } from '../../schemas/common.js';
-import type { TableDefinition, WriteMode } from '../destinations/destination.js';
+import { EVOLVE, type ContractMode, type RepairCount, type SchemaContract, type TableDefinition, type WriteMode } from '../destinations/destination.js';
 import type { TableNode } from '../manifest/manifest-schema.js';
 import { schemaByName } from '../manifest/schema-registry.js';
 import { renderTemplate, type TemplateContext } from '../manifest/template.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { StreamDefinitionError } from './engine-errors.js';
+import { relaxSchema, repairRecord } from './record-repair.js';
 
 const WRITE_MODES: readonly WriteMode[] = ['merge', 'append', 'replace', 'history'];
 
@@ -21,6 +22,8 @@ export interface ShapedRecords {
   table: TableDefinition;
   rows: Record<string, unknown>[];
   rejected: ShapeRejection[];
+  /** Fields taken out of records their schema refused, per field. Default: none. */
+  repairs?: RepairCount[];
 }
 
 /**
@@ -30,11 +33,15 @@ export interface ShapedRecords {
  */
 export class TableShaper {
   private readonly definitions = new Map<string, TableDefinition>();
+  private readonly relaxed = new Map<string, z.ZodType>();
+  private readonly contract: SchemaContract;
 
   constructor(
     private readonly node: TableNode,
     private readonly context: TemplateContext,
-  ) {}
+  ) {
+    this.contract = contractOf((context.options ?? {}) as Record<string, unknown>);
+  }
 
   /** The table definition for a partition (names may depend on it, e.g. `activity_{{ partition.kind }}`). */
   definitionFor(partition: Record<string, unknown>): TableDefinition {
@@ -47,16 +54,21 @@ export class TableShaper {
     const base = schemaByName(String(renderTemplate(this.node.schema, ctx)));
     if (!(base instanceof z.ZodObject)) throw new StreamDefinitionError(`table ${name}: schema must be an object schema`);
     const added = Object.fromEntries(Object.entries(this.node.columns).map(([column, spec]) => [column, columnSchema(spec)]));
-    const definition: TableDefinition = { name, schema: base.extend(added), primaryKey: this.node.primary_key, writeMode };
+    const definition: TableDefinition = { name, schema: base.extend(added), primaryKey: this.node.primary_key, writeMode, contract: this.contract };
     this.definitions.set(name, definition);
     return definition;
   }
 
-  /** Validates records and adds columns; invalid records are returned as rejections, never dropped. */
+  /**
+   * Validates records and adds columns. A record the schema refuses is repaired field by field
+   * (`repairRecord`: the field's column NULL, its value kept in `_extra`) unless its key is bad or
+   * the contract says otherwise; what cannot load is returned as a rejection, never dropped.
+   */
   shape(partition: Record<string, unknown>, records: readonly unknown[]): ShapedRecords {
     const table = this.definitionFor(partition);
     const rows: Record<string, unknown>[] = [];
     const rejected: ShapeRejection[] = [];
+    const repairs = new Map<string, number>();
     for (const record of records) {
       const ctx = { ...this.context, partition, record };
       const withColumns =
@@ -64,10 +76,26 @@ export class TableShaper {
           ? { ...(record as Record<string, unknown>), ...this.renderColumns(ctx) }
           : record;
       const parsed = table.schema.safeParse(withColumns);
-      if (parsed.success) rows.push(parsed.data as Record<string, unknown>);
-      else rejected.push({ table: table.name, record, reason: describeIssues(parsed.error) });
+      if (parsed.success) {
+        rows.push(parsed.data as Record<string, unknown>);
+        continue;
+      }
+      const repaired = repairRecord(withColumns, parsed.error, this.relaxedOf(table), table.primaryKey, this.contract.dataType);
+      if ('reason' in repaired) {
+        rejected.push({ table: table.name, record, reason: repaired.reason });
+        continue;
+      }
+      rows.push(repaired.row);
+      for (const field of repaired.fields) repairs.set(field, (repairs.get(field) ?? 0) + 1);
     }
-    return { table, rows, rejected };
+    const change = this.contract.dataType === 'evolve' ? 'kept_in_extra' : 'discarded';
+    return { table, rows, rejected, repairs: [...repairs].map(([field, count]) => ({ table: table.name, field, change, count })) };
+  }
+
+  private relaxedOf(table: TableDefinition): z.ZodType {
+    let relaxed = this.relaxed.get(table.name);
+    if (!relaxed) this.relaxed.set(table.name, (relaxed = relaxSchema(table.schema, table.primaryKey)));
+    return relaxed;
   }
 
   private renderColumns(ctx: TemplateContext): Record<string, unknown> {
@@ -92,4 +120,10 @@ function columnSchema(spec: unknown): z.ZodType {
   const type = spec !== null && typeof spec === 'object' && 'type' in spec ? (spec as { type: unknown }).type : undefined;
   if (type === 'timestamp') return Timestamp.nullable();
   return z.union([z.string(), z.number()]).transform(String).nullable().meta({ sqlType: 'text' });
+}
+
+/** The stream's `schema_contract` option (validated by the config schema), evolve where unset. */
+function contractOf(options: Record<string, unknown>): SchemaContract {
+  const configured = (options.schema_contract ?? {}) as { tables?: ContractMode; columns?: ContractMode; data_type?: ContractMode };
+  return { tables: configured.tables ?? EVOLVE.tables, columns: configured.columns ?? EVOLVE.columns, dataType: configured.data_type ?? EVOLVE.dataType };
 }

@@ -3,7 +3,7 @@ import { Timestamp } from '../../schemas/common.js';
 import type { Trigger } from '../../schemas/signal.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
-import type { Destination, RejectedRow, TableDefinition } from '../destinations/destination.js';
+import { quoteIdentifier, type Destination, type RejectedRow, type TableDefinition } from '../destinations/destination.js';
 import { LoadWriter } from '../engine/load-writer.js';
 import type { ShapedRecords, TableShaper } from '../engine/table-shaper.js';
 import { firstLine } from '../util/first-line.js';
@@ -199,13 +199,14 @@ export class SpoolDrainer {
     const groups: ShapedRecords[] = [];
     if (ordered.length > 0) groups.push(this.options.shaper.shape({}, ordered));
     if (events.size > 0) groups.push({ table: webhookEventsTable, rows: [...events.values()], rejected: [] });
+    const unkept = await notYetKept(destination, rejected);
     const writer = new LoadWriter(destination, runId, 'webhooks', new Mutex());
     const counts = await writer.inUnit(groups, async (unit) => {
-      if (rejected.length > 0) await unit.reject(rejected);
+      if (unkept.length > 0) await unit.reject(unkept);
     });
-    this.report(ordered, events.size, rejected.length);
+    this.report(ordered, events.size, unkept.length);
     if (jobIds.length > 0) await this.options.onBatchCompleted?.(jobIds, destination);
-    return { loaded: { triggers: ordered.length, events: events.size, rejected: rejected.length + counts.rejected, files: entries.length - left.size }, left };
+    return { loaded: { triggers: ordered.length, events: events.size, rejected: unkept.length + counts.rejected, files: entries.length - left.size }, left };
   }
 
   private report(triggers: readonly Trigger[], events: number, rejected: number): void {
@@ -254,4 +255,22 @@ export class SpoolDrainer {
 function eventRow(key: string, receivedAt: string, event: Exclude<WebhookEvent, { event: 'signal.triggered' }>): EventRow {
   const subject = event.event === 'batch.completed' ? event.job.job_id : event.event === 'signal.paused' ? event.signal.id : event.signal_id;
   return { delivery_key: key, event: event.event, subject_id: subject, test: event.event === 'signal.test', received_at: receivedAt, payload: event };
+}
+
+/**
+ * The unreadable deliveries not yet in `_seedline_rejected`: one without an event id has nothing
+ * but its signed body to be known by, so a body replayed byte for byte (after its first copy left
+ * the spool) is kept once, not twice.
+ */
+async function notYetKept(destination: Destination, rejected: readonly RejectedRow[]): Promise<RejectedRow[]> {
+  const table = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_rejected', 'table')}`;
+  const seen = new Set<string>();
+  const unkept: RejectedRow[] = [];
+  for (const row of rejected) {
+    if (seen.has(row.record)) continue;
+    seen.add(row.record);
+    const kept = await destination.query(`select 1 as kept from ${table} where stream = $1 and record = $2`, [row.stream, row.record]);
+    if (kept.length === 0) unkept.push(row);
+  }
+  return unkept;
 }

@@ -12,6 +12,9 @@ import type { TestTarget } from '../helpers/destinations.js';
 
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
 
+/** A JSON column as an object, whether the backend returns it parsed (Postgres jsonb) or as text (DuckDB). */
+const jsonOf = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown> | null;
+
 for (const kind of destinationKinds) {
   describe(`${kind} destination contract`, () => {
     let available = false;
@@ -307,7 +310,7 @@ for (const kind of destinationKinds) {
       expect(await dest.query(`select _parent_id, _index, tag from ${dest.schema}.things__tags`)).toEqual([{ _parent_id: 'b', _index: 0, tag: 'x' }]);
     });
 
-    it('given values that do not fit their columns, when written, then those records go to _seedline_rejected and the rest load', async (ctx) => {
+    it('given values that do not fit their columns, when written, then every record loads with those columns NULL and the values as received in _extra, counted per field', async (ctx) => {
       if (!available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
@@ -323,21 +326,27 @@ for (const kind of destinationKinds) {
       ]);
       await unit.reject([{ runId: 'run_1', stream: 'profiles', table: 'profiles', record: '{"url":5}', reason: 'url: expected string' }]);
       await unit.commit();
-      expect(outcome).toMatchObject({ records: 1, rejected: 3 });
-      expect(await dest.query(`select public_identifier from ${dest.schema}.profiles`)).toEqual([{ public_identifier: 'person-1' }]);
-      const rejected = await dest.query<{ record: string; reason: string; table: string }>(
-        `select run_id, stream, "table", record, reason from ${dest.schema}._seedline_rejected order by reason`,
+      expect(outcome).toMatchObject({ records: 4, rejected: 0 });
+      expect(outcome.repairs).toEqual(
+        expect.arrayContaining([
+          { table: 'profiles', field: 'connections_count', change: 'kept_in_extra', count: 1 },
+          { table: 'profiles', field: 'scraped_at', change: 'kept_in_extra', count: 1 },
+          { table: 'profiles', field: 'positions[].company_headcount', change: 'kept_in_extra', count: 1 },
+        ]),
       );
-      expect(rejected.map((r) => r.reason)).toEqual([
-        'column company_headcount: expected an integer, got a string ("many")',
-        'column connections_count: expected an integer, got a string ("500+")',
-        'column scraped_at: not an ISO 8601 timestamp: "yesterday-ish"',
-        'url: expected string',
-      ]);
-      expect(JSON.parse(rejected[1]!.record)).toMatchObject({ public_identifier: 'person-2', connections_count: '500+' });
+      const rows = await dest.query<{ public_identifier: string; connections_count: unknown; scraped_at: unknown; _extra: unknown }>(
+        `select public_identifier, connections_count, scraped_at, _extra from ${dest.schema}.profiles order by public_identifier`,
+      );
+      expect(rows.map((r) => r.public_identifier)).toEqual(['person-1', 'person-2', 'person-3', 'person-4']);
+      expect([rows[1]!.connections_count, jsonOf(rows[1]!._extra)]).toEqual([null, { connections_count: '500+' }]);
+      expect([rows[2]!.scraped_at, jsonOf(rows[2]!._extra)]).toEqual([null, { scraped_at: 'yesterday-ish' }]);
+      const positions = await dest.query<{ company_headcount: unknown; _extra: unknown }>(`select company_headcount, _extra from ${dest.schema}.profiles__positions`);
+      expect(positions.map((p) => [p.company_headcount, jsonOf(p._extra)])).toContainEqual([null, { company_headcount: 'many' }]);
+      const rejected = await dest.query<{ reason: string }>(`select reason from ${dest.schema}._seedline_rejected`);
+      expect(rejected.map((r) => r.reason)).toEqual(['url: expected string']);
     });
 
-    it('given text or JSON with an unpaired surrogate, or a timestamp that is not an ISO 8601 instant, when written, then those records are rejected with reasons and the rest load as sent', async (ctx) => {
+    it('given text or JSON with an unpaired surrogate, or a timestamp that is not an ISO 8601 instant, when written, then only a bad key rejects its record; the rest load with the misfit NULL and kept in _extra', async (ctx) => {
       if (!available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ name: 'events', schema: z.object({ id: z.string(), at: Timestamp.optional() }), primaryKey: ['id'], writeMode: 'merge' });
@@ -356,18 +365,20 @@ for (const kind of destinationKinds) {
         { id: 'slashes', at: '1/2/3' },
       ]);
       await unit.commit();
-      expect(outcome).toMatchObject({ records: 3, rejected: 6 });
-      expect(await dest.query(`select id, "at" from ${dest.schema}.events order by id`)).toEqual([
-        { id: 'no-zone', at: '2024-05-01T12:00:00.000Z' },
-        { id: 'offset', at: '2024-05-01T12:00:00.000Z' },
-        { id: 'utc', at: '2024-05-01T12:00:00.250Z' },
+      expect(outcome).toMatchObject({ records: 7, rejected: 2 });
+      const rows = await dest.query<{ id: string; at: unknown; _extra: unknown }>(`select id, "at", _extra from ${dest.schema}.events order by id`);
+      expect(rows.map((r) => [r.id, r.at, jsonOf(r._extra)])).toEqual([
+        // The half emoji is kept with its escape written out: the warehouse cannot store the lone surrogate itself.
+        ['extra', null, { note: 'truncated \\ud83d' }],
+        ['feb30', null, { at: '2024-02-30T00:00:00Z' }],
+        ['no-zone', '2024-05-01T12:00:00.000Z', null],
+        ['offset', '2024-05-01T12:00:00.000Z', null],
+        ['slashes', null, { at: '1/2/3' }],
+        ['twelve', null, { at: '12' }],
+        ['utc', '2024-05-01T12:00:00.250Z', null],
       ]);
       const reasons = await dest.query<{ reason: string }>(`select reason from ${dest.schema}._seedline_rejected order by reason`);
       expect(reasons.map((r) => r.reason)).toEqual([
-        'column _extra: JSON contains an unpaired UTF-16 surrogate (half of an emoji or other character), which the warehouse cannot store',
-        'column at: not an ISO 8601 timestamp: "1/2/3"',
-        'column at: not an ISO 8601 timestamp: "12"',
-        'column at: not an ISO 8601 timestamp: "2024-02-30T00:00:00Z"',
         'column id: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store',
         'column id: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store',
       ]);
@@ -531,13 +542,16 @@ for (const kind of destinationKinds) {
       for (const row of rows) expect(row.text === textOf(row.id), `row ${row.id}`).toBe(true);
     });
 
-    it('given a string with U+0000, when written, then that record is rejected instead of truncated', async (ctx) => {
+    it('given a string with U+0000, when written, then its column is NULL and the value is kept in _extra with the escape written out, never truncated', async (ctx) => {
       if (!available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ name: 'nul', schema: z.object({ id: z.string(), v: z.string() }), primaryKey: ['id'], writeMode: 'append' });
       const unit = await dest.beginUnit('run_1');
-      expect(await unit.write('nul', [{ id: 'a', v: 'a\u0000b' }, { id: 'b', v: 'fine' }])).toMatchObject({ records: 1, rejected: 1 });
+      const outcome = await unit.write('nul', [{ id: 'a', v: 'a\u0000b' }, { id: 'b', v: 'fine' }]);
       await unit.commit();
+      expect(outcome).toMatchObject({ records: 2, rejected: 0 });
+      const rows = await dest.query<{ id: string; v: unknown; _extra: unknown }>(`select id, v, _extra from ${dest.schema}.nul order by id`);
+      expect(rows.map((r) => [r.id, r.v, jsonOf(r._extra)])).toEqual([['a', null, { v: 'a\\u0000b' }], ['b', 'fine', null]]);
     });
 
     it('given hostile names, when used as table, column or schema names, then they are refused with SEEDLINE_INVALID_IDENTIFIER', async (ctx) => {

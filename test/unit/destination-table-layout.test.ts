@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Profile } from '../../schemas/profile.js';
+import { EVOLVE, isFrozenRejection, type SchemaContract } from '../../src/destinations/destination.js';
 import { tableLayout, parentShape, childShape } from '../../src/destinations/table-layout.js';
 import fc from 'fast-check';
 import { parseIsoTimestamp, shapeRecords } from '../../src/destinations/record-shaper.js';
@@ -85,7 +86,7 @@ describe('dialect type mappers', () => {
 });
 
 describe('record shaping', () => {
-  it('given records with unknown fields and misfits, when shaped, then unknown fields go to _extra and misfits are rejected with reasons', () => {
+  it('given records with unknown fields and misfits, when shaped, then every record loads: unknown fields and misfits (column NULL) go to _extra, and misfits are counted', () => {
     const batch = shapeRecords(
       profiles,
       [
@@ -95,10 +96,50 @@ describe('record shaping', () => {
       ],
       { runId: 'r', loadedAt: 0 },
     );
+    expect(batch.records).toBe(3);
+    expect(batch.rejected).toEqual([]);
+    const column = (name: string) => batch.parent.columns[batch.parent.shape.columns.findIndex((c) => c.name === name)]!;
+    expect(JSON.parse(column('_extra')[0] as string)).toEqual({ surprise: { deep: [1] }, location: { zip: '69001' } });
+    expect(column('scraped_at')[1]).toBeNull();
+    expect(JSON.parse(column('_extra')[1] as string)).toEqual({ scraped_at: 'not a date' });
+    expect(column('followers_count')[2]).toBeNull();
+    expect(JSON.parse(column('_extra')[2] as string)).toEqual({ followers_count: 1.5 });
+    expect(batch.repairs).toEqual([
+      { table: 'profiles', field: 'scraped_at', change: 'kept_in_extra', count: 1 },
+      { table: 'profiles', field: 'followers_count', change: 'kept_in_extra', count: 1 },
+    ]);
+  });
+});
+
+describe('schema contracts in the record shaper', () => {
+  const table = (contract: Partial<SchemaContract>) =>
+    tableLayout({ name: 'people', schema: z.object({ id: z.string(), age: z.number().int().optional(), tags: z.array(z.object({ name: z.string() })).optional() }), primaryKey: ['id'], writeMode: 'merge', contract: { ...EVOLVE, ...contract } });
+  const records = [{ id: 'a', age: 'old', tags: [{ name: 'x' }, 'loose'], hobby: 'chess' }];
+  const extraOf = (batch: ReturnType<typeof shapeRecords>) => batch.parent.columns[batch.parent.shape.columns.findIndex((c) => c.name === '_extra')]![0];
+
+  it('given evolve, when a value does not fit, then its column is NULL and it is kept in _extra with unknown fields and list items that are not objects', () => {
+    const batch = shapeRecords(table({}), records, { runId: 'r', loadedAt: 0 });
     expect(batch.records).toBe(1);
-    expect(batch.rejected.map((r) => r.reason)).toEqual(['column scraped_at: not an ISO 8601 timestamp: "not a date"', 'column followers_count: expected a 64-bit integer, got 1.5']);
-    const extraIndex = batch.parent.shape.columns.findIndex((c) => c.name === '_extra');
-    expect(JSON.parse(batch.parent.columns[extraIndex]![0] as string)).toEqual({ surprise: { deep: [1] }, location: { zip: '69001' } });
+    expect(JSON.parse(extraOf(batch) as string)).toEqual({ age: 'old', tags: { 1: 'loose' }, hobby: 'chess' });
+    expect(batch.children[0]!.length).toBe(1);
+    expect(batch.repairs.map((r) => [r.field, r.change])).toEqual([['age', 'kept_in_extra'], ['tags[]', 'kept_in_extra']]);
+  });
+
+  it('given discard_value, when values do not fit and fields are unknown, then the record loads without them and each is counted as discarded', () => {
+    const batch = shapeRecords(table({ dataType: 'discard_value', columns: 'discard_value' }), records, { runId: 'r', loadedAt: 0 });
+    expect(batch.records).toBe(1);
+    expect(extraOf(batch)).toBeNull();
+    expect(batch.repairs.map((r) => [r.field, r.change])).toEqual([['age', 'discarded'], ['tags[]', 'discarded'], ['hobby', 'discarded']]);
+  });
+
+  it('given discard_row or freeze, when a value does not fit or a field is unknown, then the record is rejected naming the contract key', () => {
+    for (const mode of ['discard_row', 'freeze'] as const) {
+      const typed = shapeRecords(table({ dataType: mode }), [{ id: 'a', age: 'old' }], { runId: 'r', loadedAt: 0 });
+      expect(typed.rejected.map((r) => r.reason)).toEqual([`column age: expected an integer, got a string ("old") (schema_contract.data_type: ${mode})`]);
+      const unknown = shapeRecords(table({ columns: mode }), [{ id: 'b', hobby: 'chess' }], { runId: 'r', loadedAt: 0 });
+      expect(unknown.rejected.map((r) => r.reason)).toEqual([`field hobby is not in the schema (schema_contract.columns: ${mode})`]);
+      expect(isFrozenRejection(unknown.rejected[0]!.reason)).toBe(mode === 'freeze');
+    }
   });
 });
 
