@@ -33,11 +33,10 @@ export function repairRecord(record: unknown, error: z.ZodError, relaxed: z.ZodT
     // null or absent where the schema wants a value is a NULL column, not a misfit: only values of the wrong shape meet the contract.
     if (round === 0 && (mode === 'discard_row' || mode === 'freeze')) return { reason: contractReason(describeIssues(parsed.error), 'data_type', mode) };
     for (const issue of parsed.error.issues) {
-      const path = issue.path.map(String);
+      const path = presentPath(candidate, issue.path.map(String));
       if (path.length === 0 || primaryKey.includes(path[0]!)) return { reason };
-      const raw = valueAt(candidate, path);
+      taken.push({ path, raw: valueAt(candidate, path) });
       candidate = without(candidate, path);
-      if (raw !== undefined) taken.push({ path, raw });
     }
   }
   return { reason };
@@ -76,6 +75,13 @@ function unwrap(schema: z.ZodType): z.ZodType {
     if (!['optional', 'nullable', 'default', 'prefault'].includes(def.type) || !def.innerType) return inner;
     inner = def.innerType;
   }
+}
+
+/** The longest start of `path` that holds a value: a member missing inside a map (`diff.x.before`) takes out the entry that lacks it. */
+function presentPath(value: unknown, path: readonly string[]): string[] {
+  let end = path.length;
+  while (end > 0 && valueAt(value, path.slice(0, end)) === undefined) end--;
+  return path.slice(0, end);
 }
 
 function valueAt(value: unknown, path: readonly string[]): unknown {
