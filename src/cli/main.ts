@@ -7,6 +7,7 @@ import { registerAccountCommand } from './account-command.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { registerPlanCommand } from './plan-command.js';
 import { registerQueryCommand } from './query-command.js';
+import { registerRejectedCommand } from './rejected-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
 import { registerServeCommand } from './serve-command.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
     registerPlanCommand,
     registerQueryCommand,
     registerStatusCommand,
+    registerRejectedCommand,
     registerScheduleCommand,
     registerServeCommand,
     registerSignalsCommand,

@@ -154,6 +154,12 @@ export const EVOLVE: SchemaContract = { tables: 'evolve', columns: 'evolve', dat
  */
 export const UNFIT = Symbol.for('seedline.unfit');
 
+/**
+ * The partition a row was shaped for, set by the engine on each row it hands to a write, so a
+ * row the destination rejects is kept with it (`_seedline_rejected.partition`).
+ */
+export const PARTITION = Symbol.for('seedline.partition');
+
 /** A change made to a record so that it loads, counted per run, table and field (`_seedline_repairs`). */
 export interface RepairCount {
   table: string;
@@ -203,6 +209,8 @@ export interface LoadUnit {
   reject(rows: readonly RejectedRow[]): Promise<void>;
   /** Appends counts of fields repaired so that records load (`_seedline_repairs`). */
   saveRepairs(rows: readonly RepairRow[]): Promise<void>;
+  /** Deletes rows of `_seedline_rejected` (each matched on run, stream, table, record and reason), e.g. once they loaded on a retry. */
+  dropRejected(rows: readonly RejectedRow[]): Promise<void>;
   /** Upserts stream state rows. */
   saveState(rows: readonly StateRow[]): Promise<void>;
   /** Upserts seed-ledger rows. */
@@ -306,6 +314,8 @@ export interface RejectedRow {
   /** The raw record as JSON text. */
   record: string;
   reason: string;
+  /** The partition the record was shaped for, as JSON text (what `rejected retry` shapes it with again). Default: none. */
+  partition?: string | null;
 }
 
 /** Row of `_seedline_runs`. */

@@ -19,7 +19,7 @@ import type {
   WriteOptions,
   WriteOutcome,
 } from './destination.js';
-import { isFrozenRejection } from './destination.js';
+import { isFrozenRejection, PARTITION } from './destination.js';
 import { DestinationError, DestinationQueryError, DestinationWriteError, NotReadOnlyError, UnitClosedError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
@@ -341,7 +341,7 @@ export abstract class SqlDestination implements Destination {
     await lookup;
     if (batch.rejected.length > 0) {
       const now = new Date();
-      const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream, table, record: safeJson(r.record), reason: r.reason }, now));
+      const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream, table, record: safeJson(r.record), reason: r.reason, partition: partitionOf(r.record) }, now));
       await this.insertRejected(session, rows);
     }
     const rows = batch.records > 0 ? await this.apply(session, layout, batch, runId) : 0;
@@ -370,6 +370,18 @@ export abstract class SqlDestination implements Destination {
     for (let i = 0; i < rows.length; i += 500) {
       await session.run(this.db.insertInto(this.qualified(table.name)).values(rows.slice(i, i + 500)).compile());
     }
+  }
+
+  /** The delete of one `_seedline_rejected` row, matched on what says which record it is (the table has no key). */
+  deleteRejected(row: RejectedRow): Statement {
+    return this.db
+      .deleteFrom(this.qualified(systemTables.rejected.name))
+      .where('run_id', '=', row.runId)
+      .where('stream', '=', row.stream)
+      .where('table', '=', row.table)
+      .where('record', '=', row.record)
+      .where('reason', '=', row.reason)
+      .compile();
   }
 
   /** An upsert of system-table rows on the table's primary key; the last of duplicate keys wins. */
@@ -645,6 +657,12 @@ class SqlLoadUnit implements LoadUnit {
     return this.guard('Saving rejected records', () => this.destination.insertRejected(this.session, rows.map((row) => rejectedToDb(row, now))));
   }
 
+  dropRejected(rows: readonly RejectedRow[]): Promise<void> {
+    return this.guard('Removing retried records from _seedline_rejected', async () => {
+      for (const row of rows) await this.session.run(this.destination.deleteRejected(row));
+    });
+  }
+
   saveRepairs(rows: readonly RepairRow[]): Promise<void> {
     const now = new Date();
     return this.guard('Saving repair counts', () => this.destination.insertSystemRows(this.session, systemTables.repairs, rows.map((row) => repairToDb(row, now))));
@@ -736,4 +754,10 @@ function safeJson(record: unknown): string {
 function indexName(table: string, suffix: string): string {
   const name = `${table}_${suffix}`;
   return name.length <= 63 ? name : `${table.slice(0, 40)}_${createHash('sha1').update(table).digest('hex').slice(0, 12)}_${suffix}`;
+}
+
+/** The partition the engine set on a row (see PARTITION), as JSON text; null when none. */
+function partitionOf(record: unknown): string | null {
+  const partition = record !== null && typeof record === 'object' ? (record as { [PARTITION]?: unknown })[PARTITION] : undefined;
+  return partition === undefined ? null : safeJson(partition);
 }

@@ -96,6 +96,8 @@ export const systemTables = {
       ['record', 'text', true],
       ['reason', 'text', true],
       ['rejected_at', 'timestamp', true],
+      // Added after the first release: the partition the record was shaped for, so `rejected retry` can shape it again.
+      ['partition', 'text'],
     ],
     primaryKey: [],
   },
@@ -255,7 +257,7 @@ export function repairToDb(row: RepairRow, now: Date): DbRow {
 
 /** `_seedline_rejected` row of a RejectedRow. */
 export function rejectedToDb(row: RejectedRow, now: Date): DbRow {
-  return { run_id: row.runId, stream: row.stream, table: row.table, record: row.record, reason: row.reason, rejected_at: now };
+  return { run_id: row.runId, stream: row.stream, table: row.table, record: row.record, reason: row.reason, rejected_at: now, partition: row.partition ?? null };
 }
 
 function nullableString(value: unknown): string | null {

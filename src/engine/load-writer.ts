@@ -1,4 +1,4 @@
-import { contractReason, isFrozenRejection, type ContractMode, type Destination, type LoadUnit, type PreparedWrite, type RepairCount, type TableDefinition } from '../destinations/destination.js';
+import { contractReason, isFrozenRejection, PARTITION, type ContractMode, type Destination, type LoadUnit, type PreparedWrite, type RepairCount, type TableDefinition } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { ShapedRecords } from './table-shaper.js';
 
@@ -104,7 +104,7 @@ export class LoadWriter {
       }
       if (group.rejected.length > 0) {
         await unit.reject(
-          group.rejected.map((r) => ({ runId: this.runId, stream: this.stream, table: r.table, record: JSON.stringify(r.record) ?? 'null', reason: r.reason })),
+          group.rejected.map((r) => ({ runId: this.runId, stream: this.stream, table: r.table, record: JSON.stringify(r.record) ?? 'null', reason: r.reason, partition: r.partition ? JSON.stringify(r.partition) : null })),
         );
         totals.rejected += group.rejected.length;
         totals.frozen += group.rejected.filter((r) => isFrozenRejection(r.reason)).length;
@@ -122,7 +122,8 @@ function keptOut(group: ShapedRecords, mode: ContractMode): ShapedRecords {
   if (rows.length === 0) return group;
   if (mode === 'discard_value') return { ...group, rows: [], repairs: [...(group.repairs ?? []), { table: table.name, field: '*', change: 'discarded', count: rows.length }] };
   const reason = contractReason(`table ${table.name} is not in the destination yet`, 'tables', mode);
-  return { ...group, rows: [], rejected: [...group.rejected, ...rows.map((record) => ({ table: table.name, record, reason }))] };
+  const partitionOf = (record: Record<string, unknown>) => (record as { [PARTITION]?: Record<string, unknown> })[PARTITION];
+  return { ...group, rows: [], rejected: [...group.rejected, ...rows.map((record) => ({ table: table.name, record, reason, partition: partitionOf(record) }))] };
 }
 
 /** A table's records and the write they are shaped into. */

@@ -139,7 +139,7 @@ export function addLoad(outcome: StreamOutcome, load: { records: number; rows: n
   if (load.repaired) outcome.repaired = (outcome.repaired ?? 0) + load.repaired;
   if (!load.frozen) return;
   if (outcome.status === 'succeeded') outcome.status = 'partial';
-  const advice = `records refused by schema_contract freeze are kept in _seedline_rejected with the reason: loosen streams.${outcome.stream}.schema_contract to load such records`;
+  const advice = `records refused by schema_contract freeze are kept in _seedline_rejected with the reason: loosen streams.${outcome.stream}.schema_contract, then seedline rejected retry loads them without calling the service`;
   if (!outcome.errors.includes(advice)) noteError(outcome, advice);
 }
 

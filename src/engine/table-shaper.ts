@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues, Timestamp } from '../../schemas/common.js';
-import { EVOLVE, type ContractMode, type RepairCount, type SchemaContract, type TableDefinition, type WriteMode } from '../destinations/destination.js';
+import { EVOLVE, PARTITION, type ContractMode, type RepairCount, type SchemaContract, type TableDefinition, type WriteMode } from '../destinations/destination.js';
 import type { TableNode } from '../manifest/manifest-schema.js';
 import { schemaByName } from '../manifest/schema-registry.js';
 import { renderTemplate, type TemplateContext } from '../manifest/template.js';
@@ -15,6 +15,8 @@ export interface ShapeRejection {
   table: string;
   record: unknown;
   reason: string;
+  /** The partition it was shaped for (kept with it, so `rejected retry` can shape it again). Default: none. */
+  partition?: Record<string, unknown>;
 }
 
 /** Records shaped for one table: valid rows and rejected records. */
@@ -77,15 +79,15 @@ export class TableShaper {
           : record;
       const parsed = table.schema.safeParse(withColumns);
       if (parsed.success) {
-        rows.push(parsed.data as Record<string, unknown>);
+        rows.push(withPartition(parsed.data as Record<string, unknown>, partition));
         continue;
       }
       const repaired = repairRecord(withColumns, parsed.error, this.relaxedOf(table), table.primaryKey, this.contract.dataType);
       if ('reason' in repaired) {
-        rejected.push({ table: table.name, record, reason: repaired.reason });
+        rejected.push({ table: table.name, record, reason: repaired.reason, partition });
         continue;
       }
-      rows.push(repaired.row);
+      rows.push(withPartition(repaired.row, partition));
       for (const field of repaired.fields) repairs.set(field, (repairs.get(field) ?? 0) + 1);
     }
     const change = this.contract.dataType === 'evolve' ? 'kept_in_extra' : 'discarded';
@@ -126,4 +128,10 @@ function columnSchema(spec: unknown): z.ZodType {
 function contractOf(options: Record<string, unknown>): SchemaContract {
   const configured = (options.schema_contract ?? {}) as { tables?: ContractMode; columns?: ContractMode; data_type?: ContractMode };
   return { tables: configured.tables ?? EVOLVE.tables, columns: configured.columns ?? EVOLVE.columns, dataType: configured.data_type ?? EVOLVE.dataType };
+}
+
+/** The row with the partition it was shaped for (see PARTITION): a row the destination rejects is kept with it. */
+function withPartition(row: Record<string, unknown>, partition: Record<string, unknown>): Record<string, unknown> {
+  (row as { [PARTITION]?: unknown })[PARTITION] = partition;
+  return row;
 }

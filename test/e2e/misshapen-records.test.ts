@@ -67,4 +67,29 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     expect(rejected.map((r) => JSON.parse(String(r.record)).public_identifier)).toEqual(['mangled-alan-turing']);
     expect(String(rejected[0]!.reason)).toMatch(/\(schema_contract\.data_type: freeze\)$/);
   }, 180_000);
+
+  it('given the record freeze kept, when retried under freeze it stays once; when the contract is loosened, rejected retry loads it without a call and a second retry finds nothing', async (ctx) => {
+    if (!dest) return ctx.skip();
+    const schema = dest.schema ?? 'seedline';
+    const calls = sandbox.ledger.entries.length;
+    const frozen = await config({ profiles: { schema_contract: { data_type: 'freeze' } } });
+    const list = await runCli(['rejected', 'list', '--config', frozen, '--json']);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ stream: 'profiles', table: 'profiles', records: 1 })]);
+
+    const still = await runCli(['rejected', 'retry', '--config', frozen, '--stream', 'profiles', '--json']);
+    expect(still.code, still.stderr).toBe(0);
+    expect(JSON.parse(still.stdout).streams).toEqual([{ stream: 'profiles', retried: 1, loaded: 0, rejected: 1 }]);
+    expect(Number((await query(dest, `select count(*) as n from ${schema}._seedline_rejected where stream = 'profiles'`))[0]!.n)).toBe(1);
+
+    const loosened = await config({ profiles: {} });
+    const retry = await runCli(['rejected', 'retry', '--config', loosened, '--reason', 'freeze']);
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(retry.stdout).toMatch(/no call was made[\s\S]*profiles\s+1\s+1\s+0/);
+    const [row] = await query(dest, `select headline, _extra, _run_id from ${schema}.profiles where public_identifier = 'mangled-alan-turing'`);
+    expect(String(row!._run_id)).toMatch(/^retry_/);
+    expect(jsonOf(row!._extra)!.scraped_at).toBe('2024-02-30T25:61:00Z');
+    expect(await query(dest, `select reason from ${schema}._seedline_rejected where stream = 'profiles'`)).toEqual([]);
+    expect((await runCli(['rejected', 'retry', '--config', loosened])).stdout).toMatch(/nothing to retry/);
+    expect(sandbox.ledger.entries.length).toBe(calls);
+  }, 180_000);
 });

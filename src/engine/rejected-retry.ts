@@ -1,0 +1,103 @@
+import { quoteIdentifier, type Destination, type RejectedRow } from '../destinations/destination.js';
+import type { StreamManifest } from '../manifest/manifest-schema.js';
+import { Mutex } from '../util/mutex.js';
+import { LoadWriter } from './load-writer.js';
+import { TableShaper } from './table-shaper.js';
+
+/** Which rows of `_seedline_rejected` to work on. */
+export interface RejectedFilter {
+  /** Only this stream. Default: every stream. */
+  stream?: string;
+  /** Only rows whose reason contains this text. Default: any reason. */
+  reason?: string;
+}
+
+/** What a retry did for one stream. */
+export interface RetryOutcome {
+  stream: string;
+  /** Rows of `_seedline_rejected` taken. */
+  retried: number;
+  /** Records that loaded into their tables. */
+  loaded: number;
+  /** Records rejected again (kept in `_seedline_rejected` with today's reason). */
+  rejected: number;
+}
+
+/** A row of `_seedline_rejected` as read back. */
+type StoredRejection = RejectedRow & { partition: string | null };
+
+/**
+ * Shapes the records kept in `_seedline_rejected` again with today's code and each stream's
+ * current options (its `schema_contract` included) and loads them without calling the service:
+ * per stream, one unit writes what now fits, keeps what still does not (with today's reason) and
+ * deletes the rows it took, so a crash leaves either all of it or none, and a second retry finds
+ * only what still does not fit. Streams without a table manifest (webhooks, signals) are left.
+ */
+export async function retryRejected(
+  destination: Destination,
+  manifests: ReadonlyMap<string, StreamManifest>,
+  streamOptions: (stream: string) => Record<string, unknown>,
+  run: { id: string; startedAt: Date },
+  filter: RejectedFilter = {},
+): Promise<RetryOutcome[]> {
+  const outcomes: RetryOutcome[] = [];
+  for (const stream of await rejectedStreams(destination, filter)) {
+    const manifest = manifests.get(stream);
+    if (!manifest) continue;
+    const rows = await readRejected(destination, { ...filter, stream });
+    const shaper = new TableShaper(manifest.table, { options: streamOptions(stream), run: { id: run.id, started_at: run.startedAt.toISOString() } });
+    const groups = byPartition(rows).map(([partition, records]) => shaper.shape(partition, records));
+    const writer = new LoadWriter(destination, run.id, stream, new Mutex());
+    const counts = await writer.inUnit(groups, (unit) => unit.dropRejected(rows));
+    outcomes.push({ stream, retried: rows.length, loaded: counts.records, rejected: counts.rejected });
+  }
+  return outcomes;
+}
+
+/** Streams with rows in `_seedline_rejected` matching the filter. */
+export async function rejectedStreams(destination: Destination, filter: RejectedFilter): Promise<string[]> {
+  const { where, params } = filterSql(filter);
+  const rows = await destination.query<{ stream: string }>(`select distinct stream from ${rejectedTable(destination)}${where} order by stream`, params);
+  return rows.map((row) => row.stream);
+}
+
+/** Counts of `_seedline_rejected` by stream, table and reason, with when they were first and last rejected. */
+export function listRejected(destination: Destination, filter: RejectedFilter): Promise<Record<string, unknown>[]> {
+  const { where, params } = filterSql(filter);
+  return destination.query(
+    `select stream, "table", reason, count(*) as records, min(rejected_at) as first_rejected_at, max(rejected_at) as last_rejected_at ` +
+      `from ${rejectedTable(destination)}${where} group by stream, "table", reason order by stream, "table", records desc, reason`,
+    params,
+  );
+}
+
+async function readRejected(destination: Destination, filter: RejectedFilter): Promise<StoredRejection[]> {
+  const { where, params } = filterSql(filter);
+  const rows = await destination.query<{ run_id: string; stream: string; table: string; record: string; reason: string; partition: string | null }>(
+    `select run_id, stream, "table", record, reason, partition from ${rejectedTable(destination)}${where}`,
+    params,
+  );
+  return rows.map((row) => ({ runId: row.run_id, stream: row.stream, table: row.table, record: row.record, reason: row.reason, partition: row.partition }));
+}
+
+/** Records grouped by the partition they were shaped for (`{}` for rows kept before partitions were recorded). */
+function byPartition(rows: readonly StoredRejection[]): [Record<string, unknown>, unknown[]][] {
+  const groups = new Map<string, unknown[]>();
+  for (const row of rows) {
+    const key = row.partition ?? '{}';
+    groups.set(key, [...(groups.get(key) ?? []), JSON.parse(row.record) as unknown]);
+  }
+  return [...groups].map(([partition, records]) => [JSON.parse(partition) as Record<string, unknown>, records]);
+}
+
+function rejectedTable(destination: Destination): string {
+  return `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_rejected', 'table')}`;
+}
+
+function filterSql(filter: RejectedFilter): { where: string; params: unknown[] } {
+  const conditions: string[] = [];
+  const params: unknown[] = [];
+  if (filter.stream !== undefined) conditions.push(`stream = $${params.push(filter.stream)}`);
+  if (filter.reason !== undefined) conditions.push(`reason like $${params.push(`%${filter.reason.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)} escape '\\'`);
+  return { where: conditions.length > 0 ? ` where ${conditions.join(' and ')}` : '', params };
+}
