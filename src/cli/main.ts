@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { registerAccountCommand } from './account-command.js';
+import { registerConfigCommand } from './config-command.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { registerPlanCommand } from './plan-command.js';
 import { registerQueryCommand } from './query-command.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
     registerServeCommand,
     registerSignalsCommand,
     registerAccountCommand,
+    registerConfigCommand,
     registerSandboxCommand,
   ]) {
     register(program);
