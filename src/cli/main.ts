@@ -11,8 +11,10 @@ import { registerQueryCommand } from './query-command.js';
 import { registerRejectedCommand } from './rejected-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
+import { registerSchemaCommand } from './schema-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSignalsCommand } from './signals-command.js';
+import { registerStateCommand } from './state-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
 import { configureLog, LOG_LEVELS } from '../util/log.js';
@@ -37,6 +39,8 @@ export function buildProgram(): Command {
     registerQueryCommand,
     registerStatusCommand,
     registerRejectedCommand,
+    registerStateCommand,
+    registerSchemaCommand,
     registerScheduleCommand,
     registerServeCommand,
     registerSignalsCommand,

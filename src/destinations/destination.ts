@@ -215,6 +215,8 @@ export interface LoadUnit {
   saveState(rows: readonly StateRow[]): Promise<void>;
   /** Upserts seed-ledger rows. */
   saveSeeds(rows: readonly SeedRow[]): Promise<void>;
+  /** Deletes the state of these partitions of a stream (`seedline state reset`: they start over at the next run). */
+  dropState(stream: string, partitions: readonly string[]): Promise<void>;
   /** Upserts batch-ledger rows (on idempotency_key). */
   saveBatches(rows: readonly BatchRow[]): Promise<void>;
   /** Upserts journaled answers of billed single calls (on stream and call key). */

@@ -273,6 +273,10 @@ export abstract class SqlDestination implements Destination {
   }
 
   /** The statement deleting a stream's journaled answers by call key. */
+  dropStateStatement(stream: string, partitions: readonly string[]): Statement {
+    return this.db.deleteFrom(this.qualified(systemTables.state.name)).where('stream', '=', stream).where('partition', 'in', partitions).compile();
+  }
+
   dropAnswersStatement(stream: string, callKeys: readonly string[]): Statement {
     return this.db.deleteFrom(this.qualified(systemTables.answers.name)).where('stream', '=', stream).where('call_key', 'in', callKeys).compile();
   }
@@ -685,6 +689,12 @@ class SqlLoadUnit implements LoadUnit {
 
   saveAnswers(rows: readonly AnswerRow[]): Promise<void> {
     return this.upsert('Saving answers of billed calls', systemTables.answers, rows.map(answerToDb));
+  }
+
+  dropState(stream: string, partitions: readonly string[]): Promise<void> {
+    return this.guard('Removing stream state', async () => {
+      for (let i = 0; i < partitions.length; i += 500) await this.session.run(this.destination.dropStateStatement(stream, partitions.slice(i, i + 500)));
+    });
   }
 
   dropAnswers(stream: string, callKeys: readonly string[]): Promise<void> {

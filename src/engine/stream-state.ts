@@ -1,0 +1,77 @@
+import type { Destination } from '../destinations/destination.js';
+import type { StreamManifest } from '../manifest/manifest-schema.js';
+import { seedKey, type SeedKind } from './seed-keys.js';
+
+/** What `seedline state show` reports of one stream. */
+export interface StreamStateSummary {
+  stream: string;
+  /** Seed-ledger rows by status (batch streams). */
+  seeds: Record<string, number>;
+  /** Partitions with a recorded state (paged and search streams). */
+  partitions: number;
+  /** When its ledger or state last changed; null when it has none. */
+  lastUpdatedAt: string | null;
+}
+
+/** What a reset made due. */
+export interface ResetOutcome {
+  stream: string;
+  /** Ledger rows whose fetch time was cleared. */
+  seeds: number;
+  /** Partition states deleted. */
+  partitions: number;
+}
+
+/** A stream's ledger and state, summed up. */
+export async function summarizeState(destination: Destination, stream: string): Promise<StreamStateSummary> {
+  const seeds = [...(await destination.readSeeds(stream)).values()];
+  const states = [...(await destination.readState(stream)).values()];
+  const byStatus: Record<string, number> = {};
+  for (const seed of seeds) byStatus[seed.status] = (byStatus[seed.status] ?? 0) + 1;
+  const times = [...seeds.map((s) => s.updatedAt), ...states.map((s) => s.updatedAt)].filter((t): t is Date => t instanceof Date);
+  const last = times.length === 0 ? null : new Date(Math.max(...times.map((t) => t.getTime()))).toISOString();
+  return { stream, seeds: byStatus, partitions: states.length, lastUpdatedAt: last };
+}
+
+/**
+ * Makes a stream's work due at the next run, all of it or one seed's: ledger rows lose their
+ * fetch time (so `refresh_after` no longer skips them) and partition states (cursors, completed
+ * passes) are deleted, in one unit. Nothing is deleted from the data tables: the next run merges
+ * what it fetches over the rows there.
+ */
+export async function resetStreamState(destination: Destination, manifest: StreamManifest, runId: string, seed?: string): Promise<ResetOutcome> {
+  const stream = manifest.name;
+  const matches = keyMatcher(manifest, seed);
+  const seeds = [...(await destination.readSeeds(stream)).values()].filter((row) => matches(row.seedKey));
+  const partitions = [...(await destination.readState(stream)).keys()].filter(matches);
+  const unit = await destination.beginUnit(runId);
+  try {
+    if (seeds.length > 0) await unit.saveSeeds(seeds.map((row) => ({ ...row, fetchedAt: null })));
+    if (partitions.length > 0) await unit.dropState(stream, partitions);
+    await unit.commit();
+  } catch (error) {
+    await unit.rollback().catch(() => undefined);
+    throw error;
+  }
+  return { stream, seeds: seeds.length, partitions: partitions.length };
+}
+
+/**
+ * Which ledger or partition keys a `--seed` names: for seed streams its canonical key; for streams
+ * over loaded rows (activity, company posts) the partitions of that parent (`<url>|kind=…` too);
+ * for listed partitions (searches, headcount) the key as written. Every key without a seed.
+ */
+function keyMatcher(manifest: StreamManifest, seed: string | undefined): (key: string) => boolean {
+  if (seed === undefined) return () => true;
+  const partitions = manifest.partitions as { type?: string; seed_kind?: SeedKind; table?: string } | undefined;
+  if (partitions?.type === 'seeds') {
+    const wanted = seedKey(partitions.seed_kind ?? 'raw', seed);
+    return (key) => key === wanted;
+  }
+  if (partitions?.type === 'parent') {
+    const kind: SeedKind = partitions.table === 'companies' ? 'company' : partitions.table === 'profiles' ? 'profile' : 'raw';
+    const wanted = seedKey(kind, seed);
+    return (key) => seedKey(kind, key.split('|')[0]!) === wanted;
+  }
+  return (key) => key === seed;
+}
