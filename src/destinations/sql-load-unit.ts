@@ -1,0 +1,119 @@
+import type { AnswerRow, BatchRow, LoadUnit, PreparedWrite, RejectedRow, RepairRow, SeedRow, StateRow, WriteOptions, WriteOutcome } from './destination.js';
+import { DestinationError, DestinationWriteError, UnitClosedError } from './destination-error.js';
+import type { SqlDestination, SqlSession } from './sql-destination.js';
+import type { SystemTable } from './system-tables.js';
+import { answerToDb, batchToDb, rejectedToDb, repairToDb, seedToDb, stateToDb, systemTables } from './system-tables.js';
+
+/** A unit: one transaction on one session. */
+export class SqlLoadUnit implements LoadUnit {
+  private state: 'open' | 'committed' | 'rolled back' | 'failed' = 'open';
+
+  constructor(
+    private readonly destination: SqlDestination,
+    private readonly session: SqlSession,
+    private readonly runId: string,
+    private readonly assertWriterLock: () => void,
+  ) {}
+
+  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite, options: WriteOptions = {}): Promise<WriteOutcome> {
+    const count = Array.isArray(records) ? records.length : (records as PreparedWrite).size;
+    return this.guard(`Writing ${count} records to ${table}`, () => this.destination.writeInUnit(this.session, this.runId, table, records, options.stream));
+  }
+
+  reject(rows: readonly RejectedRow[]): Promise<void> {
+    if (rows.length === 0) return this.guard('Saving rejected records', async () => undefined);
+    const now = new Date();
+    return this.guard('Saving rejected records', () => this.destination.insertRejected(this.session, rows.map((row) => rejectedToDb(row, now))));
+  }
+
+  dropRejected(rows: readonly RejectedRow[]): Promise<void> {
+    return this.guard('Removing retried records from _seedline_rejected', async () => {
+      for (const row of rows) await this.session.run(this.destination.deleteRejected(row));
+    });
+  }
+
+  saveRepairs(rows: readonly RepairRow[]): Promise<void> {
+    const now = new Date();
+    return this.guard('Saving repair counts', () => this.destination.insertSystemRows(this.session, systemTables.repairs, rows.map((row) => repairToDb(row, now))));
+  }
+
+  saveState(rows: readonly StateRow[]): Promise<void> {
+    const now = new Date();
+    return this.upsert('Saving stream state', systemTables.state, rows.map((row) => stateToDb(row, now)));
+  }
+
+  saveSeeds(rows: readonly SeedRow[]): Promise<void> {
+    const now = new Date();
+    return this.upsert('Saving the seed ledger', systemTables.seeds, rows.map((row) => seedToDb(row, now)));
+  }
+
+  saveBatches(rows: readonly BatchRow[]): Promise<void> {
+    const now = new Date();
+    return this.upsert('Saving the batch ledger', systemTables.batches, rows.map((row) => batchToDb(row, now)));
+  }
+
+  saveAnswers(rows: readonly AnswerRow[]): Promise<void> {
+    return this.upsert('Saving answers of billed calls', systemTables.answers, rows.map(answerToDb));
+  }
+
+  dropState(stream: string, partitions: readonly string[]): Promise<void> {
+    return this.guard('Removing stream state', async () => {
+      for (let i = 0; i < partitions.length; i += 500) await this.session.run(this.destination.dropStateStatement(stream, partitions.slice(i, i + 500)));
+    });
+  }
+
+  dropAnswers(stream: string, callKeys: readonly string[]): Promise<void> {
+    return this.guard('Removing loaded answers', async () => {
+      for (let i = 0; i < callKeys.length; i += 500) await this.session.run(this.destination.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
+    });
+  }
+
+  async commit(): Promise<void> {
+    if (this.state !== 'open') throw new UnitClosedError(this.state);
+    try {
+      this.assertWriterLock();
+      await this.session.run({ sql: 'COMMIT', parameters: [] });
+      this.state = 'committed';
+      await this.session.release();
+    } catch (error) {
+      this.state = 'failed';
+      await this.session.run({ sql: 'ROLLBACK', parameters: [] }).catch(() => undefined);
+      await this.session.release(true);
+      if (error instanceof DestinationError) throw error;
+      throw new DestinationWriteError('Committing the load unit', error);
+    }
+  }
+
+  async rollback(): Promise<void> {
+    if (this.state === 'committed' || this.state === 'rolled back') return;
+    const wasFailed = this.state === 'failed';
+    this.state = 'rolled back';
+    let broken = false;
+    try {
+      await this.session.run({ sql: 'ROLLBACK', parameters: [] });
+    } catch (error) {
+      // A failed statement may already have ended the transaction; the connection is discarded either way.
+      broken = true;
+      if (!wasFailed) throw new DestinationWriteError('Rolling back the load unit', error);
+    } finally {
+      await this.session.release(broken);
+    }
+  }
+
+  private upsert(what: string, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
+    return this.guard(what, async () => {
+      for (let i = 0; i < rows.length; i += 500) await this.session.run(this.destination.upsert(table, rows.slice(i, i + 500)));
+    });
+  }
+
+  private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (this.state !== 'open') throw new UnitClosedError(this.state);
+    try {
+      return await fn();
+    } catch (error) {
+      this.state = 'failed';
+      if (error instanceof DestinationError) throw error;
+      throw new DestinationWriteError(what, error);
+    }
+  }
+}
