@@ -1,7 +1,6 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
 const KEY = 'svc_live_cli_json';
 
@@ -16,21 +15,11 @@ const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 
 // README "CLI conventions": `--json` on every command that prints data, one document on stdout, snake_case keys.
 describe('--json on every command that prints data', () => {
-  let sandbox: Sandbox;
-  let configPath: string;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ rpm: 100_000 });
-    const dir = await tempWorkspace();
-    configPath = await writeConfig(dir, {
-      api: { base_url: sandbox.url, api_key: KEY },
-      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
-      seeds: { profiles: ['ada-lovelace'] },
-      streams: { profiles: {}, account: {} },
-      signals: { tag: 'json-watch', schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] }, targets: ['json-ada', 'json-grace'] },
-    });
+  const workspace = useSandboxWorkspace(KEY, {
+    seeds: { profiles: ['ada-lovelace'] },
+    streams: { profiles: {}, account: {} },
+    signals: { tag: 'json-watch', schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] }, targets: ['json-ada', 'json-grace'] },
   });
-  afterAll(() => sandbox?.close());
 
   /** Runs a command with --json: exit 0, stdout one JSON document whose keys are all snake_case. */
   async function json(args: string[], env: NodeJS.ProcessEnv = {}): Promise<any> {
@@ -42,42 +31,42 @@ describe('--json on every command that prints data', () => {
   }
 
   it('given a config, when plan, sync, status, query and account run with --json, then each prints one snake_case document with the figures of the text output', async () => {
-    const plan = await json(['plan', '--config', configPath]);
+    const plan = await json(['plan', '--config', workspace.configPath]);
     expect(plan.totals).toMatchObject({ units: 2, worst_case_credits: expect.any(Number) });
     expect(plan.crash_exposure).toEqual({ in_flight: expect.any(Number), credits: expect.any(Number) });
 
-    const sync = await json(['sync', '--config', configPath, '--sample-query']);
-    expect(sync).toMatchObject({ status: 'succeeded', credits: sandbox.ledger.totalBilled(), books: { billed: sandbox.ledger.totalBilled() } });
+    const sync = await json(['sync', '--config', workspace.configPath, '--sample-query']);
+    expect(sync).toMatchObject({ status: 'succeeded', credits: workspace.sandbox.ledger.totalBilled(), books: { billed: workspace.sandbox.ledger.totalBilled() } });
     expect(sync.streams.map((s: { stream: string }) => s.stream).sort()).toEqual(['account', 'profiles']);
     expect(sync.sample_query.rows).toEqual([expect.objectContaining({ positions: expect.any(Number) })]);
 
-    const status = await json(['status', '--config', configPath]);
+    const status = await json(['status', '--config', workspace.configPath]);
     expect(status.runs[0]).toMatchObject({ run: sync.run_id, status: 'succeeded', credits: sync.credits });
     expect(status.seeds).toContainEqual(expect.objectContaining({ stream: 'profiles', seeds: 1 }));
 
     // Rows keep their column names as the SQL gave them; --json is --format json.
-    const rows = await runCli(['query', '--config', configPath, '--json', 'select count(*) as n from seedline.profiles']);
+    const rows = await runCli(['query', '--config', workspace.configPath, '--json', 'select count(*) as n from seedline.profiles']);
     expect(JSON.parse(rows.stdout)).toEqual([{ n: 1 }]);
-    const contradiction = await runCli(['query', '--config', configPath, '--json', '--format', 'csv', 'select 1 as n']);
+    const contradiction = await runCli(['query', '--config', workspace.configPath, '--json', '--format', 'csv', 'select 1 as n']);
     expect(contradiction.code).toBe(2);
     expect(contradiction.stderr).toMatch(/--json and --format csv contradict each other/);
 
-    const account = await json(['account', '--base-url', sandbox.url], { SEEDLINE_API_KEY: KEY });
+    const account = await json(['account', '--base-url', workspace.sandbox.url], { SEEDLINE_API_KEY: KEY });
     expect(account.credits_remaining).toEqual(expect.any(Number));
   }, 180_000);
 
   it('given declared Signals, when signals plan, apply and pause run with --json, then each prints one snake_case document and notes stay off stdout', async () => {
-    const plan = await json(['signals', 'plan', '--config', configPath]);
+    const plan = await json(['signals', 'plan', '--config', workspace.configPath]);
     expect(plan).toMatchObject({ changed: false, apply_would_refuse: null, plan: { tag: 'json-watch', unchanged: 0 } });
     expect(plan.plan.create.map((c: { target: string }) => c.target)).toEqual(['json-ada', 'json-grace']);
 
-    const apply = await json(['signals', 'apply', '--config', configPath, '--discard-secrets']);
+    const apply = await json(['signals', 'apply', '--config', workspace.configPath, '--discard-secrets']);
     expect(apply.result.created).toHaveLength(2);
     expect(apply.result).toMatchObject({ failures: [], rejected: [], dropped_secrets: 2 });
 
-    const paused = await json(['signals', 'pause', '--config', configPath, '--tag', 'json-watch']);
+    const paused = await json(['signals', 'pause', '--config', workspace.configPath, '--tag', 'json-watch']);
     expect(paused).toMatchObject({ paused: 2 });
-    const resumed = await json(['signals', 'resume', '--config', configPath, '--tag', 'json-watch']);
+    const resumed = await json(['signals', 'resume', '--config', workspace.configPath, '--tag', 'json-watch']);
     expect(resumed.resumed).toHaveLength(2);
   }, 180_000);
 });

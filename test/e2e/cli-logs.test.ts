@@ -1,7 +1,6 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
 const KEY = 'svc_live_LogsNeverShowThisKey42';
 
@@ -12,23 +11,10 @@ function jsonLines(stderr: string): Record<string, unknown>[] {
 
 // README "Logs": pino levels, --log-format json for machines, plain lines for people, secrets redacted.
 describe('seedline logs', () => {
-  let sandbox: Sandbox;
-  let configPath: string;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ rpm: 100_000 });
-    const dir = await tempWorkspace();
-    configPath = await writeConfig(dir, {
-      api: { base_url: sandbox.url, api_key: KEY },
-      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
-      seeds: { profiles: ['ada-lovelace', 'private-jane'], companies: ['acme-analytics'] },
-      streams: { profiles: {} },
-    });
-  });
-  afterAll(() => sandbox?.close());
+  const workspace = useSandboxWorkspace(KEY, { seeds: { profiles: ['ada-lovelace', 'private-jane'], companies: ['acme-analytics'] }, streams: { profiles: {} } });
 
   it('given --log-format json, when a sync runs, then every stderr line is a JSON object with level, time and message, the stream fields are there and the key is nowhere', async () => {
-    const sync = await runCli(['sync', '--config', configPath, '--log-format', 'json']);
+    const sync = await runCli(['sync', '--config', workspace.configPath, '--log-format', 'json']);
     expect(sync.code, sync.stderr).toBe(0);
     const lines = jsonLines(sync.stderr);
     expect(lines.every((line) => typeof line.level === 'string' && typeof line.time === 'string' && typeof line.msg === 'string')).toBe(true);
@@ -39,11 +25,11 @@ describe('seedline logs', () => {
   }, 120_000);
 
   it('given SEEDLINE_LOG_FORMAT=json and a failing command, then the error is one JSON line with its code; given --log-level warn, then progress lines are dropped', async () => {
-    const failed = await runCli(['query', '--config', configPath, 'insert into seedline.profiles (url) values (1)'], { env: { SEEDLINE_LOG_FORMAT: 'json' } });
+    const failed = await runCli(['query', '--config', workspace.configPath, 'insert into seedline.profiles (url) values (1)'], { env: { SEEDLINE_LOG_FORMAT: 'json' } });
     expect(failed.code).toBe(2);
     expect(jsonLines(failed.stderr)).toContainEqual(expect.objectContaining({ level: 'error', code: 'SEEDLINE_QUERY_NOT_READ_ONLY' }));
 
-    const quiet = await runCli(['--log-level', 'warn', 'sync', '--config', configPath, '--full-refresh']);
+    const quiet = await runCli(['--log-level', 'warn', 'sync', '--config', workspace.configPath, '--full-refresh']);
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stderr).not.toMatch(/\[profiles\] started/);
     expect(quiet.stderr).toMatch(/^warning: .*seeds\.companies/m);
