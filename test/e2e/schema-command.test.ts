@@ -1,30 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DestinationConfig } from '../../src/destinations/destination.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
+import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
 // Issue 18, item 4: `seedline schema` prints the tables a sync creates, per backend.
 describe.each(e2eBackends)('seedline schema for $name', ({ name, make }) => {
-  let sandbox: Sandbox;
-  let dest: DestinationConfig | undefined;
-  let configPath: string;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ rpm: 100_000 });
-    const dir = await tempWorkspace();
-    dest = await make(dir, 'schema_cmd');
-    if (!dest) return;
-    configPath = await writeConfig(dir, {
-      api: { base_url: sandbox.url, api_key: 'svc_test_schema' },
-      destination: dest,
-      seeds: { profiles: ['ada-lovelace'], companies: ['acme-analytics'] },
-      streams: { profiles: {}, companies: {}, activity: { kinds: ['posts', 'comments'], max_pages: 1 } },
-    });
-  });
-  afterAll(() => sandbox?.close());
+  const workspace = useSandboxWorkspace(
+    'svc_test_schema',
+    { seeds: { profiles: ['ada-lovelace'], companies: ['acme-analytics'] }, streams: { profiles: {}, companies: {}, activity: { kinds: ['posts', 'comments'], max_pages: 1 } } },
+    (dir) => make(dir, 'schema_cmd'),
+  );
 
   it('given a config, when schema runs before and after a sync, then it names every table the sync created with the same columns in order and the backend\'s types', async (ctx) => {
+    const { destination: dest, configPath } = workspace;
     if (!dest) return ctx.skip();
     const printed = await runCli(['schema', '--config', configPath]);
     expect(printed.code, printed.stderr).toBe(0);

@@ -1,32 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DestinationConfig } from '../../src/destinations/destination.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
+import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
 // Issue 18, item 4: `state show`, and `state reset` making a stream or one seed due, data tables untouched.
 describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
-  let sandbox: Sandbox;
-  let dest: DestinationConfig | undefined;
-  let configPath: string;
+  const workspace = useSandboxWorkspace(
+    'svc_test_state',
+    { seeds: { profiles: ['ada-lovelace', 'grace-hopper'] }, streams: { profiles: {}, activity: { kinds: ['posts'], max_pages: 1 } } },
+    (dir) => make(dir, 'state_reset'),
+  );
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ rpm: 100_000 });
-    const dir = await tempWorkspace();
-    dest = await make(dir, 'state_reset');
-    if (!dest) return;
-    configPath = await writeConfig(dir, {
-      api: { base_url: sandbox.url, api_key: 'svc_test_state' },
-      destination: dest,
-      seeds: { profiles: ['ada-lovelace', 'grace-hopper'] },
-      streams: { profiles: {}, activity: { kinds: ['posts'], max_pages: 1 } },
-    });
-  });
-  afterAll(() => sandbox?.close());
-
-  const profileCalls = () => sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich').map((e) => e.target);
+  const profileCalls = () => workspace.sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich').map((e) => e.target);
 
   it('given a synced config, when one seed is reset, then state show says so, only that seed is due, the next sync fetches exactly it, and its rows were never deleted', async (ctx) => {
+    const { destination: dest, configPath } = workspace;
     if (!dest) return ctx.skip();
     expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
     const shown = JSON.parse((await runCli(['state', 'show', '--config', configPath, '--json'])).stdout) as { stream: string; seeds: Record<string, number>; partitions: number }[];
@@ -49,6 +37,7 @@ describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
   }, 180_000);
 
   it('given reset without --streams or with an unknown one, then it exits 2 and changes nothing', async (ctx) => {
+    const { destination: dest, configPath } = workspace;
     if (!dest) return ctx.skip();
     expect((await runCli(['state', 'reset', '--config', configPath])).code).toBe(2);
     const unknown = await runCli(['state', 'reset', '--config', configPath, '--streams', 'profilez']);
