@@ -8,6 +8,7 @@ import { registerConfigCommand } from './config-command.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { registerPlanCommand } from './plan-command.js';
 import { registerQueryCommand } from './query-command.js';
+import { registerReportCommand } from './report-command.js';
 import { registerRejectedCommand } from './rejected-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
     registerPlanCommand,
     registerQueryCommand,
     registerStatusCommand,
+    registerReportCommand,
     registerRejectedCommand,
     registerStateCommand,
     registerSchemaCommand,

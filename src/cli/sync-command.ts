@@ -115,7 +115,10 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     return result;
   }
   process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key) })}\n`);
-  if (sample) process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(sample)}\n`);
+  if (sample) {
+    process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(sample)}\n`);
+    process.stdout.write(`\nSee where the credits went: seedline report --config ${opts.config} writes an HTML page of credits, freshness, failures and runs\n`);
+  }
   return result;
 }
 

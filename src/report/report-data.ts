@@ -1,0 +1,186 @@
+import type { SeedlineConfig } from '../config/config-schema.js';
+import { quoteIdentifier, type Destination } from '../destinations/destination.js';
+import { isRecent } from '../engine/freshness.js';
+import { redactSecrets } from '../util/redact-secrets.js';
+import { parseDuration } from '../util/duration.js';
+
+/** Credits one stream's calls were billed in runs started on one day (UTC). */
+export interface DailyCredits {
+  day: string;
+  stream: string;
+  credits: number;
+}
+
+/** One of the last runs, as the report lists it. */
+export interface RunSummary {
+  runId: string;
+  startedAt: string;
+  status: string;
+  durationSeconds: number | null;
+  credits: number;
+  estimatedCredits: number;
+  records: number;
+  stopReason: string;
+}
+
+/** Seeds of one stream by freshness (against its `refresh_after`). */
+export interface Freshness {
+  stream: string;
+  state: 'fresh' | 'due' | 'pending' | 'failed';
+  seeds: number;
+}
+
+/** Everything the report shows, read from the destination only. */
+export interface ReportData {
+  /** When it was read, ISO 8601. */
+  generatedAt: string;
+  days: number;
+  credits: DailyCredits[];
+  monthToDate: number;
+  budget: { perRun?: number | undefined; perMonth?: number | undefined; keepBalance?: number | undefined };
+  balance: { at: string; credits: number }[];
+  freshness: Freshness[];
+  /** Seed ages in days against the stream's `refresh_after` (fetched seeds only). */
+  ages: { stream: string; ageDays: number; refreshDays: number }[];
+  failures: { stream: string; kind: 'failed seed' | 'rejected record'; reason: string; count: number; example: string }[];
+  triggers: { day: string; signal: string; field: string; count: number }[];
+  runs: RunSummary[];
+}
+
+const DAY_MS = 86_400_000;
+const EXAMPLE_CHARS = 160;
+
+/**
+ * Reads what the report shows, one select at a time through `readQuery` (read-only by
+ * construction); a table a fresh warehouse does not have yet reads as empty.
+ */
+export async function readReportData(destination: Destination, config: SeedlineConfig, days: number, now = new Date()): Promise<ReportData> {
+  const schema = quoteIdentifier(destination.schema, 'schema');
+  const since = new Date(now.getTime() - days * DAY_MS);
+  const read = async (sql: string) => destination.readQuery(sql).catch(() => [] as Record<string, unknown>[]);
+  const runRows = await read(`select run_id, started_at, finished_at, status, streams, credits_used, credits_estimated, stop_reason from ${schema}._seedline_runs order by started_at desc`);
+  const runs = runRows.map(runSummary);
+  const recent = runRows.filter((row) => toDate(row.started_at).getTime() >= since.getTime());
+  const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  return {
+    generatedAt: now.toISOString(),
+    days,
+    credits: dailyCredits(recent),
+    monthToDate: runRows.filter((row) => toDate(row.started_at).getTime() >= monthStart).reduce((sum, row) => sum + Math.max(0, Number(row.credits_used ?? 0)), 0),
+    budget: { perRun: config.budget.max_credits_per_run, perMonth: config.budget.max_credits_per_month, keepBalance: config.budget.keep_balance },
+    balance: (await read(`select snapshot_at, credits_remaining from ${schema}.account order by snapshot_at`))
+      .filter((row) => row.credits_remaining !== null && toDate(row.snapshot_at).getTime() >= since.getTime())
+      .map((row) => ({ at: toDate(row.snapshot_at).toISOString(), credits: Number(row.credits_remaining) })),
+    ...(await seedFreshness(read, schema, config, now)),
+    failures: await failures(read, schema),
+    triggers: triggersByDay(await read(`select signal_id, checked_at, diff from ${schema}.triggers`), since),
+    runs: runs.slice(0, 20),
+  };
+}
+
+/** Per day and stream, from each run's per-stream outcomes (`_seedline_runs.streams`). */
+function dailyCredits(rows: readonly Record<string, unknown>[]): DailyCredits[] {
+  const sums = new Map<string, DailyCredits>();
+  for (const row of rows) {
+    const day = toDate(row.started_at).toISOString().slice(0, 10);
+    for (const outcome of parseJson<{ stream: string; credits?: number }[]>(row.streams) ?? []) {
+      if (!outcome.credits) continue;
+      const key = `${day} ${outcome.stream}`;
+      const sum = sums.get(key) ?? { day, stream: outcome.stream, credits: 0 };
+      sum.credits += outcome.credits;
+      sums.set(key, sum);
+    }
+  }
+  return [...sums.values()].sort((a, b) => a.day.localeCompare(b.day) || a.stream.localeCompare(b.stream));
+}
+
+function runSummary(row: Record<string, unknown>): RunSummary {
+  const started = toDate(row.started_at);
+  const finished = row.finished_at ? toDate(row.finished_at) : null;
+  const outcomes = parseJson<{ records?: number }[]>(row.streams) ?? [];
+  return {
+    runId: String(row.run_id),
+    startedAt: started.toISOString(),
+    status: String(row.status),
+    durationSeconds: finished ? Math.round((finished.getTime() - started.getTime()) / 100) / 10 : null,
+    credits: Number(row.credits_used ?? 0),
+    estimatedCredits: Number(row.credits_estimated ?? 0),
+    records: outcomes.reduce((sum, o) => sum + (o.records ?? 0), 0),
+    stopReason: String(row.stop_reason ?? ''),
+  };
+}
+
+async function seedFreshness(read: (sql: string) => Promise<Record<string, unknown>[]>, schema: string, config: SeedlineConfig, now: Date): Promise<Pick<ReportData, 'freshness' | 'ages'>> {
+  const rows = await read(`select stream, status, fetched_at from ${schema}._seedline_seeds`);
+  const counts = new Map<string, Freshness>();
+  const ages: ReportData['ages'] = [];
+  for (const row of rows) {
+    const stream = String(row.stream);
+    const refresh = (config.streams as Record<string, { refresh_after?: string } | undefined>)[stream]?.refresh_after;
+    const refreshMs = refresh ? parseDuration(refresh) : undefined;
+    const fetchedAt = row.fetched_at ? toDate(row.fetched_at) : null;
+    const state: Freshness['state'] = row.status === 'failed' ? 'failed' : row.status !== 'fetched' ? 'pending' : isRecent(fetchedAt, refreshMs, now) ? 'fresh' : 'due';
+    const count = counts.get(`${stream} ${state}`) ?? { stream, state, seeds: 0 };
+    count.seeds++;
+    counts.set(`${stream} ${state}`, count);
+    if (fetchedAt && refreshMs !== undefined) ages.push({ stream, ageDays: round((now.getTime() - fetchedAt.getTime()) / DAY_MS), refreshDays: round(refreshMs / DAY_MS) });
+  }
+  return { freshness: [...counts.values()].sort((a, b) => a.stream.localeCompare(b.stream) || a.state.localeCompare(b.state)), ages };
+}
+
+/** Failed seeds by error and rejected records by reason, each with its latest example (values cut, secrets redacted). */
+async function failures(read: (sql: string) => Promise<Record<string, unknown>[]>, schema: string): Promise<ReportData['failures']> {
+  const failed = await read(`select stream, error, seed, updated_at from ${schema}._seedline_seeds where status = 'failed' order by updated_at desc`);
+  const rejected = await read(`select stream, reason, record, rejected_at from ${schema}._seedline_rejected order by rejected_at desc`);
+  const grouped = new Map<string, ReportData['failures'][number]>();
+  const add = (stream: string, kind: 'failed seed' | 'rejected record', reason: string, example: string) => {
+    const key = `${kind} ${stream} ${reason}`;
+    const entry = grouped.get(key) ?? { stream, kind, reason: cut(reason), count: 0, example: cut(example) };
+    entry.count++;
+    grouped.set(key, entry);
+  };
+  for (const row of failed) add(String(row.stream), 'failed seed', String(row.error ?? 'failed'), String(row.seed));
+  for (const row of rejected) add(String(row.stream), 'rejected record', String(row.reason), String(row.record));
+  return [...grouped.values()].sort((a, b) => b.count - a.count);
+}
+
+/** Triggers per day, Signal and watched field (a Trigger changing two fields counts for each). */
+function triggersByDay(rows: readonly Record<string, unknown>[], since: Date): ReportData['triggers'] {
+  const counts = new Map<string, ReportData['triggers'][number]>();
+  for (const row of rows) {
+    const at = toDate(row.checked_at);
+    if (at.getTime() < since.getTime()) continue;
+    const day = at.toISOString().slice(0, 10);
+    for (const field of Object.keys(parseJson<Record<string, unknown>>(row.diff) ?? { changed: null })) {
+      const key = `${day} ${String(row.signal_id)} ${field}`;
+      const count = counts.get(key) ?? { day, signal: String(row.signal_id), field, count: 0 };
+      count.count++;
+      counts.set(key, count);
+    }
+  }
+  return [...counts.values()].sort((a, b) => a.day.localeCompare(b.day));
+}
+
+function parseJson<T>(value: unknown): T | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== 'string') return value as T;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+function toDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+/** One line of at most EXAMPLE_CHARS characters, with anything shaped like a secret redacted. */
+function cut(text: string): string {
+  const line = redactSecrets(text).replace(/\s+/g, ' ');
+  return line.length > EXAMPLE_CHARS ? `${line.slice(0, EXAMPLE_CHARS - 1)}…` : line;
+}

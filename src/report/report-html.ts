@@ -1,0 +1,128 @@
+import type { Chart } from './report-charts.js';
+import type { ReportData } from './report-data.js';
+
+/** What the page needs besides the data: where it came from, and the commands to suggest. */
+export interface PageContext {
+  /** The config file the report was made from, as given. */
+  configPath: string;
+  /** Destination label (`duckdb w.duckdb`, `postgres schema seedline`); never a URL with a password. */
+  destination: string;
+}
+
+/**
+ * The report as one self-contained HTML page: styles and SVG charts inline, no script, no
+ * network. Each chart sits beside its numbers; an empty warehouse gets the commands to run first.
+ */
+export function renderReportHtml(data: ReportData, charts: readonly Chart[], context: PageContext): string {
+  const byId = new Map(charts.map((c) => [c.id, c]));
+  const sections = data.runs.length === 0 ? [firstSteps(context)] : [
+    section('Credits', byId.get('credits'), creditsNumbers(data), 'No credits were billed in this window.'),
+    section('Balance', byId.get('balance'), balanceNumbers(data), 'No account snapshots yet: add `account: {}` under streams to record the balance at every run.'),
+    section('Freshness', byId.get('freshness'), freshnessNumbers(data), 'No seed ledger yet.'),
+    section('Seed ages', byId.get('ages'), '', 'No fetched seed has a refresh_after.'),
+    section('Failures and rejected records', byId.get('failures'), failuresNumbers(data), 'No failed seed and no rejected record.'),
+    section('Triggers', byId.get('triggers'), '', 'No Trigger in this window (seedline serve loads them as they come).'),
+    section('Last runs', byId.get('runs'), runsTable(data), ''),
+  ];
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>seedline report</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header><h1>seedline report</h1><p>${escape(context.destination)} · last ${data.days} days · generated ${escape(data.generatedAt.slice(0, 16).replace('T', ' '))} UTC from ${escape(context.configPath)}</p></header>
+<main>
+${sections.join('\n')}
+</main>
+</body>
+</html>
+`;
+}
+
+function section(title: string, chart: Chart | undefined, numbers: string, empty: string): string {
+  const figure = chart
+    ? `<figure class="chart" id="chart-${chart.id}" data-mark="${chart.mark}" data-points="${chart.points}">${chart.svg}<figcaption>${escape(chart.title)}</figcaption></figure>`
+    : `<p class="empty">${escape(empty)}</p>`;
+  return `<section><h2>${escape(title)}</h2><div class="pair">${figure}${numbers ? `<div class="numbers">${numbers}</div>` : ''}</div></section>`;
+}
+
+function creditsNumbers(data: ReportData): string {
+  const total = data.credits.reduce((sum, c) => sum + c.credits, 0);
+  const byStream = new Map<string, number>();
+  for (const c of data.credits) byStream.set(c.stream, (byStream.get(c.stream) ?? 0) + c.credits);
+  const limits = [
+    ['month to date', data.monthToDate],
+    ['max_credits_per_month', data.budget.perMonth],
+    ['max_credits_per_run', data.budget.perRun],
+  ].filter(([, value]) => value !== undefined) as [string, number][];
+  return table(['', 'credits'], [[`last ${data.days} days`, total], ...limits, ...[...byStream].sort((a, b) => b[1] - a[1])]);
+}
+
+function balanceNumbers(data: ReportData): string {
+  const last = data.balance[data.balance.length - 1];
+  const first = data.balance[0];
+  if (!last || !first) return '';
+  const rows: [string, number][] = [['now', last.credits], [`fell over ${data.days} days`, first.credits - last.credits]];
+  if (data.budget.keepBalance !== undefined) rows.push(['keep_balance', data.budget.keepBalance]);
+  return table(['', 'credits'], rows);
+}
+
+function freshnessNumbers(data: ReportData): string {
+  const streams = [...new Set(data.freshness.map((f) => f.stream))];
+  const count = (stream: string, state: string) => data.freshness.find((f) => f.stream === stream && f.state === state)?.seeds ?? 0;
+  return table(['stream', 'fresh', 'due', 'pending', 'failed'], streams.map((s) => [s, count(s, 'fresh'), count(s, 'due'), count(s, 'pending'), count(s, 'failed')]));
+}
+
+function failuresNumbers(data: ReportData): string {
+  return table(['#', 'stream', 'kind', 'count', 'reason', 'latest example'], data.failures.slice(0, 20).map((f, i) => [i + 1, f.stream, f.kind, f.count, f.reason, f.example]));
+}
+
+function runsTable(data: ReportData): string {
+  return table(
+    ['started (UTC)', 'status', 'seconds', 'expected', 'billed', 'records', 'stopped'],
+    data.runs.slice(0, 10).map((r) => [r.startedAt.slice(0, 16).replace('T', ' '), r.status, r.durationSeconds ?? '', r.estimatedCredits, r.credits, r.records, r.stopReason]),
+  );
+}
+
+function firstSteps(context: PageContext): string {
+  return `<section class="first"><h2>Nothing synced yet</h2><p>This warehouse has no run yet. Run these, then make the report again:</p>
+<pre>seedline plan   --config ${escape(context.configPath)}   # what a sync would fetch and cost
+seedline sync   --config ${escape(context.configPath)}
+seedline report --config ${escape(context.configPath)}</pre></section>`;
+}
+
+function table(head: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+  const cell = (value: string | number) => `<td${typeof value === 'number' ? ' class="n"' : ''}>${escape(typeof value === 'number' ? value.toLocaleString('en-US') : value)}</td>`;
+  return `<table><thead><tr>${head.map((h) => `<th>${escape(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((row) => `<tr>${row.map(cell).join('')}</tr>`).join('')}</tbody></table>`;
+}
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const STYLE = `
+:root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2428; }
+body { margin: 0; background: #f6f7f8; }
+header { padding: 16px 24px; background: #1d2428; color: #fff; }
+header h1 { margin: 0 0 4px; font-size: 22px; }
+header p { margin: 0; opacity: .8; font-size: 14px; }
+main { max-width: 1240px; margin: 0 auto; padding: 8px 16px 32px; }
+section { background: #fff; border-radius: 8px; margin: 16px 0; padding: 12px 16px; box-shadow: 0 1px 2px rgba(0,0,0,.08); break-inside: avoid; }
+h2 { font-size: 17px; margin: 4px 0 8px; }
+.pair { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+figure { margin: 0; flex: 1 1 560px; min-width: 0; }
+figure svg { max-width: 100%; height: auto; }
+figcaption { font-size: 12px; color: #5b6670; }
+.numbers { flex: 1 1 300px; min-width: 0; overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13px; width: 100%; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #e3e6e8; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.empty { color: #5b6670; }
+pre { background: #f0f2f3; padding: 12px; overflow-x: auto; }
+@media (max-width: 600px) { main { padding: 4px 8px; } section { padding: 8px; } header { padding: 12px; } }
+@media print { body { background: #fff; } section { box-shadow: none; border: 1px solid #ddd; } }
+`;
