@@ -13,7 +13,7 @@ import { seedKey } from '../../src/engine/seed-keys.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sleep } from '../../src/util/sleep.js';
 import { sha256 } from '../../src/util/stable-json.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { cliNodeArgs, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { backendAvailable } from '../helpers/destinations.js';
 import { dropPostgresSchema, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
@@ -51,7 +51,7 @@ function freePort(): Promise<number> {
 
 /** Spawns `seedline serve` and resolves once it prints where it listens. */
 async function startServe(config: string, env: NodeJS.ProcessEnv): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--config', config], {
+  const child = spawn(process.execPath, [...cliNodeArgs(), 'serve', '--config', config], {
     cwd: ROOT,
     env: { ...process.env, ...env, FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
