@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import {
   billedCredits,
   billedEntries,
@@ -19,6 +19,8 @@ import {
 } from '../helpers/crash-harness.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends } from '../helpers/destinations.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 /**
  * What one trial (crash run + rerun) may bill beyond an uninterrupted run is the crash exposure

@@ -1,13 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { postgresConnection } from '../../src/destinations/postgres/postgres-connection.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, spawnCli, tempWorkspace, writeConfig, type RunningCli } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, runCli, type RunningCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const PROFILES = Array.from({ length: 6 }, (_, i) => `https://www.network.example/in/sched-person-${i}`);
 const SLOW_PROFILES = Array.from({ length: 40 }, (_, i) => `https://www.network.example/in/slow-person-${i}`);
@@ -305,5 +307,5 @@ describe('seedline schedule: a config it cannot run', () => {
     const none = await runCli(['schedule', '--config', await writeConfig(dir, { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: {} }, 'none.yaml')]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/schedule: missing[\s\S]*--cron/);
-  }, 60_000);
+  });
 });

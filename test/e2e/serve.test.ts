@@ -4,7 +4,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signWebhook } from '../../src/client/webhook-signature.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { DestinationError } from '../../src/destinations/destination-error.js';
@@ -13,10 +13,12 @@ import { seedKey } from '../../src/engine/seed-keys.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sleep } from '../../src/util/sleep.js';
 import { sha256 } from '../../src/util/stable-json.js';
-import { cliNodeArgs, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, cliNodeArgs, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { backendAvailable } from '../helpers/destinations.js';
 import { dropPostgresSchema, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DAY = 86_400_000;
@@ -84,6 +86,11 @@ async function untilDb<T>(probe: () => Promise<T | undefined | null | false>, ti
   }
 }
 
+/** Waits (up to 30 s) until `output()` matches: the assertion that follows then reports the output if it never did. */
+async function logged(output: () => string, pattern: RegExp): Promise<void> {
+  await eventually(async () => pattern.test(output()), 30_000).catch(() => undefined);
+}
+
 function fromJson(value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }
@@ -132,7 +139,7 @@ describe('seedline serve without webhooks', () => {
     } finally {
       await sandbox.close();
     }
-  }, 60_000);
+  });
 
   it('given a spool_dir that is a file and an empty secret, when serve starts, then it warns of the secret and exits 1 naming webhooks.spool_dir before listening', async () => {
     const dir = await tempWorkspace();
@@ -306,7 +313,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     });
     env = { SERVE_OWN_SECRET: OWN_SECRET };
     served = await startServe(configPath, env);
-  }, 60_000);
+  });
 
   afterAll(async () => {
     if (served?.child.exitCode === null) served.child.kill('SIGKILL');
@@ -339,6 +346,8 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     console.info(`[serve e2e ${kind}] ${expected.length} Triggers queryable ${Date.now() - answeredAt} ms after the last delivery was answered`);
     expect(await loaded()).toEqual(expected);
     expect(served.stderr).toContain(`signal.triggered: queued trigger ${expected[0]!.trigger_id}`);
+    // Logged just after the load commits: the rows can be read before the line reaches this process.
+    await logged(() => served.stderr, /signal\.triggered: loaded \d+ triggers? into triggers/);
     expect(served.stderr).toMatch(/signal\.triggered: loaded \d+ triggers? into triggers/);
   }, 120_000);
 
@@ -420,7 +429,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const [signalId] = [...secrets.keys()];
     const [before] = await query('select count(*) as n from {s}.triggers');
     await api(`/v1/signals/${signalId}/test-webhook`, { method: 'POST' });
-    await eventually(async () => served.stderr.includes(`signal.test: test delivery for Signal ${signalId}`));
+    await eventually(async () => served.stderr.includes(`signal.test: test delivery for Signal ${signalId}`), 30_000);
     await settled();
     const events = await query(`select event, subject_id, test from {s}.webhook_events where event = 'signal.test'`);
     expect(events).toEqual([{ event: 'signal.test', subject_id: signalId, test: true }]);
@@ -433,11 +442,11 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const doomed = await createSignal(DOOMED_KEY, 'https://www.network.example/in/serve-doomed', `${base}/nowhere`);
     for (let day = 0; day < 30 && !(await pausedReason(doomed.id)); day++) await sandbox.clock.advance(DAY);
     expect(await pausedReason(doomed.id)).toBe('webhook_gone');
-    await eventually(async () => served.stderr.includes(`warning: signal.paused: Signal ${doomed.id} was paused by the service (reason: webhook_gone)`));
+    await eventually(async () => served.stderr.includes(`warning: signal.paused: Signal ${doomed.id} was paused by the service (reason: webhook_gone)`), 30_000);
     await settled();
     const events = await query(`select subject_id, test from {s}.webhook_events where event = 'signal.paused'`);
     expect(events).toEqual([{ subject_id: doomed.id, test: false }]);
-  }, 60_000);
+  });
 
   it('given 200 concurrent deliveries with duplicates, when posted with a 10 s client timeout, then every one is answered 2xx and each unique Trigger is loaded once', async ({ skip }) => {
     if (!available) skip();
@@ -471,7 +480,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const [counts] = await query(`select count(*) as n, count(distinct trigger_id) as ids from {s}.triggers where signal_id <> '${SYNTHETIC}'`);
     expect(Number(counts?.n)).toBe((await listTriggers()).length);
     expect(Number(counts?.ids)).toBe(Number(counts?.n));
-  }, 60_000);
+  });
 
   it('given a batch job a stopped sync recorded as submitted, when the service sends batch.completed, then serve reads its results into profiles and completes the batch', async ({ skip }) => {
     if (!available) skip();
@@ -488,8 +497,10 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     expect(await query(`select status from {s}._seedline_seeds where stream = 'profiles'`)).toEqual([{ status: 'fetched' }]);
     expect(await query(`select subject_id from {s}.webhook_events where event = 'batch.completed'`)).toEqual([{ subject_id: jobId }]);
     expect(served.stderr).toContain(`batch.completed: reading the results of job ${jobId} (streams profiles)`);
+    // The read commits the batch as completed, then prints its run summary: wait for the line, not just the row.
+    await logged(() => served.stdout, /run run_\w+: succeeded/);
     expect(served.stdout).toMatch(/run run_\w+: succeeded/);
-  }, 90_000);
+  });
 
   it('given a delivery answered while a long sync holds the destination, when serve is killed -9 before loading it and started again, then it is loaded', async ({ skip }) => {
     if (!available) skip();
@@ -510,7 +521,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     } finally {
       if (!released) await holder.close();
     }
-  }, 90_000);
+  });
 
   it('given deliveries left spooled when serve stops while the destination is busy, when sync runs next, then it loads them first (leaving batch.completed for serve) and serve had exited 0', async ({ skip }) => {
     if (!available) skip();
@@ -538,7 +549,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     } finally {
       if (!released) await holder.close();
     }
-  }, 90_000);
+  });
 
   it('given serve stopped and a job a stopped sync left unread, when sync --resume-only runs (the polling fallback), then it reads that job and submits nothing new', async ({ skip }) => {
     if (!available) skip();
@@ -556,5 +567,5 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     expect(urls).toHaveLength(2);
     expect(urls.some((u) => u.includes('serve-polled-person'))).toBe(true);
     expect(await query(`select seed from {s}._seedline_seeds where seed = '${UNFETCHED_PROFILE}'`)).toEqual([]);
-  }, 60_000);
+  });
 });
