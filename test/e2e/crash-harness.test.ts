@@ -49,6 +49,8 @@ interface Reference {
   entries: LedgerEntry[];
   credits: number;
   snapshot: TableSnapshot;
+  /** Credits a trial may bill beyond the reference: the crash exposure `seedline plan` printed for the config. */
+  allowed: number;
 }
 
 interface TrialResult {
@@ -90,6 +92,8 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
 
       beforeAll(async () => {
         reference = await withRun(backend, mode, `${backend.name}_${mode}_ref`, async ({ sandbox, dest, configPath }) => {
+          // Every trial's config is this one but for the destination's file or schema, each empty when planned: one plan serves them all.
+          const allowed = await crashExposure(configPath);
           const run = await runCli(['sync', '--config', configPath]);
           expect(run.code, `seed ${SEED}, ${backend.name} reference run failed\n${output(run)}`).toBe(0);
           await sandbox.idle();
@@ -97,7 +101,7 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
           const { snapshot, duplicateKeys } = await readTables(dest);
           expect(duplicateKeys, `seed ${SEED}, ${backend.name} reference`).toEqual([]);
           expect(entries.length, `seed ${SEED}, ${backend.name} reference billed nothing`).toBeGreaterThan(0);
-          return { entries, credits: billedCredits(entries), snapshot };
+          return { entries, credits: billedCredits(entries), snapshot, allowed };
         });
       }, 180_000);
 
@@ -119,7 +123,7 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
           const ref = reference;
           const k = 1 + Math.floor(draw * ref.entries.length);
           const ran = await withRun(backend, mode, `${backend.name}_${mode}_${trial}`, async ({ sandbox, dest, configPath }) => {
-            const allowed = await crashExposure(configPath);
+            const allowed = ref.allowed;
             const kill = killAtBilledEntry(sandbox, k);
             const crashed = spawnCli(['sync', '--config', configPath]);
             kill.attach(crashed.child);
