@@ -380,7 +380,8 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       { id: 'trg_bad_unsigned', header: () => undefined, reason: 'missing_header' },
     ];
     for (const c of cases) {
-      await sleep(1000 - (Date.now() % 1000));
+      // Only the 301 s old case needs the start of a second (see above); the others hold at any moment.
+      if (c.id === 'trg_bad_old') await sleep(1000 - (Date.now() % 1000));
       const answer = await post(bodyOf(c.id), c.header(bodyOf(c.id)));
       expect(answer.status, c.id).toBe(401);
       expect(answer.text, c.id).toContain(c.reason);
