@@ -10,7 +10,8 @@ declare module 'vitest' {
     /**
      * The `seedline` CLI entry point the e2e tests spawn with plain `node`: src/ and schemas/
      * transformed once per test run, file by file, by esbuild (the transform tsx applies on every
-     * start), or '' to spawn `node --import tsx src/cli/main.ts` (`SEEDLINE_TEST_CLI=tsx`).
+     * start), or '' to spawn `node --import tsx src/cli/main.ts` (`SEEDLINE_TEST_CLI=tsx`, and in
+     * watch mode, where src/ changes while the run lasts).
      */
     cliEntry: string;
   }
@@ -29,7 +30,8 @@ async function typescriptFiles(dir: string): Promise<string[]> {
  * node_modules resolve as they do from src/.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  if (process.env.SEEDLINE_TEST_CLI === 'tsx') {
+  // In watch mode the setup runs once while src/ changes under it: keep tsx, which reads src/ at each start.
+  if (process.env.SEEDLINE_TEST_CLI === 'tsx' || project.vitest.config.watch) {
     project.provide('cliEntry', '');
     return async () => undefined;
   }
