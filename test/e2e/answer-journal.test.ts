@@ -1,9 +1,11 @@
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { queryDestination as query } from '../helpers/destinations.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 // Single billed calls (jobs searches, activity pages, a batch item retried alone) journal their
 // answer the moment it arrives: a kill -9 after that costs nothing again.

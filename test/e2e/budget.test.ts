@@ -1,9 +1,11 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const PROFILES = [...Array.from({ length: 12 }, (_, i) => `https://www.network.example/in/budget-person-${i}`), 'private-budget-hidden'];
 const COMPANIES = ['acme-analytics', 'globex', 'initech'].map((c) => `https://www.network.example/company/${c}`);
@@ -153,7 +155,7 @@ describe('credit budget against a live-billing sandbox', () => {
     } finally {
       await sandbox.close();
     }
-  }, 60_000);
+  });
 
   it('given a balance smaller than the work and no budget, when the service answers 402, then the stream stops like a spent budget and names the balance', async () => {
     const sandbox = await startSandbox({ rpm: 100_000, balance: 6, concurrentBatchJobs: 1 });
@@ -176,5 +178,5 @@ describe('credit budget against a live-billing sandbox', () => {
     } finally {
       await sandbox.close();
     }
-  }, 60_000);
+  });
 });

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { cp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { tempWorkspace } from '../helpers/cli.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { CLI_TEST_TIMEOUT, tempWorkspace } from '../helpers/cli.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const ROOT = resolve(import.meta.dirname, '../..');
 

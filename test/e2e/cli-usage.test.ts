@@ -2,9 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { describe, expect, it } from 'vitest';
-import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { describe, expect, it, vi } from 'vitest';
+import { CLI_TEST_TIMEOUT, runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { eventually } from '../helpers/sandbox.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const STACK = /\n\s+at /;
 const BAD_KEY = 'svc_bogus_NeverPrintThisKey42';

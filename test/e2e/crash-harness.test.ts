@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import {
   billedCredits,
   billedEntries,
@@ -19,6 +19,8 @@ import {
 } from '../helpers/crash-harness.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends } from '../helpers/destinations.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 /**
  * What one trial (crash run + rerun) may bill beyond an uninterrupted run is the crash exposure
@@ -47,6 +49,8 @@ interface Reference {
   entries: LedgerEntry[];
   credits: number;
   snapshot: TableSnapshot;
+  /** Credits a trial may bill beyond the reference: the crash exposure `seedline plan` printed for the config. */
+  allowed: number;
 }
 
 interface TrialResult {
@@ -88,6 +92,8 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
 
       beforeAll(async () => {
         reference = await withRun(backend, mode, `${backend.name}_${mode}_ref`, async ({ sandbox, dest, configPath }) => {
+          // Every trial's config is this one but for the destination's file or schema, each empty when planned: one plan serves them all.
+          const allowed = await crashExposure(configPath);
           const run = await runCli(['sync', '--config', configPath]);
           expect(run.code, `seed ${SEED}, ${backend.name} reference run failed\n${output(run)}`).toBe(0);
           await sandbox.idle();
@@ -95,7 +101,7 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
           const { snapshot, duplicateKeys } = await readTables(dest);
           expect(duplicateKeys, `seed ${SEED}, ${backend.name} reference`).toEqual([]);
           expect(entries.length, `seed ${SEED}, ${backend.name} reference billed nothing`).toBeGreaterThan(0);
-          return { entries, credits: billedCredits(entries), snapshot };
+          return { entries, credits: billedCredits(entries), snapshot, allowed };
         });
       }, 180_000);
 
@@ -117,7 +123,7 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
           const ref = reference;
           const k = 1 + Math.floor(draw * ref.entries.length);
           const ran = await withRun(backend, mode, `${backend.name}_${mode}_${trial}`, async ({ sandbox, dest, configPath }) => {
-            const allowed = await crashExposure(configPath);
+            const allowed = ref.allowed;
             const kill = killAtBilledEntry(sandbox, k);
             const crashed = spawnCli(['sync', '--config', configPath]);
             kill.attach(crashed.child);

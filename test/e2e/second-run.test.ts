@@ -1,11 +1,13 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { LedgerEntry } from '../../src/sandbox/billing-ledger.js';
-import { runCli, tempWorkspace, writeConfig, type CliResult } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, type CliResult, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 /** Every billed stream and the sandbox operation it is billed under (single call or batch item alike). */
 const BILLED = {

@@ -1,14 +1,16 @@
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Signal } from '../../schemas/index.js';
 import { ApiClient } from '../../src/client/index.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { listTaggedSignals } from '../../src/signals/signal-apply.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/sandbox.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const KEY = 'svc_live_signals_ops';
 const siteOf = (signal: Signal) => (signal.target as { site_url?: string } | undefined)?.site_url;

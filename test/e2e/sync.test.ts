@@ -1,12 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const PROFILES = Array.from({ length: 16 }, (_, i) => `https://www.network.example/in/person-${i}${i % 4 === 0 ? '/' : ''}`);
 const PRIVATE = ['https://www.network.example/in/private-hidden-one', 'deleted-gone-two'];
@@ -153,7 +155,7 @@ describe('plan, query and status', () => {
       expect(status.stdout).toMatch(/profiles\s+fetched\s+16/);
       expect(sandbox.ledger.entries.length).toBe(calls);
     });
-  }, 60_000);
+  });
 });
 
 describe('every stream', () => {
@@ -316,7 +318,7 @@ describe('seeds the service refuses or fumbles', () => {
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).toMatch(/profiles\s+succeeded/);
     });
-  }, 60_000);
+  });
 });
 
 describe('a refused seed on its own', () => {
@@ -332,7 +334,7 @@ describe('a refused seed on its own', () => {
       const failed = await query(dest, `select seed_key from "${dest.schema}"._seedline_seeds where status = 'failed'`);
       expect(failed).toEqual([{ seed_key: 'acme' }]);
     });
-  }, 60_000);
+  });
 });
 
 describe('config and budget', () => {
@@ -374,7 +376,7 @@ describe('config and budget', () => {
         { stream: 'profiles', seed: 'sql-seed-two' },
       ]);
     });
-  }, 60_000);
+  });
 
   it('given a budget smaller than the work, when synced, then it never spends past the budget and says so', async () => {
     await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir }) => {
@@ -384,5 +386,5 @@ describe('config and budget', () => {
       expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(7);
       expect(result.stdout + result.stderr).toMatch(/budget/);
     });
-  }, 60_000);
+  });
 });

@@ -2,9 +2,27 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { inject } from 'vitest';
 import { stringify } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * Node arguments that start the `seedline` CLI: the entry point transformed once for this test run
+ * (test/helpers/build-cli.ts), or `--import tsx src/cli/main.ts` when there is none
+ * (`SEEDLINE_TEST_CLI=tsx`, or a run without the global setup).
+ */
+export function cliNodeArgs(): string[] {
+  const built = inject('cliEntry');
+  return built ? [built] : ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
+}
+
+/**
+ * Per-test deadline of the e2e files (set with `vi.setConfig` at the top of each): a test there
+ * starts the CLI up to a dozen times in a row, each start ~0.7 s on a quiet 2-core machine and
+ * several times that under load. A deadline for a hung test, not a margin any test relies on.
+ */
+export const CLI_TEST_TIMEOUT = 120_000;
 
 /** What a CLI run printed and how it exited. */
 export interface CliResult {
@@ -14,10 +32,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `seedline` CLI (TypeScript through tsx) as a child process. */
+/** Runs the real `seedline` CLI as a child process (see {@link cliNodeArgs}). */
 export function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+    const child = spawn(process.execPath, [...cliNodeArgs(), ...args], {
       cwd: options.cwd ?? ROOT,
       env: { ...process.env, ...options.env, FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -56,7 +74,7 @@ export interface RunningCli {
 
 /** Starts the real `seedline` CLI and returns at once; stop it with `child.kill(...)`. */
 export function spawnCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv } = {}): RunningCli {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+  const child = spawn(process.execPath, [...cliNodeArgs(), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...options.env, FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -150,8 +150,8 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
   it('given a 200 body cut short (Content-Length larger than sent), when enriching, then UnexpectedResponseError is thrown and nothing is retried', async () => {
     server.on('/v1/profiles/enrich', (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
-      res.write('{"data":{"url":"https://n.exa');
-      setTimeout(() => res.socket?.destroy(), 20);
+      // Cut once the partial body is handed to the socket, not after a delay that a loaded machine may outlast.
+      res.write('{"data":{"url":"https://n.exa', () => res.socket?.destroy());
     });
     const error = await client().enrichProfile({ url: 'jane' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnexpectedResponseError);
@@ -225,7 +225,8 @@ describe('ApiClient over HTTP: endpoints', () => {
 
     await api.enrichProfile({ url: 'jane' });
 
-    await vi.waitFor(() => expect(api.limiter.requestsPerMinute).toBe(30));
+    // The account is read again in the background: wait for it (vi.waitFor's default is 1 s, short for a loaded machine).
+    await vi.waitFor(() => expect(api.limiter.requestsPerMinute).toBe(30), { timeout: 20_000, interval: 20 });
     expect(api.limiter.concurrentBatchJobs).toBe(1);
     expect(server.requestsTo('/v1/account')).toHaveLength(2);
   });

@@ -180,12 +180,18 @@ describe('the status of a run asked to stop, against the sandbox and DuckDB', ()
 
 describe('a sync of a batch stream stopped while it reads a submitted job, against the sandbox and DuckDB', () => {
   let rig: EngineRig;
+  let releaseItems: () => void = () => undefined;
 
-  // Items take seconds to resolve, so the job is still open when its first results page is read.
+  // Items are held unresolved until the test ends, so the job is still open when its first results
+  // page is read, however slow the machine (a 3 s latency did this before, a margin load could eat).
   beforeEach(async () => {
-    rig = await startEngineRig('svc_live_stopped_read', { seed: 12, rpm: 100_000, latencyMs: [3_000, 3_000] });
+    const held = new Promise<void>((resolve) => (releaseItems = resolve));
+    rig = await startEngineRig('svc_live_stopped_read', { seed: 12, rpm: 100_000, beforeBatchItem: () => held });
   });
-  afterEach(() => rig.close());
+  afterEach(async () => {
+    releaseItems();
+    await rig.close();
+  });
 
   it('given a stop while the job is read, when the run ends, then the seed stays submitted in that paid job (not pending without it), so the next run reads it', async () => {
     const { sandbox, client, destination, dir } = rig;

@@ -93,7 +93,10 @@ describe('POST /v1/batch and GET /v1/batch/{id}', () => {
   });
 
   it('given running jobs at the limit, when another is submitted, then 429 rate_limited with Retry-After', async () => {
-    const slow = await startHarness({ concurrentBatchJobs: 1, latencyMs: [50, 50] });
+    // The first job's items are held until the second submission is answered: it is running then, however slow the machine.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow = await startHarness({ concurrentBatchJobs: 1, beforeBatchItem: () => held });
     try {
       const items = Array.from({ length: 20 }, (_, i) => profileItem(`p-${i}`));
       expect((await slow.post('/v1/batch', { items })).status).toBe(202);
@@ -101,6 +104,7 @@ describe('POST /v1/batch and GET /v1/batch/{id}', () => {
       expect(second.status).toBe(429);
       expect(second.headers.get('retry-after')).toMatch(/^\d+$/);
     } finally {
+      release();
       await slow.sandbox.close();
     }
   });
