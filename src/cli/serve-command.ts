@@ -16,8 +16,12 @@ import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { runCommand } from './run-command.js';
 import { stopOnSignals } from './stop-on-signals.js';
+import { buildReport } from './report-command.js';
 import { syncOnce } from './sync-command.js';
 
+
+/** Days of history the `/report` page shows. */
+const REPORT_DAYS = 30;
 /** Options of `seedline serve`. */
 export interface ServeOptions {
   /** Config file path. */
@@ -93,6 +97,8 @@ async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedC
       },
     },
     health: () => spoolHealth(drainer),
+    // Made on each request from the destination (read-only), waiting for a drain that holds it.
+    pages: { '/report': async () => ({ contentType: 'text/html; charset=utf-8', body: await buildReport(opts.config, REPORT_DAYS, true) }) },
   });
   const port = opts.port ?? webhooks.port;
   const url = await receiver.listen(port, opts.host).catch((error: unknown) => {

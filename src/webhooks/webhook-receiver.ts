@@ -54,6 +54,8 @@ export interface WebhookReceiverOptions {
   maxConnections?: number;
   /** Extra fields of the `GET /healthz` answer (e.g. deliveries waiting in the spool). Default: none. */
   health?: () => Promise<Record<string, unknown>>;
+  /** Pages answered to `GET <path>` (e.g. `/report`), made on each request. Default: none. */
+  pages?: Record<string, () => Promise<{ contentType: string; body: string }>>;
   /** Where the one-line notices go (never bodies or secrets). Default: stderr. */
   log?: (line: string) => void;
 }
@@ -63,6 +65,8 @@ interface Answer {
   status: number;
   text: string;
   json?: boolean;
+  /** Content type other than text or JSON (a page). Default: by `json`. */
+  contentType?: string;
 }
 
 /**
@@ -146,7 +150,7 @@ export class WebhookReceiver {
       this.log(`webhook not accepted (503): ${reason}`);
       answer = { status: 503, text: `not accepted: ${reason}; deliver again later` };
     }
-    const headers: Record<string, string> = { 'content-type': answer.json ? 'application/json' : 'text/plain; charset=utf-8' };
+    const headers: Record<string, string> = { 'content-type': answer.contentType ?? (answer.json ? 'application/json' : 'text/plain; charset=utf-8') };
     if (answer.status === 405) headers.allow = 'POST';
     // An oversized body is left unread: close the connection rather than drain it.
     if (answer.status === 413) headers.connection = 'close';
@@ -157,6 +161,11 @@ export class WebhookReceiver {
     const pathname = new URL(req.url ?? '/', 'http://receiver').pathname;
     if (pathname === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
       return { status: 200, json: true, text: JSON.stringify({ status: 'ok', ...(await this.options.health?.()) }) };
+    }
+    const page = this.options.pages?.[pathname];
+    if (page && (req.method === 'GET' || req.method === 'HEAD')) {
+      const { contentType, body } = await page();
+      return { status: 200, text: body, contentType };
     }
     if (pathname !== this.path) return { status: 404, text: `not found: deliveries go to POST ${this.path}` };
     if (req.method !== 'POST') return { status: 405, text: `method ${req.method ?? '?'} not allowed: use POST` };

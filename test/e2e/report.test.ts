@@ -3,11 +3,11 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { readReportData } from '../../src/report/report-data.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { e2eBackends } from '../helpers/destinations.js';
 import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
@@ -19,7 +19,7 @@ const SEEDS = { profiles: ['ada-lovelace', 'grace-hopper', 'private-dennis-ritch
 
 // Issue 19: the report's data on both backends, and the page in a real browser.
 /** The config of a sync that fails a seed (private-…) and stops at the budget. */
-const CONFIG = { seeds: SEEDS, streams: { profiles: {}, companies: {}, account: {} }, budget: { max_credits_per_run: 6 } };
+const CONFIG = { seeds: SEEDS, streams: { profiles: {}, companies: {}, account: {} }, budget: { max_credits_per_run: 6 }, webhooks: { secrets: ['whsec_report_test'], port: 0 } };
 
 describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
   const workspace = useSandboxWorkspace('svc_live_report', CONFIG, (dir) => make(dir, 'report'));
@@ -46,6 +46,24 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
     }
   }, 180_000);
 
+  it('given seedline serve on that warehouse, when /report is requested, then the page is made on the spot from the destination', async (ctx) => {
+    const { destination: dest, configPath } = workspace;
+    if (!dest) return ctx.skip();
+    const served = spawnCli(['serve', '--config', configPath]);
+    try {
+      await vi.waitFor(() => expect(served.stdout).toMatch(/listening on http:\/\/\S+/), { timeout: 30_000, interval: 100 });
+      const base = new URL(/listening on (http:\/\/\S+)/.exec(served.stdout)![1]!).origin;
+      const page = await fetch(`${base}/report`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      const html = await page.text();
+      expect(html).toContain('Credits per day and stream');
+      expect(html).toContain('budget_exhausted');
+    } finally {
+      served.child.kill('SIGTERM');
+      await served.exited;
+    }
+  }, 120_000);
 });
 
 describe('the report page in Chromium', () => {
