@@ -75,9 +75,13 @@ function freshnessChart(data: ReportData): Promise<Chart> {
 
 function agesChart(data: ReportData): Promise<Chart> {
   const limits = [...new Map(data.ages.map((a) => [a.stream, { stream: a.stream, refreshDays: a.refreshDays }])).values()];
-  return chart('ages', 'Age of each fetched seed against refresh_after (days)', 'rect', data.ages.length, {
+  return chart('ages', 'Fetched seeds by age (half days) against refresh_after (dashed)', 'rect', data.ages.length, {
     layer: [
-      { data: { values: data.ages }, mark: { type: 'tick', thickness: 2 }, encoding: { x: { field: 'ageDays', type: 'quantitative', title: 'age (days)' }, y: { field: 'stream', type: 'nominal' } } },
+      {
+        data: { values: data.ages },
+        mark: { type: 'tick', thickness: 3, tooltip: true },
+        encoding: { x: { field: 'ageDays', type: 'quantitative', title: 'age (days)' }, y: { field: 'stream', type: 'nominal' }, opacity: { field: 'seeds', type: 'quantitative', scale: { range: [0.35, 1] }, title: 'seeds' } },
+      },
       { data: { values: limits }, mark: { type: 'rule', color: '#c0392b', strokeDash: [4, 3] }, encoding: { x: { field: 'refreshDays', type: 'quantitative' }, y: { field: 'stream', type: 'nominal' } } },
     ],
   });

@@ -40,8 +40,8 @@ export interface ReportData {
   budget: { perRun?: number | undefined; perMonth?: number | undefined; keepBalance?: number | undefined };
   balance: { at: string; credits: number }[];
   freshness: Freshness[];
-  /** Seed ages in days against the stream's `refresh_after` (fetched seeds only). */
-  ages: { stream: string; ageDays: number; refreshDays: number }[];
+  /** Fetched seeds by age (half-day buckets, the bucket's start in days) against the stream's `refresh_after`. */
+  ages: { stream: string; ageDays: number; seeds: number; refreshDays: number }[];
   failures: { stream: string; kind: 'failed seed' | 'rejected record'; reason: string; count: number; example: string }[];
   triggers: { day: string; signal: string; field: string; count: number }[];
   runs: RunSummary[];
@@ -113,7 +113,7 @@ function runSummary(row: Record<string, unknown>): RunSummary {
 async function seedFreshness(read: (sql: string) => Promise<Record<string, unknown>[]>, schema: string, config: SeedlineConfig, now: Date): Promise<Pick<ReportData, 'freshness' | 'ages'>> {
   const rows = await read(`select stream, status, fetched_at from ${schema}._seedline_seeds`);
   const counts = new Map<string, Freshness>();
-  const ages: ReportData['ages'] = [];
+  const ages = new Map<string, ReportData['ages'][number]>();
   for (const row of rows) {
     const stream = String(row.stream);
     const refresh = (config.streams as Record<string, { refresh_after?: string } | undefined>)[stream]?.refresh_after;
@@ -123,9 +123,15 @@ async function seedFreshness(read: (sql: string) => Promise<Record<string, unkno
     const count = counts.get(`${stream} ${state}`) ?? { stream, state, seeds: 0 };
     count.seeds++;
     counts.set(`${stream} ${state}`, count);
-    if (fetchedAt && refreshMs !== undefined) ages.push({ stream, ageDays: round((now.getTime() - fetchedAt.getTime()) / DAY_MS), refreshDays: round(refreshMs / DAY_MS) });
+    if (!fetchedAt || refreshMs === undefined) continue;
+    // Buckets, not one point per seed: a warehouse of a million seeds draws as many marks as a small one.
+    const ageDays = Math.floor(((now.getTime() - fetchedAt.getTime()) / DAY_MS) * 2) / 2;
+    const bucket = ages.get(`${stream} ${ageDays}`) ?? { stream, ageDays, seeds: 0, refreshDays: round(refreshMs / DAY_MS) };
+    bucket.seeds++;
+    ages.set(`${stream} ${ageDays}`, bucket);
   }
-  return { freshness: [...counts.values()].sort((a, b) => a.stream.localeCompare(b.stream) || a.state.localeCompare(b.state)), ages };
+  const byAge = [...ages.values()].sort((a, b) => a.stream.localeCompare(b.stream) || a.ageDays - b.ageDays);
+  return { freshness: [...counts.values()].sort((a, b) => a.stream.localeCompare(b.stream) || a.state.localeCompare(b.state)), ages: byAge };
 }
 
 /** Failed seeds by error and rejected records by reason, each with its latest example (values cut, secrets redacted). */
