@@ -19,11 +19,13 @@ const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 export async function renderCharts(data: ReportData): Promise<Chart[]> {
   const charts: Chart[] = [];
   if (data.credits.length > 0) charts.push(await creditsChart(data));
+  if (data.monthToDateByDay.length > 0) charts.push(await monthChart(data));
   if (data.balance.length > 0) charts.push(await balanceChart(data));
   if (data.freshness.length > 0) charts.push(await freshnessChart(data));
   if (data.ages.length > 0) charts.push(await agesChart(data));
   if (data.failures.length > 0) charts.push(await failuresChart(data));
   if (data.triggers.length > 0) charts.push(await triggersChart(data));
+  if (data.jobs.length > 0) charts.push(await jobsChart(data));
   if (data.runs.length > 0) charts.push(await runsChart(data));
   return charts;
 }
@@ -44,6 +46,28 @@ function creditsChart(data: ReportData): Promise<Chart> {
       },
       ...(perRun === undefined ? [] : [budgetRule(perRun, 'max_credits_per_run', 'y')]),
     ],
+  });
+}
+
+function monthChart(data: ReportData): Promise<Chart> {
+  const perMonth = data.budget.perMonth;
+  return chart('month', 'This month, credits to date', 'symbol', data.monthToDateByDay.length, {
+    layer: [
+      {
+        data: { values: data.monthToDateByDay },
+        mark: { type: 'line', point: true },
+        encoding: { x: { field: 'day', type: 'ordinal', title: 'day (UTC)' }, y: { field: 'credits', type: 'quantitative', title: 'credits to date' } },
+      },
+      ...(perMonth === undefined ? [] : [budgetRule(perMonth, 'max_credits_per_month', 'y')]),
+    ],
+  });
+}
+
+function jobsChart(data: ReportData): Promise<Chart> {
+  return chart('jobs', 'Job postings per company: posted in the window, no longer listed', 'rect', data.jobs.length, {
+    data: { values: data.jobs },
+    mark: { type: 'bar', tooltip: true },
+    encoding: { y: { field: 'company', type: 'nominal', sort: '-x' }, x: { field: 'postings', type: 'quantitative' }, color: { field: 'change', type: 'nominal' }, yOffset: { field: 'change' } },
   });
 }
 

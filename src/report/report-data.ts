@@ -44,6 +44,10 @@ export interface ReportData {
   ages: { stream: string; ageDays: number; seeds: number; refreshDays: number }[];
   failures: { stream: string; kind: 'failed seed' | 'rejected record'; reason: string; count: number; example: string }[];
   triggers: { day: string; signal: string; field: string; count: number }[];
+  /** Per company: postings posted in the window, and postings its latest pass no longer listed. */
+  jobs: { company: string; change: 'posted' | 'no longer listed'; postings: number }[];
+  /** Credits of this month's runs, summed day by day (against `max_credits_per_month`). */
+  monthToDateByDay: { day: string; credits: number }[];
   runs: RunSummary[];
 }
 
@@ -74,6 +78,8 @@ export async function readReportData(destination: Destination, config: SeedlineC
     ...(await seedFreshness(read, schema, config, now)),
     failures: await failures(read, schema),
     triggers: triggersByDay(await read(`select signal_id, checked_at, diff from ${schema}.triggers`), since),
+    jobs: jobChanges(await read(`select company__name as company, posted_at, _loaded_at, query_key from ${schema}.jobs`), since),
+    monthToDateByDay: cumulative(runRows.filter((row) => toDate(row.started_at).getTime() >= monthStart)),
     runs: runs.slice(0, 20),
   };
 }
@@ -165,6 +171,38 @@ function triggersByDay(rows: readonly Record<string, unknown>[], since: Date): R
     }
   }
   return [...counts.values()].sort((a, b) => a.day.localeCompare(b.day));
+}
+
+/**
+ * Postings per company: posted within the window, and no longer listed (loaded before the latest
+ * pass of their query, which did not return them again).
+ */
+function jobChanges(rows: readonly Record<string, unknown>[], since: Date): ReportData['jobs'] {
+  const latest = new Map<string, number>();
+  for (const row of rows) latest.set(String(row.query_key), Math.max(latest.get(String(row.query_key)) ?? 0, toDate(row._loaded_at).getTime()));
+  const counts = new Map<string, ReportData['jobs'][number]>();
+  const add = (company: string, change: 'posted' | 'no longer listed') => {
+    const entry = counts.get(`${company} ${change}`) ?? { company, change, postings: 0 };
+    entry.postings++;
+    counts.set(`${company} ${change}`, entry);
+  };
+  for (const row of rows) {
+    const company = String(row.company ?? '(unknown company)');
+    if (row.posted_at && toDate(row.posted_at).getTime() >= since.getTime()) add(company, 'posted');
+    if (toDate(row._loaded_at).getTime() < (latest.get(String(row.query_key)) ?? 0)) add(company, 'no longer listed');
+  }
+  return [...counts.values()].sort((a, b) => b.postings - a.postings).slice(0, 40);
+}
+
+/** Credits of runs summed day by day, in day order. */
+function cumulative(rows: readonly Record<string, unknown>[]): ReportData['monthToDateByDay'] {
+  const byDay = new Map<string, number>();
+  for (const row of rows) {
+    const day = toDate(row.started_at).toISOString().slice(0, 10);
+    byDay.set(day, (byDay.get(day) ?? 0) + Math.max(0, Number(row.credits_used ?? 0)));
+  }
+  let total = 0;
+  return [...byDay].sort(([a], [b]) => a.localeCompare(b)).map(([day, credits]) => ({ day, credits: (total += credits) }));
 }
 
 function parseJson<T>(value: unknown): T | undefined {

@@ -17,11 +17,13 @@ export function renderReportHtml(data: ReportData, charts: readonly Chart[], con
   const byId = new Map(charts.map((c) => [c.id, c]));
   const sections = data.runs.length === 0 ? [firstSteps(context)] : [
     section('Credits', byId.get('credits'), creditsNumbers(data), 'No credits were billed in this window.'),
+    section('This month', byId.get('month'), '', 'No run this month yet.'),
     section('Balance', byId.get('balance'), balanceNumbers(data), 'No account snapshots yet: add `account: {}` under streams to record the balance at every run.'),
     section('Freshness', byId.get('freshness'), freshnessNumbers(data), 'No seed ledger yet.'),
     section('Seed ages', byId.get('ages'), '', 'No fetched seed has a refresh_after.'),
     section('Failures and rejected records', byId.get('failures'), failuresNumbers(data), 'No failed seed and no rejected record.'),
     section('Triggers', byId.get('triggers'), '', 'No Trigger in this window (seedline serve loads them as they come).'),
+    section('Job postings', byId.get('jobs'), '', 'No job postings loaded (streams.jobs).'),
     section('Last runs', byId.get('runs'), runsTable(data), ''),
   ];
   return `<!doctype html>

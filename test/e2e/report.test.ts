@@ -67,7 +67,8 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
 });
 
 describe('the report page in Chromium', () => {
-  const workspace = useSandboxWorkspace('svc_live_report_page', CONFIG);
+  // Every section drawn: jobs too, and a monthly budget line.
+  const workspace = useSandboxWorkspace('svc_live_report_page', { ...CONFIG, streams: { ...CONFIG.streams, jobs: { max_results: 5 } }, budget: { max_credits_per_month: 5000 } });
 
   it('given such a warehouse, when the report page opens at 1280 and 390 px, then every chart draws one mark per point, nothing goes to the network, and the page is not blank', async (ctx) => {
     const { configPath } = workspace;
@@ -91,7 +92,7 @@ describe('the report page in Chromium', () => {
           marks: figure.querySelectorAll(`g.mark-${figure.getAttribute('data-mark')}.role-mark > *`).length,
         })),
       );
-      expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(['chart-credits', 'chart-freshness', 'chart-failures', 'chart-runs']));
+      expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(['chart-credits', 'chart-month', 'chart-balance', 'chart-freshness', 'chart-ages', 'chart-failures', 'chart-jobs', 'chart-runs']));
       for (const chart of charts) expect(chart.marks, chart.id).toBe(chart.points);
 
       for (const [width, height] of [[1280, 900], [390, 844]] as const) {
