@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { registerAccountCommand } from './account-command.js';
+import { registerAirbyteCommand } from './airbyte-command.js';
 import { registerConfigCommand } from './config-command.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { registerPlanCommand } from './plan-command.js';
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
     registerSignalsCommand,
     registerAccountCommand,
     registerConfigCommand,
+    registerAirbyteCommand,
     registerSandboxCommand,
   ]) {
     register(program);

@@ -6,7 +6,7 @@ export class UsageError extends Error {
 }
 
 /** Codes of failures found before any call: the command line or the config is wrong (exit code 2). */
-const USAGE_CODES = new Set([
+export const USAGE_CODES: ReadonlySet<string> = new Set([
   'SEEDLINE_CONFIG_INVALID',
   'SEEDLINE_USAGE',
   'SEEDLINE_DESTINATION_SETTING_INVALID',

@@ -31,6 +31,8 @@ export interface SyncRunOptions {
   sampleQuery?: boolean;
   /** Print the run's result as JSON (snake_case keys) instead of the summary table. Default: false. */
   json?: boolean;
+  /** Print nothing on stdout: the caller reports the result (`airbyte read`). Default: false. */
+  quiet?: boolean;
   /** Only read the results of batch jobs recorded by earlier runs; submit nothing new. */
   resumeOnly?: boolean;
   /** With `resumeOnly`, read only these batch jobs (what `serve` passes on `batch.completed`). Default: every submitted job. */
@@ -108,6 +110,7 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     costs: await loadCostModel(client.baseUrl),
     ...(opts.stop ? { stop: opts.stop } : {}),
   });
+  if (opts.quiet) return result;
   const sql = opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles') ? sampleQuery(quoteIdentifier(destination.schema, 'schema')) : undefined;
   const sample = sql === undefined ? undefined : await destination.query(sql);
   if (opts.json) {
