@@ -160,6 +160,32 @@ export const UNFIT = Symbol.for('seedline.unfit');
  */
 export const PARTITION = Symbol.for('seedline.partition');
 
+/** `kept` over `existing`, objects merged key by key at every depth (two misfits under one group both stay). */
+export function mergeKept(existing: unknown, kept: unknown): unknown {
+  if (!isObject(existing) || !isObject(kept)) return kept;
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(existing as object)) out[key] = (existing as Record<string, unknown>)[key];
+  for (const key of Object.keys(kept as object)) out[key] = mergeKept(out[key], (kept as Record<string, unknown>)[key]);
+  return out;
+}
+
+/**
+ * A repaired record with the values taken out of it (under UNFIT) put back where they were: what
+ * the service sent, for a rejection to keep and a history hash to compare.
+ */
+export function asReceived(record: unknown): unknown {
+  const unfit = isObject(record) ? (record as { [UNFIT]?: Record<string, unknown> })[UNFIT] : undefined;
+  if (!unfit) return record;
+  const whole = mergeKept(record, unfit) as Record<PropertyKey, unknown>;
+  // The partition the engine set travels with the record (kept beside a rejection).
+  whole[PARTITION] = (record as Record<PropertyKey, unknown>)[PARTITION];
+  return whole;
+}
+
+function isObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** A change made to a record so that it loads, counted per run, table and field (`_seedline_repairs`). */
 export interface RepairCount {
   table: string;

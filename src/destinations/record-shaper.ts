@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { contractReason, UNFIT, type ContractMode, type RepairCount, type SchemaContract } from './destination.js';
+import { asReceived, contractReason, mergeKept, UNFIT, type ContractMode, type RepairCount, type SchemaContract } from './destination.js';
 import type { ChildLayout, LogicalType, ObjectNode, TableLayout, TableShape } from './table-layout.js';
 import { childKeyColumns, childShape, parentShape } from './table-layout.js';
 
@@ -204,7 +204,8 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
           childParents[k]![r] = row;
         }
       }
-      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(record);
+      // The record as received, misfits included: a misfit that changes is a new version too.
+      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(asReceived(record) as Record<string, unknown>);
       if (keyed) {
         const key = plan.pk.length === 1 ? String(columns[plan.pk[0]!]![row]) : JSON.stringify(plan.pk.map((i) => String(columns[i]![row])));
         const previous = byKey.get(key);
@@ -220,7 +221,7 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
         child.row = childStarts[k]!;
       });
       if (!(error instanceof Rejection)) throw error;
-      rejected.push({ record, reason: error.message });
+      rejected.push({ record: asReceived(record), reason: error.message });
     }
   }
 
@@ -291,7 +292,7 @@ function fill(node: NodePlan, value: Record<string, unknown>, columns: CellValue
   let extra: Record<string, unknown> | undefined;
   const keep = (key: string, kept: unknown) => {
     extra ??= newExtra();
-    extra[key] = isPlainObject(extra[key]) && isPlainObject(kept) ? { ...(extra[key] as object), ...(kept as object) } : kept;
+    extra[key] = mergeKept(extra[key], kept);
   };
   for (const step of node.steps) {
     const fieldValue = value[step.key];
@@ -520,10 +521,6 @@ function canonical(value: unknown): unknown {
     if (member !== null && member !== undefined) sorted[key] = canonical(member);
   }
   return sorted;
-}
-
-function isPlainObject(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function kindOf(value: unknown): string {

@@ -1,4 +1,4 @@
-import { contractReason, isFrozenRejection, PARTITION, type ContractMode, type Destination, type LoadUnit, type PreparedWrite, type RepairCount, type TableDefinition } from '../destinations/destination.js';
+import { asReceived, contractReason, isFrozenRejection, PARTITION, type ContractMode, type Destination, type LoadUnit, type PreparedWrite, type RepairCount, type TableDefinition } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { ShapedRecords } from './table-shaper.js';
 
@@ -123,7 +123,7 @@ function keptOut(group: ShapedRecords, mode: ContractMode): ShapedRecords {
   if (mode === 'discard_value') return { ...group, rows: [], repairs: [...(group.repairs ?? []), { table: table.name, field: '*', change: 'discarded', count: rows.length }] };
   const reason = contractReason(`table ${table.name} is not in the destination yet`, 'tables', mode);
   const partitionOf = (record: Record<string, unknown>) => (record as { [PARTITION]?: Record<string, unknown> })[PARTITION];
-  return { ...group, rows: [], rejected: [...group.rejected, ...rows.map((record) => ({ table: table.name, record, reason, partition: partitionOf(record) }))] };
+  return { ...group, rows: [], rejected: [...group.rejected, ...rows.map((record) => ({ table: table.name, record: asReceived(record), reason, partition: partitionOf(record) }))] };
 }
 
 /** A table's records and the write they are shaped into. */

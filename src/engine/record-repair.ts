@@ -32,10 +32,13 @@ export function repairRecord(record: unknown, error: z.ZodError, relaxed: z.ZodT
     }
     // null or absent where the schema wants a value is a NULL column, not a misfit: only values of the wrong shape meet the contract.
     if (round === 0 && (mode === 'discard_row' || mode === 'freeze')) return { reason: contractReason(describeIssues(parsed.error), 'data_type', mode) };
+    // Paths read from the round's candidate before any is taken out; a path under one already taken adds nothing.
+    const start = candidate;
     for (const issue of parsed.error.issues) {
-      const path = presentPath(candidate, issue.path.map(String));
+      const path = presentPath(start, issue.path.map(String));
       if (path.length === 0 || primaryKey.includes(path[0]!)) return { reason };
-      taken.push({ path, raw: valueAt(candidate, path) });
+      if (taken.some((t) => isPrefix(t.path, path))) continue;
+      taken.push({ path, raw: valueAt(record, path) });
       candidate = without(candidate, path);
     }
   }
@@ -59,6 +62,8 @@ export function relaxSchema(schema: z.ZodType, primaryKey: readonly string[]): z
 function relaxField(field: z.ZodType): z.ZodType {
   const inner = unwrap(field);
   if (inner instanceof z.ZodObject) return relaxSchema(inner, []).nullable().optional();
+  // A map's values (a Trigger's diff) land in a JSON column as they are: whatever they hold fits it.
+  if (inner instanceof z.ZodRecord) return z.record(inner.keyType as z.ZodString, z.unknown()).nullable().optional();
   if (inner instanceof z.ZodArray) {
     const element = unwrap(inner.element as z.ZodType);
     const item = element instanceof z.ZodObject ? relaxSchema(element, []) : element;
@@ -87,34 +92,39 @@ function presentPath(value: unknown, path: readonly string[]): string[] {
 function valueAt(value: unknown, path: readonly string[]): unknown {
   let at = value;
   for (const key of path) {
-    if (at === null || typeof at !== 'object') return undefined;
+    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, key)) return undefined;
     at = (at as Record<string, unknown>)[key];
   }
   return at;
 }
 
-/** A copy of `value` without the field at `path` (objects copied along the path only). */
+/**
+ * A copy of `value` with the field at `path` set to undefined (objects copied along the path
+ * only): set, not deleted, so a key such as `constructor` does not fall through to an inherited value.
+ */
 function without(value: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
   const [key, ...rest] = path as [string, ...string[]];
   const copy = { ...value };
-  if (rest.length === 0) delete copy[key];
+  if (rest.length === 0) copy[key] = undefined;
   else if (copy[key] !== null && typeof copy[key] === 'object' && !Array.isArray(copy[key])) copy[key] = without(copy[key] as Record<string, unknown>, rest);
   return copy;
 }
 
-/** Sets `raw` under the deepest object of `row` along `path` that the parsed row still has. */
+function isPrefix(prefix: readonly string[], path: readonly string[]): boolean {
+  return prefix.length <= path.length && prefix.every((key, i) => key === path[i]);
+}
+
+/**
+ * Sets `raw` on the row, under {@link UNFIT}, nested by its whole path (`{ location: { city } }`):
+ * the record shaper keeps it in the row's `_extra` as it is. Objects without a prototype, so a key
+ * named `constructor` or `__proto__` is a key like any other.
+ */
 function keepUnfit(row: Record<string, unknown>, path: readonly string[], raw: unknown): void {
-  let holder = row;
-  let at = 0;
-  while (at < path.length - 1) {
-    const next = holder[path[at]!];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) break;
-    holder = next as Record<string, unknown>;
-    at++;
+  const holder = row as { [UNFIT]?: Record<string, unknown> };
+  let into = (holder[UNFIT] ??= Object.create(null) as Record<string, unknown>);
+  for (const key of path.slice(0, -1)) {
+    const next = Object.hasOwn(into, key) ? into[key] : undefined;
+    into = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : (into[key] = Object.create(null) as Record<string, unknown>);
   }
-  const kept = ((holder as { [UNFIT]?: Record<string, unknown> })[UNFIT] ??= {});
-  const rest = path.slice(at);
-  let into = kept;
-  for (const key of rest.slice(0, -1)) into = (into[key] ??= {}) as Record<string, unknown>;
-  into[rest[rest.length - 1]!] = raw;
+  into[path[path.length - 1]!] = raw;
 }
