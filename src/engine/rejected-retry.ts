@@ -2,7 +2,7 @@ import { quoteIdentifier, type Destination, type RejectedRow } from '../destinat
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { Mutex } from '../util/mutex.js';
 import { LoadWriter } from './load-writer.js';
-import { TableShaper } from './table-shaper.js';
+import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Which rows of `_seedline_rejected` to work on. */
 export interface RejectedFilter {
@@ -33,6 +33,12 @@ type StoredRejection = RejectedRow & { partition: string | null };
  * deletes the rows it took, so a crash leaves either all of it or none, and a second retry finds
  * only what still does not fit. Streams without a table manifest (webhooks, signals) are left.
  */
+/**
+ * Rejections that are not records of a stream's table: targets `signals apply` sent that the
+ * service refused (`{ tag, site_url }`), and webhook deliveries that were not events.
+ */
+const NOT_RECORDS: ReadonlySet<string> = new Set(['signals', 'webhooks']);
+
 export async function retryRejected(
   destination: Destination,
   manifests: ReadonlyMap<string, StreamManifest>,
@@ -43,13 +49,22 @@ export async function retryRejected(
   const outcomes: RetryOutcome[] = [];
   for (const stream of await rejectedStreams(destination, filter)) {
     const manifest = manifests.get(stream);
-    if (!manifest) continue;
-    const rows = await readRejected(destination, { ...filter, stream });
+    if (!manifest || NOT_RECORDS.has(stream)) continue;
     const shaper = new TableShaper(manifest.table, { options: streamOptions(stream), run: { id: run.id, started_at: run.startedAt.toISOString() } });
-    const groups = byPartition(rows).map(([partition, records]) => shaper.shape(partition, records));
+    const taken: StoredRejection[] = [];
+    const groups: ShapedRecords[] = [];
+    for (const [partition, rows] of byPartition(await readRejected(destination, { ...filter, stream }))) {
+      // Only rows whose table the partition names: a row kept before partitions were recorded, of a table named per partition, stays.
+      const table = tableFor(shaper, partition);
+      const fitting = rows.filter((row) => row.table === table);
+      if (fitting.length === 0) continue;
+      taken.push(...fitting);
+      groups.push(shaper.shape(partition, fitting.map((row) => JSON.parse(row.record) as unknown)));
+    }
+    if (taken.length === 0) continue;
     const writer = new LoadWriter(destination, run.id, stream, new Mutex());
-    const counts = await writer.inUnit(groups, (unit) => unit.dropRejected(rows));
-    outcomes.push({ stream, retried: rows.length, loaded: counts.records, rejected: counts.rejected });
+    const counts = await writer.inUnit(groups, (unit) => unit.dropRejected(taken));
+    outcomes.push({ stream, retried: taken.length, loaded: counts.records, rejected: counts.rejected });
   }
   return outcomes;
 }
@@ -74,20 +89,30 @@ export function listRejected(destination: Destination, filter: RejectedFilter): 
 async function readRejected(destination: Destination, filter: RejectedFilter): Promise<StoredRejection[]> {
   const { where, params } = filterSql(filter);
   const rows = await destination.query<{ run_id: string; stream: string; table: string; record: string; reason: string; partition: string | null }>(
-    `select run_id, stream, "table", record, reason, partition from ${rejectedTable(destination)}${where}`,
+    // Oldest first: a key rejected twice loads its newer record last.
+    `select run_id, stream, "table", record, reason, partition from ${rejectedTable(destination)}${where} order by rejected_at`,
     params,
   );
   return rows.map((row) => ({ runId: row.run_id, stream: row.stream, table: row.table, record: row.record, reason: row.reason, partition: row.partition }));
 }
 
-/** Records grouped by the partition they were shaped for (`{}` for rows kept before partitions were recorded). */
-function byPartition(rows: readonly StoredRejection[]): [Record<string, unknown>, unknown[]][] {
-  const groups = new Map<string, unknown[]>();
+/** Rows grouped by the partition they were shaped for (`{}` for rows kept before partitions were recorded), in their order. */
+function byPartition(rows: readonly StoredRejection[]): [Record<string, unknown>, StoredRejection[]][] {
+  const groups = new Map<string, StoredRejection[]>();
   for (const row of rows) {
     const key = row.partition ?? '{}';
-    groups.set(key, [...(groups.get(key) ?? []), JSON.parse(row.record) as unknown]);
+    groups.set(key, [...(groups.get(key) ?? []), row]);
   }
-  return [...groups].map(([partition, records]) => [JSON.parse(partition) as Record<string, unknown>, records]);
+  return [...groups].map(([partition, grouped]) => [JSON.parse(partition) as Record<string, unknown>, grouped]);
+}
+
+/** The table a partition's records go to; undefined when its name cannot be made from it (a legacy row of `activity_{{ partition.kind }}`). */
+function tableFor(shaper: TableShaper, partition: Record<string, unknown>): string | undefined {
+  try {
+    return shaper.definitionFor(partition).name;
+  } catch {
+    return undefined;
+  }
 }
 
 function rejectedTable(destination: Destination): string {

@@ -130,6 +130,15 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     } finally {
       await destination.close();
     }
+    // A target the service refused is not a record of a table: rejected retry leaves it with the service's reason.
+    const retry = await runCli(['rejected', 'retry', '--config', join(dir, 'ops-rejected.yaml')]);
+    expect(retry.stdout).toMatch(/nothing to retry/);
+    const kept = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb') });
+    try {
+      expect(await kept.query(`select reason from seedline._seedline_rejected where record = $1`, [JSON.stringify({ tag: 'ops-rejected', site_url: bad })])).toEqual([{ reason: 'invalid_url' }]);
+    } finally {
+      await kept.close();
+    }
   });
 
   it('given tagged Signals, when paused and resumed by tag and by id, then their status follows; check-now and test-webhook answer', async () => {
