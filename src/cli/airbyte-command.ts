@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load-config.js';
 import { quoteIdentifier, type Destination } from '../destinations/destination.js';
 import { planSync, prepareSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
-import { configureLog } from '../util/log.js';
+import { configureLog, redact } from '../util/log.js';
 import { runId } from '../util/run-id.js';
 import { openServiceSession, openSession, type Session } from './open-session.js';
 import { USAGE_CODES } from './run-command.js';
@@ -45,7 +45,7 @@ export function registerAirbyteCommand(program: Command): void {
           await session.close();
           emit({ type: 'CONNECTION_STATUS', connectionStatus: { status: 'SUCCEEDED' } });
         } catch (error) {
-          emit({ type: 'CONNECTION_STATUS', connectionStatus: { status: 'FAILED', message: (error as Error).message } });
+          emit({ type: 'CONNECTION_STATUS', connectionStatus: { status: 'FAILED', message: redact((error as Error).message) } });
         }
       }),
     );
@@ -86,7 +86,8 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
   const manifests = await loadManifests();
   const session = await openSession(opts.config, { lock: true });
   try {
-    const tables = selectedTables(session, manifests, JSON.parse(await readFile(opts.catalog, 'utf8')) as unknown);
+    const catalog = JSON.parse(await readFile(opts.catalog, 'utf8')) as unknown;
+    const tables = selectedTables(session, manifests, catalog);
     const streams = [...new Set(tables.map((t) => t.stream))];
     const { destination, loaded } = session;
     if (opts.state) await restoreStreamStates(destination, stateBlobsOf(JSON.parse(await readFile(opts.state, 'utf8')) as unknown), runId('airbyte_state'));
@@ -96,7 +97,7 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
     }
     for (const table of tables) emit(streamStatus(table.table, 'STARTED'));
     const result = await syncInSession(session, { config: opts.config, streams: streams.join(','), quiet: true });
-    await emitResults(destination, tables, result);
+    await emitResults(destination, tables, result, fullRefreshTables(catalog));
   } finally {
     await session.close();
   }
@@ -113,12 +114,21 @@ function selectedTables(session: Session, manifests: Awaited<ReturnType<typeof l
   return configured.filter((t) => names.includes(t.table));
 }
 
-/** The run's rows as RECORD messages, each stream's state after them, and its final status. */
-async function emitResults(destination: Destination, tables: readonly TableReport[], result: RunResult): Promise<void> {
+/** Tables the catalog reads in `full_refresh` mode (every current row each read); the others are incremental. */
+function fullRefreshTables(catalog: unknown): Set<string> {
+  const streams = (catalog as { streams?: { stream?: { name?: unknown }; sync_mode?: unknown }[] })?.streams ?? [];
+  return new Set(streams.filter((s) => s.sync_mode === 'full_refresh').map((s) => String(s.stream?.name)));
+}
+
+/**
+ * The rows as RECORD messages (a full-refresh table's every current row, an incremental one's rows
+ * this run loaded), each stream's state after them, and its final status.
+ */
+async function emitResults(destination: Destination, tables: readonly TableReport[], result: RunResult, fullRefresh: ReadonlySet<string>): Promise<void> {
   const schema = quoteIdentifier(destination.schema, 'schema');
   const counts = new Map<string, number>();
   for (const table of tables) {
-    const rows = await destination.query(`select * from ${schema}.${quoteIdentifier(table.table, 'table')} where _run_id = $1`, [result.runId]).catch(() => [] as Record<string, unknown>[]);
+    const rows = await rowsToEmit(destination, schema, table, fullRefresh.has(table.table) ? undefined : result.runId);
     if (rows.length > 0) emit(streamStatus(table.table, 'RUNNING'));
     const emittedAt = Date.now();
     for (const data of rows) emit({ type: 'RECORD', record: { stream: table.table, data, emitted_at: emittedAt } });
@@ -128,9 +138,18 @@ async function emitResults(destination: Destination, tables: readonly TableRepor
     const stream_state = (await exportStreamState(destination, table.stream)) as unknown as Record<string, unknown>;
     emit({ type: 'STATE', state: { type: 'STREAM', stream: { stream_descriptor: { name: table.table }, stream_state }, sourceStats: { recordCount: counts.get(table.table) ?? 0 } } });
     const outcome = result.streams.find((s) => s.stream === table.stream);
-    if (outcome?.status === 'failed') emit(errorTrace(`stream ${table.stream} failed: ${outcome.errors[0] ?? 'see the LOG messages'}`, 'transient_error', table.table));
+    if (outcome?.status === 'failed') emit(errorTrace(redact(`stream ${table.stream} failed: ${outcome.errors[0] ?? 'see the LOG messages'}`), 'transient_error', table.table));
     emit(streamStatus(table.table, outcome?.status === 'succeeded' || outcome?.status === 'skipped' ? 'COMPLETE' : 'INCOMPLETE'));
   }
+}
+
+/** A table's rows to emit: all current ones (history: the open versions), or those a run loaded; none when the table is not there yet. */
+async function rowsToEmit(destination: Destination, schema: string, table: TableReport, runId: string | undefined): Promise<Record<string, unknown>[]> {
+  const exists = await destination.query('select 1 as found from information_schema.tables where table_schema = $1 and table_name = $2', [destination.schema, table.table]);
+  if (exists.length === 0) return [];
+  const from = `select * from ${schema}.${quoteIdentifier(table.table, 'table')}`;
+  if (runId !== undefined) return destination.query(`${from} where _run_id = $1`, [runId]);
+  return destination.query(table.writeMode === 'history' && !table.parent ? `${from} where _valid_to is null` : from);
 }
 
 /**
@@ -143,7 +162,7 @@ async function protocol(body: () => Promise<void>): Promise<void> {
     await body();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    emit(errorTrace((error as Error).message, typeof code === 'string' && USAGE_CODES.has(code) ? 'config_error' : 'system_error'));
+    emit(errorTrace(redact((error as Error).message), typeof code === 'string' && USAGE_CODES.has(code) ? 'config_error' : 'system_error'));
     process.exitCode = 1;
   }
 }

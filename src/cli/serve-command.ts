@@ -97,8 +97,8 @@ async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedC
       },
     },
     health: () => spoolHealth(drainer),
-    // Made on each request from the destination (read-only), waiting for a drain that holds it.
-    pages: { '/report': async () => ({ contentType: 'text/html; charset=utf-8', body: await buildReport(opts.config, REPORT_DAYS, true) }) },
+    // Made on each request from the destination (read-only); while a sync or a drain holds it, the answer is 503 and the reason.
+    pages: { '/report': async () => ({ contentType: 'text/html; charset=utf-8', body: await buildReport(opts.config, REPORT_DAYS) }) },
   });
   const port = opts.port ?? webhooks.port;
   const url = await receiver.listen(port, opts.host).catch((error: unknown) => {

@@ -30,10 +30,12 @@ const knownSecrets = new Set<string>();
 
 let root = build({});
 let currentFormat: LogFormat = 'plain';
+let currentLevel: LogSettings['level'] = 'info';
 
-/** Sets format, level and destination of every later line. */
+/** Sets format, level and destination of every later line; a level not given stays as it was. */
 export function configureLog(settings: LogSettings): void {
-  root = build(settings);
+  currentLevel = settings.level ?? currentLevel;
+  root = build({ ...settings, level: currentLevel });
   currentFormat = settings.format ?? 'plain';
 }
 
@@ -89,7 +91,8 @@ function build(settings: LogSettings): Logger {
   );
 }
 
-function redact(text: string): string {
+/** `text` with the registered secrets and anything shaped like a key, token or webhook secret replaced by `[redacted]`. */
+export function redact(text: string): string {
   return redactSecrets(text, [...knownSecrets]);
 }
 

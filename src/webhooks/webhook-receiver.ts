@@ -54,7 +54,10 @@ export interface WebhookReceiverOptions {
   maxConnections?: number;
   /** Extra fields of the `GET /healthz` answer (e.g. deliveries waiting in the spool). Default: none. */
   health?: () => Promise<Record<string, unknown>>;
-  /** Pages answered to `GET <path>` (e.g. `/report`), made on each request. Default: none. */
+  /**
+   * Pages answered to `GET <path>` (e.g. `/report`), made on each request, and only to requests
+   * from this machine (loopback): the listener faces the service, the pages are the user's. Default: none.
+   */
   pages?: Record<string, () => Promise<{ contentType: string; body: string }>>;
   /** Where the one-line notices go (never bodies or secrets). Default: stderr. */
   log?: (line: string) => void;
@@ -164,6 +167,7 @@ export class WebhookReceiver {
     }
     const page = this.options.pages?.[pathname];
     if (page && (req.method === 'GET' || req.method === 'HEAD')) {
+      if (!isLoopback(req.socket.remoteAddress)) return { status: 403, text: `${pathname} is served to this machine only (open it from the host serve runs on)` };
       const { contentType, body } = await page();
       return { status: 200, text: body, contentType };
     }
@@ -230,4 +234,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefin
     req.once('end', () => resolve(Buffer.concat(chunks)));
     req.once('error', reject);
   });
+}
+
+/** Whether a request came from this machine. */
+function isLoopback(address: string | undefined): boolean {
+  return address === '::1' || address?.startsWith('127.') === true || address?.startsWith('::ffff:127.') === true;
 }

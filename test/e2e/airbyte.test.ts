@@ -75,6 +75,13 @@ describe('seedline airbyte', () => {
     expect(sandbox.ledger.totalBilled()).toBe(billed);
     expect([records('profiles', again), records('companies', again)]).toEqual([0, 0]);
     expect(again.filter((m) => m.type === 'STATE')).toHaveLength(3);
+
+    // full_refresh: every current row of the store, though nothing new was bought.
+    const catalog = JSON.parse(readFileSync(join(dir, 'catalog.json'), 'utf8')) as { streams: { sync_mode: string }[] };
+    await writeFile(join(dir, 'full.json'), JSON.stringify({ streams: catalog.streams.map((s) => ({ ...s, sync_mode: 'full_refresh', destination_sync_mode: 'overwrite' })) }));
+    const full = messages((await runCli(['airbyte', 'read', '--config', await config('first'), '--catalog', join(dir, 'full.json')])).stdout);
+    expect([records('profiles', full), records('companies', full)]).toEqual([3, 1]);
+    expect(sandbox.ledger.totalBilled()).toBe(billed);
   }, 180_000);
 
   it('given a catalog naming a stream the config does not sync, when read runs, then one ERROR trace says so as a config error and it exits 1', async () => {

@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { chmod, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -70,6 +71,19 @@ describe('webhook receiver and spool', () => {
     const answer = await rawExchange(url, `POST /webhooks HTTP/1.1\r\nHost: receiver\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event":`);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(await spool.size()).toBe(0);
+  });
+
+  it('given a page served by the receiver, when asked from this machine it answers; when asked over another interface, then 403', async ({ skip }) => {
+    const outside = Object.values(networkInterfaces()).flat().find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+    const receiver = new WebhookReceiver({ secrets: [SECRET], sink: { accept: async () => true }, log: () => undefined, pages: { '/report': async () => ({ contentType: 'text/html; charset=utf-8', body: '<p>report</p>' }) } });
+    const url = new URL(await receiver.listen(0, '0.0.0.0'));
+    cleanups.push(() => receiver.close());
+    const local = await fetch(`http://127.0.0.1:${url.port}/report`);
+    expect([local.status, local.headers.get('content-type'), await local.text()]).toEqual([200, 'text/html; charset=utf-8', '<p>report</p>\n']);
+    if (!outside) return skip();
+    const remote = await fetch(`http://${outside}:${url.port}/report`);
+    expect(remote.status).toBe(403);
+    expect(await remote.text()).toMatch(/served to this machine only/);
   });
 
   it('given the same Trigger delivered twice, when both are answered, then both are 200 and the spool holds one file', async () => {
