@@ -1,7 +1,6 @@
-import { networkInterfaces } from 'node:os';
 import { chmod, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../src/client/webhook-signature.js';
