@@ -145,8 +145,7 @@ async function emitResults(destination: Destination, tables: readonly TableRepor
 
 /** A table's rows to emit: all current ones (history: the open versions), or those a run loaded; none when the table is not there yet. */
 async function rowsToEmit(destination: Destination, schema: string, table: TableReport, runId: string | undefined): Promise<Record<string, unknown>[]> {
-  const exists = await destination.query('select 1 as found from information_schema.tables where table_schema = $1 and table_name = $2', [destination.schema, table.table]);
-  if (exists.length === 0) return [];
+  if (!(await destination.hasTable(table.table))) return [];
   const from = `select * from ${schema}.${quoteIdentifier(table.table, 'table')}`;
   if (runId !== undefined) return destination.query(`${from} where _run_id = $1`, [runId]);
   return destination.query(table.writeMode === 'history' && !table.parent ? `${from} where _valid_to is null` : from);

@@ -60,6 +60,8 @@ export interface Destination {
    * statement). Anything else throws `NotReadOnlyError` and nothing is run.
    */
   readQuery<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string): Promise<Row[]>;
+  /** Whether a table of this name is in the destination's schema. */
+  hasTable(table: string): Promise<boolean>;
   /** Runs seedline's own SQL (bound `$1`-style parameters) and returns plain rows. */
   query<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 

@@ -312,6 +312,11 @@ export abstract class SqlDestination implements Destination {
     }
   }
 
+  async hasTable(table: string): Promise<boolean> {
+    const rows = await this.query('select 1 as found from information_schema.tables where table_schema = $1 and table_name = $2', [this.schema, table]);
+    return rows.length > 0;
+  }
+
   prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite {
     const layout = this.layoutOf(table);
     try {

@@ -63,18 +63,13 @@ export class LoadWriter {
     for (const table of tables) {
       if (this.ensured.has(table.name) || this.refused.has(table.name)) continue;
       const mode = table.contract?.tables ?? 'evolve';
-      if (mode !== 'evolve' && !(await this.exists(table.name))) {
+      if (mode !== 'evolve' && !(await this.destination.hasTable(table.name))) {
         this.refused.set(table.name, mode);
         continue;
       }
       await this.destination.ensureTable(table);
       this.ensured.add(table.name);
     }
-  }
-
-  private async exists(table: string): Promise<boolean> {
-    const rows = await this.destination.query('select 1 as found from information_schema.tables where table_schema = $1 and table_name = $2', [this.destination.schema, table]);
-    return rows.length > 0;
   }
 
   /**

@@ -11,11 +11,7 @@ export function partitionContext(ctx: StreamContext): PartitionContext {
     readTable: async (table, columns) => {
       const from = `${quoteIdentifier(ctx.destination.schema, 'schema')}.${quoteIdentifier(table, 'table')}`;
       const select = columns.map((c) => quoteIdentifier(c, 'column')).join(', ');
-      const exists = await ctx.destination.query<{ n: number }>(
-        'select count(*) as n from information_schema.tables where table_schema = $1 and table_name = $2',
-        [ctx.destination.schema, table],
-      );
-      if (Number(exists[0]?.n ?? 0) === 0) return [];
+      if (!(await ctx.destination.hasTable(table))) return [];
       return ctx.destination.query(`select ${select} from ${from} order by 1`);
     },
   };
