@@ -157,6 +157,13 @@ export const EVOLVE: SchemaContract = { tables: 'evolve', columns: 'evolve', dat
 export const UNFIT = Symbol.for('seedline.unfit');
 
 /**
+ * Fields the engine took out of a row upstream, each as `field\tchange` (`kept_in_extra` or
+ * `discarded`): counted in `_seedline_repairs` by the record shaper once the row is accepted, so
+ * a record that does not load counts no repair.
+ */
+export const REPAIRED = Symbol.for('seedline.repaired');
+
+/**
  * The partition a row was shaped for, set by the engine on each row it hands to a write, so a
  * row the destination rejects is kept with it (`_seedline_rejected.partition`).
  */

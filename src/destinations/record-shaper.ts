@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { asReceived, contractReason, mergeKept, UNFIT, type ContractMode, type RepairCount, type SchemaContract } from './destination.js';
+import { asReceived, contractReason, mergeKept, REPAIRED, UNFIT, type ContractMode, type RepairCount, type SchemaContract } from './destination.js';
 import type { ChildLayout, LogicalType, ObjectNode, TableLayout, TableShape } from './table-layout.js';
 import { childKeyColumns, childShape, parentShape } from './table-layout.js';
 
@@ -213,6 +213,7 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
         byKey.set(key, row);
       }
       parent.row++;
+      for (const key of (record as { [REPAIRED]?: readonly string[] })[REPAIRED] ?? []) ctx.pending.set(key, (ctx.pending.get(key) ?? 0) + 1);
       for (const [key, count] of ctx.pending) repairs.set(key, (repairs.get(key) ?? 0) + count);
     } catch (error) {
       for (const column of parent.columns) if (column.length > row) column.length = row;

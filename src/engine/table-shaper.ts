@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues, Timestamp } from '../../schemas/common.js';
-import { EVOLVE, PARTITION, type ContractMode, type RepairCount, type SchemaContract, type TableDefinition, type WriteMode } from '../destinations/destination.js';
+import { EVOLVE, PARTITION, REPAIRED, type ContractMode, type RepairCount, type SchemaContract, type TableDefinition, type WriteMode } from '../destinations/destination.js';
 import type { TableNode } from '../manifest/manifest-schema.js';
 import { schemaByName } from '../manifest/schema-registry.js';
 import { renderTemplate, type TemplateContext } from '../manifest/template.js';
@@ -24,7 +24,7 @@ export interface ShapedRecords {
   table: TableDefinition;
   rows: Record<string, unknown>[];
   rejected: ShapeRejection[];
-  /** Fields taken out of records their schema refused, per field. Default: none. */
+  /** Repairs of records that never reach a write (rows a `tables` contract drops), per field. Default: none. */
   repairs?: RepairCount[];
 }
 
@@ -70,7 +70,6 @@ export class TableShaper {
     const table = this.definitionFor(partition);
     const rows: Record<string, unknown>[] = [];
     const rejected: ShapeRejection[] = [];
-    const repairs = new Map<string, number>();
     for (const record of records) {
       const ctx = { ...this.context, partition, record };
       const withColumns =
@@ -87,11 +86,12 @@ export class TableShaper {
         rejected.push({ table: table.name, record, reason: repaired.reason, partition });
         continue;
       }
+      // Counted by the destination's shaper once the row is accepted (a row it rejects counts none).
+      const change = this.contract.dataType === 'evolve' ? 'kept_in_extra' : 'discarded';
+      (repaired.row as { [REPAIRED]?: string[] })[REPAIRED] = repaired.fields.map((field) => `${field}\t${change}`);
       rows.push(withPartition(repaired.row, partition));
-      for (const field of repaired.fields) repairs.set(field, (repairs.get(field) ?? 0) + 1);
     }
-    const change = this.contract.dataType === 'evolve' ? 'kept_in_extra' : 'discarded';
-    return { table, rows, rejected, repairs: [...repairs].map(([field, count]) => ({ table: table.name, field, change, count })) };
+    return { table, rows, rejected };
   }
 
   private relaxedOf(table: TableDefinition): z.ZodType {

@@ -21,8 +21,8 @@ describe('repairing records the schema refuses', () => {
     const shaper = new TableShaper(manifest.table, { options: {}, run });
     const shaped = shaper.shape({}, [{ ...trigger, diff: { headline: 5 } }, { ...trigger, trigger_id: 't2', diff: { a: {}, b: { before: 1, after: 2 } } }]);
     expect(shaped.rejected).toEqual([]);
-    expect(shaped.repairs).toEqual([]);
     const batch = shapeRecords(tableLayout(shaped.table), shaped.rows, { runId: 'r', loadedAt: 0 });
+    expect(batch.repairs).toEqual([]);
     expect(column(batch, 'diff').map((json) => JSON.parse(String(json)))).toEqual([{ headline: 5 }, { a: {}, b: { before: 1, after: 2 } }]);
   });
 
@@ -61,5 +61,9 @@ describe('repairing records the schema refuses', () => {
     const batch = shapeRecords(tableLayout(shaped.table), shaped.rows, { runId: 'r', loadedAt: 0 });
     expect(batch.rejected).toHaveLength(1);
     expect(batch.rejected[0]!.record).toMatchObject({ headline: 5, brand_new: 1 });
+    // The record did not load: its headline counts as no repair.
+    expect(batch.repairs).toEqual([]);
+    const loaded = shaper.shape({ url: 'v' }, [{ url: 'v', public_identifier: 'b', urn: 'y', scraped_at: '2024-01-01T00:00:00Z', headline: 5 }]);
+    expect(shapeRecords(tableLayout(loaded.table), loaded.rows, { runId: 'r', loadedAt: 0 }).repairs).toEqual([{ table: 'profiles', field: 'headline', change: 'kept_in_extra', count: 1 }]);
   });
 });
