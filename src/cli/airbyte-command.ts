@@ -56,7 +56,7 @@ export function registerAirbyteCommand(program: Command): void {
     .action((opts: { config: string }) =>
       protocol(async () => {
         const { config } = await loadConfig(opts.config);
-        const tables = configuredTables(await loadManifests(), config.streams as Record<string, Record<string, unknown> | undefined>, String);
+        const tables = configuredTables(await loadManifests(config), config.streams as Record<string, Record<string, unknown> | undefined>, String);
         emit({ type: 'CATALOG', catalog: { streams: tables.map(catalogStream) } });
       }),
     );
@@ -83,9 +83,9 @@ function catalogStream(table: TableReport): AirbyteStream {
 }
 
 async function read(opts: { config: string; catalog: string; state?: string }): Promise<void> {
-  const manifests = await loadManifests();
   const session = await openSession(opts.config, { lock: true });
   try {
+    const manifests = await loadManifests(session.loaded.config);
     const catalog = JSON.parse(await readFile(opts.catalog, 'utf8')) as unknown;
     const tables = selectedTables(session, manifests, catalog);
     const streams = [...new Set(tables.map((t) => t.stream))];

@@ -1,5 +1,7 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { configJsonSchema } from '../config/config-json-schema.js';
+import { loadManifests } from '../manifest/load-manifests.js';
 import { runCommand } from './run-command.js';
 
 /** `seedline config schema`: the JSON Schema of the config file, for editors and CI checks. */
@@ -8,9 +10,11 @@ export function registerConfigCommand(program: Command): void {
   config
     .command('schema')
     .description('Print the JSON Schema of the config file (what schemas/seedline.config.schema.json holds), for editor completion')
-    .action(() =>
+    .option('--streams-dir <dir>', 'add the options of your own stream manifests in this folder (as streams_dir does)')
+    .action((opts: { streamsDir?: string }) =>
       runCommand(async () => {
-        process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+        const manifests = await loadManifests(opts.streamsDir === undefined ? undefined : resolve(opts.streamsDir));
+        process.stdout.write(`${JSON.stringify(configJsonSchema(manifests), null, 2)}\n`);
       }),
     );
 }

@@ -17,7 +17,7 @@ export async function openSpoolDrainer(
 ): Promise<SpoolDrainer | undefined> {
   const { config, baseDir } = loaded;
   if (!config.webhooks) return undefined;
-  const manifest = (await loadManifests()).get('triggers');
+  const manifest = (await loadManifests(config)).get('triggers');
   if (!manifest) throw new ManifestError('streams/triggers.stream.yaml is missing: webhook deliveries load with its table definition');
   const startedAt = new Date();
   const runId = newRunId('serve', startedAt);

@@ -54,10 +54,10 @@ export function registerPlanCommand(program: Command): void {
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .action((opts: { config: string; streams?: string; fullRefresh: boolean; json: boolean; wait: boolean }) =>
       runCommand(async () => {
-        const manifests = await loadManifests();
         const session = await openSession(opts.config, { waitForLock: opts.wait, offersWait: true });
         try {
           const { loaded, destination } = session;
+          const manifests = await loadManifests(loaded.config);
           const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh });
           const account = await readAccount(session);
           const plans = await planSync(prepared, account.costs);

@@ -45,9 +45,9 @@ export function registerRejectedCommand(program: Command): void {
       .description("Shape the kept records again with today's code and each stream's schema_contract and load what fits, in one unit per stream with their removal; no call, no credit"),
   ).action((opts: RejectedOptions) =>
     runCommand(async () => {
-      const manifests = await loadManifests();
       const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait, offersWait: true });
       try {
+        const manifests = await loadManifests(session.loaded.config);
         const streams = session.loaded.config.streams as Record<string, Record<string, unknown> | undefined>;
         const run = { id: runId('retry'), startedAt: new Date() };
         const outcomes = await retryRejected(session.destination, manifests, (stream) => streams[stream] ?? {}, run, opts);

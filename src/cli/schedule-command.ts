@@ -123,7 +123,7 @@ function checkTimeZone(zone: string): void {
 
 /** Every group's streams exist and are configured: `--streams` errors for `--cron`, config errors otherwise. */
 async function checkStreams(loaded: LoadedConfig, groups: readonly [string, ScheduleGroup][], fromCli: boolean): Promise<void> {
-  const manifests = await loadManifests();
+  const manifests = await loadManifests(loaded.config);
   if (fromCli) {
     selectStreams({ config: loaded.config, manifests, only: groups[0]![1].streams });
     return;

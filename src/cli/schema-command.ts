@@ -24,7 +24,7 @@ export function registerSchemaCommand(program: Command): void {
       runCommand(async () => {
         const { config } = await loadConfig(opts.config);
         const mapper = config.destination.type === 'postgres' ? postgresTypeMapper : duckDbTypeMapper;
-        const manifests = await loadManifests();
+        const manifests = await loadManifests(config);
         const streams = config.streams as Record<string, Record<string, unknown> | undefined>;
         const tables = configuredTables(manifests, streams, (type) => mapper.sqlType(type));
         if (opts.format === 'json') writeJson(tables);

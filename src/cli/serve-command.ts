@@ -1,3 +1,4 @@
+import type { SeedlineConfig } from '../config/config-schema.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../config/config-errors.js';
@@ -68,7 +69,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
 async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedConfig, log: (line: string) => void): Promise<void> {
   const webhooks = loaded.config.webhooks!;
-  const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config.streams), log, stop);
+  const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config), log, stop);
   const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log, onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination) }))!;
 
   await drainer.spool.check();
@@ -176,8 +177,9 @@ async function spoolHealth(drainer: SpoolDrainer): Promise<Record<string, unknow
   }
 }
 
-async function configuredBatchStreams(streams: Record<string, unknown>): Promise<string[]> {
-  return [...(await loadManifests()).values()].filter((m) => m.type === 'batch' && streams[m.name] !== undefined).map((m) => m.name);
+async function configuredBatchStreams(config: SeedlineConfig): Promise<string[]> {
+  const streams = config.streams;
+  return [...(await loadManifests(config)).values()].filter((m) => m.type === 'batch' && streams[m.name] !== undefined).map((m) => m.name);
 }
 
 /** Opens the destination and takes its writer lock for one drain, without waiting: a busy destination leaves the deliveries spooled. */

@@ -35,9 +35,9 @@ export function registerStateCommand(program: Command): void {
     .addOption(jsonOption())
     .action((opts: StateOptions) =>
       runCommand(async () => {
-        const manifests = await loadManifests();
         const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
         try {
+          const manifests = await loadManifests(session.loaded.config);
           const configured = Object.keys(session.loaded.config.streams);
           const summaries = [];
           for (const manifest of chosen(manifests, splitList(opts.streams) ?? configured)) summaries.push(await summarizeState(session.destination, manifest.name));
@@ -61,12 +61,11 @@ export function registerStateCommand(program: Command): void {
     .addOption(jsonOption())
     .action((opts: StateOptions) =>
       runCommand(async () => {
-        const manifests = await loadManifests();
         const names = splitList(opts.streams) ?? [];
         if (names.length === 0) throw new UsageError('--streams: name the streams to reset, e.g. --streams profiles');
-        const streams = chosen(manifests, names);
         const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait, offersWait: true });
         try {
+          const streams = chosen(await loadManifests(session.loaded.config), names);
           const outcomes = [];
           for (const manifest of streams) outcomes.push(await resetStreamState(session.destination, manifest, runId('reset'), opts.seed));
           if (opts.json) writeJson(outcomes);

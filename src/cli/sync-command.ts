@@ -86,8 +86,8 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
 
 /** A sync run on an open, locked session; the caller closes it. */
 export async function syncInSession(session: Session, opts: SyncRunOptions): Promise<RunResult> {
-  const manifests = await loadManifests();
   const { destination, loaded } = session;
+  const manifests = await loadManifests(loaded.config);
   await drainSpool(session);
   const only = splitList(opts.streams);
   const prepared = await prepareSync({

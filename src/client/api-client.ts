@@ -59,6 +59,7 @@ import type { ApiResponse } from './response-parser.js';
 import { isRateLimit, isRetryableUnbilled, resolveRetryPolicy, withRetry } from './retry.js';
 import type { RetryPolicy } from './retry.js';
 import { TokenProvider } from './token-provider.js';
+import { endpoint, knownEndpoint, type KnownEndpoint } from './endpoints.js';
 
 export type { ApiResponse } from './response-parser.js';
 
@@ -126,6 +127,16 @@ export const SignalTestResult = z.union([
     webhook: z.unknown().optional(),
   }),
 ]);
+
+/** A call by method and path (see {@link ApiClient.request}). */
+export interface GenericRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  /** Whether the service bills the call (it then goes without retries after an answer that may have been processed). */
+  billed: boolean;
+}
 
 /** Data of PATCH /v1/account: the account settings (fields present as the service sends them). */
 export const AccountSettings = Account.partial();
@@ -254,70 +265,73 @@ export class ApiClient {
    * fields (same cost); the fields that identify a profile are added to the list, so the answer is a Profile.
    */
   enrichProfile(body: ProfileEnrichBody): Promise<ApiResponse<Profile>> {
-    const request = withIdentityFields(body, PROFILE_IDENTITY_FIELDS);
-    return this.#call({ operation: 'enrichProfile', method: 'POST', billed: true, path: '/v1/profiles/enrich', body: request, bodySchema: ProfileEnrichBody, schema: Profile });
+    return this.#known(endpoint('POST', '/v1/profiles/enrich'), body);
   }
 
   /** POST /v1/companies/enrich: 1 credit per successful company. `fields` works as in {@link enrichProfile}. */
   enrichCompany(body: CompanyEnrichBody): Promise<ApiResponse<Company>> {
-    const request = withIdentityFields(body, COMPANY_IDENTITY_FIELDS);
-    return this.#call({ operation: 'enrichCompany', method: 'POST', billed: true, path: '/v1/companies/enrich', body: request, bodySchema: CompanyEnrichBody, schema: Company });
+    return this.#known(endpoint('POST', '/v1/companies/enrich'), body);
   }
 
   /** POST /v1/posts/enrich: 1 credit per successful post. */
   enrichPost(body: PostEnrichBody): Promise<ApiResponse<Post>> {
-    return this.#call({ operation: 'enrichPost', method: 'POST', billed: true, path: '/v1/posts/enrich', body, bodySchema: PostEnrichBody, schema: Post });
+    return this.#known(endpoint('POST', '/v1/posts/enrich'), body);
   }
 
   /** POST /v1/companies/headcount: 1 credit per successful query. */
   companyHeadcount(body: HeadcountBody): Promise<ApiResponse<HeadcountResult>> {
-    return this.#call({ operation: 'companyHeadcount', method: 'POST', billed: true, path: '/v1/companies/headcount', body, bodySchema: HeadcountBody, schema: HeadcountResult });
+    return this.#known(endpoint('POST', '/v1/companies/headcount'), body);
   }
 
   /** POST /v1/search/people (or `/sales-nav`, `/standard`): 2 credits per page scraped. Variant default `default`. */
   searchPeople(body: PeopleSearchBody, variant: SearchVariant = 'default'): Promise<ApiResponse<PeopleSearchResult>> {
-    return this.#call({
-      operation: variant === 'default' ? 'searchPeople' : `searchPeople:${variant}`,
-      billed: true,
-      method: 'POST',
-      path: `/v1/search/people${variantSuffix(variant)}`,
-      body,
-      bodySchema: PeopleSearchBody,
-      schema: PeopleSearchResult,
-    });
+    return this.#known(endpoint('POST', `/v1/search/people${variantSuffix(variant)}`), body);
   }
 
   /** POST /v1/search/companies (or `/sales-nav`, `/standard`): 2 credits per page scraped. Variant default `default`. */
   searchCompanies(body: CompanySearchBody, variant: SearchVariant = 'default'): Promise<ApiResponse<CompanySearchResult>> {
-    return this.#call({
-      operation: variant === 'default' ? 'searchCompanies' : `searchCompanies:${variant}`,
-      billed: true,
-      method: 'POST',
-      path: `/v1/search/companies${variantSuffix(variant)}`,
-      body,
-      bodySchema: CompanySearchBody,
-      schema: CompanySearchResult,
-    });
+    return this.#known(endpoint('POST', `/v1/search/companies${variantSuffix(variant)}`), body);
   }
 
   /** POST /v1/search/jobs: 1 credit per job returned. */
   searchJobs(body: JobSearchBody): Promise<ApiResponse<JobSearchResult>> {
-    return this.#call({ operation: 'searchJobs', method: 'POST', billed: true, path: '/v1/search/jobs', body, bodySchema: JobSearchBody, schema: JobSearchResult });
+    return this.#known(endpoint('POST', '/v1/search/jobs'), body);
   }
 
   /** POST /v1/search/posts: 2 credits per page of up to 25. */
   searchPosts(body: PostSearchBody): Promise<ApiResponse<PostSearchResult>> {
-    return this.#call({ operation: 'searchPosts', method: 'POST', billed: true, path: '/v1/search/posts', body, bodySchema: PostSearchBody, schema: PostSearchResult });
+    return this.#known(endpoint('POST', '/v1/search/posts'), body);
   }
 
   /** POST /v1/profiles/activity: 2 credits per page; one `kind` per request. */
   profileActivity(body: ActivityBody): Promise<ApiResponse<ActivityPage>> {
-    return this.#call({ operation: 'profileActivity', method: 'POST', billed: true, path: '/v1/profiles/activity', body, bodySchema: ActivityBody, schema: ActivityPage });
+    return this.#known(endpoint('POST', '/v1/profiles/activity'), body);
   }
 
   /** POST /v1/companies/posts: 2 credits per page. */
   companyPosts(body: CompanyPostsBody): Promise<ApiResponse<CompanyPostsPage>> {
-    return this.#call({ operation: 'companyPosts', method: 'POST', billed: true, path: '/v1/companies/posts', body, bodySchema: CompanyPostsBody, schema: CompanyPostsPage });
+    return this.#known(endpoint('POST', '/v1/companies/posts'), body);
+  }
+
+  /**
+   * Any data endpoint by method and path, as a stream manifest names it: `body` is sent as JSON
+   * (POST), `query` as the query string (GET). An endpoint this client knows is checked, typed and
+   * retried as its own method is; another one's `data` is taken as it comes, and `billed` says
+   * whether a retry must wait for an answer that says it was not processed.
+   */
+  request(call: GenericRequest): Promise<ApiResponse<unknown>> {
+    const known = knownEndpoint(call.method, call.path);
+    if (known) return this.#known(known, call.method === 'GET' ? call.query : call.body);
+    const query = call.method === 'GET' ? queryOf(call.query) : undefined;
+    return this.#call({
+      operation: `${call.method} ${call.path}`,
+      method: call.method,
+      path: call.path,
+      schema: z.unknown(),
+      billed: call.billed,
+      ...(query ? { query } : {}),
+      ...(call.method === 'POST' ? { body: call.body ?? {} } : {}),
+    });
   }
 
   /**
@@ -521,6 +535,14 @@ export class ApiClient {
     });
   }
 
+  /** A call of a known endpoint with `args` (its body, or its query for a GET). */
+  #known<T>(known: KnownEndpoint, args: object | undefined): Promise<ApiResponse<T>> {
+    const spec = { operation: known.operation, method: known.method, path: known.path, schema: known.schema, billed: known.billed };
+    if (known.method === 'GET') return this.#call({ ...spec, query: queryOf(args as Record<string, unknown> | undefined) }) as Promise<ApiResponse<T>>;
+    const body = known.prepare ? known.prepare({ ...(args as Record<string, unknown>) }) : args;
+    return this.#call({ ...spec, body, ...(known.bodySchema ? { bodySchema: known.bodySchema } : {}) }) as Promise<ApiResponse<T>>;
+  }
+
   async #call<S extends z.ZodType>(spec: CallSpec<S>): Promise<ApiResponse<z.output<S>>> {
     if (this.#validate && spec.bodySchema) {
       const checked = spec.bodySchema.safeParse(spec.body);
@@ -620,6 +642,16 @@ function seg(id: string): string {
   return encodeURIComponent(id);
 }
 
+/** Query parameters of a generic GET: scalars as text; absent and null values left out. */
+function queryOf(args: Record<string, unknown> | undefined): Query {
+  const query: Query = {};
+  for (const [key, value] of Object.entries(args ?? {})) {
+    if (value === undefined || value === null) continue;
+    query[key] = typeof value === 'number' ? value : typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return query;
+}
+
 function queryString(query: Query | undefined): string {
   if (!query) return '';
   const params = new URLSearchParams();
@@ -655,15 +687,4 @@ function relayStop(signal: AbortSignal | undefined): StopRelay {
   if (signal.aborted) forward();
   else signal.addEventListener('abort', forward, { once: true });
   return { signal: relay.signal, dispose: () => signal.removeEventListener('abort', forward) };
-}
-
-/** Top-level fields a Profile answer needs (the schema requires them), kept when `fields` restricts the answer. */
-const PROFILE_IDENTITY_FIELDS = ['url', 'public_identifier', 'urn', 'scraped_at'] as const;
-/** Top-level fields a Company answer needs. */
-const COMPANY_IDENTITY_FIELDS = ['url', 'network_id', 'scraped_at'] as const;
-
-/** `body` with `identity` added to its `fields` when it restricts the answer (the service charges the same). */
-function withIdentityFields<Body extends { fields?: string[] | undefined }>(body: Body, identity: readonly string[]): Body {
-  if (body.fields === undefined) return body;
-  return { ...body, fields: [...new Set([...body.fields, ...identity])] };
 }

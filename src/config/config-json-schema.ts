@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { SeedlineConfig } from './config-schema.js';
+import { SeedlineConfig, seedlineConfigFor } from './config-schema.js';
+import type { Manifests } from '../manifest/load-manifests.js';
 
 /** Where the committed JSON Schema lives in the package (what `# yaml-language-server: $schema=` points at). */
 export const CONFIG_JSON_SCHEMA_PATH = 'schemas/seedline.config.schema.json';
@@ -13,10 +14,12 @@ type JsonSchema = Record<string, unknown>;
  * The JSON Schema of a seedline config file, generated from the zod schema the loader validates
  * with (zod 4 `toJSONSchema`, input side: defaults are optional), for editors' completion and
  * checks. Two things the loader accepts are added: a bare stream key (`profiles:` is YAML null)
- * and `${VAR}` where a number or true/false is expected.
+ * and `${VAR}` where a number or true/false is expected. With `manifests`, `streams:` takes their
+ * streams (the built-in ones and a `streams_dir`'s); by default the built-in ones.
  */
-export function configJsonSchema(): JsonSchema {
-  const generated = z.toJSONSchema(SeedlineConfig, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+export function configJsonSchema(manifests?: Manifests): JsonSchema {
+  const config = manifests ? seedlineConfigFor(manifests) : SeedlineConfig;
+  const generated = z.toJSONSchema(config, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   const schema = allowPlaceholders(generated) as JsonSchema;
   allowBareStreams(schema);
   return {

@@ -5,6 +5,10 @@ import { z } from 'zod';
 import { HeadcountBody } from '../../schemas/requests.js';
 import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
 import { isDuration, parseDuration } from '../util/duration.js';
+import { manifestsSync, type Manifests } from '../manifest/load-manifests.js';
+import { streamOptionsSchema, type StreamOptions } from '../manifest/stream-options.js';
+
+export { SchemaContractConfig, type StreamOptions } from '../manifest/stream-options.js';
 
 const LOOPBACK = /^http:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?(\/|$)/;
 const SchemaName = z
@@ -44,107 +48,23 @@ export const SearchDefinition = z
   })
   .refine((s) => (s.filters === undefined) !== (s.search_url === undefined), { path: ['filters'], message: 'give exactly one of filters or search_url' });
 
-/**
- * How long a unit of a billed stream (a seed, a search, a parent row's feed) stays fresh: units
- * loaded within it are skipped, so a second sync soon after the first spends nothing on them
- * (`--full-refresh` ignores it). Default: 7d; 1d for headcount, jobs, activity and company_posts.
- */
-const refreshable = { refresh_after: Duration.default('7d') };
-/** `refresh_after` for streams that follow fast-moving data (new postings, posts, a daily time series). Default: 1d. */
-const refreshableDaily = { refresh_after: Duration.default('1d') };
-
-/**
- * How a paged or search stream asks its pages: `calls` (single calls, each answer journaled as it
- * arrives: a crash can make a later run buy again the answers still on the wire) or `batch` (each
- * round of next pages is one batch job, its intent and Idempotency-Key recorded before it is sent:
- * nothing is bought twice, at the price of a job's round trip per page). Defaults per stream in
- * the README, chosen from `bench/rounds.ts`.
- */
-const routable = (fallback: 'batch' | 'calls') => ({ via: z.enum(['batch', 'calls']).default(fallback) });
-
-const ContractMode = z.enum(['evolve', 'discard_value', 'discard_row', 'freeze']);
-
-/**
- * What a stream does with data that does not fit its schema, modelled on dlt's schema contracts:
- * `tables` (a table not yet in the destination), `columns` (a field outside the schema),
- * `data_type` (a value that does not fit its column). `evolve` (default) keeps everything
- * (misfits in `_extra`), `discard_value` drops what does not fit, `discard_row` sends the record
- * to `_seedline_rejected`, `freeze` does too and makes the stream `partial`. One mode sets all three.
- */
-export const SchemaContractConfig = z
-  .union([ContractMode, z.strictObject({ tables: ContractMode.default('evolve'), columns: ContractMode.default('evolve'), data_type: ContractMode.default('evolve') })])
-  .transform((contract) => (typeof contract === 'string' ? { tables: contract, columns: contract, data_type: contract } : contract));
-const contractable = { schema_contract: SchemaContractConfig.optional() };
-
 /** A bare `profiles:` (YAML null) is present, so it runs with its defaults, like `profiles: {}`. */
 const bareKeysAsEmpty = (streams: unknown) =>
   streams !== null && typeof streams === 'object' && !Array.isArray(streams)
     ? Object.fromEntries(Object.entries(streams).map(([name, options]) => [name, options ?? {}]))
     : streams;
 
-/** Per-stream options; a stream runs when its key is present under `streams` (a bare key included). */
-export const StreamsConfig = z.preprocess(bareKeysAsEmpty, z.strictObject({
-  /** Full profiles of `seeds.profiles` (batch). `refresh_after` default: 7d. */
-  profiles: z
-    .strictObject({
-      ...refreshable,
-      ...contractable,
-      with_followers_and_connections: z.boolean().default(false),
-      /** `history` keeps every version of a profile (SCD2) instead of the latest only. */
-      write_mode: z.enum(['merge', 'history']).default('merge'),
-    })
-    .optional(),
-  /** Company records of `seeds.companies` (batch). `refresh_after` default: 7d. */
-  companies: z.strictObject({ ...refreshable, ...contractable }).optional(),
-  /** Posts of `seeds.posts` (batch). `refresh_after` default: 7d. */
-  posts: z.strictObject({ ...refreshable, ...contractable }).optional(),
-  /**
-   * Headcount of each `seeds.headcount` entry (batch), appended as a time series: one point per
-   * entry per `refresh_after` at most. Default: 1d, a daily series (a nightly schedule still gets
-   * a point every night; a second run the same day adds none and spends nothing).
-   */
-  headcount: z.strictObject({ ...refreshableDaily, ...contractable }).optional(),
-  /**
-   * Job postings per company seed and for `keywords`. `refresh_after` default: 1d. A pass asks for
-   * `posted_within_days` = whole days since the last complete pass, rounded up (at least 1), so it
-   * asks again for the part of that window the last pass already covered (see the README).
-   */
-  jobs: z
-    .strictObject({
-      ...refreshableDaily,
-      ...contractable,
-      ...routable('batch'),
-      keywords: z.array(z.string().min(1)).default([]),
-      per_company: z.boolean().default(true),
-      max_results: z.number().int().min(1).max(100).default(25),
-    })
-    .optional(),
-  /** Outbound activity of each loaded profile. `refresh_after` default: 1d. */
-  activity: z
-    .strictObject({
-      ...refreshableDaily,
-      ...contractable,
-      ...routable('batch'),
-      kinds: z.array(z.enum(['posts', 'comments', 'reactions', 'reposts'])).min(1).default(['posts']),
-      posted_within: z.enum(['24h', 'week', 'month', 'all']).default('all'),
-      max_pages: z.number().int().min(1).default(10),
-    })
-    .optional(),
-  /** Posts of each loaded company page. `refresh_after` default: 1d. */
-  company_posts: z.strictObject({ ...refreshableDaily, ...contractable, ...routable('batch'), max_pages: z.number().int().min(1).default(10) }).optional(),
-  /**
-   * Configured people searches, appended with their `search_id`. Each search (known by its `id`) runs
-   * again once `refresh_after` has passed. Default: 7d.
-   */
-  people_search: z.strictObject({ ...refreshable, ...contractable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
-  /** Configured company searches, as `people_search`. `refresh_after` default: 7d. */
-  company_search: z.strictObject({ ...refreshable, ...contractable, ...routable('batch'), searches: z.array(SearchDefinition).min(1) }).optional(),
-  triggers: z.strictObject({ ...contractable, signal_id: z.string().optional() }).optional(),
-  signals: z.strictObject({ ...contractable }).optional(),
-  usage: z.strictObject({ ...contractable, months: z.number().int().min(1).max(12).default(2) }).optional(),
-  account: z.strictObject({ ...contractable }).optional(),
-}));
-export type StreamsConfig = z.infer<typeof StreamsConfig>;
+/** Each configured stream's options, by stream name; a stream runs when its key is present. */
+export type StreamsConfig = Record<string, StreamOptions | undefined>;
+
+/**
+ * `streams:`: one optional key per stream manifest, with the options that manifest declares
+ * (a stream runs when its key is present, a bare key included); any other key is refused.
+ */
+export function streamsConfigFor(manifests: Manifests): z.ZodType<StreamsConfig> {
+  const shape = Object.fromEntries([...manifests].map(([name, manifest]) => [name, streamOptionsSchema(manifest).optional()]));
+  return z.preprocess(bareKeysAsEmpty, z.strictObject(shape)) as unknown as z.ZodType<StreamsConfig>;
+}
 
 /** Options of the embedded sandbox (`api.base_url: sandbox`). */
 export const EmbeddedSandboxConfig = z.strictObject({
@@ -285,8 +205,8 @@ function duckDbCatalogOf(path: string): string {
   return basename(path).split('.')[0] ?? '';
 }
 
-/** The whole seedline config file. */
-export const SeedlineConfig = z.strictObject({
+/** The whole seedline config file, its `streams:` as `streams` allows. */
+const configSchema = (streams: z.ZodType<StreamsConfig>) => z.strictObject({
   api: z.strictObject({
     base_url: z.string().refine((url) => url === 'sandbox' || isServiceUrl(url), BASE_URL),
     api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
@@ -361,7 +281,13 @@ export const SeedlineConfig = z.strictObject({
       headcount: z.array(HeadcountSeed).optional(),
     })
     .prefault({}),
-  streams: StreamsConfig,
+  /**
+   * Folder of your own stream manifests (`<name>.stream.yaml`, and `_definitions.yaml`), relative
+   * to the config file: their streams are configured under `streams:` like the built-in ones.
+   * Default: none (the built-in streams only).
+   */
+  streams_dir: FilePath.optional(),
+  streams,
   budget: z
     .strictObject({
       /** Credits one run may spend at most. Default: no limit. */
@@ -396,4 +322,12 @@ export const SeedlineConfig = z.strictObject({
     .record(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a group name of a-z, 0-9, _ or - (at most 64)'), ScheduleGroup)
     .optional(),
 });
-export type SeedlineConfig = z.infer<typeof SeedlineConfig>;
+export type SeedlineConfig = z.infer<ReturnType<typeof configSchema>>;
+
+/** The config schema with the streams of `manifests` (the built-in ones and a `streams_dir`'s). */
+export function seedlineConfigFor(manifests: Manifests): ReturnType<typeof configSchema> {
+  return configSchema(streamsConfigFor(manifests));
+}
+
+/** The config schema with the built-in streams. */
+export const SeedlineConfig = seedlineConfigFor(manifestsSync());

@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, keyOf } from './config-errors.js';
-import { SeedlineConfig } from './config-schema.js';
+import { SeedlineConfig, seedlineConfigFor } from './config-schema.js';
+import { ManifestError, manifestsSync } from '../manifest/load-manifests.js';
 import { interpolate, typeLonePlaceholder, type Interpolated, type TypedKind } from './interpolate.js';
 import { missingSeedProblems, unusedSeedWarnings } from './stream-seeds.js';
 import { closestKey } from './did-you-mean.js';
@@ -57,13 +59,21 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   }
   const interpolated = interpolate(raw ?? {}, env);
   const problems = interpolated.missing.map((m) => `${m.key}: environment variable ${m.variable} is not set and has no default (\${${m.variable}:-default})`);
-  const result = validate(interpolated);
+  const schema = configSchemaOf(interpolated, file);
+  const result = validate(schema, interpolated);
   if (result.success) problems.push(...missingSeedProblems(result.data));
-  else problems.push(...result.error.issues.flatMap(describeIssue));
+  else problems.push(...result.error.issues.flatMap((issue) => describeIssue(schema, issue)));
   if (problems.length > 0 || !result.success) throw new ConfigError(file, problems);
+  inWrittenOrder(result.data, interpolated.value);
   registerSecrets(secretsOf(result.data));
   for (const line of unusedSeedWarnings(result.data)) warn(line);
   return result.data;
+}
+
+/** Streams run in the order the config writes them (each after those it reads): validation gives the schema's order. */
+function inWrittenOrder(config: SeedlineConfig, raw: unknown): void {
+  const written = Object.keys((raw as { streams?: Record<string, unknown> }).streams ?? {});
+  config.streams = Object.fromEntries(written.filter((name) => name in config.streams).map((name) => [name, config.streams[name]]));
 }
 
 /** The config's secret values, so no log line shows them: the API key, webhook secrets, a Postgres password. */
@@ -78,9 +88,26 @@ function secretsOf(config: SeedlineConfig): string[] {
   return [config.api.api_key, ...(config.webhooks?.secrets ?? []), ...(password ? [password] : [])];
 }
 
+/**
+ * The schema the config is checked against: with the streams of its `streams_dir` (made absolute,
+ * against the config file's folder) besides the built-in ones.
+ */
+function configSchemaOf(interpolated: Interpolated, file: string): typeof SeedlineConfig {
+  const value = interpolated.value as { streams_dir?: unknown } | null;
+  if (value === null || typeof value !== 'object' || typeof value.streams_dir !== 'string' || value.streams_dir === '') return SeedlineConfig;
+  const dir = resolve(dirname(resolve(file)), value.streams_dir.replace(/^~(?=\/|$)/, homedir()));
+  value.streams_dir = dir;
+  try {
+    return seedlineConfigFor(manifestsSync(dir));
+  } catch (error) {
+    if (error instanceof ManifestError) throw new ConfigError(file, [`streams_dir: ${error.message}`]);
+    throw error;
+  }
+}
+
 /** Validates; where a number or true/false key holds a lone `${VAR}`, reads its text as one and validates again. */
-function validate(interpolated: Interpolated) {
-  const first = SeedlineConfig.safeParse(interpolated.value);
+function validate(schema: typeof SeedlineConfig, interpolated: Interpolated) {
+  const first = schema.safeParse(interpolated.value);
   if (first.success) return first;
   let retyped = false;
   for (const issue of first.error.issues) {
@@ -88,21 +115,21 @@ function validate(interpolated: Interpolated) {
       retyped = typeLonePlaceholder(interpolated, issue.path, issue.expected as TypedKind) || retyped;
     }
   }
-  return retyped ? SeedlineConfig.safeParse(interpolated.value) : first;
+  return retyped ? schema.safeParse(interpolated.value) : first;
 }
 
 /** `"refesh_after" (did you mean "refresh_after"?)`, or the quoted key alone when no known key is close. */
-function withSuggestion(path: readonly PropertyKey[], unknown: string): string {
-  const known = closestKey(SeedlineConfig, path, unknown);
+function withSuggestion(schema: typeof SeedlineConfig, path: readonly PropertyKey[], unknown: string): string {
+  const known = closestKey(schema, path, unknown);
   return known ? `"${unknown}" (did you mean "${known}"?)` : `"${unknown}"`;
 }
 
 /** One issue as `key: message` lines; unions and record keys report what is wrong inside them. */
-function describeIssue(issue: z.core.$ZodIssue): string[] {
+function describeIssue(schema: typeof SeedlineConfig, issue: z.core.$ZodIssue): string[] {
   const key = keyOf(issue.path);
-  if (issue.code === 'unrecognized_keys') return [`${key}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => withSuggestion(issue.path, k)).join(', ')}`];
+  if (issue.code === 'unrecognized_keys') return [`${key}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => withSuggestion(schema, issue.path, k)).join(', ')}`];
   if (issue.code === 'invalid_key') return issue.issues.map((inner) => `${key}: ${inner.message}`);
-  if (issue.code === 'invalid_union') return describeUnion(issue);
+  if (issue.code === 'invalid_union') return describeUnion(schema, issue);
   return [`${key}: ${issue.message}`];
 }
 
@@ -110,12 +137,12 @@ function describeIssue(issue: z.core.$ZodIssue): string[] {
  * The issues of the one union option the value fits best (it has an issue below its root, and the
  * fewest); the union's own message, which lists the forms, when none or several fit as well.
  */
-function describeUnion(issue: z.core.$ZodIssueInvalidUnion): string[] {
+function describeUnion(schema: typeof SeedlineConfig, issue: z.core.$ZodIssueInvalidUnion): string[] {
   const fitting = unionOptions(issue).filter((option) => option.some((inner) => inner.path.length > 0));
   const fewest = Math.min(...fitting.map((option) => option.length));
   const best = fitting.filter((option) => option.length === fewest);
   if (best.length !== 1) return [`${keyOf(issue.path)}: ${issue.message}`];
-  return best[0]!.flatMap((inner) => describeIssue({ ...inner, path: [...issue.path, ...inner.path] }));
+  return best[0]!.flatMap((inner) => describeIssue(schema, { ...inner, path: [...issue.path, ...inner.path] }));
 }
 
 /** A union's options, a nested union's (`signals.targets` holds `seeds.*`'s) counted as the outer one's. */

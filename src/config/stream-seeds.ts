@@ -16,7 +16,7 @@ export function missingSeedProblems(config: SeedlineConfig): string[] {
     (key) => `seeds.${key}: streams.${key} is enabled but has no seeds: add seeds.${key} (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.${key}`,
   );
   const jobs = config.streams.jobs;
-  if (jobs && jobs.keywords.length === 0 && !(jobs.per_company && config.seeds.companies)) {
+  if (jobs && (jobs.keywords as string[]).length === 0 && !(jobs.per_company && config.seeds.companies)) {
     problems.push('streams.jobs: nothing to search: add streams.jobs.keywords, or seeds.companies (searched one company at a time while streams.jobs.per_company is true)');
   }
   return problems;

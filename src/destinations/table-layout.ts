@@ -204,6 +204,8 @@ function unwrap(schema: ZodInternals): Unwrapped {
         continue;
       }
       case 'string':
+        // An ISO date-time string (`format: date-time` of a JSON Schema record file) is a timestamp column.
+        return { kind: 'scalar', type: current.format === 'datetime' ? 'timestamp' : 'text' };
       case 'enum':
       case 'template_literal':
         return { kind: 'scalar', type: 'text' };
@@ -225,7 +227,8 @@ function unwrap(schema: ZodInternals): Unwrapped {
       case 'array':
         return { kind: 'array', item: unwrap(def.element as ZodInternals) };
       case 'union': {
-        const options = (def.options as ZodInternals[]).map(unwrap);
+        // `null` as one option (`type: [string, "null"]`) only makes the column nullable, as nullable() does.
+        const options = (def.options as ZodInternals[]).filter((o) => o._zod.def.type !== 'null').map(unwrap);
         const first = options[0];
         if (first?.kind === 'scalar' && options.every((o) => o.kind === 'scalar' && o.type === first.type)) return first;
         return { kind: 'scalar', type: 'json' };

@@ -4,7 +4,7 @@ import type { BatchRow, SeedRow } from '../destinations/destination.js';
 import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import { FAILURES_BILLED, type Cost } from './cost-model.js';
+import type { Cost } from './cost-model.js';
 import { crashPoint } from './crash-point.js';
 import { byPriority, cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
@@ -16,7 +16,7 @@ import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal } from './answer-journal.js';
 import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
-import { creditsOf, errorType, singleCalls, type ServiceResponse } from './service-calls.js';
+import { costOfCall, creditsOf, errorType, type ServiceResponse } from './service-calls.js';
 import { addCharge, emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
@@ -180,7 +180,12 @@ class BatchRunner {
   }
 
   private costOfSeed(partition: Partition): Cost {
-    return this.ctx.costs.itemCost(this.manifest.operation, this.paramsFor(partition));
+    return this.itemCost(this.paramsFor(partition));
+  }
+
+  /** An item's cost: the stream's, or the service's own for the single endpoint it stands for when higher. */
+  private itemCost(params: Record<string, unknown>): Cost {
+    return costOfCall(this.ctx.costs, this.manifest.cost, this.manifest.single?.path, params);
   }
 
   /** Worst case of the single retries items of recorded batches (earlier runs') may need, beyond what those batches cost. */
@@ -190,17 +195,17 @@ class BatchRunner {
 
   /** Single retries of an item whose failure billed: only where a single endpoint can retry it. */
   private billedRetries(): number {
-    return FAILURES_BILLED.has(this.manifest.operation) && this.retriesAlone() ? (this.ctx.batch.retryBilledFailures ?? 1) : 0;
+    return this.manifest.failed_items_billed && this.retriesAlone() ? (this.ctx.batch.retryBilledFailures ?? 1) : 0;
   }
 
   /** Whether items that failed for a passing reason are retried alone, through the operation's single endpoint. */
   retriesAlone(): boolean {
-    return this.manifest.operation in singleCalls && (this.ctx.batch.retryBilledFailures ?? 1) > 0;
+    return this.manifest.single !== undefined && (this.ctx.batch.retryBilledFailures ?? 1) > 0;
   }
 
   /** Worst-case credits of a recorded intent or job: the sum over its items. */
   worstOfBatch(batch: BatchRow): number {
-    return itemsOf(batch).reduce((n, item) => n + this.ctx.costs.itemCost(item.operation, item.params).worst, 0);
+    return itemsOf(batch).reduce((n, item) => n + this.itemCost(item.params).worst, 0);
   }
 
   /**
@@ -275,7 +280,7 @@ class BatchRunner {
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.ctx.costs.itemCost(item.operation, item.params).worst, reservation);
+    const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.itemCost(item.params).worst, reservation);
     let completed = false;
     let resend: Partition[] = [];
     try {
@@ -349,10 +354,10 @@ class BatchRunner {
     this.transient = [];
     if (retry.length === 0) return;
     this.ctx.reporter.notice(this.manifest.name, `retrying ${retry.length} items that failed for a passing reason, one by one (billed only on success)`);
-    const call = (singleCalls as Record<string, (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>>)[this.manifest.operation];
+    const single = this.manifest.single;
     const queue = new PQueue({ concurrency: this.ctx.concurrency });
     for (const partition of retry) {
-      void queue.add(() => (call ? this.retrySingly(partition, call) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error, [partition])));
+      void queue.add(() => (single ? this.retrySingly(partition, single.path) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error, [partition])));
     }
     await queue.onIdle();
   }
@@ -406,12 +411,12 @@ class BatchRunner {
   }
 
   /** One single call through the answer journal: a crash after its answer arrived loads that answer next run, unpaid. */
-  private async retrySingly(partition: Partition, call: (c: StreamContext['client'], a: Record<string, unknown>) => Promise<ServiceResponse>): Promise<void> {
+  private async retrySingly(partition: Partition, path: string): Promise<void> {
     const worst = this.worstOf(partition);
     const params = this.paramsFor(partition);
     let answer;
     try {
-      answer = await (await this.answerJournal()).call({ name: this.manifest.operation, partition: partition.key, args: params, worst }, () => call(this.ctx.client, params));
+      answer = await (await this.answerJournal()).call({ name: this.manifest.operation, partition: partition.key, args: params, worst }, () => this.ctx.client.request({ method: 'POST', path, body: params, billed: true }));
     } catch (error) {
       // Some single calls bill a 422 (headcount); the journal counted a call lost on the way at its worst case.
       const type = errorType(error);

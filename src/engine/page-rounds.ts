@@ -5,16 +5,15 @@ import { sha256, stableJson } from '../util/stable-json.js';
 import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
 import { cutToFit, type Reservation } from './budget.js';
-import { FAILURES_BILLED } from './cost-model.js';
 import { stopForBudget } from './budget-stop.js';
 import { crashPoint } from './crash-point.js';
 import type { Partition } from './partitions.js';
 import type { PaidAnswer } from './answer-journal.js';
 import type { Pass, TakenAnswer } from './partition-pass.js';
-import { batchItemOf, errorType, type BatchItemOf } from './service-calls.js';
+import { batchItemOf, costOfCall, errorType, pathOf, type BatchItemOf } from './service-calls.js';
 import { type StreamContext, type StreamOutcome } from './stream-context.js';
 
-/** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2, except those of `FAILURES_BILLED`). */
+/** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2, except those of an operation whose failures bill). */
 const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
 /** Rounds a page that failed for a passing reason is asked in, in all, before its partition fails for this run. */
 const ATTEMPTS = 3;
@@ -53,6 +52,8 @@ export class PageRounds {
   private done = 0;
   /** Rounds sent by this run: part of each intent's key, so a page asked again in a later round is a new job, not the first one replayed. */
   private rounds = 0;
+  /** The path of each batch operation asked, whose `x-credits` the service may state (a search variant has its own). */
+  private readonly paths = new Map<string, string>();
   /** Failed attempts of each pass's current page (by partition key). */
   private readonly attempts = new Map<string, number>();
 
@@ -65,7 +66,7 @@ export class PageRounds {
 
   /** Whether a partition's pages can go as batch items (its call, with its arguments, has a batch operation). */
   batchable(partition: Partition): boolean {
-    return batchItemOf(this.manifest.call, this.runner.argsOf(this.runner.openPass(partition))) !== undefined;
+    return this.batchItem(this.runner.openPass(partition)) !== undefined;
   }
 
   /**
@@ -80,6 +81,7 @@ export class PageRounds {
       for (const item of itemsOf(batch)) {
         const { key, page } = parseRef(item.ref);
         const partition = byKey.get(key);
+        if (partition) this.paths.set(item.operation, pathOf(this.manifest, partition, this.ctx.options));
         if (!partition) {
           this.ctx.reporter.notice(this.manifest.name, `${key}: no longer a partition of this stream, so its page in batch job ${batch.jobId ?? batch.idempotencyKey} is not loaded`);
           continue;
@@ -204,19 +206,25 @@ export class PageRounds {
   /** Whether a page that failed for a passing reason is asked again in the next round (at most {@link ATTEMPTS} in all). */
   private askAgain(pass: Pass, entry: BatchResultEntry): boolean {
     // An item whose failure bills anyway (a Sales Navigator search, rule 1) would be paid again for each attempt.
-    if (!TRANSIENT.has(entry.error?.type ?? '') || FAILURES_BILLED.has(entry.operation)) return false;
+    if (!TRANSIENT.has(entry.error?.type ?? '') || this.batchItem(pass)?.failuresBilled) return false;
     const attempts = (this.attempts.get(pass.partition.key) ?? 0) + 1;
     this.attempts.set(pass.partition.key, attempts);
     return attempts < ATTEMPTS;
   }
 
-  private itemOf(pass: Pass): Item {
-    const item = batchItemOf(this.manifest.call, this.runner.argsOf(pass))!;
-    return { ...item, ref: refOf(pass.partition.key, pass.page.number) };
+  private batchItem(pass: Pass) {
+    return batchItemOf(this.manifest, pass.partition, this.ctx.options, this.runner.argsOf(pass));
   }
 
+  private itemOf(pass: Pass): Item {
+    const { operation, params } = this.batchItem(pass)!;
+    this.paths.set(operation, pathOf(this.manifest, pass.partition, this.ctx.options));
+    return { operation, params, ref: refOf(pass.partition.key, pass.page.number) };
+  }
+
+  /** An item's worst case: the stream's cost with its params, or the service's own for the path its operation stands for. */
   private worstOfItem(item: BatchItemOf): number {
-    return this.ctx.costs.itemCost(item.operation, item.params).worst;
+    return costOfCall(this.ctx.costs, this.manifest.cost, this.paths.get(item.operation), item.params).worst;
   }
 
   private worstOf(batch: BatchRow): number {

@@ -73,7 +73,7 @@ export function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, part
   const render = (since: string | undefined) => {
     // A full refresh asks as a first run does: no `newest`, no `days_since_last` (jobs' posted_within_days).
     const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: withoutClock ? undefined : daysSince(since, ctx.now()) };
-    return renderTemplate(manifest.args, { partition: partition.values, options: ctx.options, state, page }) as Record<string, unknown>;
+    return renderTemplate(manifest.request.body ?? manifest.request.query ?? {}, { partition: partition.values, options: ctx.options, state, page }) as Record<string, unknown>;
   };
   let args = render(saved.completed_at);
   // A window cut at a smaller cap is asked again, from the last pass that was not cut, once the cap is raised.

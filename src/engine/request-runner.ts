@@ -13,7 +13,7 @@ import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
 import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
-import { batchItemOf, callByName, errorType, UNPROCESSABLE } from './service-calls.js';
+import { batchItemOf, costOfCall, errorType, pathOf, requestOf, UNPROCESSABLE } from './service-calls.js';
 import { addCharge, addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
@@ -106,16 +106,16 @@ function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: reado
   for (const partition of todo) {
     const saved = states.get(partition.key) ?? {};
     const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
-    const call = ctx.costs.callCost(manifest.call, renderArgs(manifest, ctx, partition, saved, page));
+    const args = renderArgs(manifest, ctx, partition, saved, page);
+    const call = costOfCall(ctx.costs, manifest.cost, pathOf(manifest, partition, ctx.options), args);
     const maxPages = maxPagesOf(manifest, ctx, partition);
     if (maxPages === undefined && call.worst > 0) {
-      throw new StreamDefinitionError(`stream "${manifest.name}": its call "${manifest.call}" costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`);
+      throw new StreamDefinitionError(`stream "${manifest.name}": its call costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`);
     }
     total.worst += call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1);
     total.expected += call.expected;
     // A page asked as a batch item (via: batch) is never a single call on the wire.
-    const args = renderArgs(manifest, ctx, partition, saved, page);
-    if (!(ctx.options.via === 'batch' && batchItemOf(manifest.call, args))) total.perCall = Math.max(total.perCall, call.worst);
+    if (!(ctx.options.via === 'batch' && batchItemOf(manifest, partition, ctx.options, args))) total.perCall = Math.max(total.perCall, call.worst);
   }
   return total;
 }
@@ -151,7 +151,7 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   const buffer = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace' ? { groups: [], states: [], answers: [] } : undefined;
   if (buffer && cost.worst > 0) {
     throw new StreamDefinitionError(
-      `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call "${manifest.call}" costs credits: ` +
+      `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call costs credits: ` +
         'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
     );
   }
@@ -224,7 +224,6 @@ interface PageBuffer {
 }
 
 class PartitionRunner implements RoundRunner {
-  private readonly call;
   /** Each partition's state as last committed (or as read at the start of the run). */
   private readonly current: Map<string, PartitionState>;
   /** Partitions whose pass this run left pending at `max_pages`, before reaching the items already loaded. */
@@ -240,7 +239,6 @@ class PartitionRunner implements RoundRunner {
     private readonly journal: AnswerJournal,
     private readonly buffer?: PageBuffer,
   ) {
-    this.call = callByName(manifest.call);
     this.current = new Map(saved);
   }
 
@@ -380,9 +378,10 @@ class PartitionRunner implements RoundRunner {
 
   /** One call through the answer journal; its answer is added to `answers` (the page's, dropped as it loads). */
   private async fetch(partition: Partition, args: Record<string, unknown>, answers: PaidAnswer[], asks?: Record<string, unknown>): Promise<PageAnswer> {
-    const worst = this.ctx.costs.callCost(this.manifest.call, args).worst;
-    const call = { name: this.manifest.call, partition: partition.key, args, worst, ...(asks ? { asks } : {}) };
-    const answer = await this.journal.call(call, () => this.call(this.ctx.client, args));
+    const request = requestOf(this.manifest, partition, this.ctx.options, args);
+    const worst = costOfCall(this.ctx.costs, this.manifest.cost, request.path, args).worst;
+    const call = { name: `${request.method} ${request.path}`, partition: partition.key, args, worst, ...(asks ? { asks } : {}) };
+    const answer = await this.journal.call(call, () => this.ctx.client.request(request));
     answers.push(answer);
     return answer.response as PageAnswer;
   }

@@ -1,7 +1,11 @@
 import type { Meta } from '../../schemas/common.js';
 import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
 import { canonicalErrorType } from '../client/errors.js';
+import type { CostNode, RequestStreamNode } from '../manifest/manifest-schema.js';
+import { renderTemplate } from '../manifest/template.js';
+import type { Cost, CostModel } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
+import type { Partition } from './partitions.js';
 
 /** A typed response as the client returns it. */
 export interface ServiceResponse<T = unknown> {
@@ -11,23 +15,22 @@ export interface ServiceResponse<T = unknown> {
 
 type Body = Record<string, unknown>;
 
+/** One call by method and path, as a manifest names it (see `ApiClient.request`). */
+export interface ServiceRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: Body;
+  query?: Body;
+  billed: boolean;
+}
+
 /**
  * The part of `ApiClient` the engine uses, declared structurally so the engine depends on
  * behaviour, not on the client module (and tests can drive it with the real client over HTTP).
  */
 export interface ServiceClient {
-  enrichProfile(body: Body): Promise<ServiceResponse>;
-  enrichCompany(body: Body): Promise<ServiceResponse>;
-  enrichPost(body: Body): Promise<ServiceResponse>;
-  companyHeadcount(body: Body): Promise<ServiceResponse>;
-  searchJobs(body: Body): Promise<ServiceResponse>;
-  profileActivity(body: Body): Promise<ServiceResponse>;
-  companyPosts(body: Body): Promise<ServiceResponse>;
-  searchPeople(body: Body, variant?: 'default' | 'sales-nav' | 'standard'): Promise<ServiceResponse>;
-  searchCompanies(body: Body, variant?: 'default' | 'sales-nav' | 'standard'): Promise<ServiceResponse>;
-  listTriggers(query?: Body): Promise<ServiceResponse>;
-  listSignals(query?: Body): Promise<ServiceResponse>;
-  getSignalUsage(query?: Body): Promise<ServiceResponse>;
+  /** Any data endpoint, by method and path. */
+  request(call: ServiceRequest): Promise<ServiceResponse>;
   getAccount(): Promise<ServiceResponse>;
   submitBatch(body: { items: Body[]; webhook_url?: string }, options: { idempotencyKey?: string }): Promise<ServiceResponse<BatchJob>>;
   getBatchResults(jobId: string, query?: { cursor?: string; limit?: number; status?: 'succeeded' | 'failed' }): Promise<ServiceResponse<BatchResultEntry[]>>;
@@ -35,75 +38,45 @@ export interface ServiceClient {
   readonly account?: { rate_limit: { concurrent_batch_jobs: number } } | undefined;
 }
 
-type Call = (client: ServiceClient, args: Body) => Promise<ServiceResponse>;
-
-/** The client calls a request-stream manifest may name in `call`. */
-export const serviceCalls = {
-  searchJobs: (c, a) => c.searchJobs(a),
-  profileActivity: (c, a) => c.profileActivity(a),
-  companyPosts: (c, a) => c.companyPosts(a),
-  searchPeople: (c, a) => c.searchPeople(a.body as Body, variantOf(a.variant)),
-  searchCompanies: (c, a) => c.searchCompanies(a.body as Body, variantOf(a.variant)),
-  listTriggers: (c, a) => c.listTriggers(a),
-  listSignals: (c, a) => c.listSignals(a),
-  getSignalUsage: (c, a) => c.getSignalUsage(a),
-  getAccount: (c) => c.getAccount(),
-} satisfies Record<string, Call>;
-
-/**
- * The single endpoint of each batch operation an item can be retried through. Single enrichment
- * is pay-on-success, so a retry that fails again costs nothing (a batch item bills either way).
- */
-export const singleCalls = {
-  'profiles.enrich': (c, a) => c.enrichProfile(a),
-  'companies.enrich': (c, a) => c.enrichCompany(a),
-  'posts.enrich': (c, a) => c.enrichPost(a),
-  'companies.headcount': (c, a) => c.companyHeadcount(a),
-} satisfies Record<string, Call>;
-
 /** A batch item: the operation and the exact body its single endpoint takes (CONTRACT.md "Batch items and results"). */
 export interface BatchItemOf {
   operation: string;
   params: Body;
 }
 
-type ItemOf = (args: Body) => BatchItemOf | undefined;
+/** The path a request stream's call goes to for a partition (its `path` may be a template or a `$switch`). */
+export function pathOf(manifest: RequestStreamNode, partition: Partition, options: Body): string {
+  const path = renderTemplate(manifest.request.path, { partition: partition.values, options });
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw new StreamDefinitionError(`stream "${manifest.name}": its request path renders to ${JSON.stringify(path)} for ${partition.key}, not a path such as /v1/search/jobs`);
+  }
+  return path;
+}
 
-const searchItem = (operations: Partial<Record<'default' | 'sales-nav' | 'standard', string>>): ItemOf => (args) => {
-  const operation = operations[variantOf(args.variant) ?? 'default'];
-  return operation ? { operation, params: args.body as Body } : undefined;
-};
+/** The request of a request stream's call with these `args` (its body, or its query for a GET). */
+export function requestOf(manifest: RequestStreamNode, partition: Partition, options: Body, args: Body): ServiceRequest {
+  const { method } = manifest.request;
+  const billed = manifest.cost.per !== 'free';
+  return { method, path: pathOf(manifest, partition, options), billed, ...(method === 'GET' ? { query: args } : { body: args }) };
+}
 
 /**
- * The batch item each request-stream call can go as, so its pages can be asked in batch jobs
- * (intent recorded, Idempotency-Key) rather than single calls; undefined for a call (or a search
- * variant) that has no batch operation.
+ * The batch item a request stream's call with these `args` can go as, and whether its failure is
+ * billed all the same; undefined when the stream (or this partition, e.g. a search variant) has
+ * no batch operation.
  */
-export const batchItems = {
-  searchJobs: (a) => ({ operation: 'search.jobs', params: a }),
-  profileActivity: (a) => ({ operation: 'profiles.activity', params: a }),
-  companyPosts: (a) => ({ operation: 'companies.posts', params: a }),
-  searchPeople: searchItem({ default: 'search.people', 'sales-nav': 'search.people.sales_nav' }),
-  searchCompanies: searchItem({ default: 'search.companies' }),
-} satisfies Partial<Record<keyof typeof serviceCalls, ItemOf>>;
-
-/** The batch item of a call with these args, if it has one. */
-export function batchItemOf(call: string, args: Body): BatchItemOf | undefined {
-  return (batchItems as Partial<Record<string, ItemOf>>)[call]?.(args);
+export function batchItemOf(manifest: RequestStreamNode, partition: Partition, options: Body, args: Body): (BatchItemOf & { failuresBilled: boolean }) | undefined {
+  if (!manifest.batch) return undefined;
+  const context = { partition: partition.values, options };
+  const operation = renderTemplate(manifest.batch.operation, context);
+  if (typeof operation !== 'string' || operation === '') return undefined;
+  return { operation, params: args, failuresBilled: renderTemplate(manifest.batch.failed_items_billed, context) === true };
 }
 
-/** A call name known to the engine. */
-export type CallName = keyof typeof serviceCalls;
-
-/** Looks a call up by name; throws naming the known ones. */
-export function callByName(name: string): Call {
-  const call = (serviceCalls as Record<string, Call>)[name];
-  if (!call) throw new StreamDefinitionError(`unknown call "${name}": known calls are ${Object.keys(serviceCalls).join(', ')}`);
-  return call;
-}
-
-function variantOf(value: unknown): 'default' | 'sales-nav' | 'standard' | undefined {
-  return value === 'sales-nav' || value === 'standard' || value === 'default' ? value : undefined;
+/** What one call of a stream costs: the manifest's `cost`, sized by its `results` over `args`, never below the service's own figure for `path`. */
+export function costOfCall(costs: CostModel, cost: CostNode, path: string | undefined, args: Body): Cost {
+  const results = cost.results === undefined ? undefined : Number(renderTemplate(cost.results, { args }));
+  return costs.price({ path, cost: { credits: cost.credits, unit: cost.per, pageSize: cost.page_size }, sized: cost.results !== undefined, results });
 }
 
 /**

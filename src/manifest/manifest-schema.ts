@@ -13,8 +13,11 @@ export const WriteModeNode = z.enum(['merge', 'append', 'replace', 'history']);
 export const TableNode = z.strictObject({
   /** Table name; may be a template (`activity_{{ partition.kind }}`). */
   name: z.string(),
-  /** Name of the record schema in the schema registry; may be a template. */
-  schema: z.string(),
+  /**
+   * The record schema: a name in the schema registry (may be a template), or `{ file }`, a JSON
+   * Schema file beside the manifest.
+   */
+  schema: z.union([z.string(), z.strictObject({ file: z.string().regex(/\.json$/, 'expected a .json file beside the manifest') })]),
   /** Primary-key fields (merge and history). */
   primary_key: z.array(z.string()).default([]),
   /** Write mode; may be a template resolving to one of the modes. */
@@ -124,6 +127,30 @@ export const CapNode = z.discriminatedUnion('type', [
 ]);
 export type CapNode = z.infer<typeof CapNode>;
 
+/**
+ * What one call costs, as the spec's credit table says: `credits` per `call` (a successful one),
+ * per `page` (of up to `page_size` items), per `result` returned, or `free`. `results` (a template
+ * over `args`) sizes a call that pages internally (a search asks up to `max_results`): it is priced
+ * at that many results, or pages of them; without it a page-priced call is one page. The service's
+ * own `x-credits` for the path, when it serves an OpenAPI document, can only raise a reservation.
+ */
+export const CostNode = z
+  .strictObject({
+    credits: z.number().min(0).default(0),
+    per: z.enum(['call', 'page', 'result', 'free']),
+    page_size: z.number().int().min(1).default(25),
+    results: Template.optional(),
+  })
+  .refine((cost) => cost.per === 'free' || cost.credits > 0, { path: ['credits'], message: 'expected credits above 0 (or per: free)' });
+export type CostNode = z.infer<typeof CostNode>;
+
+/**
+ * A stream's options (its keys under `streams.<name>` in the config), as JSON Schema properties:
+ * `type`, `enum`, `default`, `minimum`, `items`, … and `format: duration`. `schema_contract` is
+ * added to every stream.
+ */
+export const OptionsNode = z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'expected an option name of a-z, 0-9 and _'), z.record(z.string(), z.unknown())).default({});
+
 /** Fields every stream has. */
 const streamBase = {
   /** Stream name: equals its file name and (usually) its table. */
@@ -133,6 +160,10 @@ const streamBase = {
   depends_on: z.array(z.string()).default([]),
   /** Units fetched within this duration are skipped (a template, e.g. `{{ options.refresh_after }}`); none: always fetched. */
   refresh_after: Template.optional(),
+  /** The stream's options (the config's `streams.<name>` keys). */
+  options: OptionsNode,
+  /** What a call (a request stream's page, a batch item) costs. */
+  cost: CostNode,
   table: TableNode,
 };
 
@@ -141,20 +172,48 @@ export const BatchStreamNode = z.strictObject({
   type: z.literal('batch'),
   ...streamBase,
   operation: z.string(),
+  /** The endpoint an item is asked through alone (a retry of an item whose failure was billed; billed only on success). */
+  single: z.strictObject({ path: z.string().regex(/^\//, 'expected a path such as /v1/profiles/enrich') }).optional(),
+  /** Whether a failed item is billed all the same (the spec's batch rule 1 for enrichments). Default: false. */
+  failed_items_billed: z.boolean().default(false),
   partitions: PartitionNode,
   /** Item params as a template over `partition` and `options`. */
   params: z.record(z.string(), Template),
 });
 export type BatchStreamNode = z.infer<typeof BatchStreamNode>;
 
+/**
+ * One call of a request stream. `path` may be a template (or a `$switch` over the partition);
+ * `body` (POST) or `query` (GET) is a template over `partition`, `options`, `state`, `page`: the
+ * call's `args`, which `cost.results`, `cap` and the batch item's params read.
+ */
+export const RequestNode = z
+  .strictObject({
+    method: z.enum(['GET', 'POST']).default('POST'),
+    path: Template,
+    body: Template.optional(),
+    query: Template.optional(),
+  })
+  .refine((request) => !(request.method === 'GET' && request.body !== undefined), { path: ['body'], message: 'a GET request has no body: use query' })
+  .refine((request) => !(request.method === 'POST' && request.query !== undefined), { path: ['query'], message: 'a POST request sends its arguments as body' });
+export type RequestNode = z.infer<typeof RequestNode>;
+
+/**
+ * The batch operation a request stream's call can go as: `operation` (a template; rendering to
+ * nothing means this partition's call has none and goes as single calls), and whether a failed
+ * item is billed all the same (rendered too). The item's params are the call's `args`.
+ */
+export const BatchOperationNode = z.strictObject({ operation: Template, failed_items_billed: Template.default(false) });
+export type BatchOperationNode = z.infer<typeof BatchOperationNode>;
+
 /** A stream fed by direct calls, per partition, page by page. */
 export const RequestStreamNode = z.strictObject({
   type: z.literal('request'),
   ...streamBase,
-  /** The ApiClient method to call. */
-  call: z.string(),
-  /** Its argument, as a template over `partition`, `options`, `state`, `page`. */
-  args: Template.default({}),
+  /** The call: its method and path, and its `body` (POST) or `query` (GET), the call's `args`. */
+  request: RequestNode,
+  /** The batch operation its pages can go as (`via: batch`): pages then are items of batch jobs. */
+  batch: BatchOperationNode.optional(),
   partitions: PartitionNode.default({ type: 'single' }),
   paginator: PaginatorNode.default({ type: 'none' }),
   /** Path to the records in the response (`data.posts`); a single object is one record. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ManifestError } from './load-manifests.js';
+import { ManifestError } from './manifest-error.js';
 import {
   Account,
   ActivityComment,
@@ -39,9 +39,18 @@ export const schemaRegistry = {
 /** A schema name known to the registry. */
 export type SchemaName = keyof typeof schemaRegistry;
 
+/** Record schemas of user manifests (a JSON Schema file beside the manifest), by the name {@link defineSchema} gave. */
+const defined = new Map<string, z.ZodType>();
+
+/** Adds a user manifest's record schema under `name` (its stream and file, so never a built-in name); returns the name. */
+export function defineSchema(name: string, schema: z.ZodType): string {
+  defined.set(name, schema);
+  return name;
+}
+
 /** Looks a schema up by name; throws naming the known ones. */
 export function schemaByName(name: string): z.ZodType {
-  const schema = (schemaRegistry as Record<string, z.ZodType>)[name];
-  if (!schema) throw new ManifestError(`unknown schema "${name}": known schemas are ${Object.keys(schemaRegistry).join(', ')}`);
+  const schema = (schemaRegistry as Record<string, z.ZodType>)[name] ?? defined.get(name);
+  if (!schema) throw new ManifestError(`unknown schema "${name}": known schemas are ${Object.keys(schemaRegistry).join(', ')} (or a JSON Schema file: schema: { file: x.schema.json })`);
   return schema;
 }

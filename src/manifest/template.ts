@@ -20,12 +20,29 @@ export function renderTemplate(template: unknown, context: TemplateContext): unk
   }
   if (Array.isArray(template)) return template.map((item) => renderTemplate(item, context));
   if (template !== null && typeof template === 'object') {
+    if ('$switch' in template) return renderSwitch(template as SwitchNode, context);
     const entries = Object.entries(template)
       .map(([key, value]) => [key, renderTemplate(value, context)] as const)
       .filter(([, value]) => value !== undefined);
     return Object.fromEntries(entries);
   }
   return template;
+}
+
+/**
+ * `{ $switch: "{{ partition.variant }}", cases: { sales-nav: …, standard: … }, default: … }`: the
+ * case named by the rendered value, else `default` (absent: `undefined`), itself rendered.
+ */
+interface SwitchNode {
+  $switch: unknown;
+  cases: Record<string, unknown>;
+  default?: unknown;
+}
+
+function renderSwitch(node: SwitchNode, context: TemplateContext): unknown {
+  const value = String(renderTemplate(node.$switch, context) ?? '');
+  const chosen = Object.hasOwn(node.cases ?? {}, value) ? node.cases[value] : node.default;
+  return renderTemplate(chosen, context);
 }
 
 /** Reads a dotted path (`partition.urn`) from the context; `undefined` when any step is missing. */

@@ -15,9 +15,9 @@ const silent: Reporter = { streamStarted() {}, streamProgress() {}, streamFinish
 /** A people search of 30 results: two pages of 25 at 2 credits, 4 credits at worst. */
 const SEARCH = { id: 'eng', filters: { keywords: 'data engineer' }, max_results: 30 };
 
-/** A client whose people search answers with `answer`; any other call is a test failure. */
+/** A client whose requests (the people search) answer with `answer`; any other call is a test failure. */
 function searchClient(answer: () => Promise<ServiceResponse>): ServiceClient {
-  return new Proxy({ searchPeople: answer } as unknown as ServiceClient, {
+  return new Proxy({ request: answer } as unknown as ServiceClient, {
     get: (target, name) => (target as unknown as Record<string, unknown>)[name as string] ?? (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
   });
 }

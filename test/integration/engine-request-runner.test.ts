@@ -7,7 +7,7 @@ import { parseConfig } from '../../src/config/load-config.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import type { Destination } from '../../src/destinations/destination.js';
 import { planSync, prepareSync, runSync } from '../../src/engine/pipeline.js';
-import type { ServiceClient, ServiceResponse } from '../../src/engine/service-calls.js';
+import type { ServiceClient, ServiceRequest, ServiceResponse } from '../../src/engine/service-calls.js';
 import type { Reporter } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { startSandbox } from '../../src/sandbox/index.js';
@@ -31,7 +31,8 @@ function signalsClient(pages: string[][], failSecondPage: () => boolean): Servic
     const next = index + 1 < pages.length ? String(index + 1) : null;
     return { data: pages[index]!.map(signal), meta: { creditsUsed: 0, nextCursor: next } };
   };
-  return new Proxy({ listSignals } as unknown as ServiceClient, {
+  const request = async (call: ServiceRequest) => (call.path === '/v1/signals' ? listSignals(call.query) : Promise.reject(new Error(`unexpected request ${call.path}`)));
+  return new Proxy({ request } as unknown as ServiceClient, {
     get: (target, name) => (target as unknown as Record<string, unknown>)[name as string] ?? (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
   });
 }

@@ -5,6 +5,8 @@ import { Budget, cutToFit } from '../../src/engine/budget.js';
 import { BudgetExhaustedError, InsufficientBalanceError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
 import { CostModel } from '../../src/engine/cost-model.js';
+import { costOfCall } from '../../src/engine/service-calls.js';
+import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { parseCsv } from '../../src/util/csv.js';
 import { stableJson } from '../../src/util/stable-json.js';
@@ -154,10 +156,11 @@ describe('small parsers', () => {
     expect(stableJson({ b: 1, a: { d: 2, c: [3] } })).toBe(stableJson({ a: { c: [3], d: 2 }, b: 1 }));
   });
 
-  it('given a search of 60 results and a job search of 10, when priced, then pages of 25 cost 2 each and jobs 1 each', () => {
+  it('given a search of 60 results and a job search of 10, when priced, then pages of 25 cost 2 each and jobs 1 each', async () => {
     const costs = CostModel.builtIn();
-    expect(costs.callCost('searchPeople', { body: { max_results: 60 } }).worst).toBe(6);
-    expect(costs.callCost('searchJobs', { max_results: 10 }).worst).toBe(10);
+    const manifests = await loadManifests();
+    expect(costOfCall(costs, manifests.get('people_search')!.cost, '/v1/search/people', { max_results: 60 }).worst).toBe(6);
+    expect(costOfCall(costs, manifests.get('jobs')!.cost, '/v1/search/jobs', { max_results: 10 }).worst).toBe(10);
   });
 });
 

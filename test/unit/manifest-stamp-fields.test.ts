@@ -22,7 +22,7 @@ describe('incremental stamp field chosen per partition', () => {
   });
 
   it('given a field switch without `by` or with an unknown key, when the manifest is validated, then it is refused', () => {
-    const manifest = (field: unknown) => ({ type: 'request', name: 's', call: 'profileActivity', records: 'data', table: { name: 's', schema: 's' }, incremental: { type: 'newest', field } });
+    const manifest = (field: unknown) => ({ type: 'request', name: 's', request: { path: '/v1/profiles/activity' }, cost: { credits: 2, per: 'page' }, records: 'data', table: { name: 's', schema: 's' }, incremental: { type: 'newest', field } });
     expect(StreamManifest.safeParse(manifest({ cases: { posts: 'posted_at' } })).success).toBe(false);
     expect(StreamManifest.safeParse(manifest({ by: '{{ partition.kind }}', cases: { posts: 'posted_at' }, default: 'x' })).success).toBe(false);
     expect(StreamManifest.safeParse(manifest({ by: '{{ partition.kind }}', cases: { posts: 'posted_at' } })).success).toBe(true);
