@@ -13,6 +13,10 @@ export const BatchOperation = z.enum([
   'search.jobs',
   'profiles.activity',
   'companies.posts',
+  'posts.comments',
+  'posts.reactions',
+  'profiles.recommendations',
+  'profiles.interests',
 ]);
 export type BatchOperation = z.infer<typeof BatchOperation>;
 

@@ -4,6 +4,7 @@ export * from './post.js';
 export * from './company.js';
 export * from './job.js';
 export * from './activity.js';
+export * from './engagement.js';
 export * from './search.js';
 export * from './batch.js';
 export * from './signal.js';

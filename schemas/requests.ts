@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ActivityKind, PostedWithin } from './activity.js';
 import { CompanySize, CompanyType } from './company.js';
+import { InterestKind, RecommendationDirection } from './engagement.js';
 import { SignalCriteria, SignalSchedule, SignalTarget } from './signal.js';
 
 // Request bodies are strict: the service answers 400 to an unknown body field.
@@ -77,6 +78,34 @@ export const ActivityBody = z
   })
   .refine((b) => b.url !== undefined || b.urn !== undefined, 'provide url or urn');
 export type ActivityBody = z.infer<typeof ActivityBody>;
+
+/** Paging fields of activity-like feeds: `page` default 1, `per_page` 1 to 25 (default 25), the previous answer's token. */
+const feedPaging = {
+  page: z.number().int().min(1).optional(),
+  per_page: z.number().int().min(1).max(25).optional(),
+  pagination_token: z.string().optional(),
+};
+
+const postEngagementBody = () =>
+  z
+    .strictObject({ url: z.string().min(1).optional(), urn: z.string().min(1).optional(), ...feedPaging })
+    .refine((b) => b.url !== undefined || b.urn !== undefined, 'provide url or urn');
+
+/** Body of POST /v1/posts/comments: the post's `url` and/or `urn`, plus paging. */
+export const PostCommentsBody = postEngagementBody();
+export type PostCommentsBody = z.infer<typeof PostCommentsBody>;
+
+/** Body of POST /v1/posts/reactions: the post's `url` and/or `urn`, plus paging. */
+export const PostReactionsBody = postEngagementBody();
+export type PostReactionsBody = z.infer<typeof PostReactionsBody>;
+
+/** Body of POST /v1/profiles/recommendations: `direction` default `received`. */
+export const ProfileRecommendationsBody = z.strictObject({ url: z.string().min(1), direction: RecommendationDirection.optional(), ...feedPaging });
+export type ProfileRecommendationsBody = z.infer<typeof ProfileRecommendationsBody>;
+
+/** Body of POST /v1/profiles/interests: `kind` default `companies`. */
+export const ProfileInterestsBody = z.strictObject({ url: z.string().min(1), kind: InterestKind.optional(), ...feedPaging });
+export type ProfileInterestsBody = z.infer<typeof ProfileInterestsBody>;
 
 /** People-search filters (CONTRACT.md 1): at least one is required. */
 export const PeopleFilters = z

@@ -12,6 +12,8 @@ import type { SandboxState } from './state.js';
 
 /** Idempotency keys are kept this long (virtual time). */
 const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** Time per item the estimate assumes when the sandbox simulates no latency: the middle of the spec's 2 to 8 s. */
+const NOMINAL_ITEM_MS = 5_000;
 
 interface JobItem {
   index: number;
@@ -23,6 +25,8 @@ interface JobItem {
   /** Credits billed at submission (rule 1) or held as a reservation (rule 2). */
   upfront: number;
   resolved: boolean;
+  /** Relative scrape time of the item (a second scrape, `slow-*` targets), for `estimated_completion`. */
+  weight: number;
   /** Ledger target: the canonical URL, or the operation and its params for searches. */
   label: string;
 }
@@ -159,7 +163,8 @@ export class BatchEngine {
       if (refs.has(ref)) throw invalidRequest(`items[${index}]: ref ${JSON.stringify(ref)} is not unique within the job`);
       refs.add(ref);
       const label = target?.url ?? `${item.operation}:${stableStringify(params.data)}`;
-      return { index, ref, operation, opName: item.operation, params: params.data, target, upfront: operation.worstCase(params.data), resolved: false, label };
+      const weight = operation.latencyFactor(params.data) * (target?.slug.startsWith('slow-') ? 3 : 1);
+      return { index, ref, operation, opName: item.operation, params: params.data, target, upfront: operation.worstCase(params.data), resolved: false, weight, label };
     });
   }
 
@@ -178,8 +183,6 @@ export class BatchEngine {
       if (item.operation.billAtSubmission) state.billing.charge(account, item.upfront, this.charge(item, id, requestId));
       else state.billing.hold(account, item.upfront);
     }
-    const [min, max] = state.options.latencyMs;
-    const waves = Math.ceil(items.length / state.options.batchItemConcurrency);
     const job: Job = {
       id,
       account,
@@ -189,15 +192,28 @@ export class BatchEngine {
       succeeded: 0,
       failed: 0,
       createdAt: state.clock.now().toISOString(),
-      estimatedCompletion: new Date(state.clock.nowMs() + Math.round(waves * ((min + max) / 2) * state.options.timeScale)).toISOString(),
+      estimatedCompletion: '',
       completedAt: null,
       webhookUrl,
       requestId,
       done: Promise.resolve(),
     };
+    job.estimatedCompletion = this.estimate(job);
     this.jobs.set(id, job);
     job.done = this.run(job);
     return job;
+  }
+
+  /**
+   * When the job should finish, seen from now: the unresolved items' scrape time spread over the item
+   * concurrency. Recomputed as each item resolves, so it moves with progress; once all are resolved it is now.
+   */
+  private estimate(job: Job): string {
+    const { latencyMs, timeScale, batchItemConcurrency } = this.state.options;
+    const perItemMs = latencyMs[1] > 0 ? ((latencyMs[0] + latencyMs[1]) / 2) * timeScale : NOMINAL_ITEM_MS;
+    let remaining = 0;
+    for (const item of job.items) if (!item.resolved) remaining += item.weight;
+    return new Date(this.state.clock.nowMs() + Math.round((remaining / batchItemConcurrency) * perItemMs)).toISOString();
   }
 
   private charge(item: JobItem, jobId: string, requestId: string) {
@@ -250,6 +266,7 @@ export class BatchEngine {
     if (entry.status === 'succeeded') job.succeeded++;
     else job.failed++;
     job.results.push(entry);
+    job.estimatedCompletion = this.estimate(job);
   }
 
   /** Applies billing rules 1 and 2 to a resolved item; `actual` is null when it failed. Returns the item's final cost. */

@@ -40,6 +40,10 @@ const SCRAPE_RESPONSES: Record<string, string> = {
   '/v1/search/posts': 'PostSearchResult',
   '/v1/profiles/activity': 'ActivityPage',
   '/v1/companies/posts': 'CompanyPostsPage',
+  '/v1/posts/comments': 'PostCommentsPage',
+  '/v1/posts/reactions': 'PostReactionsPage',
+  '/v1/profiles/recommendations': 'ProfileRecommendationsPage',
+  '/v1/profiles/interests': 'ProfileInterestsPage',
 };
 
 function schemaName(schema: unknown): string {

@@ -8,8 +8,12 @@ import {
   JobSearchBody,
   PeopleSearchBody,
   PostEnrichBody,
+  PostCommentsBody,
+  PostReactionsBody,
   PostSearchBody,
   ProfileEnrichBody,
+  ProfileInterestsBody,
+  ProfileRecommendationsBody,
 } from '../../schemas/index.js';
 import type { BatchOperation } from '../../schemas/index.js';
 import { buildActivityPage, buildCompanyPostsPage, profileAuthor } from './fixtures/activity.js';
@@ -17,6 +21,9 @@ import { canonicalCompany, canonicalPost, canonicalProfile, companyFromDomain, c
 import type { PostRef, TargetRef } from './fixtures/canonical.js';
 import { pickFields } from './fixtures/fields.js';
 import { buildCompany } from './fixtures/company.js';
+import { buildPostCommentsPage, buildPostReactionsPage } from './fixtures/engagement.js';
+import type { BuiltPage } from './fixtures/engagement.js';
+import { buildInterestsPage, buildRecommendationsPage } from './fixtures/profile-sections.js';
 import { buildPost, urnOfToken } from './fixtures/post.js';
 import { buildProfile, COUNT_FIELDS, profileName } from './fixtures/profile.js';
 import { countHeadcount, searchCompanies, searchJobs, searchPeople, searchPosts, SEARCH_PAGE_SIZE } from './fixtures/search.js';
@@ -86,6 +93,14 @@ function feedResult(data: Record<string, unknown>, ref: TargetRef): OperationRes
   const returned = (data.pagination as { returned: number }).returned;
   return { data, credits: returned > 0 ? 2 : 0, reason: 'success', target: ref.url };
 }
+
+/** An engagement or profile-section page: billed like a feed page; a hidden feed says so in `meta.reason`. */
+function builtResult(built: BuiltPage, ref: TargetRef): OperationResult {
+  return { ...feedResult(built.data, ref), reason: built.page.hidden ? 'feed_hidden' : 'success' };
+}
+
+const postRef = (body: { url?: string | undefined; urn?: string | undefined }, env: OperationEnv) =>
+  canonicalPost(body, (token) => urnOfToken(env.seed, token, env.nowMs));
 
 /** A search paid per scraped page of 25; `billAtSubmission` for Sales Navigator (rule 1). */
 function searchOperation<B extends { max_results?: number | undefined }>(
@@ -167,7 +182,7 @@ const postsEnrich: Operation<z.infer<typeof PostEnrichBody>> = {
   path: '/v1/posts/enrich',
   schema: PostEnrichBody,
   creditsDoc: '1 credit per successful post',
-  target: (body, env) => canonicalPost(body, (token) => urnOfToken(env.seed, token, env.nowMs)),
+  target: postRef,
   run: (_body, env, target) => {
     const ref = target as PostRef;
     const author = ref.author ? profileAuthor(env.seed, ref.author) : { name: profileName(env.seed, `urn-${ref.urn}`), url: ref.url };
@@ -229,6 +244,49 @@ const companiesPosts: Operation<z.infer<typeof CompanyPostsBody>> = {
   run: (body, env, target) => feedResult(buildCompanyPostsPage(env.seed, target as TargetRef, body, env.nowMs), target as TargetRef),
 };
 
+const PAGE_COST_DOC = '2 credits per page (up to 25 items); empty pages free; a 422 is billed like activity';
+
+const postsComments: Operation<z.infer<typeof PostCommentsBody>> = {
+  ...FEED,
+  name: 'posts.comments',
+  path: '/v1/posts/comments',
+  schema: PostCommentsBody,
+  creditsDoc: PAGE_COST_DOC,
+  target: postRef,
+  run: (body, env, target) => builtResult(buildPostCommentsPage(env.seed, target as PostRef, body, env.nowMs), target as TargetRef),
+};
+
+const postsReactions: Operation<z.infer<typeof PostReactionsBody>> = {
+  ...FEED,
+  name: 'posts.reactions',
+  path: '/v1/posts/reactions',
+  schema: PostReactionsBody,
+  creditsDoc: PAGE_COST_DOC,
+  target: postRef,
+  run: (body, env, target) => builtResult(buildPostReactionsPage(env.seed, target as PostRef, body, env.nowMs), target as TargetRef),
+};
+
+const profilesRecommendations: Operation<z.infer<typeof ProfileRecommendationsBody>> = {
+  ...FEED,
+  name: 'profiles.recommendations',
+  path: '/v1/profiles/recommendations',
+  schema: ProfileRecommendationsBody,
+  creditsDoc: PAGE_COST_DOC,
+  target: (body) => canonicalProfile(body.url),
+  run: (body, env, target) =>
+    builtResult(buildRecommendationsPage(env.seed, target as TargetRef, body.direction ?? 'received', body, env.nowMs), target as TargetRef),
+};
+
+const profilesInterests: Operation<z.infer<typeof ProfileInterestsBody>> = {
+  ...FEED,
+  name: 'profiles.interests',
+  path: '/v1/profiles/interests',
+  schema: ProfileInterestsBody,
+  creditsDoc: PAGE_COST_DOC,
+  target: (body) => canonicalProfile(body.url),
+  run: (body, env, target) => builtResult(buildInterestsPage(env.seed, target as TargetRef, body.kind ?? 'companies', body, env.nowMs), target as TargetRef),
+};
+
 const peopleClassic = peopleSearch('/v1/search/people', 'search.people', 'classic');
 const peopleSalesNav = peopleSearch('/v1/search/people/sales-nav', 'search.people.sales_nav', 'sales-nav');
 const companiesClassic = companySearch('/v1/search/companies', 'search.companies', 'classic');
@@ -249,6 +307,10 @@ export const OPERATIONS: readonly Operation[] = [
   searchPostsOp,
   profilesActivity,
   companiesPosts,
+  postsComments,
+  postsReactions,
+  profilesRecommendations,
+  profilesInterests,
 ];
 
 /** Operations a batch item may name (CONTRACT.md 1). */
@@ -263,4 +325,8 @@ export const BATCH_OPERATIONS: Record<BatchOperation, Operation> = {
   'search.jobs': searchJobsOp,
   'profiles.activity': profilesActivity,
   'companies.posts': companiesPosts,
+  'posts.comments': postsComments,
+  'posts.reactions': postsReactions,
+  'profiles.recommendations': profilesRecommendations,
+  'profiles.interests': profilesInterests,
 };

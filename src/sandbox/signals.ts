@@ -7,95 +7,23 @@ import { canonicalCompany, canonicalProfile } from './fixtures/canonical.js';
 import type { TargetRef } from './fixtures/canonical.js';
 import { watchedValues } from './fixtures/profile.js';
 import { BATCH_OPERATIONS } from './operations.js';
+import { dropExpired } from './retention.js';
 import { performScrape } from './scrape-runner.js';
 import type { SandboxState } from './state.js';
-import type { TaskHandle } from './virtual-clock.js';
-import type { DeliveryRecord } from './webhook-dispatcher.js';
+import type { CheckResult, SignalInput, SignalRecord, SignalTargetInput, TriggerRecord, UsageEntry } from './signal-records.js';
+import type { DeliveryOutcome, DeliveryRecord } from './webhook-dispatcher.js';
 
 const DAY_MS = 86_400_000;
 /** Cost of one check of a company_jobs Signal is the jobs returned; its estimate assumes a full default page. */
 const COMPANY_JOBS_ESTIMATE = 25;
 const COMPANY_JOBS_FIELDS = ['jobs'];
+/**
+ * Trigger events in a row whose webhook retries ran out before the Signal pauses with `webhook_failing`
+ * (spec: "retries are exhausted on consecutive events"; the spec gives no count, two is the least that is consecutive).
+ */
+export const FAILED_EVENTS_BEFORE_PAUSE = 2;
 
-/** A Signal's target as sent. */
-export type SignalTargetInput = { type: 'profile'; site_url: string } | { type: 'company_jobs'; company_url: string };
-
-/** A Signal and everything the sandbox keeps about it. */
-export interface SignalRecord {
-  id: string;
-  account: SandboxAccount;
-  name: string;
-  tags: string[];
-  status: 'active' | 'paused';
-  paused_reason: string | null;
-  target: SignalTargetInput;
-  ref: TargetRef;
-  schedule: { interval: string; timezone: string };
-  criteria: { mode: string; fields: string[] };
-  webhookUrl: string | null;
-  secret: string;
-  external_id: string | null;
-  metadata: Record<string, unknown> | null;
-  created_at: string;
-  nextCheckMs: number;
-  checkNumber: number;
-  snapshot: Record<string, unknown> | null;
-  deleted: boolean;
-  task: TaskHandle | null;
-}
-
-/** A Trigger (CONTRACT.md 1). */
-export interface TriggerRecord {
-  trigger_id: string;
-  signal_id: string;
-  check_number: number;
-  checked_at: string;
-  diff: Record<string, { before: unknown; after: unknown }>;
-  criteria_matched: string[];
-  target: SignalTargetInput;
-  external_id?: string;
-  metadata?: Record<string, unknown>;
-  accountId: string;
-}
-
-/** One check attempt, with the attribution it had at check time. */
-interface UsageEntry {
-  accountId: string;
-  atMs: number;
-  external_id: string | null;
-  ok: boolean;
-  matched: boolean;
-  credits: number;
-}
-
-/** Result of one check (data of check-now). */
-export interface CheckResult {
-  signal_id: string;
-  check_number: number;
-  status: 'matched' | 'not_matched' | 'failed' | 'paused';
-  matched: boolean;
-  is_baseline: boolean;
-  billed: boolean;
-  credits_used: number;
-  trigger_id: string | null;
-  criteria_matched: string[];
-  diff: Record<string, { before: unknown; after: unknown }>;
-  error_type?: string;
-  error_message?: string;
-  webhook?: { status: string; attempts: number; delivery_id: string };
-}
-
-/** Fields of a create request after validation. */
-export interface SignalInput {
-  name: string;
-  target: SignalTargetInput;
-  schedule: { interval: string; timezone?: string | undefined };
-  criteria: { mode: string; fields: string[] };
-  notify?: { webhook_url: string } | undefined;
-  tags?: string[] | undefined;
-  external_id?: string | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
+export type { CheckResult, SignalInput, SignalRecord, SignalTargetInput, TriggerRecord } from './signal-records.js';
 
 /** Days of an allowed interval; 400 otherwise. */
 export function intervalDays(interval: string): number {
@@ -159,6 +87,7 @@ export class SignalStore {
       nextCheckMs: now,
       checkNumber: 0,
       snapshot: null,
+      failedEvents: 0,
       deleted: false,
       task: null,
     };
@@ -255,6 +184,7 @@ export class SignalStore {
 
   /** Triggers of `accountId`, ordered by checked_at then trigger_id. */
   triggersOf(accountId: string): TriggerRecord[] {
+    dropExpired(this.triggers, (trigger) => Date.parse(trigger.checked_at), this.state.clock.nowMs());
     return this.triggers
       .filter((trigger) => trigger.accountId === accountId)
       .sort((a, b) => (a.checked_at === b.checked_at ? (a.trigger_id < b.trigger_id ? -1 : 1) : a.checked_at < b.checked_at ? -1 : 1));
@@ -262,6 +192,7 @@ export class SignalStore {
 
   /** Usage rows by external_id in [fromMs, toMs), highest credits first, at most 1000. */
   usageRows(accountId: string, fromMs: number, toMs: number): Array<Record<string, unknown>> {
+    dropExpired(this.usage, (entry) => entry.atMs, this.state.clock.nowMs());
     const rows = new Map<string | null, { external_id: string | null; checks: number; successful_checks: number; failed_checks: number; matched_checks: number; credits_charged: number }>();
     for (const entry of this.usage) {
       if (entry.accountId !== accountId || entry.atMs < fromMs || entry.atMs >= toMs) continue;
@@ -308,6 +239,7 @@ export class SignalStore {
     signal.checkNumber++;
     const atMs = state.clock.nowMs();
     const usage: UsageEntry = { accountId: account.id, atMs, external_id: signal.external_id, ok: false, matched: false, credits: 0 };
+    dropExpired(this.usage, (entry) => entry.atMs, atMs);
     this.usage.push(usage);
     let values: Record<string, unknown>;
     let credits: number;
@@ -360,17 +292,25 @@ export class SignalStore {
       url,
       payload,
       secret: signal.secret,
-      ...(pauseOnFailure
-        ? {
-            onFinal: (outcome) => {
-              if (outcome !== 'delivered' && signal.status === 'active' && !signal.deleted) this.autoPause(signal, outcome === 'gone' ? 'webhook_gone' : 'webhook_failing');
-            },
-          }
-        : {}),
+      ...(pauseOnFailure ? { onFinal: (outcome: DeliveryOutcome) => this.afterEvent(signal, outcome) } : {}),
     });
   }
 
+  /** The pause rules of the spec: a gone endpoint pauses at once; failing retries pause only on consecutive events. */
+  private afterEvent(signal: SignalRecord, outcome: DeliveryOutcome): void {
+    if (outcome === 'delivered') {
+      signal.failedEvents = 0;
+      return;
+    }
+    if (outcome === 'failed') signal.failedEvents++;
+    if (signal.status !== 'active' || signal.deleted) return;
+    if (outcome === 'gone') this.autoPause(signal, 'webhook_gone');
+    else if (signal.failedEvents >= FAILED_EVENTS_BEFORE_PAUSE) this.autoPause(signal, 'webhook_failing');
+  }
+
   private autoPause(signal: SignalRecord, reason: string): void {
+    // A resumed Signal starts a fresh count: the user is expected to have fixed the receiver.
+    signal.failedEvents = 0;
     this.pause(signal, reason);
     const fallback = signal.account.fallbackWebhookUrl;
     if (fallback === null) return;
@@ -396,6 +336,7 @@ export class SignalStore {
     };
     if (signal.external_id !== null) trigger.external_id = signal.external_id;
     if (signal.metadata !== null) trigger.metadata = signal.metadata;
+    dropExpired(this.triggers, (t) => Date.parse(t.checked_at), atMs);
     this.triggers.push(trigger);
     return trigger;
   }

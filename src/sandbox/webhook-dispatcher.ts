@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { expired } from './retention.js';
 import type { SandboxState } from './state.js';
 
 /** Delays between attempts after a failure, in virtual ms (1 m, 5 m, 30 m, 2 h, 6 h). */
@@ -22,6 +23,8 @@ export interface DeliveryRecord {
   created_at: string;
   delivered_at: string | null;
   last_error: string | null;
+  /** Virtual instant the delivery became terminal (delivered or failed); null while retrying. Retention counts from it. */
+  endedMs: number | null;
   /** Raw JSON body sent on every attempt. */
   body: string;
   secret: string;
@@ -67,25 +70,35 @@ export class WebhookDispatcher {
       created_at: this.state.clock.now().toISOString(),
       delivered_at: null,
       last_error: null,
+      endedMs: null,
       body: JSON.stringify(request.payload),
       secret: request.secret,
       goneStreak: 0,
     };
     if (request.onFinal) record.onFinal = request.onFinal;
+    this.dropExpired();
     this.records.set(record.id, record);
     record.inFlight = this.attempt(record);
     return record;
   }
 
-  /** A delivery of `accountId`, or undefined (another organization's ids are not found either). */
+  /** A delivery of `accountId`, or undefined (another organization's ids are not found either, nor expired records). */
   get(accountId: string, id: string): DeliveryRecord | undefined {
+    this.dropExpired();
     const record = this.records.get(id);
     return record && record.accountId === accountId ? record : undefined;
   }
 
-  /** Every delivery, oldest first (admin route). */
+  /** Every retained delivery, oldest first (admin route). */
   all(): DeliveryRecord[] {
+    this.dropExpired();
     return [...this.records.values()];
+  }
+
+  /** Forgets terminal records older than the retention window; retrying ones are always kept. */
+  private dropExpired(): void {
+    const now = this.state.clock.nowMs();
+    for (const [id, record] of this.records) if (record.endedMs !== null && expired(record.endedMs, now)) this.records.delete(id);
   }
 
   /** Resolves when no attempt is in flight. */
@@ -128,6 +141,7 @@ export class WebhookDispatcher {
     record.inFlight = undefined;
     if (error === null) {
       record.status = 'delivered';
+      record.endedMs = this.state.clock.nowMs();
       record.delivered_at = this.state.clock.now().toISOString();
       record.last_error = null;
       await record.onFinal?.('delivered', record);
@@ -138,6 +152,7 @@ export class WebhookDispatcher {
     const delay = RETRY_DELAYS_MS[record.attempts - 1];
     if (record.goneStreak >= GONE_AFTER || delay === undefined) {
       record.status = 'failed';
+      record.endedMs = this.state.clock.nowMs();
       await record.onFinal?.(record.goneStreak >= GONE_AFTER ? 'gone' : 'failed', record);
       return;
     }

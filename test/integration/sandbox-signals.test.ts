@@ -181,7 +181,7 @@ describe('Signals: checks, Triggers and webhooks', () => {
     expect(await verifySignature(accountSecret, fallback?.headers['x-service-signature'], fallback?.raw ?? '')).toBe(true);
   });
 
-  it('given a webhook answering 500, when retries are exhausted on the virtual clock, then the delivery fails and the Signal pauses', async () => {
+  it('given a webhook answering 500, when retries are exhausted on the virtual clock, then the delivery fails; one event alone does not pause the Signal', async () => {
     const signal = await createSignal();
     await h.sandbox.clock.advance(1);
     receiver.status = 500;
@@ -199,7 +199,8 @@ describe('Signals: checks, Triggers and webhooks', () => {
     await h.sandbox.clock.advance(300_000 + 1_800_000 + 7_200_000 + 21_600_000);
     delivery = WebhookDelivery.parse((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key })).body.data);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 6 });
-    expect((await h.get(`/v1/signals/${signal.id}`, { key })).body.data.paused_reason).toBe('webhook_failing');
+    // The pause needs retries exhausted on consecutive events (sandbox-webhook-pause.test.ts).
+    expect((await h.get(`/v1/signals/${signal.id}`, { key })).body.data).toMatchObject({ status: 'active', paused_reason: null });
     expect((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key: 'svc_live_other' })).status).toBe(404);
   });
 
@@ -280,7 +281,9 @@ describe('GET /v1/triggers and GET /v1/usage/signals', () => {
     const signal = await createSignal({ criteria: { mode: 'field_change', fields: ['headline'] } });
     await h.sandbox.clock.advance(400 * DAY);
     const all = (await h.get(`/v1/triggers?signal_id=${signal.id}&limit=100`, { key })).body.data as Array<{ trigger_id: string; checked_at: string }>;
-    expect(all.length).toBeGreaterThan(3);
+    // Only the last 90 days of Triggers are retained (sandbox-retention.test.ts).
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    expect(Date.parse(all[0]?.checked_at as string)).toBeGreaterThan(h.sandbox.clock.nowMs() - 90 * DAY);
     const paged: string[] = [];
     let cursor = '';
     for (;;) {
