@@ -344,30 +344,22 @@ export class ApiClient {
 
   /** POST /v1/posts/comments: 2 credits per page of up to 25 comments; empty pages free; a 422 is billed. */
   postComments(body: PostCommentsBody): Promise<ApiResponse<PostCommentsPage>> {
-    return this.#call({ operation: 'postComments', method: 'POST', billed: true, path: '/v1/posts/comments', body, bodySchema: PostCommentsBody, schema: PostCommentsPage });
+    return this.#known(endpoint('POST', '/v1/posts/comments'), body);
   }
 
   /** POST /v1/posts/reactions: 2 credits per page of up to 25 reactions; empty pages free; a 422 is billed. */
   postReactions(body: PostReactionsBody): Promise<ApiResponse<PostReactionsPage>> {
-    return this.#call({ operation: 'postReactions', method: 'POST', billed: true, path: '/v1/posts/reactions', body, bodySchema: PostReactionsBody, schema: PostReactionsPage });
+    return this.#known(endpoint('POST', '/v1/posts/reactions'), body);
   }
 
   /** POST /v1/profiles/recommendations: 2 credits per page; `direction` default `received`. */
   profileRecommendations(body: ProfileRecommendationsBody): Promise<ApiResponse<ProfileRecommendationsPage>> {
-    return this.#call({
-      operation: 'profileRecommendations',
-      method: 'POST',
-      billed: true,
-      path: '/v1/profiles/recommendations',
-      body,
-      bodySchema: ProfileRecommendationsBody,
-      schema: ProfileRecommendationsPage,
-    });
+    return this.#known(endpoint('POST', '/v1/profiles/recommendations'), body);
   }
 
   /** POST /v1/profiles/interests: 2 credits per page; `kind` default `companies`. */
   profileInterests(body: ProfileInterestsBody): Promise<ApiResponse<ProfileInterestsPage>> {
-    return this.#call({ operation: 'profileInterests', method: 'POST', billed: true, path: '/v1/profiles/interests', body, bodySchema: ProfileInterestsBody, schema: ProfileInterestsPage });
+    return this.#known(endpoint('POST', '/v1/profiles/interests'), body);
   }
 
   /**
