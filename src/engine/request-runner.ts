@@ -70,9 +70,11 @@ export async function planRequestStream(manifest: RequestStreamNode, ctx: Stream
 async function partitionsToCome(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[]): Promise<{ units: number } & PassCost> {
   const node = manifest.partitions;
   const parents = upstream.filter((p) => manifest.depends_on.includes(p.stream)).reduce((n, p) => n + p.units, 0);
-  if (node.type !== 'parent' || parents === 0) return { units: 0, worst: 0, expected: 0, perCall: 0 };
-  const row = Object.fromEntries(node.columns.map((column) => [column, `planned-${column}`]));
-  const perParent = await resolvePartitions(node, { ...partitionContext(ctx), readTable: async () => [row] });
+  const fromParents = node.type === 'parent' || (node.type === 'union' && node.of.every((n) => n.type === 'parent'));
+  if (!fromParents || parents === 0) return { units: 0, worst: 0, expected: 0, perCall: 0 };
+  // One planned row per parent table (a union counts each of its tables: an upper bound).
+  const readTable = async (_table: string, columns: readonly string[]) => [Object.fromEntries(columns.map((column) => [column, `planned-${column}`]))];
+  const perParent = await resolvePartitions(node, { ...partitionContext(ctx), readTable });
   const cost = streamCost(manifest, ctx, perParent, new Map());
   return { units: parents * perParent.length, worst: parents * cost.worst, expected: parents * cost.expected, perCall: cost.perCall };
 }

@@ -11,7 +11,11 @@ import {
   JobPosting,
   PeopleSearchStub,
   Post,
+  PostComment,
+  PostReaction,
   Profile,
+  ProfileInterest,
+  ProfileRecommendation,
   Signal,
   SignalUsageRow,
   Trigger,
@@ -34,6 +38,10 @@ export const schemaRegistry = {
   signal: Signal,
   signal_usage_row: SignalUsageRow,
   account: Account,
+  post_comment: PostComment,
+  post_reaction: PostReaction,
+  profile_recommendation: ProfileRecommendation,
+  profile_interest: ProfileInterest,
 } satisfies Record<string, z.ZodType>;
 
 /** A schema name known to the registry. */

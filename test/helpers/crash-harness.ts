@@ -203,6 +203,10 @@ const MERGE_KEYS: Record<string, string[]> = {
   activity_reactions: ['record_key'],
   activity_reposts: ['record_key'],
   company_posts: ['urn'],
+  post_comments: ['urn'],
+  post_reactions: ['record_key'],
+  profile_recommendations: ['record_key'],
+  profile_interests: ['record_key'],
 };
 
 /** Reads every data table, and lists keys that occur more than once (`table (key) = value ×n`). */
