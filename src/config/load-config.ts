@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ConfigError, keyOf } from './config-errors.js';
 import { SeedlineConfig, seedlineConfigFor } from './config-schema.js';
 import { ManifestError, manifestsSync } from '../manifest/load-manifests.js';
+import { requestProblems } from '../engine/request-check.js';
 import { interpolate, typeLonePlaceholder, type Interpolated, type TypedKind } from './interpolate.js';
 import { missingSeedProblems, unusedSeedWarnings } from './stream-seeds.js';
 import { closestKey } from './did-you-mean.js';
@@ -32,7 +33,8 @@ const toLog: ConfigWarn = (line) => {
 };
 
 /**
- * Reads, interpolates and validates a config file; throws `ConfigError` naming every bad key.
+ * Reads, interpolates and validates a config file, and renders each stream's requests from it to
+ * check them against what the service takes; throws `ConfigError` naming every bad key.
  * @param warn where warnings go (seeds no stream reads). Default: the log.
  */
 export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, warn: ConfigWarn = toLog): Promise<LoadedConfig> {
@@ -43,7 +45,10 @@ export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.
   } catch {
     throw new ConfigError(path, [`cannot read the file: check the path given to --config`]);
   }
-  return { config: parseConfig(text, path, env, warn), path: absolute, baseDir: dirname(absolute) };
+  const config = parseConfig(text, path, env, warn);
+  const refused = await requestProblems(config, manifestsSync(config));
+  if (refused.length > 0) throw new ConfigError(path, refused);
+  return { config, path: absolute, baseDir: dirname(absolute) };
 }
 
 /**

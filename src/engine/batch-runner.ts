@@ -16,7 +16,7 @@ import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal } from './answer-journal.js';
 import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
-import { costOfCall, creditsOf, errorType, type ServiceResponse } from './service-calls.js';
+import { costOfCall, creditsOf, errorType, itemParams, type ServiceResponse } from './service-calls.js';
 import { addCharge, emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
@@ -558,7 +558,8 @@ class BatchRunner {
   }
 
   private paramsFor(partition: Partition): Record<string, unknown> {
-    return (partition.values.params as Record<string, unknown> | undefined) ?? (renderTemplate(this.manifest.params, { partition: partition.values, options: this.ctx.options }) as Record<string, unknown>);
+    const given = partition.values.params as Record<string, unknown> | undefined;
+    return given ?? itemParams(this.manifest, renderTemplate(this.manifest.params, { partition: partition.values, options: this.ctx.options }) as Record<string, unknown>);
   }
 
   private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {

@@ -1,7 +1,8 @@
 import type { Meta } from '../../schemas/common.js';
 import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
 import { canonicalErrorType } from '../client/errors.js';
-import type { CostNode, RequestStreamNode } from '../manifest/manifest-schema.js';
+import { knownEndpoint } from '../client/endpoints.js';
+import type { BatchStreamNode, CostNode, RequestStreamNode } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
 import type { Cost, CostModel } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
@@ -71,6 +72,16 @@ export function batchItemOf(manifest: RequestStreamNode, partition: Partition, o
   const operation = renderTemplate(manifest.batch.operation, context);
   if (typeof operation !== 'string' || operation === '') return undefined;
   return { operation, params: args, failuresBilled: renderTemplate(manifest.batch.failed_items_billed, context) === true };
+}
+
+/**
+ * A batch item's params as its single endpoint would send them: the client's rewrite of a known
+ * endpoint's body applies (a `fields` list gets the fields that identify the record), so an item
+ * answers what a single call would.
+ */
+export function itemParams(manifest: BatchStreamNode, params: Body): Body {
+  const prepare = manifest.single ? knownEndpoint('POST', manifest.single.path)?.prepare : undefined;
+  return prepare ? prepare(params) : params;
 }
 
 /** What one call of a stream costs: the manifest's `cost`, sized by its `results` over `args`, never below the service's own figure for `path`. */

@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_JSON_SCHEMA_PATH, configJsonSchema } from '../../src/config/config-json-schema.js';
+import { parseConfig } from '../../src/config/load-config.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const committed = JSON.parse(readFileSync(join(ROOT, CONFIG_JSON_SCHEMA_PATH), 'utf8')) as Record<string, unknown>;
@@ -24,6 +25,15 @@ describe('the config JSON Schema', () => {
     const demo = readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8');
     expect(demo.split('\n')[0]).toBe('# yaml-language-server: $schema=../schemas/seedline.config.schema.json');
     for (const config of [parse(demo), readmeConfig()]) expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it("given the demo config's optional streams uncommented, when validated by ajv and loaded, then it is valid and runs them", () => {
+    const demo = readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8');
+    const optional = demo.replace(/^  # ([a-z_]+: \{)/gm, '  $1');
+    const config = parse(optional) as { streams: Record<string, unknown> };
+    expect(Object.keys(config.streams)).toEqual(expect.arrayContaining(['post_comments', 'post_reactions', 'profile_recommendations', 'profile_interests']));
+    expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
+    expect(Object.keys(parseConfig(optional, join(ROOT, 'config/demo.yaml')).streams)).toContain('profile_interests');
   });
 
   it('given a mistyped key, a wrong type and a placeholder for a number, when validated, then the first two are flagged and the placeholder passes', () => {
