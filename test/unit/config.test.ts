@@ -281,7 +281,7 @@ describe('config: manifests', () => {
   it('given the built-in manifests, when loaded, then every stream of the issue is there and valid', async () => {
     const manifests = await loadManifests();
     expect([...manifests.keys()].sort()).toEqual(
-      ['account', 'activity', 'companies', 'company_posts', 'company_search', 'headcount', 'jobs', 'people_search', 'post_search', 'posts', 'profiles', 'signals', 'triggers', 'usage'].sort(),
+      ['account', 'activity', 'companies', 'company_posts', 'company_search', 'headcount', 'jobs', 'people_search', 'post_comments', 'post_reactions', 'post_search', 'posts', 'profile_interests', 'profile_recommendations', 'profiles', 'signals', 'triggers', 'usage'].sort(),
     );
   });
 });
