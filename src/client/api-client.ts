@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { Agent } from 'undici';
 import { z } from 'zod';
 import {
@@ -70,61 +69,12 @@ import { isRateLimit, isRetryableUnbilled, resolveRetryPolicy, withRetry } from 
 import type { RetryPolicy } from './retry.js';
 import { TokenProvider } from './token-provider.js';
 import { endpoint, knownEndpoint, type KnownEndpoint } from './endpoints.js';
+import { MAX_TIMER_MS, positive, queryOf, queryString, relayStop, seg, variantSuffix, type Query, type StopRelay } from './call-helpers.js';
+import type { ApiClientOptions, ClientEvent, GenericRequest, IdempotencyOptions, SearchVariant } from './client-options.js';
+
+export type { ApiClientOptions, ClientEvent, GenericRequest, IdempotencyOptions, SearchVariant } from './client-options.js';
 
 export type { ApiResponse } from './response-parser.js';
-
-/** Options of {@link ApiClient}. */
-export interface ApiClientOptions {
-  /** Base address of the service, e.g. `https://api.example.com` or the sandbox's `http://127.0.0.1:PORT`. */
-  baseUrl: string;
-  /** The API key. Never logged and never part of an error message. */
-  apiKey: string;
-  /** `api-key` sends `X-API-Key`; `token` exchanges the key for a 24 h access token sent as the whole `Authorization` header. Default `api-key`. */
-  auth?: 'api-key' | 'token';
-  /** Overrides of the retry policy. Default {@link DEFAULT_RETRY_POLICY} (6 attempts, 5 min total wait). */
-  retry?: Partial<RetryPolicy>;
-  /** Limiter shared by every attempt. Default: a new unlimited {@link RateLimiter} ({@link ApiClient.connect} configures it from the account). */
-  limiter?: RateLimiter;
-  /** Per-attempt timeout for the headers and between body chunks. Default 300 000 ms (searches paginate server-side). */
-  timeoutMs?: number;
-  /**
-   * Most bytes one answer may have: a longer body is cut off as it streams in, never buffered past
-   * the cap, and the attempt fails with {@link AnswerTooLargeError}. Default {@link DEFAULT_MAX_ANSWER_BYTES} (64 MiB).
-   */
-  maxAnswerBytes?: number;
-  /**
-   * Time one attempt may take, headers and body together; a later answer fails it with
-   * {@link AnswerOverdueError}. Each retry gets the whole deadline again. Default {@link DEFAULT_CALL_DEADLINE_MS} (120 000 ms).
-   */
-  callDeadlineMs?: number;
-  /**
-   * A stop request: when it aborts, every call in flight, waiting for the rate limit or between
-   * retries ends at once with {@link CallAbortedError}, and so does every later call. Default: none.
-   */
-  signal?: AbortSignal;
-  /** Observer of requests, answers, retries and token exchanges (no secrets in events). Default: none. */
-  onEvent?: (event: ClientEvent) => void;
-  /** Check request bodies against the strict request schemas before sending. Default true. */
-  validateRequests?: boolean;
-  /** Re-exchange the access token this long before its `exp`. Default 300 000 ms. */
-  tokenSafetyMarginMs?: number;
-}
-
-/** What the client reports through `onEvent`. Contains no key, token or secret. */
-export type ClientEvent =
-  | { type: 'request'; operation: string; method: string; path: string; attempt: number }
-  | { type: 'response'; operation: string; method: string; path: string; attempt: number; status: number; durationMs: number; requestId?: string | undefined }
-  | { type: 'retry'; operation: string; attempt: number; delayMs: number; code: string }
-  | { type: 'token-exchanged'; expiresAt: number };
-
-/** Variants of the people and company searches. */
-export type SearchVariant = 'default' | 'sales-nav' | 'standard';
-
-/** Options of calls that accept an Idempotency-Key. */
-export interface IdempotencyOptions {
-  /** The key; retries of one call always reuse it. Default: a random UUID per call. */
-  idempotencyKey?: string;
-}
 
 /** Data of POST /v1/signals/{id}/test: the check-now result, or the earlier alias shape. */
 export const SignalTestResult = z.union([
@@ -138,20 +88,8 @@ export const SignalTestResult = z.union([
   }),
 ]);
 
-/** A call by method and path (see {@link ApiClient.request}). */
-export interface GenericRequest {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: Record<string, unknown>;
-  query?: Record<string, unknown>;
-  /** Whether the service bills the call (it then goes without retries after an answer that may have been processed). */
-  billed: boolean;
-}
-
 /** Data of PATCH /v1/account: the account settings (fields present as the service sends them). */
 export const AccountSettings = Account.partial();
-
-type Query = Record<string, string | number | undefined>;
 
 interface CallSpec<S extends z.ZodType> {
   operation: string;
@@ -662,59 +600,4 @@ export class ApiClient {
       // An observer's bug must not break a paid call.
     }
   }
-}
-
-function variantSuffix(variant: SearchVariant): string {
-  return variant === 'default' ? '' : `/${variant}`;
-}
-
-function seg(id: string): string {
-  return encodeURIComponent(id);
-}
-
-/** Query parameters of a generic GET: scalars as text; absent and null values left out. */
-function queryOf(args: Record<string, unknown> | undefined): Query {
-  const query: Query = {};
-  for (const [key, value] of Object.entries(args ?? {})) {
-    if (value === undefined || value === null) continue;
-    query[key] = typeof value === 'number' ? value : typeof value === 'string' ? value : JSON.stringify(value);
-  }
-  return query;
-}
-
-function queryString(query: Query | undefined): string {
-  if (!query) return '';
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
-  const text = params.toString();
-  return text ? `?${text}` : '';
-}
-
-/** The longest delay `setTimeout` keeps; a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function positive(value: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
-  if (!(value > 0 && value <= max)) throw new RangeError(`${name} must be above 0 and at most ${max}, got ${value}`);
-  return value;
-}
-
-/** The client's own copy of a stop signal, and how to stop following it. */
-interface StopRelay {
-  /** Aborted with the caller's reason; undefined without a caller's signal. */
-  signal: AbortSignal | undefined;
-  dispose(): void;
-}
-
-/**
- * Follows `signal` through one listener, however many calls wait on the copy: Node warns of a leak
- * past 10 listeners on one signal, and a run has more calls than that in flight and queued.
- */
-function relayStop(signal: AbortSignal | undefined): StopRelay {
-  if (!signal) return { signal: undefined, dispose: () => undefined };
-  const relay = new AbortController();
-  setMaxListeners(0, relay.signal);
-  const forward = () => relay.abort(signal.reason);
-  if (signal.aborted) forward();
-  else signal.addEventListener('abort', forward, { once: true });
-  return { signal: relay.signal, dispose: () => signal.removeEventListener('abort', forward) };
 }
