@@ -89,6 +89,7 @@ export class DuckDbDestination extends SqlDestination {
     inList: (column, values) => sql`${column} in (${values})`,
     pipelined: false,
     arrayKeys: false,
+    keyFilter: true,
   };
   protected readonly db: Kysely<any>;
   private readonly path: string;
@@ -237,6 +238,20 @@ class DuckDbSession implements SqlSession {
 
   async all(statement: Statement): Promise<Record<string, unknown>[]> {
     return duckDbRowsOf(await this.connection.runAndReadAll(statement.sql, bindDuckDbParameters(statement.parameters)));
+  }
+
+  async scan(statement: Statement, each: (row: readonly unknown[]) => void): Promise<void> {
+    const result = await this.connection.stream(statement.sql, bindDuckDbParameters(statement.parameters));
+    const row: unknown[] = [];
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) return;
+      const vectors = Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnVector(c));
+      for (let i = 0; i < chunk.rowCount; i++) {
+        for (let c = 0; c < vectors.length; c++) row[c] = vectors[c]!.getItem(i);
+        each(row);
+      }
+    }
   }
 
   async readOnly(sql: string): Promise<Record<string, unknown>[]> {
