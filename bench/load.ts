@@ -220,7 +220,7 @@ async function measure(backend: string, path: string, repeat: number, fn: () => 
 
 /** Runs `<backend>:<path>:<repeat>:<where>` in a child process with the same Node options (the tsx loader). */
 async function inChild(backend: string, path: string, repeat: number, where: string): Promise<Result> {
-  const write = WRITE_ARG ? [`--write=${WRITE_ARG}`] : [];
+  const write = [...(WRITE_ARG ? [`--write=${WRITE_ARG}`] : []), ...(SETTINGS_ARG ? [`--settings=${SETTINGS_ARG}`] : [])];
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, ...write, `--run=${backend}:${path}:${repeat}:${where}`], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -275,7 +275,15 @@ async function loadOurs(dest: Destination): Promise<number> {
 // committed rows beyond memory_limit go to DuckDB's temporary files. One thread: on this 2-core machine Node
 // needs the other core, and a second DuckDB thread made inserts slower, not faster.
 // A user gets the same with `destination: { type: duckdb, settings: { memory_limit: 128MB, threads: 1, checkpoint_threshold: 1GB } }`.
-const DUCKDB_SETTINGS = { memory_limit: '128MB', threads: '1', checkpoint_threshold: '1GB', preserve_insertion_order: 'false' };
+const SETTINGS_ARG = args.find((a) => a.startsWith('--settings='))?.slice(11);
+const DUCKDB_SETTINGS: Record<string, string> = {
+  memory_limit: '128MB',
+  threads: '1',
+  checkpoint_threshold: '1GB',
+  preserve_insertion_order: 'false',
+  // `--settings=name=value,…` changes them for both paths, for trying others.
+  ...Object.fromEntries((SETTINGS_ARG ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string])),
+};
 
 async function duckdbOurs(dir: string): Promise<number> {
   const dest = new DuckDbDestination({ path: join(dir, 'ours.duckdb'), settings: DUCKDB_SETTINGS });
