@@ -271,15 +271,14 @@ async function loadOurs(dest: Destination): Promise<number> {
 
 // ---------- DuckDB ----------
 
-// The checkpoint runs every ~1 GB of WAL instead of every 16 MB (its cost is still inside the timing, at close);
-// committed rows beyond memory_limit go to DuckDB's temporary files. One thread: on this 2-core machine Node
-// needs the other core, and a second DuckDB thread made inserts slower, not faster.
-// A user gets the same with `destination: { type: duckdb, settings: { memory_limit: 128MB, threads: 1, checkpoint_threshold: 1GB } }`.
+// What a user gets (src/destinations/duckdb/duckdb-destination.ts), with a smaller buffer pool and one thread: on
+// this 2-core machine Node needs the other core, and a second DuckDB thread made inserts slower, not faster. A user
+// gets the same with `destination: { type: duckdb, settings: { memory_limit: 128MB, threads: 1 } }`.
 const SETTINGS_ARG = args.find((a) => a.startsWith('--settings='))?.slice(11);
 const DUCKDB_SETTINGS: Record<string, string> = {
   memory_limit: '128MB',
   threads: '1',
-  checkpoint_threshold: '1GB',
+  checkpoint_threshold: '64MB',
   preserve_insertion_order: 'false',
   // `--settings=name=value,…` changes them for both paths, for trying others.
   ...Object.fromEntries((SETTINGS_ARG ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string])),
