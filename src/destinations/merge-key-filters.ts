@@ -11,7 +11,8 @@ export interface KeyColumnSource {
 
 /** What a filter knows of one table. */
 interface Entry {
-  filter: KeyFilter | null;
+  /** Filters of the table's keys, each twice the size of the one before: a key may be in the table when one of them may hold it. Null when there is none. */
+  filters: KeyFilter[] | null;
   /** Rows the table had when the filter was last brought up to date; a different count means someone else wrote. */
   rows: number;
   /** Keys merged into the table by this process. */
@@ -26,7 +27,8 @@ const BUILD_RATIO = 4;
  * indexes (DuckDB) scanning the table every unit: a Bloom filter of the table's keys, built by
  * one scan of the key column when it pays (the table is empty, or this process has merged at
  * least a quarter of its size: its cost is then bounded by the work being done) and kept up to
- * date with every unit's keys. The filter only ever holds a superset of the keys in the table
+ * date with every unit's keys (a full filter is followed by one twice its size, so the table is
+ * not scanned again as it grows). The filter only ever holds a superset of the keys in the table
  * (a rolled-back unit leaves extra keys, which only cost a probe): a row count that is not the
  * one the filter last saw means rows came from elsewhere, and the filter is dropped.
  */
@@ -40,15 +42,17 @@ export class MergeKeyFilters {
   async candidates(table: string, keys: readonly (readonly CellValue[])[], count: number, source: KeyColumnSource): Promise<number[] | null> {
     const entry = this.entry(table);
     const rows = await source.count();
-    if (!entry.filter || entry.rows !== rows) {
-      entry.filter = null;
+    if (!entry.filters || entry.rows !== rows) {
+      entry.filters = null;
       if (rows > BUILD_RATIO * (entry.written + count)) return null;
-      entry.filter = await build(rows, source);
+      entry.filters = [await build(rows, source)];
       entry.rows = rows;
     }
-    const filter = entry.filter;
+    const filters = entry.filters;
     const found: number[] = [];
-    for (let i = 0; i < count; i++) if (filter.mayContain(keyText(keys, i))) found.push(i);
+    for (let i = 0; i < count; i++) {
+      if (mayContain(filters, keyText(keys, i))) found.push(i);
+    }
     return found;
   }
 
@@ -56,11 +60,14 @@ export class MergeKeyFilters {
   written(table: string, keys: readonly (readonly CellValue[])[], count: number, rows: number): void {
     const entry = this.entry(table);
     entry.written += count;
-    const filter = entry.filter;
-    if (!filter) return;
-    for (let i = 0; i < count; i++) filter.add(keyText(keys, i));
-    // A full filter answers "may contain" too often: the next unit builds one twice the size.
-    if (filter.full) entry.filter = null;
+    const filters = entry.filters;
+    if (!filters) return;
+    let filter = filters[filters.length - 1]!;
+    for (let i = 0; i < count; i++) {
+      // A full filter answers "may contain" too often: the next keys go to one twice its size, without a scan.
+      if (filter.full) filters.push((filter = new KeyFilter(2 * filter.capacity)));
+      filter.add(keyText(keys, i));
+    }
     entry.rows = rows;
   }
 
@@ -72,7 +79,7 @@ export class MergeKeyFilters {
   private entry(table: string): Entry {
     let entry = this.entries.get(table);
     if (!entry) {
-      entry = { filter: null, rows: -1, written: 0 };
+      entry = { filters: null, rows: -1, written: 0 };
       this.entries.set(table, entry);
     }
     return entry;
@@ -83,6 +90,11 @@ async function build(rows: number, source: KeyColumnSource): Promise<KeyFilter> 
   const filter = new KeyFilter(Math.max(1 << 16, 2 * rows));
   await source.scan((key) => filter.add(key.length === 1 ? String(key[0]) : key.map(String).join('\u0001')));
   return filter;
+}
+
+function mayContain(filters: readonly KeyFilter[], key: string): boolean {
+  for (let f = 0; f < filters.length; f++) if (filters[f]!.mayContain(key)) return true;
+  return false;
 }
 
 /** The i-th key as the filter hashes it: its values as text (a key column is text, bigint or double). */

@@ -70,3 +70,20 @@ describe('MergeKeyFilters', () => {
     expect(await filters.candidates('t', [['2024-05', '2024-05'], [7, 8]], 2, source)).toEqual([0]);
   });
 });
+
+describe('MergeKeyFilters growth', () => {
+  it('given more keys written than the first filter holds, when asked, then every written key is still a candidate and the table was scanned once', async () => {
+    const filters = new MergeKeyFilters();
+    const source = table([]);
+    await filters.candidates('t', [[]], 0, source);
+    for (let unit = 0; unit < 30; unit++) {
+      const keys = Array.from({ length: 5000 }, (_, i) => `k${unit * 5000 + i}`);
+      source.keys.push(...keys);
+      filters.written('t', [keys], keys.length, source.keys.length);
+    }
+    const asked = Array.from({ length: 1000 }, (_, i) => `k${i * 150}`);
+    expect(await filters.candidates('t', [asked], asked.length, source)).toHaveLength(1000);
+    expect(await filters.candidates('t', [['new-1', 'new-2']], 2, source)).toEqual([]);
+    expect(source.scans).toBe(1);
+  });
+});
