@@ -168,6 +168,7 @@ class ServerCpu {
   private readonly ticks = new Map<number, number>();
   private readonly client = new pg.Client(postgresConnection(PG_URL));
   private timer: NodeJS.Timeout | null = null;
+  private sampling: Promise<void> = Promise.resolve();
   private readable = /^postgres(ql)?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(PG_URL);
 
   async start(): Promise<void> {
@@ -176,6 +177,12 @@ class ServerCpu {
   }
 
   async sample(): Promise<void> {
+    // One sample at a time on the connection: a busy server can take longer than the interval to answer.
+    this.sampling = this.sampling.catch(() => undefined).then(() => this.read());
+    await this.sampling;
+  }
+
+  private async read(): Promise<void> {
     const { rows } = await this.client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [APPLICATION]);
     for (const { pid } of rows) {
       const ticks = cpuTicks(pid);
@@ -186,6 +193,7 @@ class ServerCpu {
 
   async stop(): Promise<number | null> {
     if (this.timer) clearInterval(this.timer);
+    await this.sampling.catch(() => undefined);
     await this.client.end();
     if (!this.readable || this.ticks.size === 0) return null;
     return [...this.ticks.values()].reduce((a, b) => a + b, 0) / USER_HZ;
