@@ -1,38 +1,32 @@
 /**
  * Load benchmark of the destinations: N generated profile records (about five positions and two
  * education entries each) loaded in merge mode through our Destination, in units, into DuckDB
- * and Postgres; then the same data through each engine's own bulk path (DuckDB `read_json` of
- * an NDJSON file, Postgres `COPY FROM STDIN` of CSV) into the same table shapes, and DuckDB's
- * `read_json` once more at its best (file already written, every core, no memory limit).
+ * and Postgres, against each engine's own bulk path into the same table shapes (DuckDB
+ * `read_json` of an NDJSON file it is given; Postgres `COPY FROM STDIN` of CSV over 3
+ * connections, one a table). Each path runs `--repeat` times (default 3), alternated (ours,
+ * native, ours, native, …) so a drift of the machine's speed hits both; min, median and max are
+ * printed and ratios come from medians.
  *
- * Beside records/s and peak RSS, each path's CPU time on all cores (for Postgres the local
- * server's processes included) gives its CPU bound: the records/s it would reach if that work
- * kept every core busy with no waiting. A target above a path's bound cannot be met by that
- * path on this machine, however well its work overlaps; a bound well above the records/s
- * means time lost waiting (one side idle while the other works).
+ * Beside records/s and peak RSS, each path's CPU time on all cores (for Postgres, the server
+ * backends of the run's own connections, found in pg_stat_activity by application_name) gives
+ * its CPU bound: the records/s it would reach if that work kept every core busy with no waiting.
  *
- *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres]
+ *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--repeat=3] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres] [--best]
  *   npx tsx bench/load.ts …   (from the sources: tsx's loader thread adds ~35 MB to each peak RSS)
  *
  * A unit (one transaction) holds 2,000 records on Postgres and 5,000 on DuckDB unless --unit says
- * otherwise; it is written in one `write` call unless --write splits it (a backfill committed in
- * large transactions: `--unit=125000 --write=5000` keeps 5,000 records in memory at a time, and a
- * DuckDB unit of more than one row group per table skips the WAL, its row groups written once,
- * compressed, while they are appended). The engine commits one results page (500 entries) per unit. On Postgres a merge
- * probes the key indexes, so a unit costs the same at any table size and 2,000-record units keep
- * peak RSS ~50-80 MB lower than 5,000 with no loss beyond run-to-run noise; DuckDB has no indexes on data
- * tables, so each unit's merge scans the parent table's key column once to find keys already loaded
- * (the deletes only run when some are), and bigger units amortise that and each COMMIT (figures from
- * before that change, 1M records in 2,000-record units: 6,545 records/s and 457 MB; in 5,000-record
- * units: 9,378 and 548 MB).
+ * otherwise; it is written in one `write` call unless --write splits it. The engine commits one
+ * results page (500 entries) per unit. A merge finds keys already loaded through the key index
+ * (Postgres) or a filter of the table's keys (DuckDB): a unit costs the same at any table size.
+ * `--best` adds DuckDB's `read_json` at its best (file already written, every core, no memory limit).
  *
- * Records are generated deterministically and streamed: memory does not grow with N. Each path
- * runs in a child process of its own, so its peak RSS (the kernel's high-water mark, startup
- * included) is its own and not what an earlier path left behind. Each child caps V8's heap growth
- * the way the `seedline` entry point does (src/cli/heap-growth.ts).
+ * Records are generated deterministically and streamed: memory does not grow with N. Each run is
+ * a child process of its own, so its peak RSS (the kernel's high-water mark, startup included) is
+ * its own. Each child caps V8's heap growth the way the `seedline` entry point does
+ * (src/cli/heap-growth.ts).
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -54,7 +48,9 @@ const UNIT_ARG = args.find((a) => a.startsWith('--unit='))?.slice(7);
 const UNITS: Record<string, number> = { duckdb: Number(UNIT_ARG ?? 5000), postgres: Number(UNIT_ARG ?? 2000) };
 const WRITE_ARG = args.find((a) => a.startsWith('--write='))?.slice(8);
 const ONLY = args.find((a) => a.startsWith('--only='))?.slice(7);
-/** Set in a child process: `<backend>:<path>:<directory or schema>`. */
+const REPEATS = Number(args.find((a) => a.startsWith('--repeat='))?.slice(9) ?? 3);
+const BEST = args.includes('--best');
+/** Set in a child process: `<backend>:<path>:<repeat>:<directory or schema>`. */
 const RUN = args.find((a) => a.startsWith('--run='))?.slice(6);
 const PG_URL = process.env.SEEDLINE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test';
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
@@ -131,50 +127,81 @@ export function profileRecord(i: number): Record<string, unknown> {
 interface Result {
   backend: string;
   path: string;
+  /** 1-based repetition of the path. */
+  repeat: number;
   records: number;
   rows: number;
   seconds: number;
   peakRss: number;
   /** CPU seconds the load took in this process, every thread (DuckDB's included). */
   clientCpuSeconds: number;
-  /** CPU seconds the load took in the local Postgres server's processes; null for DuckDB, or when they cannot be read. */
+  /** CPU seconds of the server backends this run's own connections used; null for DuckDB, or when /proc cannot tell. */
   serverCpuSeconds: number | null;
 }
 
 const CORES = availableParallelism();
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux on every architecture Node runs on). */
 const USER_HZ = 100;
+/** Connections of a Postgres path say who they are, so only their backends' CPU is counted. */
+const APPLICATION = `seedline-bench-${process.pid}`;
+const RUN_URL = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}application_name=${APPLICATION}`;
 
-/**
- * CPU seconds used so far by the local Postgres server: its live processes, plus what the postmaster has reaped of
- * backends that exited. Null when /proc cannot tell (another OS, a remote server, processes of another user).
- */
-function postgresServerCpuSeconds(): number | null {
-  if (!/^postgres(ql)?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(PG_URL)) return null;
-  let ticks = 0;
-  let found = false;
-  let entries: string[];
+/** CPU ticks (user + system) of process `pid`; null once it exited or when /proc cannot be read. */
+function cpuTicks(pid: number): number | null {
   try {
-    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command: utime is field 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
   } catch {
     return null;
   }
-  for (const pid of entries) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile, or not ours to read
-    }
-    const close = stat.lastIndexOf(')');
-    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
-    // Fields after the command: state is field 3, utime 14, stime 15, cutime 16, cstime 17.
-    const fields = stat.slice(close + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    found = true;
-  }
-  return found ? ticks / USER_HZ : null;
 }
+
+/**
+ * CPU of the server backends of this run's connections (their pids from pg_stat_activity, by
+ * application_name), sampled every 100 ms from a connection of its own that is not counted: a
+ * backend's last figure is the one read before it exits, so the paths sample once more before
+ * closing their connections. Null on a remote server or when /proc is not readable.
+ */
+class ServerCpu {
+  private readonly ticks = new Map<number, number>();
+  private readonly client = new pg.Client(postgresConnection(PG_URL));
+  private timer: NodeJS.Timeout | null = null;
+  private sampling: Promise<void> = Promise.resolve();
+  private readable = /^postgres(ql)?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(PG_URL);
+
+  async start(): Promise<void> {
+    await this.client.connect();
+    this.timer = setInterval(() => void this.sample().catch(() => undefined), 100);
+  }
+
+  async sample(): Promise<void> {
+    // One sample at a time on the connection: a busy server can take longer than the interval to answer.
+    this.sampling = this.sampling.catch(() => undefined).then(() => this.read());
+    await this.sampling;
+  }
+
+  private async read(): Promise<void> {
+    const { rows } = await this.client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [APPLICATION]);
+    for (const { pid } of rows) {
+      const ticks = cpuTicks(pid);
+      if (ticks === null) this.readable &&= this.ticks.size > 0;
+      else this.ticks.set(pid, Math.max(ticks, this.ticks.get(pid) ?? 0));
+    }
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.timer) clearInterval(this.timer);
+    await this.sampling.catch(() => undefined);
+    await this.client.end();
+    if (!this.readable || this.ticks.size === 0) return null;
+    return [...this.ticks.values()].reduce((a, b) => a + b, 0) / USER_HZ;
+  }
+}
+
+/** Set in a Postgres child: the paths call `sample()` before closing their connections. */
+let serverCpu: ServerCpu | null = null;
 
 /** CPU seconds of this process so far, every thread. */
 function clientCpuSecondsNow(): number {
@@ -183,26 +210,26 @@ function clientCpuSecondsNow(): number {
 }
 
 /** Runs one path in this (child) process and prints its result as a `RESULT {…}` line. */
-async function measure(backend: string, path: string, fn: () => Promise<number>): Promise<void> {
+async function measure(backend: string, path: string, repeat: number, fn: () => Promise<number>): Promise<void> {
+  if (backend === 'postgres') {
+    serverCpu = new ServerCpu();
+    await serverCpu.start();
+  }
   const clientBefore = clientCpuSecondsNow();
-  const serverBefore = backend === 'postgres' ? postgresServerCpuSeconds() : null;
   const started = performance.now();
   const rows = await fn();
   const seconds = (performance.now() - started) / 1000;
-  // The postmaster counts a closed connection's CPU once it has reaped its backend.
-  if (backend === 'postgres') await new Promise((resolve) => setTimeout(resolve, 200));
   const clientCpuSeconds = clientCpuSecondsNow() - clientBefore;
-  const serverAfter = backend === 'postgres' ? postgresServerCpuSeconds() : null;
-  const serverCpuSeconds = serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore;
-  const result: Result = { backend, path, records: N, rows, seconds, peakRss: process.resourceUsage().maxRSS * 1024, clientCpuSeconds, serverCpuSeconds };
-  console.error(`  ${backend} ${path}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(result.peakRss / 2 ** 20).toFixed(0)} MB`);
+  const serverCpuSeconds = serverCpu ? await serverCpu.stop() : null;
+  const result: Result = { backend, path, repeat, records: N, rows, seconds, peakRss: process.resourceUsage().maxRSS * 1024, clientCpuSeconds, serverCpuSeconds };
+  console.error(`  ${backend} ${path} #${repeat}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(result.peakRss / 2 ** 20).toFixed(0)} MB`);
   console.log(`RESULT ${JSON.stringify(result)}`);
 }
 
-/** Runs `<backend>:<path>:<where>` in a child process with the same Node options (the tsx loader). */
-async function inChild(backend: string, path: string, where: string): Promise<Result> {
-  const write = WRITE_ARG ? [`--write=${WRITE_ARG}`] : [];
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, ...write, `--run=${backend}:${path}:${where}`], {
+/** Runs `<backend>:<path>:<repeat>:<where>` in a child process with the same Node options (the tsx loader). */
+async function inChild(backend: string, path: string, repeat: number, where: string): Promise<Result> {
+  const write = [...(WRITE_ARG ? [`--write=${WRITE_ARG}`] : []), ...(SETTINGS_ARG ? [`--settings=${SETTINGS_ARG}`] : [])];
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, ...write, `--run=${backend}:${path}:${repeat}:${where}`], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -252,11 +279,18 @@ async function loadOurs(dest: Destination): Promise<number> {
 
 // ---------- DuckDB ----------
 
-// The checkpoint runs every ~1 GB of WAL instead of every 16 MB (its cost is still inside the timing, at close);
-// committed rows beyond memory_limit go to DuckDB's temporary files. One thread: on this 2-core machine Node
-// needs the other core, and a second DuckDB thread made inserts slower, not faster.
-// A user gets the same with `destination: { type: duckdb, settings: { memory_limit: 128MB, threads: 1, checkpoint_threshold: 1GB } }`.
-const DUCKDB_SETTINGS = { memory_limit: '128MB', threads: '1', checkpoint_threshold: '1GB', preserve_insertion_order: 'false' };
+// What a user gets (src/destinations/duckdb/duckdb-destination.ts), with a smaller buffer pool and one thread: on
+// this 2-core machine Node needs the other core, and a second DuckDB thread made inserts slower, not faster. A user
+// gets the same with `destination: { type: duckdb, settings: { memory_limit: 128MB, threads: 1 } }`.
+const SETTINGS_ARG = args.find((a) => a.startsWith('--settings='))?.slice(11);
+const DUCKDB_SETTINGS: Record<string, string> = {
+  memory_limit: '128MB',
+  threads: '1',
+  checkpoint_threshold: '64MB',
+  preserve_insertion_order: 'false',
+  // `--settings=name=value,…` changes them for both paths, for trying others.
+  ...Object.fromEntries((SETTINGS_ARG ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string])),
+};
 
 async function duckdbOurs(dir: string): Promise<number> {
   const dest = new DuckDbDestination({ path: join(dir, 'ours.duckdb'), settings: DUCKDB_SETTINGS });
@@ -337,9 +371,11 @@ async function loadNdjson(path: string, ndjson: string, settings: Record<string,
 // ---------- Postgres ----------
 
 async function postgresOurs(schema: string): Promise<number> {
-  const dest = new PostgresDestination({ url: PG_URL, schema });
+  const dest = new PostgresDestination({ url: RUN_URL, schema });
   try {
-    return await loadOurs(dest);
+    const rows = await loadOurs(dest);
+    await serverCpu?.sample();
+    return rows;
   } finally {
     await dest.close();
   }
@@ -352,7 +388,7 @@ function csv(value: unknown): string {
 }
 
 async function postgresNative(schema: string): Promise<number> {
-  const shapes = new PostgresDestination({ url: PG_URL, schema });
+  const shapes = new PostgresDestination({ url: RUN_URL, schema });
   await shapes.ensureSystemTables();
   await shapes.ensureTable(profiles);
   await shapes.close();
@@ -364,7 +400,7 @@ async function postgresNative(schema: string): Promise<number> {
   };
   const clients = await Promise.all(
     Object.keys(tables).map(async () => {
-      const client = new pg.Client(postgresConnection(PG_URL));
+      const client = new pg.Client(postgresConnection(RUN_URL));
       await client.connect();
       return client;
     }),
@@ -399,6 +435,7 @@ async function postgresNative(schema: string): Promise<number> {
   await flush(true);
   for (const s of streams) s.end();
   await Promise.all(done);
+  await serverCpu?.sample();
   await Promise.all(clients.map((c) => c.end()));
   return rows;
 }
@@ -412,11 +449,64 @@ async function postgresSchemaDrop(schema: string): Promise<void> {
 
 // ---------- main ----------
 
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** One path's runs in a child each, in a fresh directory or schema, dropped afterwards. */
+async function runPath(backend: string, path: string, repeat: number, dir: string): Promise<Result> {
+  if (backend === 'duckdb') {
+    // The best case reads the NDJSON file the native run of the same repetition wrote.
+    const where = join(dir, `${path === 'best case' ? 'native' : path}-${repeat}`);
+    mkdirSync(where, { recursive: true });
+    try {
+      return await inChild(backend, path, repeat, where);
+    } finally {
+      if (path !== 'native' || !BEST) rmSync(where, { recursive: true, force: true });
+    }
+  }
+  const schema = `bench_${path}_${repeat}_${randomBytes(4).toString('hex')}`;
+  try {
+    return await inChild(backend, path, repeat, schema);
+  } finally {
+    await postgresSchemaDrop(schema).catch(() => undefined);
+  }
+}
+
+function printTable(results: Result[]): void {
+  const header = ['backend', 'path', 'runs', 'min s', 'median s', 'max s', 'records/s (median)', 'ours/native (medians)', 'peak RSS MB (max)', 'CPU s (median)', 'server CPU s (median)', 'CPU bound rec/s'];
+  const groups = [...new Set(results.map((r) => `${r.backend}\u0000${r.path}`))].map((key) => results.filter((r) => `${r.backend}\u0000${r.path}` === key));
+  const lines = groups.map((runs) => {
+    const { backend, path } = runs[0]!;
+    const seconds = runs.map((r) => r.seconds);
+    const native = results.filter((r) => r.backend === backend && r.path === 'native').map((r) => r.seconds);
+    const ratio = path !== 'native' && native.length > 0 ? (median(native) / median(seconds)).toFixed(2) : '';
+    const servers = runs.map((r) => r.serverCpuSeconds);
+    const server = backend === 'postgres' ? (servers.includes(null) ? 'n/a' : median(servers as number[]).toFixed(1)) : '';
+    const cpu = median(runs.map((r) => r.clientCpuSeconds + (r.serverCpuSeconds ?? 0)));
+    const bound = server === 'n/a' ? 'n/a' : (N / (cpu / CORES)).toFixed(0);
+    return [backend, path, String(runs.length), Math.min(...seconds).toFixed(2), median(seconds).toFixed(2), Math.max(...seconds).toFixed(2), (N / median(seconds)).toFixed(0), ratio, (Math.max(...runs.map((r) => r.peakRss)) / 2 ** 20).toFixed(0), cpu.toFixed(1), server, bound];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  console.log(format(header));
+  for (const line of lines) console.log(format(line));
+  console.log(
+    `Each path ran ${REPEATS} times, alternated (ours, native, ours, native, …), each run in a fresh child process and a fresh file or schema.\n` +
+      `ours/native: native's median seconds over ours (records/s from medians): above 1, ours is faster.\n` +
+      `CPU s: CPU time of the load on all cores: this process's threads (DuckDB's included) and, for Postgres, the server backends of the run's own connections (server CPU s).\n` +
+      `CPU bound rec/s: records/s if that work kept all ${CORES} cores busy with no waiting.` +
+      (BEST ? `\nbest case: DuckDB's read_json of the NDJSON file already written (its generation not timed), every core, no memory limit.` : ''),
+  );
+}
+
 async function main(): Promise<void> {
   if (RUN) {
     // What the `seedline` entry point does at startup (src/cli/heap-growth.ts): the figures are those of a seedline process.
     limitHeapGrowth();
-    const [backend, path, where] = RUN.split(':') as [string, string, string];
+    const [backend, path, repeat, ...rest] = RUN.split(':') as [string, string, string, ...string[]];
     const paths: Record<string, (where: string) => Promise<number>> = {
       'duckdb:ours': duckdbOurs,
       'duckdb:native': duckdbNative,
@@ -426,53 +516,29 @@ async function main(): Promise<void> {
     };
     const fn = paths[`${backend}:${path}`];
     if (!fn) throw new Error(`Unknown path ${backend}:${path}`);
-    await measure(backend, path, () => fn(where));
+    await measure(backend, path, Number(repeat), () => fn(rest.join(':')));
     return;
   }
   const writes = WRITE_ARG ? `, written ${WRITE_ARG} at a time` : '';
-  console.error(`bench/load.ts: N=${N} profile records, units of ${UNITS.duckdb} (DuckDB) and ${UNITS.postgres} (Postgres) records${writes}, merge mode`);
+  console.error(`bench/load.ts: N=${N} profile records, units of ${UNITS.duckdb} (DuckDB) and ${UNITS.postgres} (Postgres) records${writes}, merge mode, ${REPEATS} runs a path`);
+  const backends = ['duckdb', 'postgres'].filter((b) => ONLY === undefined || ONLY === b);
+  const dir = mkdtempSync(join(tmpdir(), 'seedline-bench-'));
   const results: Result[] = [];
-  if (ONLY !== 'postgres') {
-    const dir = mkdtempSync(join(tmpdir(), 'seedline-bench-'));
-    try {
-      results.push(await inChild('duckdb', 'ours', dir));
-      results.push(await inChild('duckdb', 'native', dir));
-      results.push(await inChild('duckdb', 'best case', dir));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+  try {
+    for (const backend of backends) {
+      for (let repeat = 1; repeat <= REPEATS; repeat++) {
+        results.push(await runPath(backend, 'ours', repeat, dir));
+        results.push(await runPath(backend, 'native', repeat, dir));
+        if (backend === 'duckdb' && BEST) {
+          results.push(await runPath(backend, 'best case', repeat, dir));
+          rmSync(join(dir, `native-${repeat}`), { recursive: true, force: true });
+        }
+      }
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  if (ONLY !== 'duckdb') {
-    const suffix = randomBytes(4).toString('hex');
-    const ours = `bench_ours_${suffix}`;
-    const native = `bench_native_${suffix}`;
-    try {
-      results.push(await inChild('postgres', 'ours', ours));
-      results.push(await inChild('postgres', 'native', native));
-    } finally {
-      await postgresSchemaDrop(ours).catch(() => undefined);
-      await postgresSchemaDrop(native).catch(() => undefined);
-    }
-  }
-  const header = ['backend', 'path', 'records', 'rows', 'seconds', 'records/s', 'rows/s', 'peak RSS MB', 'ours/native', 'CPU s', 'server CPU s', 'CPU bound rec/s'];
-  const lines = results.map((r) => {
-    const native = results.find((x) => x.backend === r.backend && x.path === 'native');
-    const ratio = r.path === 'ours' && native ? (r.records / r.seconds / (native.records / native.seconds)).toFixed(2) : '';
-    const serverUnknown = r.backend === 'postgres' && r.serverCpuSeconds === null;
-    const cpu = r.clientCpuSeconds + (r.serverCpuSeconds ?? 0);
-    const server = r.serverCpuSeconds === null ? (serverUnknown ? 'n/a' : '') : r.serverCpuSeconds.toFixed(1);
-    const bound = serverUnknown ? 'n/a' : (r.records / (cpu / CORES)).toFixed(0);
-    return [r.backend, r.path, String(r.records), String(r.rows), r.seconds.toFixed(2), (r.records / r.seconds).toFixed(0), (r.rows / r.seconds).toFixed(0), (r.peakRss / 2 ** 20).toFixed(0), ratio, cpu.toFixed(1), server, bound];
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
-  console.log(format(header));
-  for (const line of lines) console.log(format(line));
-  console.log(
-    `CPU s: CPU time of the load on all cores: this process's threads (DuckDB's included) and, for Postgres, the local server's processes (server CPU s).\n` +
-      `CPU bound rec/s: records/s if that work kept all ${CORES} cores busy with no waiting, the most this code can do on this machine.\n` +
-      `best case: DuckDB's read_json of the NDJSON file already written (its generation not timed), every core, no memory limit.`,
-  );
+  printTable(results);
 }
 
 await main();

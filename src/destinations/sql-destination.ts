@@ -21,7 +21,9 @@ import { isFrozenRejection, PARTITION } from './destination.js';
 import { DestinationError, DestinationQueryError, DestinationWriteError, NotReadOnlyError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import { SqlLoadUnit } from './sql-load-unit.js';
-import type { ShapedBatch, ShapedRows } from './record-shaper.js';
+import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
+import type { KeyColumnSource } from './merge-key-filters.js';
+import { MergeKeyFilters } from './merge-key-filters.js';
 import { shapeRecords, stampLoadTime } from './record-shaper.js';
 import type { SystemTable } from './system-tables.js';
 import {
@@ -34,7 +36,7 @@ import {
   stateFromDb,
   systemTables,
 } from './system-tables.js';
-import type { LogicalType, TableLayout, TableShape } from './table-layout.js';
+import type { LogicalType, PhysicalColumn, TableLayout, TableShape } from './table-layout.js';
 import { childKeyColumns, childShape, parentShape, tableLayout } from './table-layout.js';
 
 /** A compiled statement: SQL with `$n` placeholders and its bound values. */
@@ -59,6 +61,8 @@ export interface SqlSession {
    * before the first `bulkInsert` of the write. Optional.
    */
   prepareBulk?(tables: readonly BulkTarget[]): Promise<void>;
+  /** Runs a statement and calls `each` with every row's values, a chunk at a time, never holding the whole result. Needed when the dialect has `keyFilter`. */
+  scan?(statement: Statement, each: (row: readonly unknown[]) => void): Promise<void>;
   /** Returns the connection; `broken` discards it. */
   release(broken?: boolean): Promise<void>;
 }
@@ -94,6 +98,8 @@ export interface SqlDialectTraits {
   pipelined: boolean;
   /** A one-column key set of a merge is bound as one array (`= any($1::type[])`) and every table loses its rows in one statement, instead of going through a staging table. */
   arrayKeys: boolean;
+  /** Merges rule out new keys with a filter of the parent table's keys (see `MergeKeyFilters`) instead of probing the table: for a backend without key indexes. */
+  keyFilter: boolean;
 }
 
 /**
@@ -112,6 +118,7 @@ export abstract class SqlDestination implements Destination {
   private readonly physical = new Map<string, string[]>();
   private lastTimestamp = 0;
   private stagingCounter = 0;
+  private readonly keyFilters = new MergeKeyFilters();
 
   protected constructor(schema: string) {
     this.schema = assertIdentifier(schema, 'schema');
@@ -534,36 +541,73 @@ export abstract class SqlDestination implements Destination {
             ...loads,
           ]);
         }
-        // The batch's keys go to a staging table once; each table then loses the rows of those keys in one statement.
-        const keys = this.stagingName();
-        const stageKeys = async (): Promise<number> => {
-          await this.stage(session, { shape: { name: batch.parent.shape.name, columns: keyColumns }, columns: batch.keys, length: batch.records, constant: keyColumns.map(() => false), stamped: [] }, keys);
-          return 0;
-        };
-        const match = (columns: readonly string[]): RawBuilder<unknown> =>
-          columns.length === 1
-            ? this.traits.inList(sql.ref(`t.${columns[0]!}`), sql`select ${sql.ref(`k.${layout.primaryKey[0]!}`)} from ${sql.table(keys)} as k`)
-            : sql`exists (select 1 from ${sql.table(keys)} as k where ${sql.join(
-                columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
-                sql` and `,
-              )})`;
-        await stageKeys();
-        // Without key indexes (DuckDB) every delete scans its whole table: when none of the keys is in the parent table
-        // (a first load, the common case) there is nothing to delete, and a growing table stays one scan per unit, not one
-        // per table. Child rows are found through their parent: rows whose parent row was deleted by hand are not looked for.
-        const existing = await session.all(sql`select 1 as ${sql.ref('found')} from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)} limit 1`.compile(this.db));
-        const deletes =
-          existing.length === 0
-            ? []
-            : [
-                ...batch.children.map((child) => statement(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`)),
-                statement(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`),
-              ];
-        return this.steps([...deletes, statement(sql`drop table ${sql.table(keys)}`), ...loads]);
+        return this.mergeStaged(session, layout, batch, loads);
       }
       case 'history':
         return this.applyHistory(session, layout, batch);
     }
+  }
+
+  /**
+   * Merge through a staged key table (no bound key array): the keys that may be in the parent
+   * table (all of them, or those its key filter cannot rule out) are staged, probed, and each
+   * table loses the rows of the ones found, children through their parent's key. Without key
+   * indexes (DuckDB) a probe scans the parent table: the filter makes the common case (new keys)
+   * cost nothing that grows with the table. Child rows whose parent row was deleted by hand are
+   * not looked for.
+   */
+  private async mergeStaged(session: SqlSession, layout: TableLayout, batch: ShapedBatch, loads: readonly (() => Promise<number>)[]): Promise<number> {
+    const parent = batch.parent.shape.name;
+    const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.qualified(name))}`;
+    const keyColumns = layout.primaryKey.map((pk) => batch.parent.shape.columns.find((c) => c.name === pk)!);
+    const filtered = this.traits.keyFilter && keyColumns.every((c) => c.type === 'text' || c.type === 'bigint' || c.type === 'double');
+    const source = filtered ? this.keyColumnSource(session, parent, layout.primaryKey) : null;
+    const candidates = source ? await this.keyFilters.candidates(parent, batch.keys, batch.records, source) : null;
+    const keys = candidates === null ? batch.keys : batch.keys.map((column) => candidates.map((i) => column[i]!));
+    const count = candidates === null ? batch.records : candidates.length;
+    let total = 0;
+    if (count > 0) total += await this.deleteKeys(session, layout, batch, keyColumns, keys, count);
+    total += await this.steps(loads);
+    if (source) {
+      const [row] = await session.all(sql`select count(*) as ${sql.ref('n')} from ${target(parent)}`.compile(this.db));
+      this.keyFilters.written(parent, batch.keys, batch.records, Number(row!.n));
+    }
+    return total;
+  }
+
+  /** Stages `keys`, and when one of them is in the parent table deletes their rows from every table of the layout. */
+  private async deleteKeys(session: SqlSession, layout: TableLayout, batch: ShapedBatch, keyColumns: PhysicalColumn[], keys: CellValue[][], count: number): Promise<number> {
+    const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.db));
+    const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.qualified(name))}`;
+    const childKeys = childKeyColumns(layout).map((c) => c.name);
+    const staged = this.stagingName();
+    await this.stage(session, { shape: { name: batch.parent.shape.name, columns: keyColumns }, columns: keys, length: count, constant: keyColumns.map(() => false), stamped: [] }, staged);
+    const match = (columns: readonly string[]): RawBuilder<unknown> =>
+      columns.length === 1
+        ? this.traits.inList(sql.ref(`t.${columns[0]!}`), sql`select ${sql.ref(`k.${layout.primaryKey[0]!}`)} from ${sql.table(staged)} as k`)
+        : sql`exists (select 1 from ${sql.table(staged)} as k where ${sql.join(
+            columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
+            sql` and `,
+          )})`;
+    const existing = await session.all(sql`select 1 as ${sql.ref('found')} from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)} limit 1`.compile(this.db));
+    if (existing.length > 0) {
+      for (const child of batch.children) await run(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`);
+      await run(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`);
+    }
+    await run(sql`drop table ${sql.table(staged)}`);
+    return 0;
+  }
+
+  /** The parent table's row count and key column, read on the unit's session (its own writes included). */
+  private keyColumnSource(session: SqlSession, table: string, columns: readonly string[]): KeyColumnSource {
+    const target = sql`${sql.table(this.qualified(table))}`;
+    return {
+      count: async () => {
+        const [row] = await session.all(sql`select count(*) as ${sql.ref('n')} from ${target}`.compile(this.db));
+        return Number(row!.n);
+      },
+      scan: (each) => session.scan!(sql`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${target}`.compile(this.db), each),
+    };
   }
 
   private async applyHistory(session: SqlSession, layout: TableLayout, batch: ShapedBatch): Promise<number> {

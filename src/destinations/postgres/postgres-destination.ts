@@ -52,6 +52,7 @@ export class PostgresDestination extends SqlDestination {
     inList: (column, values) => sql`${column} = any(array(${values}))`,
     pipelined: true,
     arrayKeys: true,
+    keyFilter: false,
   };
   protected readonly db: Kysely<any>;
   private readonly pool: pg.Pool;

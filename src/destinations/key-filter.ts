@@ -1,0 +1,58 @@
+/**
+ * A Bloom filter of primary keys: `mayContain` is false only for a key never added. 32 bits and
+ * 22 hashes a key give ~2e-7 false positives a key at capacity (a 5,000-key unit probes the table
+ * for one false positive about once in a thousand units); it holds up to `capacity` keys and
+ * says `full` past that, so its owner builds a larger one.
+ */
+export class KeyFilter {
+  private readonly bits: Uint32Array;
+  private readonly mask: number;
+  private added = 0;
+
+  /** A filter for up to `capacity` keys (at least 1,024), in ~4 bytes a key. */
+  constructor(readonly capacity: number) {
+    const words = Math.max(1024, 2 ** Math.ceil(Math.log2(Math.max(1024, capacity))));
+    this.bits = new Uint32Array(words);
+    this.mask = words * 32 - 1;
+  }
+
+  /** True once more keys were added than the filter holds at its false-positive rate. */
+  get full(): boolean {
+    return this.added > this.capacity;
+  }
+
+  add(key: string): void {
+    let h1 = hash(key, 0x811c9dc5);
+    const h2 = hash(key, 0x01000193) | 1;
+    for (let i = 0; i < HASHES; i++) {
+      const bit = h1 & this.mask;
+      this.bits[bit >>> 5]! |= 1 << (bit & 31);
+      h1 = (h1 + h2) | 0;
+    }
+    this.added++;
+  }
+
+  mayContain(key: string): boolean {
+    let h1 = hash(key, 0x811c9dc5);
+    const h2 = hash(key, 0x01000193) | 1;
+    for (let i = 0; i < HASHES; i++) {
+      const bit = h1 & this.mask;
+      if ((this.bits[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
+      h1 = (h1 + h2) | 0;
+    }
+    return true;
+  }
+}
+
+const HASHES = 22;
+
+/** FNV-1a over UTF-16 units with a final avalanche (murmur3's fmix32), from `seed`. */
+function hash(text: string, seed: number): number {
+  let h = seed;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
