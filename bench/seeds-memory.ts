@@ -1,7 +1,7 @@
 /**
  * Peak memory of a sync against the number of seeds.
  *
- *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres]
+ *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…]
  *
  * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
  * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
@@ -24,10 +24,10 @@ function flag(name: string, fallback: string): string {
   return at >= 0 ? String(process.argv[at + 1]) : fallback;
 }
 
-/** `--duckdb-memory 128MB` sets the file's memory_limit; without it the destination's default applies. */
+/** `--duckdb-settings memory_limit=128MB,threads=1` sets DuckDB settings; without it the destination's defaults apply. */
 function duckDbSettings(): { settings?: Record<string, string> } {
-  const limit = flag('duckdb-memory', '');
-  return limit ? { settings: { memory_limit: limit } } : {};
+  const given = flag('duckdb-settings', '');
+  return given ? { settings: Object.fromEntries(given.split(',').map((pair) => pair.split('=') as [string, string])) } : {};
 }
 
 /** What one sync child reports. */
@@ -37,6 +37,8 @@ interface RunFigures {
   calls: number;
   peakRssMb: number;
   peakHeapMb: number;
+  /** process.memoryUsage() at the sample with the largest RSS, in MB: where the peak was. */
+  atPeakMb: Record<string, number>;
 }
 
 async function serveSandbox(): Promise<void> {
@@ -52,7 +54,12 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   const { prepareSync, runSync } = await import('../src/engine/pipeline.js');
   const { loadManifests } = await import('../src/manifest/load-manifests.js');
   let peakHeap = 0;
-  const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 100);
+  let atPeak = process.memoryUsage();
+  const sampler = setInterval(() => {
+    const usage = process.memoryUsage();
+    peakHeap = Math.max(peakHeap, usage.heapUsed);
+    if (usage.rss > atPeak.rss) atPeak = usage;
+  }, 100);
   const backend = flag('backend', 'duckdb');
   const destinationConfig =
     backend === 'postgres'
@@ -89,6 +96,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
     calls,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     peakHeapMb: peakHeap / 2 ** 20,
+    atPeakMb: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, Math.round(v / 2 ** 20)])),
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
@@ -115,7 +123,7 @@ async function measure(seeds: number): Promise<RunFigures> {
     const lines = ['url'];
     for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
     await writeFile(join(dir, 'seeds.csv'), `${lines.join('\n')}\n`);
-    const run = await child(['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-memory', flag('duckdb-memory', '')]);
+    const run = await child(['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', '')]);
     await run.done;
     return JSON.parse(run.line) as RunFigures;
   } finally {
@@ -133,7 +141,7 @@ async function main(): Promise<void> {
     const f = await measure(seeds);
     first ??= f.peakRssMb;
     rows.push({ seeds, records: f.records, wall_s: f.seconds.toFixed(1), calls: f.calls, peak_rss_mb: Math.round(f.peakRssMb), peak_heap_mb: Math.round(f.peakHeapMb), rss_vs_first: (f.peakRssMb / first).toFixed(2) });
-    process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
+    process.stderr.write(`${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb })}\n`);
   }
   process.stdout.write(`sandbox at zero latency in its own process; profiles batch stream, CSV seeds, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
 }

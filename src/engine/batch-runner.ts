@@ -161,6 +161,8 @@ class BatchRunner {
   private readonly touchedDeferred = new Set<string>();
   private done = 0;
   private journal?: AnswerJournal;
+  /** How the last plan classified seeds: the submissions classify them the same way. */
+  private triage?: SeedTriage;
 
   constructor(
     private readonly manifest: BatchStreamNode,
@@ -197,7 +199,7 @@ class BatchRunner {
     const taken: LedgerSeed[] = [];
     for await (const chunk of scan.chunks()) {
       for (const seed of chunk) {
-        if (this.triage?.classify(seed) !== 'todo') continue;
+        if (this.triage!.classify(seed) !== 'todo') continue;
         if (takes(plan.cut, ranks.of(seed))) taken.push(seed);
         else this.defer([seed.partition]);
       }
@@ -228,8 +230,6 @@ class BatchRunner {
     }
   }
 
-  private triage?: SeedTriage;
-
   private triageFor(open: readonly BatchRow[]): SeedTriage {
     const inFlight = new Set(open.flatMap((batch) => itemsOf(batch).map((item) => item.ref)));
     const refreshMs = refreshAfterMs(this.manifest.refresh_after, this.ctx.options);
@@ -248,16 +248,10 @@ class BatchRunner {
   }
 
   /**
-   * Worst or expected credits of a list of seeds. The worst case counts each single retry
+   * Worst or expected credits of the seeds a plan counts. The worst case counts each single retry
    * `batch.retry_billed_failures` allows of an item whose failure is billed; the budget holds
    * room for those retries only when they happen (a retry that does not fit leaves its seed pending).
    */
-  costOf(seeds: readonly Partition[], which: 'worst' | 'expected'): number {
-    const total = seeds.reduce((n, p) => n + this.costOfSeed(p)[which], 0);
-    return which === 'worst' ? total * (1 + this.billedRetries()) : total;
-  }
-
-  /** Worst or expected credits of the seeds a plan counts (see `costOf`). */
   costOfPlan(plan: SeedPlan | undefined, which: 'worst' | 'expected'): number {
     const total = plan?.[which] ?? 0;
     return which === 'worst' ? total * (1 + this.billedRetries()) : total;
@@ -370,12 +364,13 @@ class BatchRunner {
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    // A batch of an earlier run: its seeds' rows are read for as long as it is.
-    const held = await this.hold(itemsOf(batch).map((item) => item.ref));
     const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.ctx.costs.itemCost(item.operation, item.params).worst, reservation);
     let completed = false;
     let resend: Partition[] = [];
+    let held: string[] = [];
     try {
+      // A batch of an earlier run: its seeds' rows are read for as long as it is.
+      held = await this.hold(itemsOf(batch).map((item) => item.ref));
       if (!submitted) {
         books.sending();
         const answer = await this.submit(batch);
@@ -712,11 +707,6 @@ class BatchRunner {
 /** A ledger row the service has answered for good: fetched, or failed for a reason a retry would not change. */
 function isAnswered(row: SeedRow | undefined): boolean {
   return row?.status === 'fetched' || (row?.status === 'failed' && !TRANSIENT_FAILURES.has(failureType(row)));
-}
-
-/** A recorded batch whose work is not over: an unsent intent or a job whose results are not all read. */
-function isOpen(batch: BatchRow): boolean {
-  return batch.status === 'intent' || batch.status === 'submitted';
 }
 
 /** The service's error type a failed ledger row was recorded with (`upstream_timeout: …`). */
