@@ -21,7 +21,9 @@ export const SEED_CHUNK = 1000;
 
 /**
  * A seed source that is read in chunks, as often as needed, without holding it whole: a CSV file
- * is read again from disk on each pass, so a list of millions costs one chunk of memory. A
+ * is read again from disk on each pass, so a list of millions costs one chunk of memory (a file
+ * edited during a run may show a later pass seeds the first did not: the batch runner never
+ * submits a seed twice in a run whatever the passes show). A
  * `{ sql }` source is read once, when opened, and held (a query's answer cannot be read twice the
  * same way). Opening checks what can be checked before any call (the file, its column).
  *

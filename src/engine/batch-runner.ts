@@ -197,19 +197,28 @@ class BatchRunner {
   async *selectSeeds(scan: SeedScan, plan: SeedPlan, size: number): AsyncGenerator<Partition[]> {
     const ranks = new Ranker();
     const taken: LedgerSeed[] = [];
+    const takenKeys = new Set<string>();
     for await (const chunk of scan.chunks()) {
       for (const seed of chunk) {
-        if (this.triage!.classify(seed) !== 'todo') continue;
-        if (takes(plan.cut, ranks.of(seed))) taken.push(seed);
-        else this.defer([seed.partition]);
+        // A seed file edited during the run can repeat a seed the survey never saw: one in play is not taken twice.
+        if (this.ledger.has(seed.partition.key) || takenKeys.has(seed.partition.key) || this.triage!.classify(seed) !== 'todo') continue;
+        if (!takes(plan.cut, ranks.of(seed))) {
+          this.defer([seed.partition]);
+          continue;
+        }
+        taken.push(seed);
+        takenKeys.add(seed.partition.key);
       }
-      while (taken.length >= size) yield this.holding(taken.splice(0, size));
+      while (taken.length >= size) yield this.holding(taken.splice(0, size), takenKeys);
     }
-    if (taken.length > 0) yield this.holding(taken);
+    if (taken.length > 0) yield this.holding(taken, takenKeys);
   }
 
-  private holding(seeds: readonly LedgerSeed[]): Partition[] {
-    for (const { partition, row } of seeds) this.ledger.set(partition.key, row);
+  private holding(seeds: readonly LedgerSeed[], takenKeys: Set<string>): Partition[] {
+    for (const { partition, row } of seeds) {
+      this.ledger.set(partition.key, row);
+      takenKeys.delete(partition.key);
+    }
     return seeds.map((s) => s.partition);
   }
 
@@ -235,8 +244,10 @@ class BatchRunner {
     const refreshMs = refreshAfterMs(this.manifest.refresh_after, this.ctx.options);
     // One clock for the plan and the submissions: a seed fresh when planned stays fresh when chunked.
     const now = this.ctx.now();
+    const written = (row: SeedRow | undefined) => (row?.updatedAt?.getTime() ?? -Infinity) >= this.ctx.runStartedAt.getTime();
     return {
-      classify: ({ partition, row }) => (inFlight.has(partition.key) ? 'in_flight' : !this.ctx.fullRefresh && this.isFresh(row, refreshMs, now) ? 'fresh' : 'todo'),
+      // A row this run wrote (a journaled answer loaded, a seed done earlier in the run) is never fetched again in it.
+      classify: ({ partition, row }) => (inFlight.has(partition.key) ? 'in_flight' : written(row) || (!this.ctx.fullRefresh && this.isFresh(row, refreshMs, now)) ? 'fresh' : 'todo'),
       worst: (p) => this.costOfSeed(p).worst,
       expected: (p) => this.costOfSeed(p).expected,
     };
