@@ -6,7 +6,8 @@
  * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
  * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
  * own (it keeps every job's results, which is the service's memory, not the connector's). The sync
- * runs in a child process of its own too, so each N's peak RSS (getrusage maxrss) is its own.
+ * runs in a child process of its own too, so each N's peak RSS (getrusage maxrss) is its own, with
+ * V8's heap growth capped as the `seedline` entry point caps it.
  * Prints seeds, records loaded, wall time, calls, peak RSS and peak heap, and the ratio of each
  * peak RSS to the first N's.
  */
@@ -48,6 +49,9 @@ async function serveSandbox(): Promise<void> {
 }
 
 async function runSyncChild(url: string, dir: string): Promise<void> {
+  // What the `seedline` entry point does at startup (src/cli/heap-growth.ts): the figures are those of a seedline process.
+  const { limitHeapGrowth } = await import('../src/cli/heap-growth.js');
+  limitHeapGrowth();
   const { ApiClient } = await import('../src/client/index.js');
   const { parseConfig } = await import('../src/config/load-config.js');
   const { createDestination } = await import('../src/destinations/create-destination.js');
