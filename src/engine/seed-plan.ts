@@ -112,6 +112,7 @@ export class Ranker {
   private fresh = 0;
   private stale = 0;
 
+  /** The rank of the next seed needing a fetch (call once per seed, in the list's order). */
   of(seed: LedgerSeed): Rank {
     const at = seed.row?.fetchedAt?.getTime();
     return at === undefined ? { stale: false, rank: this.fresh++, at: -Infinity } : { stale: true, rank: this.stale++, at };
@@ -134,7 +135,6 @@ async function cutStale(scan: SeedScan, triage: SeedTriage, left: number, plan: 
   }
   const at = Float64Array.from(times);
   const order = Uint32Array.from(times.keys()).sort((a, b) => at[a]! - at[b]! || a - b);
-  times.length = 0;
   let taken = 0;
   for (const i of order) {
     const worst = worsts[i]!;
@@ -146,7 +146,8 @@ async function cutStale(scan: SeedScan, triage: SeedTriage, left: number, plan: 
     left -= worst;
     taken++;
   }
-  plan.cut.taken = plan.todo - (times.length === 0 ? order.length - taken : 0);
+  // Every never-fetched seed fits (else no stale seed is taken): the cut takes them and `taken` stale ones.
+  plan.cut.taken = plan.todo - order.length + taken;
 }
 
 function keepOldest(oldest: { seed: string; at: number; rank: number }[], entry: { seed: string; at: number; rank: number }): void {
