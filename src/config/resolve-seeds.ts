@@ -1,8 +1,7 @@
 import type { SeedSource } from './config-schema.js';
-import { SeedList } from './seed-list.js';
+import { SeedList, type SeedQuery } from './seed-list.js';
 
 export { SeedSourceError, SeedSqlRefusedError, type SeedQuery } from './seed-list.js';
-import type { SeedQuery } from './seed-list.js';
 
 /**
  * Resolves a seed source to its seeds, trimmed, blanks dropped, duplicates removed (first wins),
