@@ -106,8 +106,8 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
 }
 
 /** Starts this file as a child with `args`; resolves with its first stdout line (the child goes on running). */
-function child(args: string[]): Promise<{ line: string; done: Promise<number | null>; kill: () => void }> {
-  const proc = spawn(process.execPath, [...process.execArgv, self, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+function child(args: string[], nodeArgs: string[] = []): Promise<{ line: string; done: Promise<number | null>; kill: () => void }> {
+  const proc = spawn(process.execPath, [...process.execArgv, ...nodeArgs, self, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const done = new Promise<number | null>((resolve) => proc.once('exit', resolve));
   return new Promise((resolve, reject) => {
     let text = '';
@@ -122,7 +122,8 @@ function child(args: string[]): Promise<{ line: string; done: Promise<number | n
 
 async function measure(seeds: number): Promise<RunFigures> {
   const dir = await mkdtemp(join(tmpdir(), 'seedline-bench-seeds-'));
-  const sandbox = await child(['--serve']);
+  // The sandbox keeps every result it served: a million profiles outgrow V8's default heap limit.
+  const sandbox = await child(['--serve'], ['--max-old-space-size=12288']);
   try {
     const lines = ['url'];
     for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
