@@ -71,6 +71,12 @@ export interface Destination {
   readSeeds(stream: string): Promise<Map<string, SeedRow>>;
   /** Reads the batch intent log of a stream (all statuses), oldest first. */
   readBatches(stream: string): Promise<BatchRow[]>;
+  /** Reads the ledger rows of these seed keys (a chunk's worth, up to a few thousand), keyed by seed key; a key without a row is absent. */
+  readSeedsByKey(stream: string, keys: readonly string[]): Promise<Map<string, SeedRow>>;
+  /** One page of a keyset scan of a stream's ledger: up to `limit` rows with a seed key after `after` (from the first when null), in seed-key order. */
+  readSeedPage(stream: string, after: string | null, limit: number): Promise<SeedRow[]>;
+  /** One page of a keyset scan of a stream's open batches (`intent` or `submitted`): up to `limit` rows after `after` (from the first when null), oldest first. */
+  readOpenBatchPage(stream: string, after: BatchPosition | null, limit: number): Promise<BatchRow[]>;
 
   /** Reads the answers of billed single calls journaled for a stream and not yet loaded, keyed by call key. */
   readAnswers(stream: string): Promise<Map<string, AnswerRow>>;
@@ -298,6 +304,9 @@ export interface SeedRow {
 export type BatchStatus = 'intent' | 'submitted' | 'completed' | 'failed';
 
 /** Row of `_seedline_batches`. */
+/** Where a keyset scan of batch rows stands: the last row read (rows are ordered by creation, then key). */
+export type BatchPosition = Pick<BatchRow, 'idempotencyKey'> & { createdAt: Date };
+
 export interface BatchRow {
   idempotencyKey: string;
   stream: string;

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
 import type {
   AnswerRow,
+  BatchPosition,
   BatchRow,
   Destination,
   DestinationCapabilities,
@@ -263,6 +264,44 @@ export abstract class SqlDestination implements Destination {
         .where('stream', '=', stream)
         .orderBy('created_at')
         .orderBy('idempotency_key')
+        .compile(),
+    );
+    return rows.map(batchFromDb);
+  }
+
+  async readSeedsByKey(stream: string, keys: readonly string[]): Promise<Map<string, SeedRow>> {
+    if (keys.length === 0) return new Map();
+    const rows = await this.readSystem(this.db.selectFrom(this.qualified(systemTables.seeds.name)).selectAll().where('stream', '=', stream).where('seed_key', 'in', keys).compile());
+    return new Map(rows.map(seedFromDb).map((row) => [row.seedKey, row]));
+  }
+
+  async readSeedPage(stream: string, after: string | null, limit: number): Promise<SeedRow[]> {
+    const rows = await this.readSystem(
+      this.db
+        .selectFrom(this.qualified(systemTables.seeds.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .$if(after !== null, (query) => query.where('seed_key', '>', after!))
+        .orderBy('seed_key')
+        .limit(Math.max(1, Math.floor(limit)))
+        .compile(),
+    );
+    return rows.map(seedFromDb);
+  }
+
+  async readOpenBatchPage(stream: string, after: BatchPosition | null, limit: number): Promise<BatchRow[]> {
+    const rows = await this.readSystem(
+      this.db
+        .selectFrom(this.qualified(systemTables.batches.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .where('status', 'in', ['intent', 'submitted'])
+        .$if(after !== null, (query) =>
+          query.where((eb) => eb.or([eb('created_at', '>', after!.createdAt), eb.and([eb('created_at', '=', after!.createdAt), eb('idempotency_key', '>', after!.idempotencyKey)])])),
+        )
+        .orderBy('created_at')
+        .orderBy('idempotency_key')
+        .limit(Math.max(1, Math.floor(limit)))
         .compile(),
     );
     return rows.map(batchFromDb);

@@ -6,13 +6,15 @@ import { renderTemplate } from '../manifest/template.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import type { Cost } from './cost-model.js';
 import { crashPoint } from './crash-point.js';
-import { byPriority, cutToFit, type Reservation } from './budget.js';
+import { cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';
 import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
-import { partitionContext } from './partition-context.js';
-import { resolvePartitions, type Partition } from './partitions.js';
+import { LEDGER_PAGE, readOpenBatches, readSeedRows } from './ledger-pages.js';
+import type { Partition } from './partitions.js';
+import { planSeeds, Ranker, takes, type SeedPlan, type SeedTriage } from './seed-plan.js';
+import { SeedScan, type LedgerSeed } from './seed-scan.js';
 import { AnswerJournal } from './answer-journal.js';
 import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
@@ -46,11 +48,12 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
   // record until it ended), so this run neither holds room for them nor counts them again.
   const held = unsentCredits(runner, open);
-  const todo = ctx.resumeOnly ? [] : await runner.seedsToFetch(open);
-  outcome.worstCaseCredits = runner.costOf(todo, 'worst') + runner.retriesOfOpen(open);
-  outcome.estimatedCredits = runner.costOf(todo, 'expected');
-  const affordable = runner.withinBudget(todo, held);
-  ctx.reporter.streamStarted(manifest.name, affordable.length + open.reduce((n, b) => n + b.itemCount, 0));
+  const scan = ctx.resumeOnly ? undefined : await runner.scanSeeds();
+  const plan = scan ? await runner.planSeeds(scan, open, ctx.budget.remaining - held) : undefined;
+  outcome.worstCaseCredits = runner.costOfPlan(plan, 'worst') + runner.retriesOfOpen(open);
+  outcome.estimatedCredits = runner.costOfPlan(plan, 'expected');
+  if (plan?.cut.deferred) stopForBudget(ctx, outcome, ctx.budget.stopError(plan.cut.firstDeferredWorst, plan.cut.deferred, held));
+  ctx.reporter.streamStarted(manifest.name, (plan?.cut.taken ?? 0) + open.reduce((n, b) => n + b.itemCount, 0));
 
   // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
   const queue = new PQueue({ concurrency: jobSlots(ctx) });
@@ -58,13 +61,25 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
     void queue.add(() => {
       // A 429 re-reads the account: follow a changed concurrent_batch_jobs from the next job on.
       queue.concurrency = jobSlots(ctx);
-      return (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : job()).catch((error: Error) => runner.chunkFailed(error, seeds));
+      const run = async () => {
+        await runner.hold(seeds.map((p) => p.key));
+        await job();
+      };
+      return (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : run())
+        .catch((error: Error) => runner.chunkFailed(error, seeds))
+        .finally(() => runner.release(seeds.map((p) => p.key)));
     });
   // A re-attached batch stopped early defers none of its seeds: its row stays open, so the next run
   // reads the job from its cursor (or resends the intent with its key). Deferring them would set
   // the seeds an earlier run already loaded `pending`, behind a cursor that never reads them again.
   for (const batch of open) enqueue([], () => runner.resume(batch));
-  for (const seeds of chunk(affordable, spreadChunkSize(affordable.length, ctx.batch))) enqueue(seeds, () => runner.submitAndRead(seeds));
+  if (scan && plan) {
+    // Chunks are made as job slots free up, so only the chunks in flight are held, whatever the list's length.
+    for await (const seeds of runner.selectSeeds(scan, plan, spreadChunkSize(plan.cut.taken, ctx.batch))) {
+      enqueue(seeds, () => runner.submitAndRead(seeds));
+      await queue.onSizeLessThan(jobSlots(ctx));
+    }
+  }
   await queue.onIdle();
   if (ctx.resumeOnly) {
     runner.settleStatus();
@@ -84,21 +99,21 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
 export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamPlan> {
   const runner = new BatchRunner(manifest, ctx, emptyOutcome(manifest.name));
   const open = await openBatches(ctx, manifest.name);
-  const todo = await runner.seedsToFetch(open);
+  const plan = await runner.planSeeds(await runner.scanSeeds(), open, Infinity);
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
   const unsent = unsentCredits(runner, open);
-  const chunks = todo.length === 0 ? 0 : Math.ceil(todo.length / spreadChunkSize(todo.length, ctx.batch));
+  const chunks = plan.todo === 0 ? 0 : Math.ceil(plan.todo / spreadChunkSize(plan.todo, ctx.batch));
   return {
     stream: manifest.name,
-    units: todo.length,
+    units: plan.todo,
     resumed,
-    skipped: runner.skipped,
+    skipped: plan.skipped,
     calls: chunks + open.length,
-    worstCaseCredits: runner.costOf(todo, 'worst') + unsent + runner.retriesOfOpen(open),
-    estimatedCredits: runner.costOf(todo, 'expected') + unsent,
-    next: todo.slice(0, 3).map((p) => String(p.values.seed ?? p.key)),
+    worstCaseCredits: runner.costOfPlan(plan, 'worst') + unsent + runner.retriesOfOpen(open),
+    estimatedCredits: runner.costOfPlan(plan, 'expected') + unsent,
+    next: plan.next,
     // Items failed for a passing reason are retried alone, as billed single calls.
-    maxCallCredits: runner.retriesAlone() ? todo.reduce((n, p) => Math.max(n, runner.worstOf(p)), 0) : 0,
+    maxCallCredits: runner.retriesAlone() ? plan.maxWorst : 0,
   };
 }
 
@@ -113,7 +128,7 @@ function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
 }
 
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
-  const open = (await ctx.destination.readBatches(stream)).filter(isOpen);
+  const open = await readOpenBatches(ctx.destination, stream);
   // Resume-only reads jobs already submitted (the named ones, when named) and never sends an unsent intent: that would spend.
   return ctx.resumeOnly ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId))) : open;
 }
@@ -126,9 +141,12 @@ function spreadChunkSize(seeds: number, batch: StreamContext['batch']): number {
 class BatchRunner {
   private readonly shaper: TableShaper;
   private readonly writer: LoadWriter;
-  private ledger = new Map<string, SeedRow>();
-  /** Seeds skipped as fresh by the last `seedsToFetch`. */
-  skipped = 0;
+  /**
+   * Ledger rows of the seeds in play (chunks in flight, the batch being read, a retry round), as
+   * last written; a seed held without a row maps to undefined. Released when their work is done,
+   * so the map holds a few chunks whatever the list's length.
+   */
+  private readonly ledger = new Map<string, SeedRow | undefined>();
   /** Recorded jobs the service answered 404 for. */
   private readonly lost: BatchRow[] = [];
   /** Items of this run that failed for a passing reason. */
@@ -137,10 +155,14 @@ class BatchRunner {
   private failedChunks = 0;
   /** Seeds left for a later run because the budget (or a 402) stopped them, to be recorded `pending`. */
   private readonly deferredSeeds: Partition[] = [];
-  /** Seed keys whose ledger row this run has written. */
+  /** Seed keys in play whose ledger row this run has written. */
   private readonly touched = new Set<string>();
+  /** Deferred seeds whose ledger row this run had written when they were deferred. */
+  private readonly touchedDeferred = new Set<string>();
   private done = 0;
   private journal?: AnswerJournal;
+  /** How the last plan classified seeds: the submissions classify them the same way. */
+  private triage?: SeedTriage;
 
   constructor(
     private readonly manifest: BatchStreamNode,
@@ -151,17 +173,84 @@ class BatchRunner {
     this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   }
 
-  /** The seeds needing a fetch: not fresh, not failed for good recently, not in a recorded job. */
-  async seedsToFetch(open: readonly BatchRow[]): Promise<Partition[]> {
-    const partitions = await resolvePartitions(this.manifest.partitions, partitionContext(this.ctx));
-    this.ledger = await this.ctx.destination.readSeeds(this.manifest.name);
+  /** Opens the scan of the stream's seeds (a seed list is surveyed for repeats once). */
+  scanSeeds(): Promise<SeedScan> {
+    return SeedScan.open(this.manifest.partitions, this.ctx, this.manifest.name);
+  }
+
+  /**
+   * Counts and costs the seeds needing a fetch (not fresh, not failed for good recently, not in a
+   * recorded job), and decides which of them `available` credits take: when the budget cannot
+   * cover them all, never-fetched seeds go first, then the stalest.
+   */
+  async planSeeds(scan: SeedScan, open: readonly BatchRow[], available: number): Promise<SeedPlan> {
+    this.triage = this.triageFor(open);
+    const plan = await planSeeds(scan, this.triage, available);
+    this.outcome.skipped = plan.skipped;
+    return plan;
+  }
+
+  /**
+   * The seeds the plan's budget cut takes, in chunks of `size` in the list's order, their ledger
+   * rows held until their chunk is done; the others are deferred (recorded `pending` at the end).
+   */
+  async *selectSeeds(scan: SeedScan, plan: SeedPlan, size: number): AsyncGenerator<Partition[]> {
+    const ranks = new Ranker();
+    const taken: LedgerSeed[] = [];
+    const takenKeys = new Set<string>();
+    for await (const chunk of scan.chunks()) {
+      for (const seed of chunk) {
+        // A seed file edited during the run can repeat a seed the survey never saw: one in play is not taken twice.
+        if (this.ledger.has(seed.partition.key) || takenKeys.has(seed.partition.key) || this.triage!.classify(seed) !== 'todo') continue;
+        if (!takes(plan.cut, ranks.of(seed))) {
+          this.defer([seed.partition]);
+          continue;
+        }
+        taken.push(seed);
+        takenKeys.add(seed.partition.key);
+      }
+      while (taken.length >= size) yield this.holding(taken.splice(0, size), takenKeys);
+    }
+    if (taken.length > 0) yield this.holding(taken, takenKeys);
+  }
+
+  private holding(seeds: readonly LedgerSeed[], takenKeys: Set<string>): Partition[] {
+    for (const { partition, row } of seeds) {
+      this.ledger.set(partition.key, row);
+      takenKeys.delete(partition.key);
+    }
+    return seeds.map((s) => s.partition);
+  }
+
+  /** Holds the ledger rows of `keys` not held yet (read from the destination); answers the keys it read. */
+  async hold(keys: readonly string[]): Promise<string[]> {
+    const missing = keys.filter((key) => !this.ledger.has(key));
+    if (missing.length === 0) return [];
+    const rows = await readSeedRows(this.ctx.destination, this.manifest.name, missing);
+    for (const key of missing) this.ledger.set(key, rows.get(key));
+    return missing;
+  }
+
+  /** Lets go of the ledger rows of seeds whose work is done. */
+  release(keys: readonly string[]): void {
+    for (const key of keys) {
+      this.ledger.delete(key);
+      this.touched.delete(key);
+    }
+  }
+
+  private triageFor(open: readonly BatchRow[]): SeedTriage {
     const inFlight = new Set(open.flatMap((batch) => itemsOf(batch).map((item) => item.ref)));
     const refreshMs = refreshAfterMs(this.manifest.refresh_after, this.ctx.options);
+    // One clock for the plan and the submissions: a seed fresh when planned stays fresh when chunked.
     const now = this.ctx.now();
-    const todo = partitions.filter((p) => !inFlight.has(p.key) && (this.ctx.fullRefresh || !this.isFresh(this.ledger.get(p.key), refreshMs, now)));
-    this.skipped = this.outcome.skipped = partitions.length - todo.length - partitions.filter((p) => inFlight.has(p.key)).length;
-    // When the budget cannot cover them all, never-fetched seeds go first, then the stalest.
-    return byPriority(todo, (p) => this.ledger.get(p.key)?.fetchedAt);
+    const written = (row: SeedRow | undefined) => (row?.updatedAt?.getTime() ?? -Infinity) >= this.ctx.runStartedAt.getTime();
+    return {
+      // A row this run wrote (a journaled answer loaded, a seed done earlier in the run) is never fetched again in it.
+      classify: ({ partition, row }) => (inFlight.has(partition.key) ? 'in_flight' : written(row) || (!this.ctx.fullRefresh && this.isFresh(row, refreshMs, now)) ? 'fresh' : 'todo'),
+      worst: (p) => this.costOfSeed(p).worst,
+      expected: (p) => this.costOfSeed(p).expected,
+    };
   }
 
   /** Worst-case credits of one seed's item (what the service bills or reserves at submission). */
@@ -170,12 +259,12 @@ class BatchRunner {
   }
 
   /**
-   * Worst or expected credits of a list of seeds. The worst case counts each single retry
+   * Worst or expected credits of the seeds a plan counts. The worst case counts each single retry
    * `batch.retry_billed_failures` allows of an item whose failure is billed; the budget holds
    * room for those retries only when they happen (a retry that does not fit leaves its seed pending).
    */
-  costOf(seeds: readonly Partition[], which: 'worst' | 'expected'): number {
-    const total = seeds.reduce((n, p) => n + this.costOfSeed(p)[which], 0);
+  costOfPlan(plan: SeedPlan | undefined, which: 'worst' | 'expected'): number {
+    const total = plan?.[which] ?? 0;
     return which === 'worst' ? total * (1 + this.billedRetries()) : total;
   }
 
@@ -215,7 +304,7 @@ class BatchRunner {
   withinBudget(seeds: Partition[], held = 0): Partition[] {
     const { take, defer } = cutToFit(seeds, (p) => this.worstOf(p), this.ctx.budget.remaining - held);
     if (defer.length > 0) {
-      this.deferredSeeds.push(...defer);
+      this.defer(defer);
       stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.worstOf(defer[0]!), defer.length, held));
     }
     return take;
@@ -224,13 +313,14 @@ class BatchRunner {
   /** Loads the answers of single retries that an earlier run paid for but did not load (a crash in between). */
   async loadJournaled(): Promise<void> {
     const rows = (await this.answerJournal()).takeUnasked();
-    if (rows.length > 0) this.ledger = await this.ctx.destination.readSeeds(this.manifest.name);
+    const held = await this.hold(rows.map((row) => row.partition));
     for (const row of rows) {
       const params = JSON.parse(row.args) as Record<string, unknown>;
       const { values } = partitionOf({ operation: row.call, params, ref: row.partition });
       const { data } = JSON.parse(row.answer) as ServiceResponse;
       await this.loadEntry({ ref: row.partition, status: 'succeeded', credits_used: row.credits, data }, values, null, row.callKey);
     }
+    this.release(held);
   }
 
   private async answerJournal(): Promise<AnswerJournal> {
@@ -240,7 +330,7 @@ class BatchRunner {
 
   /** Seeds of lost jobs whose results were never loaded, as partitions to submit again. */
   async orphanedSeeds(): Promise<Partition[]> {
-    const ledger = await this.ctx.destination.readSeeds(this.manifest.name);
+    const ledger = await readSeedRows(this.ctx.destination, this.manifest.name, this.lost.flatMap((batch) => itemsOf(batch).map((item) => item.ref)));
     return this.lost.flatMap((batch) =>
       itemsOf(batch)
         .filter((item) => ledger.get(item.ref)?.jobId === batch.jobId && ledger.get(item.ref)?.status === 'submitted')
@@ -255,6 +345,16 @@ class BatchRunner {
 
   /** Records the intent (after reserving its worst case), submits it and reads its results. */
   async submitAndRead(seeds: Partition[]): Promise<void> {
+    // Held already, except the seeds an earlier run's batch sends again.
+    const held = await this.hold(seeds.map((p) => p.key));
+    try {
+      await this.submitAndReadHeld(seeds);
+    } finally {
+      this.release(held);
+    }
+  }
+
+  private async submitAndReadHeld(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
     const reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
     try {
@@ -283,7 +383,10 @@ class BatchRunner {
     const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.itemCost(item.params).worst, reservation);
     let completed = false;
     let resend: Partition[] = [];
+    let held: string[] = [];
     try {
+      // A batch of an earlier run: its seeds' rows are read for as long as it is.
+      held = await this.hold(itemsOf(batch).map((item) => item.ref));
       if (!submitted) {
         books.sending();
         const answer = await this.submit(batch);
@@ -304,6 +407,7 @@ class BatchRunner {
       this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
     } finally {
       books.close(completed);
+      this.release(held);
     }
     if (resend.length > 0 && !this.ctx.resumeOnly) await this.submitAndRead(resend);
   }
@@ -316,13 +420,13 @@ class BatchRunner {
   async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
     // A stop request aborts calls in flight: whatever they threw, the chunk is stopped, not failed.
     if (error instanceof RunStoppedError || this.ctx.stop?.aborted) {
-      this.deferredSeeds.push(...seeds);
+      this.defer(seeds);
       noteStoppedOnRequest(this.outcome, error);
       return;
     }
     const stop = await budgetStopOf(error, this.ctx);
     if (stop) {
-      this.deferredSeeds.push(...seeds);
+      this.defer(seeds);
       stopForBudget(this.ctx, this.outcome, stop);
       return;
     }
@@ -350,7 +454,18 @@ class BatchRunner {
   }
 
   private async retryRound(): Promise<void> {
-    const retry = this.withinBudget(this.transient);
+    // Their ledger rows were written this run (failed for a passing reason).
+    const keys = this.transient.map((p) => p.key);
+    await this.hold(keys);
+    for (const key of keys) this.touched.add(key);
+    try {
+      await this.retryEach(this.withinBudget(this.transient));
+    } finally {
+      this.release(keys);
+    }
+  }
+
+  private async retryEach(retry: Partition[]): Promise<void> {
     this.transient = [];
     if (retry.length === 0) return;
     this.ctx.reporter.notice(this.manifest.name, `retrying ${retry.length} items that failed for a passing reason, one by one (billed only on success)`);
@@ -385,11 +500,22 @@ class BatchRunner {
   async recordDeferred(): Promise<void> {
     if (this.deferredSeeds.length === 0) return;
     const lost = new Set(this.lost.flatMap((b) => (b.jobId ? [b.jobId] : [])));
-    const inOpenBatch = new Set((await this.ctx.destination.readBatches(this.manifest.name)).filter(isOpen).flatMap((b) => itemsOf(b).map((item) => item.ref)));
-    const rows = this.deferredSeeds
-      .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost) && !(inOpenBatch.has(p.key) && isAnswered(this.ledger.get(p.key))))
-      .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
-    if (rows.length > 0) await this.commit([], { seeds: rows });
+    const inOpenBatch = new Set((await readOpenBatches(this.ctx.destination, this.manifest.name)).flatMap((b) => itemsOf(b).map((item) => item.ref)));
+    for (let i = 0; i < this.deferredSeeds.length; i += LEDGER_PAGE) {
+      const deferred = this.deferredSeeds.slice(i, i + LEDGER_PAGE);
+      await this.hold(deferred.map((p) => p.key));
+      const rows = deferred
+        .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost) && !(inOpenBatch.has(p.key) && isAnswered(this.ledger.get(p.key))))
+        .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
+      if (rows.length > 0) await this.commit([], { seeds: rows });
+      this.release(deferred.map((p) => p.key));
+    }
+  }
+
+  /** Leaves seeds for a later run, noting which of them this run has written a ledger row for. */
+  private defer(seeds: readonly Partition[]): void {
+    this.deferredSeeds.push(...seeds);
+    for (const p of seeds) if (this.touched.has(p.key)) this.touchedDeferred.add(p.key);
   }
 
   private inOpenJob(key: string, lost: ReadonlySet<string>): boolean {
@@ -399,7 +525,7 @@ class BatchRunner {
 
   private settledThisRun(key: string): boolean {
     const row = this.ledger.get(key);
-    if (!row || !this.touched.has(key)) return false;
+    if (!row || !(this.touched.has(key) || this.touchedDeferred.has(key))) return false;
     return row.status === 'pending' || isAnswered(row);
   }
 
@@ -598,11 +724,6 @@ class BatchRunner {
 /** A ledger row the service has answered for good: fetched, or failed for a reason a retry would not change. */
 function isAnswered(row: SeedRow | undefined): boolean {
   return row?.status === 'fetched' || (row?.status === 'failed' && !TRANSIENT_FAILURES.has(failureType(row)));
-}
-
-/** A recorded batch whose work is not over: an unsent intent or a job whose results are not all read. */
-function isOpen(batch: BatchRow): boolean {
-  return batch.status === 'intent' || batch.status === 'submitted';
 }
 
 /** The service's error type a failed ledger row was recorded with (`upstream_timeout: …`). */

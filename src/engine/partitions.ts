@@ -1,4 +1,5 @@
 import type { PartitionNode } from '../manifest/manifest-schema.js';
+import { SeedList } from '../config/seed-list.js';
 import { renderTemplate } from '../manifest/template.js';
 import { stableJson } from '../util/stable-json.js';
 import { seedKey } from './seed-keys.js';
@@ -29,12 +30,9 @@ type Resolver<T extends PartitionNode['type']> = (node: Extract<PartitionNode, {
 
 const resolvers = {
   seeds: async (node, ctx) => {
-    const seeds = ctx.seeds[node.seeds];
-    if (!Array.isArray(seeds)) return [];
-    return seeds.map((seed) => {
-      const key = seedKey(node.seed_kind, String(seed));
-      return { key, values: { key, seed, [node.as]: seed } };
-    });
+    const list = seedListOf(ctx.seeds[node.seeds]);
+    // Held whole here (request streams, e.g. jobs per company); batch streams stream theirs (SeedScan).
+    return list ? (await list.toArray()).map((seed) => seedPartition(node, seed)) : [];
   },
   parent: async (node, ctx) => {
     const rows = await ctx.readTable(node.table, node.columns);
@@ -63,6 +61,20 @@ const resolvers = {
   },
   union: async (node, ctx) => (await Promise.all(node.of.map((child) => resolvePartitions(child, ctx)))).flat(),
 } satisfies { [T in PartitionNode['type']]: Resolver<T> };
+
+type SeedsNode = Extract<PartitionNode, { type: 'seeds' }>;
+
+/** The partition of one seed of a `seeds` node. */
+export function seedPartition(node: SeedsNode, seed: string): Partition {
+  const key = seedKey(node.seed_kind, seed);
+  return { key, values: { key, seed, [node.as]: seed } };
+}
+
+/** A resolved seed source as a list that can be read in chunks (a `SeedList`, or an inline array); undefined for anything else. */
+export function seedListOf(value: unknown): SeedList | undefined {
+  if (value instanceof SeedList) return value;
+  return Array.isArray(value) ? SeedList.of(value.map(String)) : undefined;
+}
 
 /** Resolves a partition node to its partitions, de-duplicated by key (first wins). */
 export async function resolvePartitions(node: PartitionNode, ctx: PartitionContext): Promise<Partition[]> {

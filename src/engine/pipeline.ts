@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import { runId as newRunId } from '../util/run-id.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
-import { resolveSeeds } from '../config/resolve-seeds.js';
+import { SeedList } from '../config/seed-list.js';
 import type { Destination } from '../destinations/destination.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { Mutex } from '../util/mutex.js';
@@ -44,7 +44,7 @@ export interface PreparedSync {
   options: SyncOptions;
   /** Streams to run, dependencies first. */
   streams: StreamManifest[];
-  /** Resolved seed lists by config key. */
+  /** Seed lists by config key: a `SeedList` each (read in chunks), `headcount` an inline array. */
   seeds: Record<string, unknown>;
 }
 
@@ -274,7 +274,7 @@ async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unk
   const resolved: Record<string, unknown> = { headcount: seeds.headcount ?? [] };
   for (const key of ['profiles', 'companies', 'posts'] as const) {
     const source = seeds[key];
-    resolved[key] = source ? await resolveSeeds(`seeds.${key}`, source, options.baseDir, query) : [];
+    resolved[key] = source ? await SeedList.open(`seeds.${key}`, source, options.baseDir, query) : [];
   }
   return resolved;
 }

@@ -1,5 +1,6 @@
 import type { Destination } from '../destinations/destination.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
+import { seedLedgerPages } from './ledger-pages.js';
 import { seedKey, type SeedKind } from './seed-keys.js';
 
 /** What `seedline state show` reports of one stream. */
@@ -24,13 +25,19 @@ export interface ResetOutcome {
 
 /** A stream's ledger and state, summed up. */
 export async function summarizeState(destination: Destination, stream: string): Promise<StreamStateSummary> {
-  const seeds = [...(await destination.readSeeds(stream)).values()];
-  const states = [...(await destination.readState(stream)).values()];
   const byStatus: Record<string, number> = {};
-  for (const seed of seeds) byStatus[seed.status] = (byStatus[seed.status] ?? 0) + 1;
-  const times = [...seeds.map((s) => s.updatedAt), ...states.map((s) => s.updatedAt)].filter((t): t is Date => t instanceof Date);
-  const last = times.length === 0 ? null : new Date(Math.max(...times.map((t) => t.getTime()))).toISOString();
-  return { stream, seeds: byStatus, partitions: states.length, lastUpdatedAt: last };
+  let last = -Infinity;
+  const seen = (at: Date | null | undefined) => (last = at instanceof Date ? Math.max(last, at.getTime()) : last);
+  // The ledger a page at a time: a stream of a million seeds is counted without holding it.
+  for await (const page of seedLedgerPages(destination, stream)) {
+    for (const seed of page) {
+      byStatus[seed.status] = (byStatus[seed.status] ?? 0) + 1;
+      seen(seed.updatedAt);
+    }
+  }
+  const states = [...(await destination.readState(stream)).values()];
+  for (const state of states) seen(state.updatedAt);
+  return { stream, seeds: byStatus, partitions: states.length, lastUpdatedAt: last === -Infinity ? null : new Date(last).toISOString() };
 }
 
 /**

@@ -1,0 +1,158 @@
+/**
+ * Peak memory of a sync against the number of seeds.
+ *
+ *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…]
+ *
+ * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
+ * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
+ * own (it keeps every job's results, which is the service's memory, not the connector's). The sync
+ * runs in a child process of its own too, so each N's peak RSS (getrusage maxrss) is its own, with
+ * V8's heap growth capped as the `seedline` entry point caps it.
+ * Prints seeds, records loaded, wall time, calls, peak RSS and peak heap, and the ratio of each
+ * peak RSS to the first N's.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatTable } from '../src/cli/format-table.js';
+
+const self = fileURLToPath(import.meta.url);
+
+function flag(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? String(process.argv[at + 1]) : fallback;
+}
+
+/** `--duckdb-settings memory_limit=128MB,threads=1` sets DuckDB settings; without it the destination's defaults apply. */
+function duckDbSettings(): { settings?: Record<string, string> } {
+  const given = flag('duckdb-settings', '');
+  return given ? { settings: Object.fromEntries(given.split(',').map((pair) => pair.split('=') as [string, string])) } : {};
+}
+
+/** What one sync child reports. */
+interface RunFigures {
+  records: number;
+  seconds: number;
+  calls: number;
+  peakRssMb: number;
+  peakHeapMb: number;
+  /** process.memoryUsage() at the sample with the largest RSS, in MB: where the peak was. */
+  atPeakMb: Record<string, number>;
+}
+
+async function serveSandbox(): Promise<void> {
+  const { startSandbox } = await import('../src/sandbox/index.js');
+  const sandbox = await startSandbox({ rpm: 1_000_000_000, latencyMs: [0, 0], concurrentBatchJobs: 5, batchItemConcurrency: 100 });
+  process.stdout.write(`${sandbox.url}\n`);
+}
+
+async function runSyncChild(url: string, dir: string): Promise<void> {
+  // What the `seedline` entry point does at startup (src/cli/heap-growth.ts): the figures are those of a seedline process.
+  const { limitHeapGrowth } = await import('../src/cli/heap-growth.js');
+  limitHeapGrowth();
+  const { ApiClient } = await import('../src/client/index.js');
+  const { parseConfig } = await import('../src/config/load-config.js');
+  const { createDestination } = await import('../src/destinations/create-destination.js');
+  const { prepareSync, runSync } = await import('../src/engine/pipeline.js');
+  const { loadManifests } = await import('../src/manifest/load-manifests.js');
+  let peakHeap = 0;
+  let atPeak = process.memoryUsage();
+  const sampler = setInterval(() => {
+    const usage = process.memoryUsage();
+    peakHeap = Math.max(peakHeap, usage.heapUsed);
+    if (usage.rss > atPeak.rss) atPeak = usage;
+  }, 100);
+  const backend = flag('backend', 'duckdb');
+  const destinationConfig =
+    backend === 'postgres'
+      ? { type: 'postgres' as const, url: 'postgres://postgres@127.0.0.1:5432/test', schema: `bench_seeds_${process.pid}` }
+      : { type: 'duckdb' as const, path: join(dir, 'bench.duckdb'), schema: 'seedline', ...duckDbSettings() };
+  const config = parseConfig(
+    JSON.stringify({
+      api: { base_url: url, api_key: 'svc_test_bench', max_concurrency: 16 },
+      destination: destinationConfig,
+      seeds: { profiles: { file: join(dir, 'seeds.csv'), column: 'url' } },
+      streams: { profiles: {} },
+      batch: { chunk_size: 1000, poll_interval_ms: 50 },
+    }),
+    'bench',
+  );
+  const destination = await createDestination(destinationConfig);
+  await destination.lock({ holder: 'bench' });
+  await destination.ensureSystemTables();
+  let calls = 0;
+  const client = await ApiClient.connect({ baseUrl: url, apiKey: 'svc_test_bench', onEvent: (e) => void (e.type === 'response' && calls++) });
+  const silent = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
+  const started = Date.now();
+  const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, only: ['profiles'] });
+  const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs: 5 });
+  const seconds = (Date.now() - started) / 1000;
+  if (backend === 'postgres') await destination.query(`drop schema "${destinationConfig.schema}" cascade`);
+  await client.close();
+  await destination.close();
+  clearInterval(sampler);
+  if (result.status === 'failed') throw new Error(`run failed: ${JSON.stringify(result.streams)}`);
+  const figures: RunFigures = {
+    records: result.streams.reduce((n, s) => n + s.records, 0),
+    seconds,
+    calls,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    peakHeapMb: peakHeap / 2 ** 20,
+    atPeakMb: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, Math.round(v / 2 ** 20)])),
+  };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
+/** Starts this file as a child with `args`; resolves with its first stdout line (the child goes on running). */
+function child(args: string[], nodeArgs: string[] = []): Promise<{ line: string; done: Promise<number | null>; kill: () => void }> {
+  const proc = spawn(process.execPath, [...process.execArgv, ...nodeArgs, self, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const done = new Promise<number | null>((resolve) => proc.once('exit', resolve));
+  return new Promise((resolve, reject) => {
+    let text = '';
+    proc.stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const end = text.indexOf('\n');
+      if (end >= 0) resolve({ line: text.slice(0, end), done, kill: () => proc.kill() });
+    });
+    void done.then((code) => reject(new Error(`child ${args[0]} exited with ${code} before answering`)));
+  });
+}
+
+async function measure(seeds: number): Promise<RunFigures> {
+  const dir = await mkdtemp(join(tmpdir(), 'seedline-bench-seeds-'));
+  // The sandbox keeps every result it served: a million profiles outgrow V8's default heap limit.
+  const sandbox = await child(['--serve'], ['--max-old-space-size=12288']);
+  try {
+    const lines = ['url'];
+    for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
+    await writeFile(join(dir, 'seeds.csv'), `${lines.join('\n')}\n`);
+    const run = await child(['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', '')]);
+    await run.done;
+    return JSON.parse(run.line) as RunFigures;
+  } finally {
+    sandbox.kill();
+    await sandbox.done;
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const counts = flag('profiles', '10000,100000,1000000').split(',').map(Number);
+  const rows: Record<string, unknown>[] = [];
+  let first: number | undefined;
+  for (const seeds of counts) {
+    const f = await measure(seeds);
+    first ??= f.peakRssMb;
+    rows.push({ seeds, records: f.records, wall_s: f.seconds.toFixed(1), calls: f.calls, peak_rss_mb: Math.round(f.peakRssMb), peak_heap_mb: Math.round(f.peakHeapMb), rss_vs_first: (f.peakRssMb / first).toFixed(2) });
+    process.stderr.write(`${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb })}\n`);
+  }
+  process.stdout.write(`sandbox at zero latency in its own process; profiles batch stream, CSV seeds, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
+}
+
+if (process.argv.includes('--serve')) await serveSandbox();
+else if (process.argv.includes('--run')) {
+  const at = process.argv.indexOf('--run');
+  await runSyncChild(process.argv[at + 1]!, process.argv[at + 2]!);
+} else await main();

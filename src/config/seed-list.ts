@@ -1,0 +1,125 @@
+import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { CsvRows } from '../util/csv-rows.js';
+import type { SeedSource } from './config-schema.js';
+
+/** Runs read-only SQL on the warehouse (for `{ sql: … }` seed sources). */
+export type SeedQuery = (sql: string) => Promise<Record<string, unknown>[]>;
+
+/** A seed source that could not be read: names the config key and what to do. */
+export class SeedSourceError extends Error {
+  readonly code = 'SEEDLINE_SEEDS_UNREADABLE';
+}
+
+/** A `{ sql: … }` seed source that is not one read-only statement: refused before it ran (a config problem, exit 2). */
+export class SeedSqlRefusedError extends Error {
+  readonly code = 'SEEDLINE_QUERY_NOT_READ_ONLY';
+}
+
+/** Seeds per chunk unless a reader asks otherwise. */
+export const SEED_CHUNK = 1000;
+
+/**
+ * A seed source that is read in chunks, as often as needed, without holding it whole: a CSV file
+ * is read again from disk on each pass, so a list of millions costs one chunk of memory (a file
+ * edited during a run may show a later pass seeds the first did not: the batch runner never
+ * submits a seed twice in a run whatever the passes show). A
+ * `{ sql }` source is read once, when opened, and held (a query's answer cannot be read twice the
+ * same way). Opening checks what can be checked before any call (the file, its column).
+ *
+ * @example
+ * ```ts
+ * const list = await SeedList.open('seeds.profiles', { file: 'crm.csv', column: 'url' }, baseDir, query);
+ * for await (const seeds of list.chunks()) handle(seeds); // trimmed, blanks dropped, repeats kept
+ * ```
+ */
+export class SeedList {
+  private constructor(private readonly read: (size: number) => AsyncGenerator<string[]>) {}
+
+  /** Opens a seed source; throws `SeedSourceError` (or `SeedSqlRefusedError`) when it cannot be read. */
+  static async open(key: string, source: SeedSource, baseDir: string, query: SeedQuery): Promise<SeedList> {
+    if (Array.isArray(source)) return SeedList.of(source);
+    if ('file' in source) {
+      const path = resolve(baseDir, source.file);
+      const index = await csvColumnIndex(key, path, source.column);
+      return new SeedList((size) => csvChunks(key, path, index, size));
+    }
+    return SeedList.of(await readSqlColumn(key, source.sql, query));
+  }
+
+  /** A list held in memory (inline seeds). */
+  static of(values: readonly string[]): SeedList {
+    return new SeedList(async function* (size) {
+      for (let i = 0; i < values.length; i += size) yield clean(values.slice(i, i + size));
+    });
+  }
+
+  /** The seeds in chunks of at most `size`, in the source's order: trimmed, blanks dropped, repeats kept. */
+  async *chunks(size = SEED_CHUNK): AsyncGenerator<string[]> {
+    for await (const chunk of this.read(size)) if (chunk.length > 0) yield chunk;
+  }
+
+  /** Every seed, repeats removed (first wins): for readers that need the whole list at once. */
+  async toArray(): Promise<string[]> {
+    const seen = new Set<string>();
+    for await (const chunk of this.chunks()) for (const seed of chunk) seen.add(seed);
+    return [...seen];
+  }
+}
+
+function clean(values: readonly string[]): string[] {
+  return values.map((v) => v.trim()).filter((v) => v.length > 0);
+}
+
+/** Rows of a CSV file, a piece at a time. */
+async function* csvRows(key: string, path: string): AsyncGenerator<string[][]> {
+  const rows = new CsvRows();
+  try {
+    for await (const piece of createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 })) yield rows.push(piece as string);
+  } catch {
+    throw new SeedSourceError(`${key}.file: cannot read ${path}: check the path (relative paths resolve against the config file's folder)`);
+  }
+  yield rows.end();
+}
+
+async function csvColumnIndex(key: string, path: string, column: string): Promise<number> {
+  let header: string[] | undefined;
+  for await (const rows of csvRows(key, path)) {
+    header = rows[0];
+    if (header) break;
+  }
+  const index = header?.map((h) => h.trim()).indexOf(column) ?? -1;
+  if (index >= 0) return index;
+  // The header's names are not shown: a file named by mistake (a .env) would print its secrets.
+  const count = header?.length ?? 0;
+  throw new SeedSourceError(
+    `${key}.column: ${path} has no column "${column}": its first line has ${count} column${count === 1 ? '' : 's'} (names not shown, in case the file holds secrets). ` +
+      `Point ${key}.file at a CSV whose first line names its columns, and ${key}.column at one of them (exact name, case included).`,
+  );
+}
+
+async function* csvChunks(key: string, path: string, index: number, size: number): AsyncGenerator<string[]> {
+  let header = true;
+  let chunk: string[] = [];
+  for await (const rows of csvRows(key, path)) {
+    for (const row of rows) {
+      if (header) header = false;
+      else chunk.push(row[index] ?? '');
+      if (chunk.length < size) continue;
+      yield clean(chunk);
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield clean(chunk);
+}
+
+async function readSqlColumn(key: string, sql: string, query: SeedQuery): Promise<string[]> {
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await query(sql);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'SEEDLINE_QUERY_NOT_READ_ONLY') throw new SeedSqlRefusedError(`${key}.sql: ${(error as Error).message}`);
+    throw new SeedSourceError(`${key}.sql failed on the warehouse: ${(error as Error).message}`);
+  }
+  return rows.map((row) => Object.values(row)[0]).filter((v) => v !== null && v !== undefined).map(String);
+}

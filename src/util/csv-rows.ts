@@ -1,0 +1,77 @@
+/**
+ * RFC 4180 CSV parsed piece by piece, the way `parseCsv` parses a whole text: quoted fields,
+ * doubled quotes, CRLF or LF, blank lines dropped. A file is read in pieces of any size (a quote
+ * or a CRLF may be split between two), and only the rows of the piece at hand are held.
+ *
+ * @example
+ * ```ts
+ * const rows = new CsvRows();
+ * for await (const piece of createReadStream(path, 'utf8')) handle(rows.push(piece));
+ * handle(rows.end());
+ * ```
+ */
+export class CsvRows {
+  private row: string[] = [];
+  private field = '';
+  private quoted = false;
+  /** A `"` or `\r` that ended the last piece: what it means depends on the next character. */
+  private held = '';
+
+  /** Parses the next piece; answers the rows it completed. */
+  push(piece: string): string[][] {
+    const text = this.held + piece;
+    const last = text.at(-1);
+    // A quote or a CR that ends a piece is read once the next character is known.
+    const end = last === '"' || last === '\r' ? text.length - 1 : text.length;
+    const { rows, next } = this.parse(text, end);
+    this.held = text.slice(next);
+    return rows;
+  }
+
+  /** Ends the input; answers the last row, if the text did not end with a line break. */
+  end(): string[][] {
+    const rows = this.held === '' ? [] : this.parse(this.held, this.held.length).rows;
+    this.held = '';
+    if (this.field !== '' || this.row.length > 0) {
+      this.row.push(this.field);
+      rows.push(this.row);
+    }
+    this.row = [];
+    this.field = '';
+    return rows.filter(notBlank);
+  }
+
+  /** Parses `text` up to `end` (a doubled quote may read one character past it); answers the rows and where it stopped. */
+  private parse(text: string, end: number): { rows: string[][]; next: number } {
+    const rows: string[][] = [];
+    let { field, quoted } = this;
+    let i = 0;
+    for (; i < end; i++) {
+      const char = text[i]!;
+      if (quoted) {
+        if (char !== '"') field += char;
+        else if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
+      } else if (char === '"') quoted = true;
+      else if (char === ',') {
+        this.row.push(field);
+        field = '';
+      } else if (char === '\n' || char === '\r') {
+        if (char === '\r' && text[i + 1] === '\n') i++;
+        this.row.push(field);
+        rows.push(this.row);
+        this.row = [];
+        field = '';
+      } else field += char;
+    }
+    this.field = field;
+    this.quoted = quoted;
+    return { rows: rows.filter(notBlank), next: i };
+  }
+}
+
+function notBlank(row: string[]): boolean {
+  return row.length > 1 || row[0] !== '';
+}
