@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { afterEach, beforeAll } from 'vitest';
 import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from './postgres.js';
@@ -23,6 +24,44 @@ export const destinationKinds: readonly DestinationKind[] = ['duckdb', 'postgres
 /** Whether a backend can run here (Postgres: the server answers; see test/helpers/postgres.ts). */
 export async function backendAvailable(kind: DestinationKind): Promise<boolean> {
   return kind === 'duckdb' ? true : postgresAvailable();
+}
+
+/** A backend for the tests of one `describe`: whether it runs here, and a fresh target per test. */
+export interface BackendUnderTest {
+  /** Whether the backend runs here (known once the describe's `beforeAll` ran). */
+  readonly available: boolean;
+  /** The test's destination on a fresh target (one per test, removed after it), system tables made. */
+  open(): Promise<Destination>;
+  /** Another writer on the test's target, as it is. */
+  another(): Promise<Destination>;
+}
+
+/** Registers the `beforeAll`/`afterEach` that give each test of the calling `describe` a fresh target of `kind`. */
+export function useBackend(kind: DestinationKind): BackendUnderTest {
+  let available = false;
+  let target: TestTarget | null = null;
+  beforeAll(async () => {
+    available = await backendAvailable(kind);
+  });
+  afterEach(async () => {
+    await target?.dispose();
+    target = null;
+  });
+  return {
+    get available() {
+      return available;
+    },
+    async open() {
+      target ??= makeTestTarget(kind);
+      const destination = await target.open();
+      await destination.ensureSystemTables();
+      return destination;
+    },
+    another() {
+      target ??= makeTestTarget(kind);
+      return target.open();
+    },
+  };
 }
 
 /** Makes a fresh target of a backend. */

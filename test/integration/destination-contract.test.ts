@@ -1,14 +1,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Timestamp } from '../../schemas/common.js';
 import { Profile } from '../../schemas/profile.js';
 import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
 import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
-import { backendAvailable, destinationKinds, makeTestTarget, profileRecord } from '../helpers/destinations.js';
-import type { TestTarget } from '../helpers/destinations.js';
+import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
 
@@ -17,25 +16,11 @@ const jsonOf = (value: unknown) => (typeof value === 'string' ? JSON.parse(value
 
 for (const kind of destinationKinds) {
   describe(`${kind} destination contract`, () => {
-    let available = false;
-    let target: TestTarget | null = null;
-    beforeAll(async () => {
-      available = await backendAvailable(kind);
-    });
-    afterEach(async () => {
-      await target?.dispose();
-      target = null;
-    });
-
-    async function open(): Promise<Destination> {
-      target ??= makeTestTarget(kind);
-      const destination = await target.open();
-      await destination.ensureSystemTables();
-      return destination;
-    }
+    const backend = useBackend(kind);
+    const open = () => backend.open();
 
     it('given system tables, when state, seeds, batches and runs are saved, then they read back as saved', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureSystemTables();
       const at = new Date('2024-05-01T10:00:00.000Z');
@@ -74,7 +59,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a _seedline_runs table of an older release without stop_reason, when the system tables are ensured, then the column is added and old rows read back', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const started = new Date('2024-05-01T09:00:00.000Z');
       await dest.saveRun({ runId: 'run_old', startedAt: started, status: 'succeeded', creditsUsed: 4 });
@@ -93,7 +78,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a merge table, when a record is written again with fewer positions, then the parent is updated and its children replaced', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
       let unit = await dest.beginUnit('run_1');
@@ -121,7 +106,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a merge table, when one batch holds the same key twice, then the last record wins', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
       const unit = await dest.beginUnit('run_1');
@@ -132,7 +117,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given an append table, when the same records are written twice, then both copies are kept', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ name: 'events', schema: z.object({ id: z.string(), n: z.number().int() }), primaryKey: [], writeMode: 'append' });
       for (const run of ['run_1', 'run_2']) {
@@ -147,7 +132,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a replace table, when a new run writes, then only that run\'s rows remain, across its units', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ ...profiles, writeMode: 'replace' });
       let unit = await dest.beginUnit('run_1');
@@ -172,7 +157,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a history table, when a record is unchanged then changed, then only the change adds a version', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ ...profiles, writeMode: 'history' });
       for (const [run, headline] of [['run_1', 'Engineer'], ['run_2', 'Engineer'], ['run_3', 'Manager']] as const) {
@@ -196,7 +181,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a history table, when the same record comes back with its JSON keys in another order, after the schema gained a field and a child list, and with a field moved from _extra to a column, then no version is added', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const v1 = z.object({ id: z.string(), title: z.string(), tags: z.record(z.string(), z.unknown()) });
       const v2 = v1.extend({ nickname: z.string().optional(), badges: z.array(z.object({ name: z.string() })).optional(), city: z.string().optional() });
@@ -219,7 +204,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given history writes prepared in one order, when their units write them in the other, then versions follow the order of the writes', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ ...profiles, writeMode: 'history' });
       const engineer = dest.prepareWrite('profiles', [profileRecord(1, { headline: 'Engineer' })], 'run_1');
@@ -242,7 +227,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a write prepared before its table gained a field, when written, then it loads into the new column', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const v1 = z.object({ id: z.string(), name: z.string() });
       await dest.ensureTable({ name: 'things', schema: v1, primaryKey: ['id'], writeMode: 'merge' });
@@ -255,7 +240,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a write prepared for one table and run, when another table or run writes it, then it is refused with both named and nothing is written', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
       await dest.ensureTable({ name: 'things', schema: z.object({ id: z.string() }), primaryKey: ['id'], writeMode: 'merge' });
@@ -270,7 +255,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a write prepared ahead, when its unit writes it, then its rows carry the time of the write, and it cannot be written again', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
       const prepared = dest.prepareWrite('profiles', [profileRecord(1)], 'run_1');
@@ -290,7 +275,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a table, when the schema gains a field, then a nullable column is added and old rows keep null', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const v1 = z.object({ id: z.string(), name: z.string() });
       await dest.ensureTable({ name: 'things', schema: v1, primaryKey: ['id'], writeMode: 'merge' });
@@ -311,7 +296,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given values that do not fit their columns, when written, then every record loads with those columns NULL and the values as received in _extra, counted per field', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
       // The column stays BIGINT when the schema later says string: a string no longer fits it.
@@ -347,7 +332,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given text or JSON with an unpaired surrogate, or a timestamp that is not an ISO 8601 instant, when written, then only a bad key rejects its record; the rest load with the misfit NULL and kept in _extra', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ name: 'events', schema: z.object({ id: z.string(), at: Timestamp.optional() }), primaryKey: ['id'], writeMode: 'merge' });
       // What JSON.parse makes of an emoji cut in half: two keys that UTF-8 would both turn into "ann\uFFFD".
@@ -385,7 +370,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a field named __proto__ outside the schema and a double -0, when written in merge and history mode, then _extra keeps the field and -0 keeps its sign', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const schema = z.object({ id: z.string(), delta: z.number() });
       for (const mode of ['merge', 'history'] as const) await dest.ensureTable({ name: `m_${mode}`, schema, primaryKey: ['id'], writeMode: mode });
@@ -402,7 +387,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a unit with state and 300k staged rows, when a later write fails inside the bulk load, then nothing of the unit is committed', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const slim = z.object({ id: z.string(), n: z.number().int() });
       await dest.ensureTable({ name: 'big', schema: slim, primaryKey: ['id'], writeMode: 'merge' });
@@ -429,7 +414,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a unit, when a record throws while being read, then the unit rolls back cleanly', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
       const unit = await dest.beginUnit('run_1');
@@ -442,10 +427,10 @@ for (const kind of destinationKinds) {
     });
 
     it('given a writer holding the lock, when a second writer locks, then it gets an error naming the holder, and with wait it proceeds after release', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const first = await open();
       await first.lock({ holder: 'seedline sync (run r_first)' });
-      const second = await target!.open();
+      const second = await backend.another();
       await expect(second.lock({ holder: 'seedline sync (run r_second)' })).rejects.toMatchObject({
         code: 'SEEDLINE_DESTINATION_LOCKED',
         message: expect.stringContaining('seedline sync (run r_first)'),
@@ -459,12 +444,12 @@ for (const kind of destinationKinds) {
       await first.close();
       await waiting;
       expect(acquired).toBe(true);
-      const third = await target!.open();
+      const third = await backend.another();
       await expect(third.lock({ holder: 'third' })).rejects.toMatchObject({ message: expect.stringContaining('seedline sync (run r_second)') });
     });
 
     it('given hostile values, when written and read back, then every byte survives', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const schema = z.object({ id: z.string(), text: z.string(), data: z.record(z.string(), z.unknown()), at: z.string().meta({ sqlType: 'timestamp' }) });
       await dest.ensureTable({ name: 'hostile', schema, primaryKey: ['id'], writeMode: 'merge' });
@@ -494,7 +479,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given 5,000 rows of every column type with repeats, nulls and strings around 12 bytes, when bulk-loaded, then every value reads back exactly', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const schema = z.object({
         id: z.number().int(),
@@ -528,7 +513,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given 29 MB of long strings in one write mixed with short and non-ASCII ones, when bulk-loaded, then each reads back on its own row', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ name: 'wide', schema: z.object({ id: z.number().int(), text: z.string() }), primaryKey: ['id'], writeMode: 'append' });
       // DuckDB copies a chunk's long strings 16 MB at a time: 1 MB strings make several copies in one chunk.
@@ -543,7 +528,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a string with U+0000, when written, then its column is NULL and the value is kept in _extra with the escape written out, never truncated', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ name: 'nul', schema: z.object({ id: z.string(), v: z.string() }), primaryKey: ['id'], writeMode: 'append' });
       const unit = await dest.beginUnit('run_1');
@@ -555,7 +540,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given hostile names, when used as table, column or schema names, then they are refused with SEEDLINE_INVALID_IDENTIFIER', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const ok = z.object({ id: z.string() });
       for (const name of ['Profiles', 'x; drop table y', 'a"b', 'a'.repeat(64), '1abc', 'profiles-2', 'é']) {
@@ -572,7 +557,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a merge table with a two-column key, when records are written again, then only rows of the same key pair are replaced', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const schema = z.object({ org: z.string(), n: z.number().int(), label: z.string(), parts: z.array(z.object({ p: z.string() })).optional() });
       await dest.ensureTable({ name: 'pairs', schema, primaryKey: ['org', 'n'], writeMode: 'merge' });
@@ -599,7 +584,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given any backend, when querying, then values come back as plain JS of the same shapes', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const rows = await dest.query(
         `select cast(42 as bigint) as small, cast(9007199254740993 as bigint) as big, cast('2024-05-01T12:00:00.123Z' as timestamptz) as at,

@@ -1,7 +1,7 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BatchRow, Destination, SeedRow } from '../../src/destinations/destination.js';
 import { openBatchPages, readSeedRows, seedLedgerPages } from '../../src/engine/ledger-pages.js';
-import { backendAvailable, destinationKinds, makeTestTarget, type TestTarget } from '../helpers/destinations.js';
+import { destinationKinds, useBackend } from '../helpers/destinations.js';
 
 const at = new Date('2026-11-01T10:00:00.000Z');
 
@@ -15,22 +15,8 @@ function batch(n: number, status: BatchRow['status'], createdAt: Date): BatchRow
 
 for (const kind of destinationKinds) {
   describe(`${kind}: ledger read in keyset pages`, () => {
-    let available = false;
-    let target: TestTarget | null = null;
-    beforeAll(async () => {
-      available = await backendAvailable(kind);
-    });
-    afterEach(async () => {
-      await target?.dispose();
-      target = null;
-    });
-
-    async function open(): Promise<Destination> {
-      target ??= makeTestTarget(kind);
-      const destination = await target.open();
-      await destination.ensureSystemTables();
-      return destination;
-    }
+    const backend = useBackend(kind);
+    const open = () => backend.open();
 
     async function saveSeeds(dest: Destination, rows: SeedRow[]): Promise<void> {
       const unit = await dest.beginUnit('run_1');
@@ -40,7 +26,7 @@ for (const kind of destinationKinds) {
     }
 
     it('given 2,537 ledger rows of a stream beside another stream, when read in pages of 100, then every row comes once, keys in order, none skipped or repeated', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const numbers = Array.from({ length: 2537 }, (_, i) => (i * 7919) % 2537);
       await saveSeeds(dest, [...numbers.map((n) => seed('profiles', n)), ...numbers.slice(0, 300).map((n) => seed('companies', n))]);
@@ -57,7 +43,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a page size that divides the rows exactly, when read, then the last page is followed by no empty page and nothing repeats', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await saveSeeds(dest, Array.from({ length: 300 }, (_, n) => seed('profiles', n)));
       const pages: SeedRow[][] = [];
@@ -67,7 +53,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given 2,500 seed keys, some without a row, when their rows are read by key a page at a time, then exactly the recorded ones come back', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await saveSeeds(dest, Array.from({ length: 2000 }, (_, n) => seed('profiles', n)));
       const keys = Array.from({ length: 2500 }, (_, n) => `person-${String(n).padStart(5, '0')}`);
@@ -78,7 +64,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given open and finished batches, several created at the same instant, when open batches are read in pages of 3, then each open one comes once, oldest first, ties by key', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       const later = new Date(at.getTime() + 1000);
       const rows = Array.from({ length: 12 }, (_, n) => batch(n, n % 4 === 3 ? 'completed' : n % 2 === 0 ? 'intent' : 'submitted', n < 7 ? later : at));

@@ -1,8 +1,7 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Profile } from '../../schemas/profile.js';
 import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
-import { backendAvailable, destinationKinds, makeTestTarget, profileRecord } from '../helpers/destinations.js';
-import type { TestTarget } from '../helpers/destinations.js';
+import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
 
@@ -13,20 +12,10 @@ const rewritten = (n: number, run: string) => profileRecord(n, { headline: `${ru
 
 for (const kind of destinationKinds) {
   describe(`${kind} merge of keys already in the table`, () => {
-    let available = false;
-    let target: TestTarget | null = null;
-    beforeAll(async () => {
-      available = await backendAvailable(kind);
-    });
-    afterEach(async () => {
-      await target?.dispose();
-      target = null;
-    });
+    const backend = useBackend(kind);
 
     async function open(): Promise<Destination> {
-      target ??= makeTestTarget(kind);
-      const destination = await target.open();
-      await destination.ensureSystemTables();
+      const destination = await backend.open();
       await destination.ensureTable(profiles);
       return destination;
     }
@@ -52,7 +41,7 @@ for (const kind of destinationKinds) {
     }
 
     it('given 40 keys loaded by another writer, when units mix new and existing keys, then every key has one row with the last values and children', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const first = await open();
       await merge(first, 'run_1', range(1, 40).map((n) => profileRecord(n)));
       const second = await open();
@@ -75,7 +64,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a destination that merged keys, when another writer adds keys to the same table, then the first still replaces those keys', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const first = await open();
       await merge(first, 'run_1', range(1, 10).map((n) => profileRecord(n)));
       const other = await open();
@@ -88,7 +77,7 @@ for (const kind of destinationKinds) {
     });
 
     it('given a unit rolled back, when the same keys are merged again, then each key has one row', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const dest = await open();
       await merge(dest, 'run_1', range(1, 5).map((n) => profileRecord(n)));
       await merge(dest, 'run_2', range(4, 8).map((n) => rewritten(n, 'run_2')), false);
