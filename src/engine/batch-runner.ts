@@ -2,9 +2,7 @@ import PQueue from 'p-queue';
 import type { BatchResultEntry } from '../../schemas/batch.js';
 import type { BatchRow, SeedRow } from '../destinations/destination.js';
 import type { BatchStreamNode } from '../manifest/manifest-schema.js';
-import { renderTemplate } from '../manifest/template.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import type { Cost } from './cost-model.js';
 import { crashPoint } from './crash-point.js';
 import { cutToFit, type Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
@@ -16,10 +14,11 @@ import type { Partition } from './partitions.js';
 import { planSeeds, Ranker, takes, type SeedPlan, type SeedTriage } from './seed-plan.js';
 import { SeedScan, type LedgerSeed } from './seed-scan.js';
 import { AnswerJournal } from './answer-journal.js';
+import { BatchCosts } from './batch-costs.js';
 import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
-import { costOfCall, creditsOf, errorType, itemParams, type ServiceResponse } from './service-calls.js';
-import { addCharge, emptyOutcome, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import { creditsOf, errorType, type ServiceResponse } from './service-calls.js';
+import { addCharge, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
@@ -34,111 +33,14 @@ const RETIRING_SUBMIT_ERRORS = new Set(['insufficient_credits', 'invalid_request
 type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: string };
 
 /**
- * Runs a batch stream: chunks stale seeds into jobs of at most `chunkSize` items; records each
- * intent (key, body hash, body) before the POST and the job id after it; reads results page by
- * page, each page committed with the seed ledger and the results cursor. A restarted run
- * re-attaches to recorded jobs and resubmits unanswered intents with the same Idempotency-Key.
+ * The work of one batch stream in one run: which seeds to fetch and what they cost, their batch
+ * jobs (intent recorded, submitted, results read page by page with the seed ledger), single
+ * retries of items that failed for a passing reason, and the ledger rows of seeds left for later.
+ * `runBatchStream` (batch-stream.ts) drives it.
  */
-export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
-  const runner = new BatchRunner(manifest, ctx, outcome);
-  // Answers of single retries an earlier run paid for and did not load load first: their seeds are then fresh.
-  if (!ctx.resumeOnly) await runner.loadJournaled();
-  const open = await openBatches(ctx, manifest.name);
-  // Batches of an earlier run are finished first. Unsent intents cost this run: leave room for
-  // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
-  // record until it ended), so this run neither holds room for them nor counts them again.
-  const held = unsentCredits(runner, open);
-  const scan = ctx.resumeOnly ? undefined : await runner.scanSeeds();
-  const plan = scan ? await runner.planSeeds(scan, open, ctx.budget.remaining - held) : undefined;
-  outcome.worstCaseCredits = runner.costOfPlan(plan, 'worst') + runner.retriesOfOpen(open);
-  outcome.estimatedCredits = runner.costOfPlan(plan, 'expected');
-  if (plan?.cut.deferred) stopForBudget(ctx, outcome, ctx.budget.stopError(plan.cut.firstDeferredWorst, plan.cut.deferred, held));
-  ctx.reporter.streamStarted(manifest.name, (plan?.cut.taken ?? 0) + open.reduce((n, b) => n + b.itemCount, 0));
-
-  // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
-  const queue = new PQueue({ concurrency: jobSlots(ctx) });
-  const enqueue = (seeds: Partition[], job: () => Promise<void>) =>
-    void queue.add(() => {
-      // A 429 re-reads the account: follow a changed concurrent_batch_jobs from the next job on.
-      queue.concurrency = jobSlots(ctx);
-      const run = async () => {
-        await runner.hold(seeds.map((p) => p.key));
-        await job();
-      };
-      return (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : run())
-        .catch((error: Error) => runner.chunkFailed(error, seeds))
-        .finally(() => runner.release(seeds.map((p) => p.key)));
-    });
-  // A re-attached batch stopped early defers none of its seeds: its row stays open, so the next run
-  // reads the job from its cursor (or resends the intent with its key). Deferring them would set
-  // the seeds an earlier run already loaded `pending`, behind a cursor that never reads them again.
-  for (const batch of open) enqueue([], () => runner.resume(batch));
-  if (scan && plan) {
-    // Chunks are made as job slots free up, so only the chunks in flight are held, whatever the list's length.
-    for await (const seeds of runner.selectSeeds(scan, plan, spreadChunkSize(plan.cut.taken, ctx.batch))) {
-      enqueue(seeds, () => runner.submitAndRead(seeds));
-      await queue.onSizeLessThan(jobSlots(ctx));
-    }
-  }
-  await queue.onIdle();
-  if (ctx.resumeOnly) {
-    runner.settleStatus();
-    return outcome;
-  }
-  // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
-  // results: their seeds are fetched again, within the budget.
-  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, () => runner.submitAndRead(seeds));
-  await queue.onIdle();
-  await runner.retryTransientFailures();
-  await runner.recordDeferred();
-  runner.settleStatus();
-  return outcome;
-}
-
-/** What a batch stream would do now, without calling the service: seeds to fetch, submissions and their credits. */
-export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamPlan> {
-  const runner = new BatchRunner(manifest, ctx, emptyOutcome(manifest.name));
-  const open = await openBatches(ctx, manifest.name);
-  const plan = await runner.planSeeds(await runner.scanSeeds(), open, Infinity);
-  const resumed = open.reduce((n, b) => n + b.itemCount, 0);
-  const unsent = unsentCredits(runner, open);
-  const chunks = plan.todo === 0 ? 0 : Math.ceil(plan.todo / spreadChunkSize(plan.todo, ctx.batch));
-  return {
-    stream: manifest.name,
-    units: plan.todo,
-    resumed,
-    skipped: plan.skipped,
-    calls: chunks + open.length,
-    worstCaseCredits: runner.costOfPlan(plan, 'worst') + unsent + runner.retriesOfOpen(open),
-    estimatedCredits: runner.costOfPlan(plan, 'expected') + unsent,
-    next: plan.next,
-    // Items failed for a passing reason are retried alone, as billed single calls.
-    maxCallCredits: runner.retriesAlone() ? plan.maxWorst : 0,
-  };
-}
-
-/** Batch jobs the account may run at once, as last read from GET /v1/account. */
-function jobSlots(ctx: StreamContext): number {
-  return Math.max(1, ctx.client.account?.rate_limit?.concurrent_batch_jobs ?? ctx.batch.concurrentJobs);
-}
-
-/** Worst case of the recorded intents never sent: the only part of earlier runs' batches still to be paid (by this run). */
-function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
-  return open.filter((b) => b.status === 'intent').reduce((n, b) => n + runner.worstOfBatch(b), 0);
-}
-
-async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
-  const open = await readOpenBatches(ctx.destination, stream);
-  // Resume-only reads jobs already submitted (the named ones, when named) and never sends an unsent intent: that would spend.
-  return ctx.resumeOnly ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId))) : open;
-}
-
-/** Submission is free, so seeds are spread over every job slot the account allows: five jobs of 200 resolve about five times sooner than one of 1,000. */
-function spreadChunkSize(seeds: number, batch: StreamContext['batch']): number {
-  return Math.min(batch.chunkSize, Math.max(1, Math.ceil(seeds / Math.max(1, batch.concurrentJobs))));
-}
-
-class BatchRunner {
+export class BatchRunner {
+  /** What its items cost. */
+  readonly costs: BatchCosts;
   private readonly shaper: TableShaper;
   private readonly writer: LoadWriter;
   /**
@@ -169,6 +71,7 @@ class BatchRunner {
     private readonly ctx: StreamContext,
     private readonly outcome: StreamOutcome,
   ) {
+    this.costs = new BatchCosts(manifest, ctx);
     this.shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
     this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   }
@@ -248,53 +151,9 @@ class BatchRunner {
     return {
       // A row this run wrote (a journaled answer loaded, a seed done earlier in the run) is never fetched again in it.
       classify: ({ partition, row }) => (inFlight.has(partition.key) ? 'in_flight' : written(row) || (!this.ctx.fullRefresh && this.isFresh(row, refreshMs, now)) ? 'fresh' : 'todo'),
-      worst: (p) => this.costOfSeed(p).worst,
-      expected: (p) => this.costOfSeed(p).expected,
+      worst: (p) => this.costs.costOfSeed(p).worst,
+      expected: (p) => this.costs.costOfSeed(p).expected,
     };
-  }
-
-  /** Worst-case credits of one seed's item (what the service bills or reserves at submission). */
-  worstOf(partition: Partition): number {
-    return this.costOfSeed(partition).worst;
-  }
-
-  /**
-   * Worst or expected credits of the seeds a plan counts. The worst case counts each single retry
-   * `batch.retry_billed_failures` allows of an item whose failure is billed; the budget holds
-   * room for those retries only when they happen (a retry that does not fit leaves its seed pending).
-   */
-  costOfPlan(plan: SeedPlan | undefined, which: 'worst' | 'expected'): number {
-    const total = plan?.[which] ?? 0;
-    return which === 'worst' ? total * (1 + this.billedRetries()) : total;
-  }
-
-  private costOfSeed(partition: Partition): Cost {
-    return this.itemCost(this.paramsFor(partition));
-  }
-
-  /** An item's cost: the stream's, or the service's own for the single endpoint it stands for when higher. */
-  private itemCost(params: Record<string, unknown>): Cost {
-    return costOfCall(this.ctx.costs, this.manifest.cost, this.manifest.single?.path, params);
-  }
-
-  /** Worst case of the single retries items of recorded batches (earlier runs') may need, beyond what those batches cost. */
-  retriesOfOpen(open: readonly BatchRow[]): number {
-    return open.reduce((n, b) => n + this.worstOfBatch(b), 0) * this.billedRetries();
-  }
-
-  /** Single retries of an item whose failure billed: only where a single endpoint can retry it. */
-  private billedRetries(): number {
-    return this.manifest.failed_items_billed && this.retriesAlone() ? (this.ctx.batch.retryBilledFailures ?? 1) : 0;
-  }
-
-  /** Whether items that failed for a passing reason are retried alone, through the operation's single endpoint. */
-  retriesAlone(): boolean {
-    return this.manifest.single !== undefined && (this.ctx.batch.retryBilledFailures ?? 1) > 0;
-  }
-
-  /** Worst-case credits of a recorded intent or job: the sum over its items. */
-  worstOfBatch(batch: BatchRow): number {
-    return itemsOf(batch).reduce((n, item) => n + this.itemCost(item.params).worst, 0);
   }
 
   /**
@@ -302,10 +161,10 @@ class BatchRunner {
    * the rest stay pending, and the stream is marked stopped by its budget.
    */
   withinBudget(seeds: Partition[], held = 0): Partition[] {
-    const { take, defer } = cutToFit(seeds, (p) => this.worstOf(p), this.ctx.budget.remaining - held);
+    const { take, defer } = cutToFit(seeds, (p) => this.costs.worstOf(p), this.ctx.budget.remaining - held);
     if (defer.length > 0) {
       this.defer(defer);
-      stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.worstOf(defer[0]!), defer.length, held));
+      stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.costs.worstOf(defer[0]!), defer.length, held));
     }
     return take;
   }
@@ -356,7 +215,7 @@ class BatchRunner {
 
   private async submitAndReadHeld(seeds: Partition[]): Promise<void> {
     const batch = this.intentFor(seeds);
-    const reservation = this.ctx.budget.reserve(this.worstOfBatch(batch));
+    const reservation = this.ctx.budget.reserve(this.costs.worstOfBatch(batch));
     try {
       await this.commit([], {
         batches: [batch],
@@ -380,7 +239,7 @@ class BatchRunner {
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.itemCost(item.params).worst, reservation);
+    const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.costs.itemCost(item.params).worst, reservation);
     let completed = false;
     let resend: Partition[] = [];
     let held: string[] = [];
@@ -538,8 +397,8 @@ class BatchRunner {
 
   /** One single call through the answer journal: a crash after its answer arrived loads that answer next run, unpaid. */
   private async retrySingly(partition: Partition, path: string): Promise<void> {
-    const worst = this.worstOf(partition);
-    const params = this.paramsFor(partition);
+    const worst = this.costs.worstOf(partition);
+    const params = this.costs.paramsFor(partition);
     let answer;
     try {
       answer = await (await this.answerJournal()).call({ name: this.manifest.operation, partition: partition.key, args: params, worst }, () => this.ctx.client.request({ method: 'POST', path, body: params, billed: true }));
@@ -667,7 +526,7 @@ class BatchRunner {
 
   private intentFor(seeds: Partition[]): BatchRow {
     const sorted = [...seeds].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const items: BatchItemBody[] = sorted.map((p) => ({ operation: this.manifest.operation, params: this.paramsFor(p), ref: p.key }));
+    const items: BatchItemBody[] = sorted.map((p) => ({ operation: this.manifest.operation, params: this.costs.paramsFor(p), ref: p.key }));
     const webhookUrl = this.ctx.batch.webhookUrl;
     const body = JSON.stringify(webhookUrl ? { items, webhook_url: webhookUrl } : { items });
     // Keys derive from what is asked and from the ledger rows of those seeds (last fetch and last
@@ -681,11 +540,6 @@ class BatchRunner {
       .join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
-  }
-
-  private paramsFor(partition: Partition): Record<string, unknown> {
-    const given = partition.values.params as Record<string, unknown> | undefined;
-    return given ?? itemParams(this.manifest, renderTemplate(this.manifest.params, { partition: partition.values, options: this.ctx.options }) as Record<string, unknown>);
   }
 
   private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {
@@ -739,10 +593,4 @@ function partitionOf(item: BatchItemBody): Partition {
 
 function seedOf(item: BatchItemBody): string {
   return String(item.params.url ?? item.params.company_url ?? item.ref);
-}
-
-function chunk<T>(items: readonly T[], size: number): T[][] {
-  const chunks: T[][] = [];
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
-  return chunks;
 }

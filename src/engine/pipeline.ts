@@ -5,7 +5,7 @@ import { SeedList } from '../config/seed-list.js';
 import type { Destination } from '../destinations/destination.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { Mutex } from '../util/mutex.js';
-import { planBatchStream, runBatchStream } from './batch-runner.js';
+import { planBatchStream, runBatchStream } from './batch-stream.js';
 import { Budget, type Books, type BudgetLimits } from './budget.js';
 import { CostModel } from './cost-model.js';
 import { StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
