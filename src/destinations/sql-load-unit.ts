@@ -1,6 +1,8 @@
 import type { AnswerRow, BatchRow, LoadUnit, PreparedWrite, RejectedRow, RepairRow, SeedRow, StateRow, WriteOptions, WriteOutcome } from './destination.js';
 import { DestinationError, DestinationWriteError, UnitClosedError } from './destination-error.js';
-import type { SqlDestination, SqlSession } from './sql-destination.js';
+import type { SqlDestination } from './sql-destination.js';
+import type { SqlSession } from './sql-session.js';
+import type { SqlSystemStore } from './sql-system-store.js';
 import type { SystemTable } from './system-tables.js';
 import { answerToDb, batchToDb, rejectedToDb, repairToDb, seedToDb, stateToDb, systemTables } from './system-tables.js';
 
@@ -10,6 +12,7 @@ export class SqlLoadUnit implements LoadUnit {
 
   constructor(
     private readonly destination: SqlDestination,
+    private readonly store: SqlSystemStore,
     private readonly session: SqlSession,
     private readonly runId: string,
     private readonly assertWriterLock: () => void,
@@ -23,18 +26,18 @@ export class SqlLoadUnit implements LoadUnit {
   reject(rows: readonly RejectedRow[]): Promise<void> {
     if (rows.length === 0) return this.guard('Saving rejected records', async () => undefined);
     const now = new Date();
-    return this.guard('Saving rejected records', () => this.destination.insertRejected(this.session, rows.map((row) => rejectedToDb(row, now))));
+    return this.guard('Saving rejected records', () => this.store.insertRejected(this.session, rows.map((row) => rejectedToDb(row, now))));
   }
 
   dropRejected(rows: readonly RejectedRow[]): Promise<void> {
     return this.guard('Removing retried records from _seedline_rejected', async () => {
-      for (const row of rows) await this.session.run(this.destination.deleteRejected(row));
+      for (const row of rows) await this.session.run(this.store.deleteRejected(row));
     });
   }
 
   saveRepairs(rows: readonly RepairRow[]): Promise<void> {
     const now = new Date();
-    return this.guard('Saving repair counts', () => this.destination.insertSystemRows(this.session, systemTables.repairs, rows.map((row) => repairToDb(row, now))));
+    return this.guard('Saving repair counts', () => this.store.insertSystemRows(this.session, systemTables.repairs, rows.map((row) => repairToDb(row, now))));
   }
 
   saveState(rows: readonly StateRow[]): Promise<void> {
@@ -58,13 +61,13 @@ export class SqlLoadUnit implements LoadUnit {
 
   dropState(stream: string, partitions: readonly string[]): Promise<void> {
     return this.guard('Removing stream state', async () => {
-      for (let i = 0; i < partitions.length; i += 500) await this.session.run(this.destination.dropStateStatement(stream, partitions.slice(i, i + 500)));
+      for (let i = 0; i < partitions.length; i += 500) await this.session.run(this.store.dropStateStatement(stream, partitions.slice(i, i + 500)));
     });
   }
 
   dropAnswers(stream: string, callKeys: readonly string[]): Promise<void> {
     return this.guard('Removing loaded answers', async () => {
-      for (let i = 0; i < callKeys.length; i += 500) await this.session.run(this.destination.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
+      for (let i = 0; i < callKeys.length; i += 500) await this.session.run(this.store.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
     });
   }
 
@@ -102,7 +105,7 @@ export class SqlLoadUnit implements LoadUnit {
 
   private upsert(what: string, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
     return this.guard(what, async () => {
-      for (let i = 0; i < rows.length; i += 500) await this.session.run(this.destination.upsert(table, rows.slice(i, i + 500)));
+      for (let i = 0; i < rows.length; i += 500) await this.session.run(this.store.upsert(table, rows.slice(i, i + 500)));
     });
   }
 

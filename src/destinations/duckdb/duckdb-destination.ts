@@ -7,7 +7,7 @@ import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockedError, LockWaitAbortedError, NotReadOnlyError } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
 import type { CellValue, ShapedRows } from '../record-shaper.js';
-import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
+import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-session.js';
 import { SqlDestination } from '../sql-destination.js';
 import { DuckDbDialect } from './duckdb-dialect.js';
 import type { SharedDuckDbFile } from './duckdb-file-lock.js';

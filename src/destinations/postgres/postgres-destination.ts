@@ -7,7 +7,7 @@ import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockLostError, DestinationUnavailableError, NotReadOnlyError } from '../destination-error.js';
 import type { ShapedRows } from '../record-shaper.js';
 import type { LogicalType } from '../table-layout.js';
-import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-destination.js';
+import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-session.js';
 import { SqlDestination } from '../sql-destination.js';
 import { postgresConnection } from './postgres-connection.js';
 import { PostgresAdvisoryLock } from './postgres-advisory-lock.js';
