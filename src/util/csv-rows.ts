@@ -1,5 +1,5 @@
 /**
- * RFC 4180 CSV parsed piece by piece, the way `parseCsv` parses a whole text: quoted fields,
+ * RFC 4180 CSV parsed piece by piece (or whole, by {@link parseCsv}): quoted fields,
  * doubled quotes, CRLF or LF, blank lines dropped. A file is read in pieces of any size (a quote
  * or a CRLF may be split between two), and only the rows of the piece at hand are held.
  *
@@ -74,4 +74,10 @@ export class CsvRows {
 
 function notBlank(row: string[]): boolean {
   return row.length > 1 || row[0] !== '';
+}
+
+/** Parses a whole RFC 4180 CSV text into rows of fields (blank lines dropped). */
+export function parseCsv(text: string): string[][] {
+  const rows = new CsvRows();
+  return [...rows.push(text), ...rows.end()];
 }

@@ -1,25 +1,15 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Destination } from '../../src/destinations/destination.js';
-import { backendAvailable, destinationKinds, makeTestTarget, type TestTarget } from '../helpers/destinations.js';
+import { destinationKinds, useBackend } from '../helpers/destinations.js';
 
 // SQL a user writes (`seedline query`, `seeds.*.sql`, `signals.targets.sql`) runs read-only by
 // construction: one select, or nothing runs at all.
 for (const kind of destinationKinds) {
   describe(`${kind}: SQL a user wrote runs read-only`, () => {
-    let available = false;
-    let target: TestTarget | null = null;
-    beforeAll(async () => {
-      available = await backendAvailable(kind);
-    });
-    afterEach(async () => {
-      await target?.dispose();
-      target = null;
-    });
+    const backend = useBackend(kind);
 
     async function open(): Promise<{ dest: Destination; schema: string }> {
-      target = makeTestTarget(kind);
-      const dest = await target.open();
-      await dest.ensureSystemTables();
+      const dest = await backend.open();
       await dest.saveRun({ runId: 'run_1', startedAt: new Date('2026-11-01T00:00:00Z'), status: 'succeeded', creditsUsed: 60 });
       return { dest, schema: `"${dest.schema}"` };
     }
@@ -36,7 +26,7 @@ for (const kind of destinationKinds) {
     ];
 
     it('given statements that write, or more than one statement, when run as a user query, then each is refused as not read-only and the tables are intact', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const { dest, schema } = await open();
       for (const sql of hostile(schema)) {
         await expect(dest.readQuery(sql), sql).rejects.toMatchObject({ code: 'SEEDLINE_QUERY_NOT_READ_ONLY' });
@@ -48,14 +38,14 @@ for (const kind of destinationKinds) {
     });
 
     it('given one select (a CTE too), when run as a user query, then its rows come back', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const { dest, schema } = await open();
       const rows = await dest.readQuery(`with r as (select run_id from ${schema}._seedline_runs) select count(*) as n from r`);
       expect(rows.map((r) => Number(r.n))).toEqual([1]);
     });
 
     it('given a select that fails, when run as a user query, then it fails as a query error, not a refusal', async (ctx) => {
-      if (!available) return ctx.skip();
+      if (!backend.available) return ctx.skip();
       const { dest, schema } = await open();
       await expect(dest.readQuery(`select no_such_column from ${schema}._seedline_runs`)).rejects.toMatchObject({ code: 'SEEDLINE_DESTINATION_QUERY_FAILED' });
     });

@@ -5,8 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SeedList } from '../../src/config/seed-list.js';
 import { RepeatFinder } from '../../src/engine/repeat-finder.js';
-import { parseCsv } from '../../src/util/csv.js';
-import { CsvRows } from '../../src/util/csv-rows.js';
+import { CsvRows, parseCsv } from '../../src/util/csv-rows.js';
 
 const noQuery = async () => [];
 

@@ -8,7 +8,7 @@ import { CostModel } from '../../src/engine/cost-model.js';
 import { costOfCall } from '../../src/engine/service-calls.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { parseDuration } from '../../src/util/duration.js';
-import { parseCsv } from '../../src/util/csv.js';
+import { parseCsv } from '../../src/util/csv-rows.js';
 import { stableJson } from '../../src/util/stable-json.js';
 import type { Destination, RunRow } from '../../src/destinations/destination.js';
 import { creditsThisMonth } from '../../src/engine/pipeline.js';
