@@ -133,3 +133,18 @@ export async function verifySignature(secret: string, header: string | string[] 
   const expected = createHmac('sha256', secret).update(`${match[1]}.${raw}`).digest();
   return timingSafeEqual(expected, Buffer.from(match[2] as string, 'hex')) && Math.abs(Date.now() / 1000 - Number(match[1])) <= 300;
 }
+
+/**
+ * Makes a Signal's next check a match: it is held paused while its profile drifts (61 virtual
+ * days), resumed and checked now; answers the delivery id of the Trigger event, once the
+ * sandbox is idle (the first attempt made).
+ */
+export async function matchAfterDrift(h: SandboxHarness, id: string, key: string): Promise<string> {
+  await h.post(`/v1/signals/${id}/pause`, undefined, { key });
+  await h.sandbox.clock.advance(61 * 86_400_000);
+  await h.post(`/v1/signals/${id}/resume`, undefined, { key });
+  const check = await h.post(`/v1/signals/${id}/check-now`, undefined, { key });
+  if (check.body.data.status !== 'matched') throw new Error(`expected the check after the drift to match, got ${String(check.body.data.status)}`);
+  await h.sandbox.idle();
+  return check.body.data.webhook.delivery_id as string;
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignalUsageRow, Trigger } from '../../schemas/index.js';
-import { startReceiver, useHarness } from '../helpers/sandbox.js';
+import { matchAfterDrift, startReceiver, useHarness } from '../helpers/sandbox.js';
 import type { WebhookReceiver } from '../helpers/sandbox.js';
 
 const DAY = 86_400_000;
@@ -29,13 +29,7 @@ describe('90-day retention on the virtual clock', () => {
     );
     const id = created.body.data.id as string;
     expect((await h.post(`/v1/signals/${id}/check-now`, undefined, { key })).body.data.is_baseline).toBe(true);
-    await h.post(`/v1/signals/${id}/pause`, undefined, { key });
-    await h.sandbox.clock.advance(61 * DAY);
-    await h.post(`/v1/signals/${id}/resume`, undefined, { key });
-    const check = await h.post(`/v1/signals/${id}/check-now`, undefined, { key });
-    expect(check.body.data.status).toBe('matched');
-    const deliveryId = check.body.data.webhook.delivery_id as string;
-    await h.sandbox.idle();
+    const deliveryId = await matchAfterDrift(h, id, key);
     // Deleted Signals still count for retained logs; deleting also stops its scheduled checks.
     await h.call(`/v1/signals/${id}`, { method: 'DELETE', key });
     expect(await triggersOf(id)).toHaveLength(1);

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignalPausedEvent, WebhookDelivery } from '../../schemas/index.js';
-import { startReceiver, useHarness } from '../helpers/sandbox.js';
+import { matchAfterDrift, startReceiver, useHarness } from '../helpers/sandbox.js';
 import type { WebhookReceiver } from '../helpers/sandbox.js';
 
-const DAY = 86_400_000;
 /** Longer than the five retries (1 m + 5 m + 30 m + 2 h + 6 h). */
 const PAST_RETRIES = 9 * 3_600_000;
 const key = 'svc_live_pause_rule';
@@ -28,13 +27,7 @@ const status = async (id: string) => (await h.get(`/v1/signals/${id}`, { key }))
  */
 async function fireEvent(id: string, receiverStatus: number): Promise<string> {
   hook.status = receiverStatus;
-  await h.post(`/v1/signals/${id}/pause`, undefined, { key });
-  await h.sandbox.clock.advance(61 * DAY);
-  await h.post(`/v1/signals/${id}/resume`, undefined, { key });
-  const check = await h.post(`/v1/signals/${id}/check-now`, undefined, { key });
-  expect(check.body.data.status).toBe('matched');
-  const deliveryId = check.body.data.webhook.delivery_id as string;
-  await h.sandbox.idle();
+  const deliveryId = await matchAfterDrift(h, id, key);
   await h.sandbox.clock.advance(PAST_RETRIES);
   await h.sandbox.idle();
   const delivery = WebhookDelivery.parse((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key })).body.data);
