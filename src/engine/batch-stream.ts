@@ -32,18 +32,24 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
 
   // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
   const queue = new PQueue({ concurrency: jobSlots(ctx) });
-  const enqueue = (seeds: Partition[], job: () => Promise<void>) =>
+  const enqueue = (chunkSeeds: Partition[], chunkJob: (seeds: Partition[]) => Promise<void>) => {
+    // p-queue keeps finished tasks referenced until its queue compacts (up to ~100 of them): a task lets go of its
+    // chunk when it starts, or a million seeds' chunks pile up behind those references.
+    let task: { seeds: Partition[]; job: (seeds: Partition[]) => Promise<void> } | null = { seeds: chunkSeeds, job: chunkJob };
     void queue.add(() => {
+      const { seeds, job } = task!;
+      task = null;
       // A 429 re-reads the account: follow a changed concurrent_batch_jobs from the next job on.
       queue.concurrency = jobSlots(ctx);
       const run = async () => {
         await runner.hold(seeds.map((p) => p.key));
-        await job();
+        await job(seeds);
       };
       return (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : run())
         .catch((error: Error) => runner.chunkFailed(error, seeds))
         .finally(() => runner.release(seeds.map((p) => p.key)));
     });
+  };
   // A re-attached batch stopped early defers none of its seeds: its row stays open, so the next run
   // reads the job from its cursor (or resends the intent with its key). Deferring them would set
   // the seeds an earlier run already loaded `pending`, behind a cursor that never reads them again.
@@ -51,7 +57,7 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   if (scan && plan) {
     // Chunks are made as job slots free up, so only the chunks in flight are held, whatever the list's length.
     for await (const seeds of runner.selectSeeds(scan, plan, spreadChunkSize(plan.cut.taken, ctx.batch))) {
-      enqueue(seeds, () => runner.submitAndRead(seeds));
+      enqueue(seeds, (taken) => runner.submitAndRead(taken));
       await queue.onSizeLessThan(jobSlots(ctx));
     }
   }
@@ -62,7 +68,7 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   }
   // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
   // results: their seeds are fetched again, within the budget.
-  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, () => runner.submitAndRead(seeds));
+  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, (taken) => runner.submitAndRead(taken));
   await queue.onIdle();
   await runner.retryTransientFailures();
   await runner.recordDeferred();

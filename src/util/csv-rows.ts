@@ -41,36 +41,54 @@ export class CsvRows {
     return rows.filter(notBlank);
   }
 
-  /** Parses `text` up to `end` (a doubled quote may read one character past it); answers the rows and where it stopped. */
+  /**
+   * Parses `text` up to `end` (a doubled quote may read one character past it); answers the rows and where it stopped.
+   * A field is cut out of the text in runs, not built a character at a time: V8 keeps such a field as a chain of one
+   * node per character (~1.4 KB for a 45-character URL) for as long as it lives.
+   */
   private parse(text: string, end: number): { rows: string[][]; next: number } {
     const rows: string[][] = [];
     let { field, quoted } = this;
+    /** Where the run of plain characters not yet added to `field` starts. */
+    let from = 0;
     let i = 0;
     for (; i < end; i++) {
-      const char = text[i]!;
+      const char = text.charCodeAt(i);
       if (quoted) {
-        if (char !== '"') field += char;
-        else if (text[i + 1] === '"') {
+        if (char !== QUOTE) continue;
+        field += text.slice(from, i);
+        if (text.charCodeAt(i + 1) === QUOTE) {
           field += '"';
           i++;
         } else quoted = false;
-      } else if (char === '"') quoted = true;
-      else if (char === ',') {
-        this.row.push(field);
+        from = i + 1;
+      } else if (char === QUOTE) {
+        field += text.slice(from, i);
+        quoted = true;
+        from = i + 1;
+      } else if (char === COMMA) {
+        this.row.push(field + text.slice(from, i));
         field = '';
-      } else if (char === '\n' || char === '\r') {
-        if (char === '\r' && text[i + 1] === '\n') i++;
-        this.row.push(field);
+        from = i + 1;
+      } else if (char === LF || char === CR) {
+        this.row.push(field + text.slice(from, i));
+        if (char === CR && text.charCodeAt(i + 1) === LF) i++;
         rows.push(this.row);
         this.row = [];
         field = '';
-      } else field += char;
+        from = i + 1;
+      }
     }
-    this.field = field;
+    this.field = field + text.slice(from, Math.max(from, i));
     this.quoted = quoted;
     return { rows: rows.filter(notBlank), next: i };
   }
 }
+
+const QUOTE = 34;
+const COMMA = 44;
+const LF = 10;
+const CR = 13;
 
 function notBlank(row: string[]): boolean {
   return row.length > 1 || row[0] !== '';
