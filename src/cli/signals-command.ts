@@ -101,7 +101,7 @@ async function withPlan(
 ): Promise<number> {
   const session = await openSession(opts.config);
   try {
-    const desired = await resolveDesiredSignals(session.loaded, (sql) => session.destination.readQuery(sql));
+    const desired = await resolveDesiredSignals(session.loaded, (sql, size) => session.destination.readQueryChunks(sql, size));
     checkAttributeSizes(desired);
     const context = { desired, client: await session.connect(), destination: session.destination, loaded: session.loaded };
     await beforePlan?.(context);

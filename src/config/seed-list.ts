@@ -3,8 +3,8 @@ import { resolve } from 'node:path';
 import { CsvRows } from '../util/csv-rows.js';
 import type { SeedSource } from './config-schema.js';
 
-/** Runs read-only SQL on the warehouse (for `{ sql: … }` seed sources). */
-export type SeedQuery = (sql: string) => Promise<Record<string, unknown>[]>;
+/** Runs read-only SQL on the warehouse (for `{ sql: … }` seed sources), yielding rows of values a chunk at a time (`Destination.readQueryChunks`). */
+export type SeedQuery = (sql: string, size: number) => AsyncIterable<unknown[][]>;
 
 /** A seed source that could not be read: names the config key and what to do. */
 export class SeedSourceError extends Error {
@@ -23,9 +23,11 @@ export const SEED_CHUNK = 1000;
  * A seed source that is read in chunks, as often as needed, without holding it whole: a CSV file
  * is read again from disk on each pass, so a list of millions costs one chunk of memory (a file
  * edited during a run may show a later pass seeds the first did not: the batch runner never
- * submits a seed twice in a run whatever the passes show). A
- * `{ sql }` source is read once, when opened, and held (a query's answer cannot be read twice the
- * same way). Opening checks what can be checked before any call (the file, its column).
+ * submits a seed twice in a run whatever the passes show). A `{ sql }` source runs its query
+ * again on each pass and reads its answer through a cursor, a chunk at a time (a query without
+ * `order by` may answer in another order on another pass: the budget's cut then takes as many
+ * seeds, maybe others). Opening checks what can be checked before any call (the file, its
+ * column, that the query runs and only reads).
  *
  * @example
  * ```ts
@@ -44,7 +46,12 @@ export class SeedList {
       const index = await csvColumnIndex(key, path, source.column);
       return new SeedList((size) => csvChunks(key, path, index, size));
     }
-    return SeedList.of(await readSqlColumn(key, source.sql, query));
+    const sql = source.sql;
+    // Its first chunk is read and dropped: a refused or failing query fails here, before any call.
+    const probe = sqlChunks(key, sql, query, 1);
+    await probe.next();
+    await probe.return(undefined);
+    return new SeedList((size) => sqlChunks(key, sql, query, size));
   }
 
   /** A list held in memory (inline seeds). */
@@ -113,13 +120,12 @@ async function* csvChunks(key: string, path: string, index: number, size: number
   if (chunk.length > 0) yield clean(chunk);
 }
 
-async function readSqlColumn(key: string, sql: string, query: SeedQuery): Promise<string[]> {
-  let rows: Record<string, unknown>[];
+/** The first column of a query's rows, as text (nulls dropped), a chunk at a time. */
+async function* sqlChunks(key: string, sql: string, query: SeedQuery, size: number): AsyncGenerator<string[]> {
   try {
-    rows = await query(sql);
+    for await (const rows of query(sql, size)) yield clean(rows.map((row) => row[0]).filter((v) => v !== null && v !== undefined).map(String));
   } catch (error) {
     if ((error as { code?: unknown }).code === 'SEEDLINE_QUERY_NOT_READ_ONLY') throw new SeedSqlRefusedError(`${key}.sql: ${(error as Error).message}`);
     throw new SeedSourceError(`${key}.sql failed on the warehouse: ${(error as Error).message}`);
   }
-  return rows.map((row) => Object.values(row)[0]).filter((v) => v !== null && v !== undefined).map(String);
 }

@@ -60,6 +60,12 @@ export interface Destination {
    * statement). Anything else throws `NotReadOnlyError` and nothing is run.
    */
   readQuery<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string): Promise<Row[]>;
+  /**
+   * Runs SQL a user wrote as `readQuery` does (refused the same way) and yields its rows a chunk
+   * of about `size` at a time, each row its values in column order, never holding the whole
+   * answer. Breaking out of the loop ends the query and returns its connection.
+   */
+  readQueryChunks(sql: string, size: number): AsyncGenerator<unknown[][]>;
   /** Whether a table of this name is in the destination's schema. */
   hasTable(table: string): Promise<boolean>;
   /** Runs seedline's own SQL (bound `$1`-style parameters) and returns plain rows. */

@@ -115,6 +115,20 @@ export abstract class SqlDestination implements Destination {
     });
   }
 
+  async *readQueryChunks(text: string, size: number): AsyncGenerator<unknown[][]> {
+    const session = await this.openSession();
+    let broken = false;
+    try {
+      yield* session.readOnlyChunks(text, size);
+    } catch (error) {
+      if (error instanceof NotReadOnlyError) throw error;
+      broken = true;
+      throw new DestinationQueryError(error);
+    } finally {
+      await session.release(broken);
+    }
+  }
+
   readState(stream: string): Promise<Map<string, StateRow>> {
     return this.parts.store.readState(stream);
   }

@@ -18,6 +18,8 @@ export interface SqlSession {
   all(statement: Statement): Promise<Record<string, unknown>[]>;
   /** Runs one read-only statement a user wrote (see `Destination.readQuery`); throws `NotReadOnlyError` for anything else. */
   readOnly(sql: string): Promise<Record<string, unknown>[]>;
+  /** `readOnly` a chunk of about `size` rows at a time (values in column order); the session stays busy until the generator ends. */
+  readOnlyChunks(sql: string, size: number): AsyncGenerator<unknown[][]>;
   /** Bulk-loads rows into a table (or a temporary staging table) through the backend's native path. */
   bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void>;
   /**

@@ -270,7 +270,7 @@ export function billedInFlight(config: SyncOptions['config']): number {
 
 async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unknown>> {
   const { seeds } = options.config;
-  const query = (sql: string) => options.destination.readQuery(sql);
+  const query = (sql: string, size: number) => options.destination.readQueryChunks(sql, size);
   const resolved: Record<string, unknown> = { headcount: seeds.headcount ?? [] };
   for (const key of ['profiles', 'companies', 'posts'] as const) {
     const source = seeds[key];

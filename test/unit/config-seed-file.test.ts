@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveSeeds } from '../../src/config/resolve-seeds.js';
 
-const noQuery = async () => [];
+const noQuery = async function* (): AsyncGenerator<unknown[][]> {};
 
 describe('a seed file without the named column', () => {
   it('given a .env named as the seed file, when resolved, then the error names the file, the column and how many columns the first line has, and never its contents', async () => {

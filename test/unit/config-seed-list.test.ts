@@ -7,7 +7,7 @@ import { SeedList } from '../../src/config/seed-list.js';
 import { RepeatFinder } from '../../src/engine/repeat-finder.js';
 import { CsvRows, parseCsv } from '../../src/util/csv-rows.js';
 
-const noQuery = async () => [];
+const noQuery = async function* (): AsyncGenerator<unknown[][]> {};
 
 async function collect(list: SeedList, size?: number): Promise<string[][]> {
   const chunks: string[][] = [];

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import { DuckDBDataChunk, DuckDBTimestampTZValue, DuckDBTypeId, DuckDBVector, JSToDuckDBValueConverter, StatementType } from '@duckdb/node-api';
-import type { DuckDBAppender, DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBPreparedStatement, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockedError, LockWaitAbortedError, NotReadOnlyError } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
@@ -14,7 +14,7 @@ import type { SharedDuckDbFile } from './duckdb-file-lock.js';
 import { duckDbFileLock } from './duckdb-file-lock.js';
 import { bindDuckDbParameters } from './duckdb-parameters.js';
 import { duckDbTypeMapper } from './duckdb-type-mapper.js';
-import { duckDbRowsOf } from './duckdb-value-converter.js';
+import { duckDbRowsOf, duckDbValueToJs } from './duckdb-value-converter.js';
 import { DuckDbChunkWriter } from './duckdb-chunk-writer.js';
 
 /** Settings of a DuckDB destination. */
@@ -258,12 +258,27 @@ class DuckDbSession implements SqlSession {
   }
 
   async readOnly(sql: string): Promise<Record<string, unknown>[]> {
+    return duckDbRowsOf(await (await this.selectOnly(sql)).runAndReadAll());
+  }
+
+  /** DuckDB answers in chunks of its own vector size (2,048 rows), whatever `size` asks. */
+  async *readOnlyChunks(sql: string): AsyncGenerator<unknown[][]> {
+    const result = await (await this.selectOnly(sql)).stream();
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) return;
+      yield chunk.getRows().map((row) => row.map(duckDbValueToJs));
+    }
+  }
+
+  /** The statement prepared, when `sql` is exactly one select; else throws `NotReadOnlyError` and nothing runs. */
+  private async selectOnly(sql: string): Promise<DuckDBPreparedStatement> {
     const extracted = await this.connection.extractStatements(sql);
     if (extracted.count !== 1) throw new NotReadOnlyError(`${extracted.count} statements`);
     const prepared = await extracted.prepare(0);
     // Only a select reads and nothing else: an EXPLAIN ANALYZE, a PRAGMA, a CALL or a COPY may change things.
     if (prepared.statementType !== StatementType.SELECT) throw new NotReadOnlyError(`a ${statementTypeName(prepared.statementType)} statement`);
-    return duckDbRowsOf(await prepared.runAndReadAll());
+    return prepared;
   }
 
   async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {

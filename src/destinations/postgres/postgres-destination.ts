@@ -166,6 +166,40 @@ class PostgresSession implements SqlSession {
     }
   }
 
+  /** A cursor over the user's select in a read-only transaction, fetched `size` rows at a time. */
+  async *readOnlyChunks(sql: string, size: number): AsyncGenerator<unknown[][]> {
+    await this.send(() => this.client.query('begin transaction read only'));
+    try {
+      // A cursor is declared for a select or values only, and the extended protocol takes one statement.
+      await this.send(() => this.client.query({ text: `declare seedline_user_read no scroll cursor for ${sql}`, queryMode: 'extended' } as pg.QueryConfig)).catch(async (error: unknown) => {
+        throw notReadOnlyOf(error) ?? (await this.refusalOfNonSelect(error, sql)) ?? error;
+      });
+      for (;;) {
+        const result = await this.send(() => this.client.query({ text: `fetch forward ${Math.max(1, Math.floor(size))} from seedline_user_read`, rowMode: 'array' }));
+        if (result.rows.length === 0) return;
+        yield result.rows as unknown[][];
+      }
+    } finally {
+      await this.send(() => this.client.query('rollback')).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Why a cursor could not be declared for `sql` when the cause is that it is no select (a write,
+   * a `show`): then the statement is tried as `readOnly` tries it, which refuses writes and runs
+   * nothing else. Undefined for any other cause (a typo stays the server's own message).
+   */
+  private async refusalOfNonSelect(error: unknown, sql: string): Promise<NotReadOnlyError | undefined> {
+    if ((error as { code?: string }).code !== '42601') return undefined;
+    await this.send(() => this.client.query('rollback'));
+    try {
+      await this.readOnly(sql);
+    } catch (refused) {
+      return refused instanceof NotReadOnlyError ? refused : undefined;
+    }
+    return new NotReadOnlyError('a statement that is not a select');
+  }
+
   async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {
     const list = rows.shape.columns.map((c) => `"${c.name}"`).join(', ');
     const table = target.schema === null ? `"${target.table}"` : `"${target.schema}"."${target.table}"`;
