@@ -9,7 +9,7 @@
  * runs in a child process of its own too, so each N's peak RSS (getrusage maxrss) is its own, with
  * V8's heap growth capped as the `seedline` entry point caps it.
  * Prints seeds, records loaded, wall time, calls, peak RSS and peak heap, and the ratio of each
- * peak RSS to the first N's.
+ * peak RSS to the first N's; on DuckDB also the memory DuckDB itself accounts for at the end (`duckdb_memory()`).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -40,6 +40,8 @@ interface RunFigures {
   peakHeapMb: number;
   /** process.memoryUsage() at the sample with the largest RSS, in MB: where the peak was. */
   atPeakMb: Record<string, number>;
+  /** DuckDB only: the memory DuckDB's buffer manager accounts for when the sync ends (`duckdb_memory()`), in MB. */
+  duckDbOwnMb?: number;
 }
 
 async function serveSandbox(): Promise<void> {
@@ -89,6 +91,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, only: ['profiles'] });
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs: 5 });
   const seconds = (Date.now() - started) / 1000;
+  const duckDbOwnMb = backend === 'duckdb' ? Number((await destination.query<{ mb: unknown }>('select sum(memory_usage_bytes) / 1048576 as mb from duckdb_memory()'))[0]!.mb) : undefined;
   if (backend === 'postgres') await destination.query(`drop schema "${destinationConfig.schema}" cascade`);
   await client.close();
   await destination.close();
@@ -101,6 +104,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     peakHeapMb: peakHeap / 2 ** 20,
     atPeakMb: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, Math.round(v / 2 ** 20)])),
+    ...(duckDbOwnMb === undefined ? {} : { duckDbOwnMb }),
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
@@ -145,7 +149,7 @@ async function main(): Promise<void> {
   for (const seeds of counts) {
     const f = await measure(seeds);
     first ??= f.peakRssMb;
-    rows.push({ seeds, records: f.records, wall_s: f.seconds.toFixed(1), calls: f.calls, peak_rss_mb: Math.round(f.peakRssMb), peak_heap_mb: Math.round(f.peakHeapMb), rss_vs_first: (f.peakRssMb / first).toFixed(2) });
+    rows.push({ seeds, records: f.records, wall_s: f.seconds.toFixed(1), calls: f.calls, peak_rss_mb: Math.round(f.peakRssMb), peak_heap_mb: Math.round(f.peakHeapMb), rss_vs_first: (f.peakRssMb / first).toFixed(2), ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }) });
     process.stderr.write(`${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb })}\n`);
   }
   process.stdout.write(`sandbox at zero latency in its own process; profiles batch stream, CSV seeds, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
