@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Agent } from 'undici';
 import { z } from 'zod';
 import {
   Account,
-  describeIssues,
   Diff,
   AccountPatchBody,
   BatchJob,
@@ -58,19 +56,13 @@ import type {
   ProfileRecommendationsPage,
 } from '../../schemas/index.js';
 import type { BatchResultsQuery, SignalListQuery, TriggerListQuery, UsageQuery } from '../../schemas/index.js';
-import { boundedRequest, DEFAULT_CALL_DEADLINE_MS, DEFAULT_MAX_ANSWER_BYTES } from './bounded-request.js';
-import type { AnswerLimits } from './bounded-request.js';
+import { ApiTransport } from './api-transport.js';
 import { CreditMeter } from './credit-meter.js';
-import { CallAbortedError, InvalidApiKeyError, RateLimitedError, RequestValidationError, SeedlineClientError } from './errors.js';
 import { RateLimiter } from './rate-limiter.js';
-import { parseResponse } from './response-parser.js';
 import type { ApiResponse } from './response-parser.js';
-import { isRateLimit, isRetryableUnbilled, resolveRetryPolicy, withRetry } from './retry.js';
-import type { RetryPolicy } from './retry.js';
-import { TokenProvider } from './token-provider.js';
 import { endpoint, knownEndpoint, type KnownEndpoint } from './endpoints.js';
-import { MAX_TIMER_MS, positive, queryOf, queryString, relayStop, seg, variantSuffix, type Query, type StopRelay } from './call-helpers.js';
-import type { ApiClientOptions, ClientEvent, GenericRequest, IdempotencyOptions, SearchVariant } from './client-options.js';
+import { queryOf, seg, variantSuffix } from './call-helpers.js';
+import type { ApiClientOptions, GenericRequest, IdempotencyOptions, SearchVariant } from './client-options.js';
 
 export type { ApiClientOptions, ClientEvent, GenericRequest, IdempotencyOptions, SearchVariant } from './client-options.js';
 
@@ -90,24 +82,6 @@ export const SignalTestResult = z.union([
 
 /** Data of PATCH /v1/account: the account settings (fields present as the service sends them). */
 export const AccountSettings = Account.partial();
-
-interface CallSpec<S extends z.ZodType> {
-  operation: string;
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
-  path: string;
-  schema: S;
-  query?: Query;
-  body?: unknown;
-  bodySchema?: z.ZodType;
-  idempotencyKey?: string;
-  batchSubmission?: boolean;
-  unauthenticated?: boolean;
-  bare?: boolean;
-  /** Billed, with no Idempotency-Key: retried only after an answer that says it was not processed ({@link isRetryableUnbilled}). */
-  billed?: boolean;
-  /** Not safe to send twice even after a 5xx (check-now may have run): only a 429, refused unprocessed, is retried. */
-  once?: boolean;
-}
 
 /**
  * Typed client of the service: one method per endpoint, each resolving to `{ data, meta }` with
@@ -129,17 +103,7 @@ export class ApiClient {
   /** The base address without a trailing slash. */
   readonly baseUrl: string;
 
-  readonly #apiKey: string;
-  readonly #auth: 'api-key' | 'token';
-  readonly #retry: RetryPolicy;
-  readonly #timeoutMs: number;
-  readonly #limits: AnswerLimits;
-  readonly #stop: StopRelay;
-  readonly #onEvent: ((event: ClientEvent) => void) | undefined;
-  readonly #validate: boolean;
-  readonly #agent: Agent;
-  readonly #tokens: TokenProvider;
-  readonly #origin: string;
+  readonly #transport: ApiTransport;
   #account: Account | undefined;
   readonly #ownsLimiter: boolean;
   /** Set once the limiter follows the account's limits (by {@link ApiClient.connect}); a 429 then re-reads them. */
@@ -147,34 +111,10 @@ export class ApiClient {
   #refreshingLimits: Promise<void> | undefined;
 
   constructor(options: ApiClientOptions) {
-    let url: URL;
-    try {
-      url = new URL(options.baseUrl);
-    } catch {
-      throw new RangeError(`The base URL must be an absolute http(s) URL such as http://127.0.0.1:4010 (check --base-url)`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The base URL must use http or https (check --base-url)');
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#origin = url.origin;
-    this.#apiKey = options.apiKey;
-    this.#auth = options.auth ?? 'api-key';
-    this.#retry = resolveRetryPolicy(options.retry);
-    this.#timeoutMs = options.timeoutMs ?? 300_000;
-    this.#onEvent = options.onEvent;
-    this.#validate = options.validateRequests ?? true;
     this.limiter = options.limiter ?? new RateLimiter();
     this.#ownsLimiter = options.limiter === undefined;
-    this.#stop = relayStop(options.signal);
-    this.#limits = {
-      maxAnswerBytes: positive(options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES, 'maxAnswerBytes'),
-      deadlineMs: positive(options.callDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS, 'callDeadlineMs', MAX_TIMER_MS),
-      signal: this.#stop.signal,
-    };
-    this.#agent = new Agent({ headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
-    this.#tokens = new TokenProvider(() => this.#exchange().then((r) => r.data.accessToken), {
-      safetyMarginMs: options.tokenSafetyMarginMs ?? 5 * 60 * 1000,
-      onExchanged: (expiresAt) => this.#emit({ type: 'token-exchanged', expiresAt }),
-    });
+    this.#transport = new ApiTransport(options, { limiter: this.limiter, credits: this.credits, onRateLimited: () => this.#rereadLimits() });
+    this.baseUrl = this.#transport.baseUrl;
   }
 
   /**
@@ -271,7 +211,7 @@ export class ApiClient {
     const known = knownEndpoint(call.method, call.path);
     if (known) return this.#known(known, call.method === 'GET' ? call.query : call.body);
     const query = call.method === 'GET' ? queryOf(call.query) : undefined;
-    return this.#call({
+    return this.#transport.send({
       operation: `${call.method} ${call.path}`,
       method: call.method,
       path: call.path,
@@ -307,7 +247,7 @@ export class ApiClient {
    * call reuses one Idempotency-Key (yours, or a random one), so a retry never creates a second job.
    */
   submitBatch(body: BatchSubmitBody, options: IdempotencyOptions = {}): Promise<ApiResponse<BatchJob>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'submitBatch',
       method: 'POST',
       path: '/v1/batch',
@@ -321,12 +261,12 @@ export class ApiClient {
 
   /** GET /v1/batch/{job_id}: status, and `results`/`failures` once completed. Free. */
   getBatch(jobId: string): Promise<ApiResponse<BatchJob>> {
-    return this.#call({ operation: 'getBatch', method: 'GET', path: `/v1/batch/${seg(jobId)}`, schema: BatchJob });
+    return this.#transport.send({ operation: 'getBatch', method: 'GET', path: `/v1/batch/${seg(jobId)}`, schema: BatchJob });
   }
 
   /** GET /v1/batch/{job_id}/results: result entries resolved so far; the next cursor is `meta.nextCursor`. Free. */
   getBatchResults(jobId: string, query: BatchResultsQuery = {}): Promise<ApiResponse<BatchResultsPage>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'getBatchResults',
       method: 'GET',
       path: `/v1/batch/${seg(jobId)}/results`,
@@ -337,12 +277,12 @@ export class ApiClient {
 
   /** POST /v1/signals: the answer alone carries `notify.webhook_secret`. */
   createSignal(body: SignalCreateBody): Promise<ApiResponse<Signal>> {
-    return this.#call({ operation: 'createSignal', method: 'POST', path: '/v1/signals', body, bodySchema: SignalCreateBody, schema: Signal });
+    return this.#transport.send({ operation: 'createSignal', method: 'POST', path: '/v1/signals', body, bodySchema: SignalCreateBody, schema: Signal });
   }
 
   /** POST /v1/signals/bulk: up to 1000 targets; retries reuse one Idempotency-Key. Free. */
   bulkCreateSignals(body: SignalBulkBody, options: IdempotencyOptions = {}): Promise<ApiResponse<z.output<typeof SignalBulkResult>>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'bulkCreateSignals',
       method: 'POST',
       path: '/v1/signals/bulk',
@@ -355,7 +295,7 @@ export class ApiClient {
 
   /** GET /v1/signals: one page; the next cursor is `meta.nextCursor`. */
   listSignals(query: SignalListQuery = {}): Promise<ApiResponse<Signal[]>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'listSignals',
       method: 'GET',
       path: '/v1/signals',
@@ -366,27 +306,27 @@ export class ApiClient {
 
   /** GET /v1/signals/{id}. */
   getSignal(id: string): Promise<ApiResponse<Signal>> {
-    return this.#call({ operation: 'getSignal', method: 'GET', path: `/v1/signals/${seg(id)}`, schema: Signal });
+    return this.#transport.send({ operation: 'getSignal', method: 'GET', path: `/v1/signals/${seg(id)}`, schema: Signal });
   }
 
   /** PATCH /v1/signals/{id}: send only changed fields. Free. */
   updateSignal(id: string, patch: SignalPatchBody): Promise<ApiResponse<z.output<typeof SignalUpdateResult>>> {
-    return this.#call({ operation: 'updateSignal', method: 'PATCH', path: `/v1/signals/${seg(id)}`, body: patch, bodySchema: SignalPatchBody, schema: SignalUpdateResult });
+    return this.#transport.send({ operation: 'updateSignal', method: 'PATCH', path: `/v1/signals/${seg(id)}`, body: patch, bodySchema: SignalPatchBody, schema: SignalUpdateResult });
   }
 
   /** DELETE /v1/signals/{id}. */
   deleteSignal(id: string): Promise<ApiResponse<z.output<typeof SignalDeleteResult>>> {
-    return this.#call({ operation: 'deleteSignal', method: 'DELETE', path: `/v1/signals/${seg(id)}`, schema: SignalDeleteResult });
+    return this.#transport.send({ operation: 'deleteSignal', method: 'DELETE', path: `/v1/signals/${seg(id)}`, schema: SignalDeleteResult });
   }
 
   /** POST /v1/signals/{id}/pause. Free. */
   pauseSignal(id: string): Promise<ApiResponse<z.output<typeof SignalPauseResult>>> {
-    return this.#call({ operation: 'pauseSignal', method: 'POST', path: `/v1/signals/${seg(id)}/pause`, schema: SignalPauseResult });
+    return this.#transport.send({ operation: 'pauseSignal', method: 'POST', path: `/v1/signals/${seg(id)}/pause`, schema: SignalPauseResult });
   }
 
   /** POST /v1/signals/pause `{ tag }`: pauses every Signal carrying the tag; `data.paused` is the count. Free. */
   pauseSignalsByTag(tag: string): Promise<ApiResponse<z.output<typeof SignalPauseByTagResult>>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'pauseSignalsByTag',
       method: 'POST',
       path: '/v1/signals/pause',
@@ -398,7 +338,7 @@ export class ApiClient {
 
   /** POST /v1/signals/{id}/resume. */
   resumeSignal(id: string): Promise<ApiResponse<z.output<typeof SignalResumeResult>>> {
-    return this.#call({ operation: 'resumeSignal', method: 'POST', path: `/v1/signals/${seg(id)}/resume`, schema: SignalResumeResult });
+    return this.#transport.send({ operation: 'resumeSignal', method: 'POST', path: `/v1/signals/${seg(id)}/resume`, schema: SignalResumeResult });
   }
 
   /**
@@ -406,17 +346,17 @@ export class ApiClient {
    * sent once: only a 429 (refused before any check) is retried; a 5xx or a lost answer is thrown.
    */
   checkSignalNow(id: string): Promise<ApiResponse<z.output<typeof CheckResult>>> {
-    return this.#call({ operation: 'checkSignalNow', method: 'POST', path: `/v1/signals/${seg(id)}/check-now`, schema: CheckResult, once: true });
+    return this.#transport.send({ operation: 'checkSignalNow', method: 'POST', path: `/v1/signals/${seg(id)}/check-now`, schema: CheckResult, once: true });
   }
 
   /** POST /v1/signals/{id}/test: the backward-compatible alias of check-now (either answer shape); sent once, like check-now. */
   testSignal(id: string): Promise<ApiResponse<z.output<typeof SignalTestResult>>> {
-    return this.#call({ operation: 'testSignal', method: 'POST', path: `/v1/signals/${seg(id)}/test`, schema: SignalTestResult, once: true });
+    return this.#transport.send({ operation: 'testSignal', method: 'POST', path: `/v1/signals/${seg(id)}/test`, schema: SignalTestResult, once: true });
   }
 
   /** POST /v1/signals/{id}/test-webhook: enqueues a signed `signal.test` delivery; retries reuse one Idempotency-Key. Free. */
   testSignalWebhook(id: string, options: IdempotencyOptions = {}): Promise<ApiResponse<z.output<typeof TestWebhookResult>>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'testSignalWebhook',
       method: 'POST',
       path: `/v1/signals/${seg(id)}/test-webhook`,
@@ -427,7 +367,7 @@ export class ApiClient {
 
   /** GET /v1/triggers: one page ordered by `checked_at`; the next cursor is `meta.nextCursor`. Free. */
   listTriggers(query: TriggerListQuery = {}): Promise<ApiResponse<z.output<typeof Trigger>[]>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'listTriggers',
       method: 'GET',
       path: '/v1/triggers',
@@ -438,7 +378,7 @@ export class ApiClient {
 
   /** GET /v1/usage/signals: usage rows grouped by `external_id`. Free. */
   getSignalUsage(query: UsageQuery = {}): Promise<ApiResponse<z.output<typeof SignalUsageRow>[]>> {
-    return this.#call({
+    return this.#transport.send({
       operation: 'getSignalUsage',
       method: 'GET',
       path: '/v1/usage/signals',
@@ -449,7 +389,7 @@ export class ApiClient {
 
   /** GET /v1/account: balance, tier and limits. Free. Also updates {@link account} and the meter's balance. */
   async getAccount(): Promise<ApiResponse<Account>> {
-    const answer = await this.#call({ operation: 'getAccount', method: 'GET', path: '/v1/account', schema: Account });
+    const answer = await this.#transport.send({ operation: 'getAccount', method: 'GET', path: '/v1/account', schema: Account });
     this.#account = answer.data;
     this.credits.observeBalance(answer.data.credits_remaining);
     return answer;
@@ -457,12 +397,12 @@ export class ApiClient {
 
   /** PATCH /v1/account: default and fallback webhook URLs; `webhook_secret` comes back when a default webhook is first set. */
   updateAccount(body: AccountPatchBody): Promise<ApiResponse<z.output<typeof AccountSettings>>> {
-    return this.#call({ operation: 'updateAccount', method: 'PATCH', path: '/v1/account', body, bodySchema: AccountPatchBody, schema: AccountSettings });
+    return this.#transport.send({ operation: 'updateAccount', method: 'PATCH', path: '/v1/account', body, bodySchema: AccountPatchBody, schema: AccountSettings });
   }
 
   /** GET /v1/webhook-deliveries/{delivery_id}. Free. */
   getWebhookDelivery(id: string): Promise<ApiResponse<WebhookDelivery>> {
-    return this.#call({ operation: 'getWebhookDelivery', method: 'GET', path: `/v1/webhook-deliveries/${seg(id)}`, schema: WebhookDelivery });
+    return this.#transport.send({ operation: 'getWebhookDelivery', method: 'GET', path: `/v1/webhook-deliveries/${seg(id)}`, schema: WebhookDelivery });
   }
 
   /**
@@ -470,17 +410,14 @@ export class ApiClient {
    * synthesized (the answer has no envelope). With `auth: 'token'` the token is also cached for
    * later calls; you never need to call this yourself.
    */
-  async exchangeToken(): Promise<ApiResponse<z.output<typeof TokenExchangeResponse>>> {
-    const answer = await this.#exchange();
-    this.#tokens.set(answer.data.accessToken);
-    return answer;
+  exchangeToken(): Promise<ApiResponse<z.output<typeof TokenExchangeResponse>>> {
+    return this.#transport.exchangeToken();
   }
 
   /** Closes the connection pool, and the limiter's timers when the client created the limiter (a shared one is left running). */
   async close(): Promise<void> {
-    this.#stop.dispose();
     if (this.#ownsLimiter) this.limiter.close();
-    await this.#agent.close();
+    await this.#transport.close();
   }
 
   #rereadLimits(): void {
@@ -491,113 +428,11 @@ export class ApiClient {
       .finally(() => (this.#refreshingLimits = undefined));
   }
 
-  #exchange(): Promise<ApiResponse<z.output<typeof TokenExchangeResponse>>> {
-    return this.#call({
-      operation: 'exchangeToken',
-      method: 'POST',
-      path: '/api/api-auth/authenticate',
-      body: { apiKey: this.#apiKey },
-      schema: TokenExchangeResponse,
-      unauthenticated: true,
-      bare: true,
-    });
-  }
-
   /** A call of a known endpoint with `args` (its body, or its query for a GET). */
   #known<T>(known: KnownEndpoint, args: object | undefined): Promise<ApiResponse<T>> {
     const spec = { operation: known.operation, method: known.method, path: known.path, schema: known.schema, billed: known.billed };
-    if (known.method === 'GET') return this.#call({ ...spec, query: queryOf(args as Record<string, unknown> | undefined) }) as Promise<ApiResponse<T>>;
+    if (known.method === 'GET') return this.#transport.send({ ...spec, query: queryOf(args as Record<string, unknown> | undefined) }) as Promise<ApiResponse<T>>;
     const body = known.prepare ? known.prepare({ ...(args as Record<string, unknown>) }) : args;
-    return this.#call({ ...spec, body, ...(known.bodySchema ? { bodySchema: known.bodySchema } : {}) }) as Promise<ApiResponse<T>>;
-  }
-
-  async #call<S extends z.ZodType>(spec: CallSpec<S>): Promise<ApiResponse<z.output<S>>> {
-    if (this.#validate && spec.bodySchema) {
-      const checked = spec.bodySchema.safeParse(spec.body);
-      if (!checked.success) throw new RequestValidationError({ operation: spec.operation, reason: describeIssues(checked.error) });
-    }
-    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const run = async () => {
-      const useToken = this.#auth === 'token' && !spec.unauthenticated;
-      let token = useToken ? await this.#tokens.get() : undefined;
-      try {
-        return await this.#withRetries(spec, payload, token);
-      } catch (error) {
-        // An expired or revoked token: exchange once more and repeat, once.
-        if (!useToken || !(error instanceof InvalidApiKeyError)) throw error;
-        this.#tokens.invalidate(token);
-        token = await this.#tokens.get();
-        return await this.#withRetries(spec, payload, token);
-      }
-    };
-    let answer: ApiResponse<z.output<S>>;
-    try {
-      answer = spec.batchSubmission ? await this.limiter.scheduleBatchSubmission(run, this.#stop.signal) : await run();
-    } catch (error) {
-      throw this.#stopped(error, spec.operation);
-    }
-    if (!spec.bare) this.credits.record(spec.operation, answer.meta);
-    return answer;
-  }
-
-  /** A stop that ended a wait (rate limit, batch slot, backoff) surfaces as {@link CallAbortedError}: nothing was on the wire. */
-  #stopped(error: unknown, operation: string): unknown {
-    const signal = this.#stop.signal;
-    return signal?.aborted && error === signal.reason ? new CallAbortedError({ operation, maybeProcessed: false, cause: error }) : error;
-  }
-
-  #withRetries<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined): Promise<ApiResponse<z.output<S>>> {
-    return withRetry((attempt) => this.#attempt(spec, payload, token, attempt), {
-      policy: this.#retry,
-      limiter: this.limiter,
-      ...(this.#stop.signal ? { signal: this.#stop.signal } : {}),
-      ...(spec.once ? { retryable: isRateLimit } : spec.billed ? { retryable: isRetryableUnbilled } : {}),
-      onRetry: ({ attempt, delayMs, error }) => {
-        if (error instanceof RateLimitedError) this.#rereadLimits();
-        this.#emit({ type: 'retry', operation: spec.operation, attempt, delayMs, code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN' });
-      },
-    });
-  }
-
-  async #attempt<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined, attempt: number): Promise<ApiResponse<z.output<S>>> {
-    this.#emit({ type: 'request', operation: spec.operation, method: spec.method, path: spec.path, attempt });
-    const started = Date.now();
-    const raw = await boundedRequest(
-      this.baseUrl + spec.path + queryString(spec.query),
-      { method: spec.method, headers: this.#headers(spec, payload, token), body: payload, dispatcher: this.#agent, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs },
-      { operation: spec.operation, origin: this.#origin, limits: this.#limits },
-    );
-    const requestIdHeader = raw.headers['x-request-id'];
-    this.#emit({
-      type: 'response',
-      operation: spec.operation,
-      method: spec.method,
-      path: spec.path,
-      attempt,
-      status: raw.status,
-      durationMs: Date.now() - started,
-      requestId: Array.isArray(requestIdHeader) ? requestIdHeader[0] : requestIdHeader,
-    });
-    return parseResponse(raw, { operation: spec.operation, schema: spec.schema, bare: spec.bare ?? false, secrets: [this.#apiKey, token] });
-  }
-
-  #headers(spec: CallSpec<z.ZodType>, payload: string | undefined, token: string | undefined): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'seedline/0.1' };
-    if (payload !== undefined) headers['content-type'] = 'application/json';
-    if (!spec.unauthenticated) {
-      if (token !== undefined) headers.authorization = token;
-      else headers['x-api-key'] = this.#apiKey;
-    }
-    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
-    return headers;
-  }
-
-  #emit(event: ClientEvent): void {
-    if (!this.#onEvent) return;
-    try {
-      this.#onEvent(event);
-    } catch {
-      // An observer's bug must not break a paid call.
-    }
+    return this.#transport.send({ ...spec, body, ...(known.bodySchema ? { bodySchema: known.bodySchema } : {}) }) as Promise<ApiResponse<T>>;
   }
 }

@@ -4,15 +4,15 @@ import type { BatchRow, SeedRow } from '../destinations/destination.js';
 import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from './crash-point.js';
-import { cutToFit, type Reservation } from './budget.js';
+import type { Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';
-import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
-import { LEDGER_PAGE, readOpenBatches, readSeedRows } from './ledger-pages.js';
+import { readSeedRows } from './ledger-pages.js';
 import type { Partition } from './partitions.js';
-import { planSeeds, Ranker, takes, type SeedPlan, type SeedTriage } from './seed-plan.js';
-import { SeedScan, type LedgerSeed } from './seed-scan.js';
+import { SeedLedger, TRANSIENT_FAILURES } from './seed-ledger.js';
+import type { SeedPlan } from './seed-plan.js';
+import { SeedScan } from './seed-scan.js';
 import { AnswerJournal } from './answer-journal.js';
 import { BatchCosts } from './batch-costs.js';
 import { readJobResults } from './batch-results.js';
@@ -23,48 +23,32 @@ import { TableShaper, type ShapedRecords } from './table-shaper.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
 const KEY_VERSION = 'v1';
-/** Error types after which a seed is not fetched again until its refresh_after passes (it was paid for). */
-const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request', 'idempotency_conflict']);
-/** Error types of items worth another attempt in the same run. */
-const TRANSIENT_FAILURES = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
 /** Submission errors after which the intent can never succeed as written. */
 const RETIRING_SUBMIT_ERRORS = new Set(['insufficient_credits', 'invalid_request', 'idempotency_conflict']);
 
 type BatchItemBody = { operation: string; params: Record<string, unknown>; ref: string };
 
 /**
- * The work of one batch stream in one run: which seeds to fetch and what they cost, their batch
- * jobs (intent recorded, submitted, results read page by page with the seed ledger), single
- * retries of items that failed for a passing reason, and the ledger rows of seeds left for later.
- * `runBatchStream` (batch-stream.ts) drives it.
+ * The work of one batch stream in one run: its batch jobs (intent recorded, submitted, results
+ * read page by page with the seed ledger) and single retries of items that failed for a passing
+ * reason. Which seeds to fetch, and the ledger rows of seeds in play or left for later, are its
+ * {@link SeedLedger}'s. `runBatchStream` (batch-stream.ts) drives it.
  */
 export class BatchRunner {
   /** What its items cost. */
   readonly costs: BatchCosts;
   private readonly shaper: TableShaper;
   private readonly writer: LoadWriter;
-  /**
-   * Ledger rows of the seeds in play (chunks in flight, the batch being read, a retry round), as
-   * last written; a seed held without a row maps to undefined. Released when their work is done,
-   * so the map holds a few chunks whatever the list's length.
-   */
-  private readonly ledger = new Map<string, SeedRow | undefined>();
+  /** The seeds this run takes or defers, and the ledger rows of those in play. */
+  private readonly ledger: SeedLedger;
   /** Recorded jobs the service answered 404 for. */
   private readonly lost: BatchRow[] = [];
   /** Items of this run that failed for a passing reason. */
   private transient: Partition[] = [];
   /** Chunks that failed as a whole (network after retries, 402, a refused body). */
   private failedChunks = 0;
-  /** Seeds left for a later run because the budget (or a 402) stopped them, to be recorded `pending`. */
-  private readonly deferredSeeds: Partition[] = [];
-  /** Seed keys in play whose ledger row this run has written. */
-  private readonly touched = new Set<string>();
-  /** Deferred seeds whose ledger row this run had written when they were deferred. */
-  private readonly touchedDeferred = new Set<string>();
   private done = 0;
   private journal?: AnswerJournal;
-  /** How the last plan classified seeds: the submissions classify them the same way. */
-  private triage?: SeedTriage;
 
   constructor(
     private readonly manifest: BatchStreamNode,
@@ -74,6 +58,7 @@ export class BatchRunner {
     this.costs = new BatchCosts(manifest, ctx);
     this.shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
     this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
+    this.ledger = new SeedLedger(manifest, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
   }
 
   /** Opens the scan of the stream's seeds (a seed list is surveyed for repeats once). */
@@ -81,92 +66,29 @@ export class BatchRunner {
     return SeedScan.open(this.manifest.partitions, this.ctx, this.manifest.name);
   }
 
-  /**
-   * Counts and costs the seeds needing a fetch (not fresh, not failed for good recently, not in a
-   * recorded job), and decides which of them `available` credits take: when the budget cannot
-   * cover them all, never-fetched seeds go first, then the stalest.
-   */
-  async planSeeds(scan: SeedScan, open: readonly BatchRow[], available: number): Promise<SeedPlan> {
-    this.triage = this.triageFor(open);
-    const plan = await planSeeds(scan, this.triage, available);
-    this.outcome.skipped = plan.skipped;
-    return plan;
+  /** The seeds needing a fetch and those the budget takes ({@link SeedLedger.plan}). */
+  planSeeds(scan: SeedScan, open: readonly BatchRow[], available: number): Promise<SeedPlan> {
+    return this.ledger.plan(scan, open, available);
   }
 
-  /**
-   * The seeds the plan's budget cut takes, in chunks of `size` in the list's order, their ledger
-   * rows held until their chunk is done; the others are deferred (recorded `pending` at the end).
-   */
-  async *selectSeeds(scan: SeedScan, plan: SeedPlan, size: number): AsyncGenerator<Partition[]> {
-    const ranks = new Ranker();
-    const taken: LedgerSeed[] = [];
-    const takenKeys = new Set<string>();
-    for await (const chunk of scan.chunks()) {
-      for (const seed of chunk) {
-        // A seed file edited during the run can repeat a seed the survey never saw: one in play is not taken twice.
-        if (this.ledger.has(seed.partition.key) || takenKeys.has(seed.partition.key) || this.triage!.classify(seed) !== 'todo') continue;
-        if (!takes(plan.cut, ranks.of(seed))) {
-          this.defer([seed.partition]);
-          continue;
-        }
-        taken.push(seed);
-        takenKeys.add(seed.partition.key);
-      }
-      while (taken.length >= size) yield this.holding(taken.splice(0, size), takenKeys);
-    }
-    if (taken.length > 0) yield this.holding(taken, takenKeys);
+  /** The plan's seeds in chunks of `size`, their ledger rows held ({@link SeedLedger.select}). */
+  selectSeeds(scan: SeedScan, plan: SeedPlan, size: number): AsyncGenerator<Partition[]> {
+    return this.ledger.select(scan, plan, size);
   }
 
-  private holding(seeds: readonly LedgerSeed[], takenKeys: Set<string>): Partition[] {
-    for (const { partition, row } of seeds) {
-      this.ledger.set(partition.key, row);
-      takenKeys.delete(partition.key);
-    }
-    return seeds.map((s) => s.partition);
-  }
-
-  /** Holds the ledger rows of `keys` not held yet (read from the destination); answers the keys it read. */
-  async hold(keys: readonly string[]): Promise<string[]> {
-    const missing = keys.filter((key) => !this.ledger.has(key));
-    if (missing.length === 0) return [];
-    const rows = await readSeedRows(this.ctx.destination, this.manifest.name, missing);
-    for (const key of missing) this.ledger.set(key, rows.get(key));
-    return missing;
+  /** Holds the ledger rows of `keys` not held yet; answers the keys it read ({@link SeedLedger.hold}). */
+  hold(keys: readonly string[]): Promise<string[]> {
+    return this.ledger.hold(keys);
   }
 
   /** Lets go of the ledger rows of seeds whose work is done. */
   release(keys: readonly string[]): void {
-    for (const key of keys) {
-      this.ledger.delete(key);
-      this.touched.delete(key);
-    }
+    this.ledger.release(keys);
   }
 
-  private triageFor(open: readonly BatchRow[]): SeedTriage {
-    const inFlight = new Set(open.flatMap((batch) => itemsOf(batch).map((item) => item.ref)));
-    const refreshMs = refreshAfterMs(this.manifest.refresh_after, this.ctx.options);
-    // One clock for the plan and the submissions: a seed fresh when planned stays fresh when chunked.
-    const now = this.ctx.now();
-    const written = (row: SeedRow | undefined) => (row?.updatedAt?.getTime() ?? -Infinity) >= this.ctx.runStartedAt.getTime();
-    return {
-      // A row this run wrote (a journaled answer loaded, a seed done earlier in the run) is never fetched again in it.
-      classify: ({ partition, row }) => (inFlight.has(partition.key) ? 'in_flight' : written(row) || (!this.ctx.fullRefresh && this.isFresh(row, refreshMs, now)) ? 'fresh' : 'todo'),
-      worst: (p) => this.costs.costOfSeed(p).worst,
-      expected: (p) => this.costs.costOfSeed(p).expected,
-    };
-  }
-
-  /**
-   * The seeds the budget can cover (after `held` credits already promised), in priority order;
-   * the rest stay pending, and the stream is marked stopped by its budget.
-   */
+  /** The seeds the budget can cover after `held` credits; the rest are deferred ({@link SeedLedger.withinBudget}). */
   withinBudget(seeds: Partition[], held = 0): Partition[] {
-    const { take, defer } = cutToFit(seeds, (p) => this.costs.worstOf(p), this.ctx.budget.remaining - held);
-    if (defer.length > 0) {
-      this.defer(defer);
-      stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.costs.worstOf(defer[0]!), defer.length, held));
-    }
-    return take;
+    return this.ledger.withinBudget(seeds, held);
   }
 
   /** Loads the answers of single retries that an earlier run paid for but did not load (a crash in between). */
@@ -219,7 +141,7 @@ export class BatchRunner {
     try {
       await this.commit([], {
         batches: [batch],
-        seeds: seeds.map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null })),
+        seeds: seeds.map((p) => this.ledger.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null })),
       });
     } catch (error) {
       reservation.settle(0);
@@ -279,13 +201,13 @@ export class BatchRunner {
   async chunkFailed(error: Error, seeds: readonly Partition[]): Promise<void> {
     // A stop request aborts calls in flight: whatever they threw, the chunk is stopped, not failed.
     if (error instanceof RunStoppedError || this.ctx.stop?.aborted) {
-      this.defer(seeds);
+      this.ledger.defer(seeds);
       noteStoppedOnRequest(this.outcome, error);
       return;
     }
     const stop = await budgetStopOf(error, this.ctx);
     if (stop) {
-      this.defer(seeds);
+      this.ledger.defer(seeds);
       stopForBudget(this.ctx, this.outcome, stop);
       return;
     }
@@ -316,7 +238,7 @@ export class BatchRunner {
     // Their ledger rows were written this run (failed for a passing reason).
     const keys = this.transient.map((p) => p.key);
     await this.hold(keys);
-    for (const key of keys) this.touched.add(key);
+    this.ledger.touch(keys);
     try {
       await this.retryEach(this.withinBudget(this.transient));
     } finally {
@@ -346,53 +268,16 @@ export class BatchRunner {
     this.transient = [];
   }
 
-  /**
-   * Records the seeds the budget left out as `pending` in the ledger (keeping when they were last
-   * fetched, so the next run still takes the stalest first). A seed whose row this run settled
-   * (fetched, failed for good, or already pending) keeps it; one left `failed` for a passing
-   * reason or `submitted` in a job the service lost is set `pending`. One `submitted` in a job
-   * still open (a stop while its results were read) keeps its job: it is paid for, and the next
-   * run reads it, or resubmits it should the job be lost. One already answered (fetched, or
-   * failed for good) in a batch still open keeps its row whoever wrote it: that batch's cursor
-   * is past it, so `pending` would have it fetched and paid for again.
-   */
-  async recordDeferred(): Promise<void> {
-    if (this.deferredSeeds.length === 0) return;
-    const lost = new Set(this.lost.flatMap((b) => (b.jobId ? [b.jobId] : [])));
-    const inOpenBatch = new Set((await readOpenBatches(this.ctx.destination, this.manifest.name)).flatMap((b) => itemsOf(b).map((item) => item.ref)));
-    for (let i = 0; i < this.deferredSeeds.length; i += LEDGER_PAGE) {
-      const deferred = this.deferredSeeds.slice(i, i + LEDGER_PAGE);
-      await this.hold(deferred.map((p) => p.key));
-      const rows = deferred
-        .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost) && !(inOpenBatch.has(p.key) && isAnswered(this.ledger.get(p.key))))
-        .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
-      if (rows.length > 0) await this.commit([], { seeds: rows });
-      this.release(deferred.map((p) => p.key));
-    }
-  }
-
-  /** Leaves seeds for a later run, noting which of them this run has written a ledger row for. */
-  private defer(seeds: readonly Partition[]): void {
-    this.deferredSeeds.push(...seeds);
-    for (const p of seeds) if (this.touched.has(p.key)) this.touchedDeferred.add(p.key);
-  }
-
-  private inOpenJob(key: string, lost: ReadonlySet<string>): boolean {
-    const jobId = this.ledger.get(key)?.status === 'submitted' ? this.ledger.get(key)?.jobId : null;
-    return Boolean(jobId) && !lost.has(jobId!);
-  }
-
-  private settledThisRun(key: string): boolean {
-    const row = this.ledger.get(key);
-    if (!row || !(this.touched.has(key) || this.touchedDeferred.has(key))) return false;
-    return row.status === 'pending' || isAnswered(row);
+  /** Records the seeds left for a later run as `pending`, but for those of jobs still open ({@link SeedLedger.recordDeferred}). */
+  recordDeferred(): Promise<void> {
+    return this.ledger.recordDeferred(this.lost);
   }
 
   /** Decides the stream's status from its counters, once everything has run. */
   settleStatus(): void {
     const { outcome } = this;
     if (this.failedChunks > 0 && outcome.records === 0) outcome.status = 'failed';
-    else if (this.failedChunks > 0 || this.deferredSeeds.length > 0 || outcome.failed > 0 || outcome.stopped || outcome.stoppedOnRequest) outcome.status = 'partial';
+    else if (this.failedChunks > 0 || this.ledger.deferred || outcome.failed > 0 || outcome.stopped || outcome.stoppedOnRequest) outcome.status = 'partial';
   }
 
   /** One single call through the answer journal: a crash after its answer arrived loads that answer next run, unpaid. */
@@ -420,7 +305,7 @@ export class BatchRunner {
   private async markFailed(partition: Partition, error: string): Promise<void> {
     this.outcome.failed++;
     noteError(this.outcome, `${String(partition.values.seed)}: ${error}`);
-    await this.commit([], { seeds: [this.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, ...this.answeredAt(error) })] });
+    await this.commit([], { seeds: [this.ledger.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, ...this.ledger.answeredAt(error) })] });
   }
 
   /** Sends an intent; answers the submitted row, or the seeds to send again when the service refused one item. */
@@ -441,7 +326,7 @@ export class BatchRunner {
     const submitted: BatchRow = { ...batch, status: 'submitted', jobId: job.data.job_id };
     await this.commit([], {
       batches: [submitted],
-      seeds: body.items.map((item) => this.seedRow(item.ref, seedOf(item), { status: 'submitted', jobId: job.data.job_id })),
+      seeds: body.items.map((item) => this.ledger.seedRow(item.ref, seedOf(item), { status: 'submitted', jobId: job.data.job_id })),
     });
     return submitted;
   }
@@ -457,7 +342,7 @@ export class BatchRunner {
     const reason = `${type}: ${error.message}`;
     await this.commit([], {
       batches: [{ ...batch, status: 'failed' }],
-      seeds: failed.map((item) => this.seedRow(item.ref, seedOf(item), { status: 'failed', error: reason, fetchedAt: this.ctx.now() })),
+      seeds: failed.map((item) => this.ledger.seedRow(item.ref, seedOf(item), { status: 'failed', error: reason, fetchedAt: this.ctx.now() })),
     });
     this.outcome.failed += failed.length;
     for (const item of failed) noteError(this.outcome, `${seedOf(item)}: ${reason}`);
@@ -502,7 +387,7 @@ export class BatchRunner {
       const group = this.shaper.shape(values, [entry.data]);
       const rejected = group.rejected[0]?.reason;
       const canonicalUrl = (entry.data as { url?: string } | undefined)?.url ?? null;
-      const row = this.seedRow(entry.ref, seed, { ...base, status: 'fetched', canonicalUrl, error: rejected ? `record rejected: ${rejected}` : null }, entry.credits_used);
+      const row = this.ledger.seedRow(entry.ref, seed, { ...base, status: 'fetched', canonicalUrl, error: rejected ? `record rejected: ${rejected}` : null }, entry.credits_used);
       return { group, seed: row };
     }
     const type = entry.error?.type ?? 'failed';
@@ -512,16 +397,7 @@ export class BatchRunner {
       this.outcome.failed++;
       noteError(this.outcome, `${seed}: ${error}`);
     }
-    return { group: undefined, seed: this.seedRow(entry.ref, seed, { jobId, status: 'failed', error, ...this.answeredAt(error) }, entry.credits_used) };
-  }
-
-  /**
-   * `fetchedAt` for a failed seed: a failure for good is the service's answer (fresh until
-   * refresh_after); one for a passing reason keeps the last successful fetch, so priorities still
-   * put a never-fetched seed first and a stale one by its last success.
-   */
-  private answeredAt(error: string): Pick<SeedRow, 'fetchedAt'> {
-    return TRANSIENT_FAILURES.has(error.split(':')[0] ?? '') ? {} : { fetchedAt: this.ctx.now() };
+    return { group: undefined, seed: this.ledger.seedRow(entry.ref, seed, { jobId, status: 'failed', error, ...this.ledger.answeredAt(error) }, entry.credits_used) };
   }
 
   private intentFor(seeds: Partition[]): BatchRow {
@@ -534,31 +410,12 @@ export class BatchRunner {
     // retry after a failure that kept fetched_at) gets a new one.
     const generation = sorted
       .map((p) => {
-        const row = this.ledger.get(p.key);
+        const row = this.ledger.row(p.key);
         return `${row?.fetchedAt?.toISOString() ?? ''}~${row?.updatedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`;
       })
       .join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
     return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
-  }
-
-  private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {
-    if (!row || !isRecent(row.fetchedAt, refreshMs, now)) return false;
-    return row.status === 'fetched' || (row.status === 'failed' && PERMANENT_FAILURES.has(failureType(row)));
-  }
-
-  /** A ledger row; `addCredits` adds to what the seed has cost so far (every attempt counts). */
-  private seedRow(key: string, seed: string, fields: Partial<SeedRow> & Pick<SeedRow, 'status'>, addCredits = 0): SeedRow {
-    const previous = this.ledger.get(key);
-    return {
-      stream: this.manifest.name,
-      seedKey: key,
-      seed,
-      canonicalUrl: previous?.canonicalUrl ?? null,
-      fetchedAt: previous?.fetchedAt ?? null,
-      ...fields,
-      credits: (previous?.credits ?? 0) + addCredits,
-    };
   }
 
   private async commit(groups: ShapedRecords[], ledgers: { batches?: BatchRow[]; seeds?: SeedRow[]; answers?: string[] }): Promise<void> {
@@ -568,23 +425,9 @@ export class BatchRunner {
       if (ledgers.answers?.length) await unit.dropAnswers(this.manifest.name, ledgers.answers);
     });
     addLoad(this.outcome, counts);
-    for (const seed of ledgers.seeds ?? []) {
-      this.ledger.set(seed.seedKey, seed);
-      this.touched.add(seed.seedKey);
-    }
+    this.ledger.wrote(ledgers.seeds ?? []);
   }
 }
-
-/** A ledger row the service has answered for good: fetched, or failed for a reason a retry would not change. */
-function isAnswered(row: SeedRow | undefined): boolean {
-  return row?.status === 'fetched' || (row?.status === 'failed' && !TRANSIENT_FAILURES.has(failureType(row)));
-}
-
-/** The service's error type a failed ledger row was recorded with (`upstream_timeout: …`). */
-function failureType(row: SeedRow): string {
-  return String(row.error).split(':')[0] ?? '';
-}
-
 
 /** A recorded item as a partition that resends exactly its recorded params. */
 function partitionOf(item: BatchItemBody): Partition {
