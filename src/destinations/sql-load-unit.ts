@@ -104,9 +104,7 @@ export class SqlLoadUnit implements LoadUnit {
   }
 
   private upsert(what: string, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
-    return this.guard(what, async () => {
-      for (let i = 0; i < rows.length; i += 500) await this.session.run(this.store.upsert(table, rows.slice(i, i + 500)));
-    });
+    return this.guard(what, () => this.store.upsertRows(this.session, table, rows));
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {

@@ -65,6 +65,8 @@ export interface SqlDialectTraits {
   pipelined: boolean;
   /** A one-column key set of a merge is bound as one array (`= any($1::type[])`) and every table loses its rows in one statement, instead of going through a staging table. */
   arrayKeys: boolean;
+  /** System-table upserts go through a bulk-loaded temporary table (`SqlSystemStore.upsertRows`) instead of a bound VALUES list. */
+  stagedUpserts: boolean;
   /** Merges rule out new keys with a filter of the parent table's keys (see `MergeKeyFilters`) instead of probing the table: for a backend without key indexes. */
   keyFilter: boolean;
 }

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type InsertQueryBuilder } from 'kysely';
 import type { AnswerRow, BatchPosition, BatchRow, RejectedRow, RunRow, SeedRow, StateRow } from './destination.js';
+import { cell } from './record-shaper.js';
 import type { SqlContext, SqlSession, Statement } from './sql-session.js';
 import type { SystemTable } from './system-tables.js';
 import { answerFromDb, batchFromDb, runFromDb, runToDb, seedFromDb, stateFromDb, systemTables } from './system-tables.js';
@@ -12,6 +13,7 @@ import { answerFromDb, batchFromDb, runFromDb, runToDb, seedFromDb, stateFromDb,
 export class SqlSystemStore {
   /** Set once this object ensured the system tables: every later call is a no-op (serve drains often). */
   private ensured = false;
+  private stagingCounter = 0;
 
   constructor(private readonly context: SqlContext) {}
 
@@ -173,19 +175,49 @@ export class SqlSystemStore {
 
   /** An upsert of system-table rows on the table's primary key; the last of duplicate keys wins. */
   upsert(table: SystemTable, rows: Record<string, unknown>[]): Statement {
-    const unique = new Map<string, Record<string, unknown>>();
-    for (const row of rows) unique.set(JSON.stringify(table.primaryKey.map((k) => row[k])), row);
+    return this.context.db.insertInto(this.context.qualified(table.name)).values(lastOfEachKey(table, rows)).onConflict(this.onConflictUpdate(table)).compile();
+  }
+
+  /**
+   * Upserts system-table rows on the unit's session, the last of duplicate keys winning. With
+   * `stagedUpserts` (DuckDB) they are bulk-loaded into a temporary table and upserted from it in
+   * one statement: DuckDB binds and plans a 500-row VALUES upsert in ~200 ms, which was most of a
+   * batch sync's time (24.6 of 43.6 s at 20k profile seeds).
+   */
+  async upsertRows(session: SqlSession, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
+    if (!this.context.traits.stagedUpserts) {
+      for (let i = 0; i < rows.length; i += 500) await session.run(this.upsert(table, rows.slice(i, i + 500)));
+      return;
+    }
+    const unique = lastOfEachKey(table, rows);
+    const columns = table.columns.map(([name, type]) => ({ name, type }));
+    const names = columns.map((c) => c.name);
+    const stage = `_seedline_system_stage_${++this.stagingCounter}`;
+    const target = this.context.qualified(table.name);
+    await session.run(sql`create temporary table ${sql.table(stage)} as select ${sql.join(names.map((n) => sql.ref(n)))} from ${sql.table(target)} limit 0`.compile(this.context.db));
+    await session.bulkInsert(
+      { schema: null, table: stage, columns: names },
+      { shape: { name: table.name, columns }, columns: columns.map((c) => unique.map((row) => cell(row[c.name], c.type, c.name, false))), length: unique.length, constant: columns.map(() => false), stamped: [] },
+    );
+    const fromStage = this.context.db.selectFrom(stage).select(names);
+    await session.run(this.context.db.insertInto(target).columns(names).expression(fromStage).onConflict(this.onConflictUpdate(table)).compile());
+    await session.run(sql`drop table ${sql.table(stage)}`.compile(this.context.db));
+  }
+
+  /** On a key already there, every column but the key and `created_at` takes the new row's value. */
+  private onConflictUpdate(table: SystemTable): Parameters<InsertQueryBuilder<any, any, any>['onConflict']>[0] {
     const updated = table.columns.map(([name]) => name).filter((name) => !table.primaryKey.includes(name) && name !== 'created_at');
-    return this.context.db
-      .insertInto(this.context.qualified(table.name))
-      .values([...unique.values()])
-      .onConflict((oc) =>
-        oc.columns(table.primaryKey as string[]).doUpdateSet(Object.fromEntries(updated.map((name) => [name, sql.ref(`excluded.${name}`)]))),
-      )
-      .compile();
+    return (oc) => oc.columns(table.primaryKey as string[]).doUpdateSet(Object.fromEntries(updated.map((name) => [name, sql.ref(`excluded.${name}`)])));
   }
 
   private async readSystem(statement: Statement): Promise<Record<string, unknown>[]> {
     return this.context.withSession((session) => session.all(statement));
   }
+}
+
+/** The rows of distinct keys, each the last given for its key. */
+function lastOfEachKey(table: SystemTable, rows: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  const unique = new Map<string, Record<string, unknown>>();
+  for (const row of rows) unique.set(JSON.stringify(table.primaryKey.map((k) => row[k])), row);
+  return [...unique.values()];
 }

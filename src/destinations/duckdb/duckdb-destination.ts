@@ -93,6 +93,7 @@ export class DuckDbDestination extends SqlDestination {
     pipelined: false,
     arrayKeys: false,
     keyFilter: true,
+    stagedUpserts: true,
   };
   protected readonly db: Kysely<any>;
   private readonly path: string;

@@ -53,6 +53,7 @@ export class PostgresDestination extends SqlDestination {
     pipelined: true,
     arrayKeys: true,
     keyFilter: false,
+    stagedUpserts: false,
   };
   protected readonly db: Kysely<any>;
   private readonly pool: pg.Pool;
