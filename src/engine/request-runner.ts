@@ -161,11 +161,13 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, journal, buffer);
   const rounds = ctx.options.via === 'batch' ? new PageRounds(manifest, ctx, runner, outcome) : undefined;
   const inRounds = rounds ? todo.filter((p) => rounds.batchable(p)) : [];
+  const inRoundKeys = new Set(inRounds.map((p) => p.key));
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
   let budgetStop: BudgetStop | RunStoppedError | undefined;
-  for (const partition of todo.filter((p) => !inRounds.includes(p))) {
+  // A set, not inRounds.includes: at 100k partitions the list scan per partition was 10^10 comparisons.
+  for (const partition of todo.filter((p) => !inRoundKeys.has(p.key))) {
     void queue.add(async () => {
       if (budgetStop) return;
       if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
