@@ -273,31 +273,35 @@ export function stampLoadTime(batch: ShapedBatch, loadedAt: number): void {
  * schema, and values that did not fit, as the contract says.
  */
 function fill(node: NodePlan, value: Record<string, unknown>, columns: CellValue[][], row: number, children: Target[] | null, ctx: FillContext, path: string): Record<string, unknown> | undefined {
+  // `keep` takes and returns `extra`, not a closure over it: one closure per object filled was garbage to collect.
   let extra: Record<string, unknown> | undefined;
-  const keep = (key: string, kept: unknown) => {
-    extra ??= newExtra();
-    extra[key] = mergeKept(extra[key], kept);
-  };
   for (const step of node.steps) {
     const fieldValue = value[step.key];
     try {
       const nested = fillStep(step, fieldValue, columns, row, children, ctx, path);
-      if (nested !== undefined) keep(step.key, nested);
+      if (nested !== undefined) extra = keep(extra, step.key, nested);
     } catch (error) {
       // Without its key a record cannot load: its own reason says more than "key is null".
       const isKey = path === '' && step.kind === 'column' && ctx.plan.pk.includes(step.column);
       if (!(error instanceof Rejection) || error instanceof ContractRejection || isKey) throw error;
       clearStep(step, columns, row);
-      if (unfit(ctx, 'dataType', `${path}${step.key}`, error.message) === 'evolve') keep(step.key, fieldValue);
+      if (unfit(ctx, 'dataType', `${path}${step.key}`, error.message) === 'evolve') extra = keep(extra, step.key, fieldValue);
     }
   }
   const upstream = (value as { [UNFIT]?: Record<string, unknown> })[UNFIT];
-  if (upstream) for (const key of Object.keys(upstream)) keep(key, upstream[key]);
+  if (upstream) for (const key of Object.keys(upstream)) extra = keep(extra, key, upstream[key]);
   for (const key in value) {
     if (node.known.has(key) || value[key] === undefined) continue;
-    if (unfit(ctx, 'columns', `${path}${key}`, `field ${path}${key} is not in the schema`) === 'evolve') keep(key, value[key]);
+    if (unfit(ctx, 'columns', `${path}${key}`, `field ${path}${key} is not in the schema`) === 'evolve') extra = keep(extra, key, value[key]);
   }
   return extra;
+}
+
+/** `extra` (made when there is none yet) with `kept` merged in under `key`. */
+function keep(extra: Record<string, unknown> | undefined, key: string, kept: unknown): Record<string, unknown> {
+  const into = extra ?? newExtra();
+  into[key] = mergeKept(into[key], kept);
+  return into;
 }
 
 /** One field into its column(s) or child rows; returns what its nested object keeps in `_extra`. Throws a Rejection when it does not fit. */
@@ -328,6 +332,7 @@ function fillChildRows(step: Extract<Step, { kind: 'child' }>, items: unknown[],
   const target = children[step.child]!;
   const child = ctx.plan.children[step.child]!;
   let outside: Record<string, unknown> | undefined;
+  const itemPath = `${path}${step.key}[].`;
   items.forEach((item, index) => {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) {
       if (unfit(ctx, 'dataType', `${path}${step.key}[]`, `field ${step.path}: expected objects in the list, got ${kindOf(item)}`) === 'evolve') (outside ??= newExtra())[index] = item;
@@ -336,7 +341,7 @@ function fillChildRows(step: Extract<Step, { kind: 'child' }>, items: unknown[],
     const r = target.row;
     target.row++;
     // Parent key and index are written once the record is accepted, `_run_id` and `_loaded_at` by `finish`.
-    const childExtra = fill(child.node, item as Record<string, unknown>, target.columns, r, null, ctx, `${path}${step.key}[].`);
+    const childExtra = fill(child.node, item as Record<string, unknown>, target.columns, r, null, ctx, itemPath);
     target.columns[child.width - 3]![r] = childExtra === undefined ? null : extraJson(childExtra, ctx.rejectNul);
   });
   return outside;
