@@ -1,6 +1,6 @@
 import { sql, type InsertQueryBuilder } from 'kysely';
 import type { AnswerRow, BatchPosition, BatchRow, RejectedRow, RunRow, SeedRow, StateRow } from './destination.js';
-import { cell } from './record-shaper.js';
+import { cell } from './cell-values.js';
 import type { SqlContext, SqlSession, Statement } from './sql-session.js';
 import type { SystemTable } from './system-tables.js';
 import { answerFromDb, batchFromDb, runFromDb, runToDb, seedFromDb, stateFromDb, systemTables } from './system-tables.js';
