@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { formatTable } from '../src/cli/format-table.js';
+import { median } from './stats.js';
 
 const UNIT = 5_000;
 const url = (expr: string) => `'https://network.example/in/person-' || ${expr}`;
@@ -28,11 +29,6 @@ async function timedMs(connection: DuckDBConnection, statement: string): Promise
   return performance.now() - started;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /** Fills a fresh file with n parents and 5n children; with `indexed`, ART indexes on both key columns. */
 async function filled(dir: string, n: number, indexed: boolean): Promise<{ connection: DuckDBConnection; indexMs: number; close: () => void }> {

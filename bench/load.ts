@@ -42,6 +42,7 @@ import { PostgresDestination } from '../src/destinations/postgres/postgres-desti
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
 import { profileRecord } from './profile-records.js';
+import { median } from './stats.js';
 
 const args = process.argv.slice(2);
 const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
@@ -383,11 +384,6 @@ async function postgresSchemaDrop(schema: string): Promise<void> {
 
 // ---------- main ----------
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** One path's runs in a child each, in a fresh directory or schema, dropped afterwards. */
 async function runPath(backend: string, path: string, repeat: number, dir: string): Promise<Result> {

@@ -31,6 +31,7 @@ import { shapeRecords } from '../src/destinations/record-shaper.js';
 import { tableLayout } from '../src/destinations/table-layout.js';
 import { formatTable } from '../src/cli/format-table.js';
 import { profileRecord } from './profile-records.js';
+import { median } from './stats.js';
 
 const PAGE = 500;
 /** Distinct pages generated before the clock and cycled through: 20 pages, 10,000 records. */
@@ -165,11 +166,6 @@ async function inWorkers(pool: readonly string[], pages: number, shaping: Shapin
   return bytes;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
