@@ -22,6 +22,7 @@ import { Profile } from '../schemas/profile.js';
 import { createDestination } from '../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../src/destinations/destination.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
+import { rerunWithEntryPointEnv } from './entry-point-env.js';
 import { profileRecord } from './profile-records.js';
 
 const CHUNK = 1_000;
@@ -84,4 +85,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (!(await rerunWithEntryPointEnv())) await main();

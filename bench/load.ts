@@ -40,6 +40,7 @@ import type { Destination, PreparedWrite, TableDefinition } from '../src/destina
 import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
 import { PostgresDestination } from '../src/destinations/postgres/postgres-destination.js';
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
+import { returnFreedDuckDbMemory } from '../src/cli/duckdb-allocator.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
 import { profileRecord } from './profile-records.js';
 import { median } from './stats.js';
@@ -166,6 +167,8 @@ async function inChild(backend: string, path: string, repeat: number, where: str
   const write = [...(WRITE_ARG ? [`--write=${WRITE_ARG}`] : []), ...(SETTINGS_ARG ? [`--settings=${SETTINGS_ARG}`] : [])];
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, ...write, `--run=${backend}:${path}:${repeat}:${where}`], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    // The allocator options the `seedline` entry point gives libduckdb (src/cli/duckdb-allocator.ts), for both paths.
+    env: returnFreedDuckDbMemory({ ...process.env }),
   });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));

@@ -16,6 +16,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { returnFreedDuckDbMemory } from '../src/cli/duckdb-allocator.js';
 import { formatTable } from '../src/cli/format-table.js';
 
 const self = fileURLToPath(import.meta.url);
@@ -111,7 +112,8 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
 
 /** Starts this file as a child with `args`; resolves with its first stdout line (the child goes on running). */
 function child(args: string[], nodeArgs: string[] = []): Promise<{ line: string; done: Promise<number | null>; kill: () => void }> {
-  const proc = spawn(process.execPath, [...process.execArgv, ...nodeArgs, self, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The sync child gets the allocator options the `seedline` entry point gives libduckdb (src/cli/duckdb-allocator.ts).
+  const proc = spawn(process.execPath, [...process.execArgv, ...nodeArgs, self, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: returnFreedDuckDbMemory({ ...process.env }) });
   const done = new Promise<number | null>((resolve) => proc.once('exit', resolve));
   return new Promise((resolve, reject) => {
     let text = '';

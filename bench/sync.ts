@@ -30,6 +30,7 @@ import { loadManifests } from '../src/manifest/load-manifests.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { formatTable } from '../src/cli/format-table.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
+import { rerunWithEntryPointEnv } from './entry-point-env.js';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -153,6 +154,8 @@ async function inChild(n: number): Promise<Measured> {
   return JSON.parse(line.slice(7)) as Measured;
 }
 
+// The run (and each --series child, which inherits it) gets the allocator options of the `seedline` entry point.
+if (await rerunWithEntryPointEnv()) process.exit();
 const dir = await mkdtemp(join(tmpdir(), 'seedline-bench-sync-'));
 try {
   const settings = `latency ${latencyMs} ms, ${rpm} requests/min, ${requestConcurrency} calls in flight, batch: ${concurrentBatchJobs} jobs × ${batchItemConcurrency} items`;

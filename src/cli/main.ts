@@ -1,66 +1,10 @@
 #!/usr/bin/env node
-import { readFileSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
+// The `seedline` entry point. It sets what must be set before libduckdb loads, so it imports the
+// commands (and through them DuckDB) only after that.
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Command, Option } from 'commander';
-import { registerAccountCommand } from './account-command.js';
-import { registerAirbyteCommand } from './airbyte-command.js';
-import { registerConfigCommand } from './config-command.js';
+import { returnFreedDuckDbMemory } from './duckdb-allocator.js';
 import { limitHeapGrowth } from './heap-growth.js';
-import { registerPlanCommand } from './plan-command.js';
-import { registerQueryCommand } from './query-command.js';
-import { registerReportCommand } from './report-command.js';
-import { registerRejectedCommand } from './rejected-command.js';
-import { registerSandboxCommand } from './sandbox-command.js';
-import { registerScheduleCommand } from './schedule-command.js';
-import { registerSchemaCommand } from './schema-command.js';
-import { registerServeCommand } from './serve-command.js';
-import { registerSignalsCommand } from './signals-command.js';
-import { registerStateCommand } from './state-command.js';
-import { registerStatusCommand } from './status-command.js';
-import { registerSyncCommand } from './sync-command.js';
-import { configureLog, LOG_LEVELS } from '../util/log.js';
-import { packageRoot } from '../util/package-root.js';
-
-/** Builds the `seedline` command line; each command lives in its own file and registers itself here. */
-export function buildProgram(): Command {
-  const program = new Command();
-  program
-    .name('seedline')
-    .description('Warehouse connector for a live professional-network data service: seeds in, typed tables out.')
-    .version(packageVersion(), '-V, --version', 'print the version of seedline')
-    .addOption(new Option('--log-format <format>', 'log lines on stderr: plain for people, json (one pino object per line) for machines').choices(['plain', 'json']).env('SEEDLINE_LOG_FORMAT').default('plain'))
-    .addOption(new Option('--log-level <level>', 'least severe log lines shown').choices(LOG_LEVELS).env('SEEDLINE_LOG_LEVEL').default(process.env.SEEDLINE_DEBUG ? 'debug' : 'info'))
-    .hook('preAction', (command) => configureLog({ format: command.opts().logFormat, level: command.opts().logLevel }))
-    .showHelpAfterError()
-    // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
-  for (const register of [
-    registerSyncCommand,
-    registerPlanCommand,
-    registerQueryCommand,
-    registerStatusCommand,
-    registerReportCommand,
-    registerRejectedCommand,
-    registerStateCommand,
-    registerSchemaCommand,
-    registerScheduleCommand,
-    registerServeCommand,
-    registerSignalsCommand,
-    registerAccountCommand,
-    registerConfigCommand,
-    registerAirbyteCommand,
-    registerSandboxCommand,
-  ]) {
-    register(program);
-  }
-  return program;
-}
-
-/** The version in seedline's package.json. */
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-}
 
 function isEntryPoint(): boolean {
   const invoked = process.argv[1];
@@ -73,6 +17,8 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
+  returnFreedDuckDbMemory();
   limitHeapGrowth();
+  const { buildProgram } = await import('./program.js');
   await buildProgram().parseAsync(process.argv);
 }
