@@ -22,14 +22,14 @@ describe('DuckDB default settings', () => {
     return row!;
   }
 
-  it('given a destination config without settings, when the file opens, then DuckDB has a memory limit of 256 MB', async () => {
-    expect(String((await settingsOf()).memory_limit)).toMatch(/^244\.\d+ MiB$/);
+  it('given a destination config without settings, when the file opens, then DuckDB has a memory limit of 128 MB', async () => {
+    expect(String((await settingsOf()).memory_limit)).toMatch(/^122\.\d+ MiB$/);
   });
 
   it('given destination.settings naming other settings, when the file opens, then they apply and the default memory limit stays', async () => {
     const row = await settingsOf({ threads: '1' });
     expect(Number(row.threads)).toBe(1);
-    expect(String(row.memory_limit)).toMatch(/^244\.\d+ MiB$/);
+    expect(String(row.memory_limit)).toMatch(/^122\.\d+ MiB$/);
   });
 
   it('given destination.settings with a memory limit, when the file opens, then the user\'s limit wins', async () => {

@@ -23,7 +23,7 @@ export interface DuckDbDestinationOptions {
   path: string;
   /** Schema of the tables. Default: `seedline`. */
   schema?: string;
-  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '1GB' }`). Default: `{ preserve_insertion_order: 'false', memory_limit: '256MB', checkpoint_threshold: '64MB' }`, merged under the given ones. */
+  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '1GB' }`). Default: `{ preserve_insertion_order: 'false', memory_limit: '128MB', checkpoint_threshold: '64MB' }`, merged under the given ones. */
   settings?: Record<string, string>;
 }
 
@@ -58,14 +58,17 @@ const toOtherVector: ToVector = (v, type) => JSToDuckDBValueConverter(v, type, J
 
 /**
  * Settings applied unless the caller sets them: no insertion order to keep lets DuckDB stream
- * `INSERT … SELECT` without buffering it whole; a 256 MB buffer pool instead of DuckDB's 80% of
+ * `INSERT … SELECT` without buffering it whole; a 128 MB buffer pool instead of DuckDB's 80% of
  * RAM keeps a long sync's memory flat (committed rows beyond it go to the file or to temporary
- * files, and large queries spill instead of growing the process). A checkpoint every 64 MB of WAL
- * instead of 16 MB: each one rewrites the last, partly filled row group of every table it
- * touches, and at 16 MB a load spent ~20% more CPU on them; it still runs inside a unit's COMMIT,
- * off the main thread while the next unit is shaped, so little is left for the close.
+ * files, and large queries spill instead of growing the process). A sync fills whatever limit it
+ * is given: 256 MB cost ~90-100 MB more peak RSS from 100k seeds up, in about the same time
+ * (bench/README.md); 64 MB failed with DuckDB's out-of-memory error at 50k seeds. A checkpoint
+ * every 64 MB of WAL instead of 16 MB: each one rewrites the last, partly filled row group of
+ * every table it touches, and at 16 MB a load spent ~20% more CPU on them; it still runs inside a
+ * unit's COMMIT, off the main thread while the next unit is shaped, so little is left for the
+ * close.
  */
-const DEFAULT_SETTINGS: Record<string, string> = { preserve_insertion_order: 'false', memory_limit: '256MB', checkpoint_threshold: '64MB' };
+const DEFAULT_SETTINGS: Record<string, string> = { preserve_insertion_order: 'false', memory_limit: '128MB', checkpoint_threshold: '64MB' };
 
 /**
  * The DuckDB backend (`@duckdb/node-api`). The file is opened lazily (by `lock` or the first
