@@ -10,7 +10,10 @@ export const DUCKDB_ALLOCATOR_ENV = 'DUCKDB_JE_MALLOC_CONF';
  * background purge thread, jemalloc only purges while the arena is busy, and a sync's checkpoints
  * free faster than that: at 300k seeds the resident set held 40-100 MB of freed pages, and the
  * peak RSS of the sync was 585 MB with DuckDB's decay against 480 MB with none (bench/README.md).
- * DuckDB's own `allocator_background_threads` setting moved it by nothing (590 MB).
+ * DuckDB's own `allocator_background_threads` and flush thresholds moved it by nothing, nor did a
+ * 50 ms decay. The price is page faults on reuse: a pure DuckDB load of 200k records (bench/load.ts)
+ * takes ~15-18% longer; a sync, which waits on the service, was no slower. A user who prefers the
+ * speed sets `DUCKDB_JE_MALLOC_CONF=dirty_decay_ms:1000,muzzy_decay_ms:1000`.
  */
 export const DUCKDB_ALLOCATOR_OPTIONS = 'dirty_decay_ms:0,muzzy_decay_ms:0';
 
