@@ -77,6 +77,8 @@ export interface Destination {
   readSeeds(stream: string): Promise<Map<string, SeedRow>>;
   /** Reads the batch intent log of a stream (all statuses), oldest first. */
   readBatches(stream: string): Promise<BatchRow[]>;
+  /** Reads the state rows of these partition keys (a chunk's worth, up to a few thousand), keyed by partition; a key without a row is absent. */
+  readStateByKey(stream: string, keys: readonly string[]): Promise<Map<string, StateRow>>;
   /** Reads the ledger rows of these seed keys (a chunk's worth, up to a few thousand), keyed by seed key; a key without a row is absent. */
   readSeedsByKey(stream: string, keys: readonly string[]): Promise<Map<string, SeedRow>>;
   /** One page of a keyset scan of a stream's ledger: up to `limit` rows with a seed key after `after` (from the first when null), in seed-key order. */

@@ -145,6 +145,10 @@ export abstract class SqlDestination implements Destination {
     return this.parts.store.readSeedsByKey(stream, keys);
   }
 
+  readStateByKey(stream: string, keys: readonly string[]): Promise<Map<string, StateRow>> {
+    return this.parts.store.readStateByKey(stream, keys);
+  }
+
   readSeedPage(stream: string, after: string | null, limit: number): Promise<SeedRow[]> {
     return this.parts.store.readSeedPage(stream, after, limit);
   }

@@ -52,6 +52,13 @@ export class SqlSystemStore {
     return new Map(rows.map(stateFromDb).map((row) => [row.partition, row]));
   }
 
+  /** See `Destination.readStateByKey`. */
+  async readStateByKey(stream: string, keys: readonly string[]): Promise<Map<string, StateRow>> {
+    if (keys.length === 0) return new Map();
+    const rows = await this.readSystem(this.context.db.selectFrom(this.context.qualified(systemTables.state.name)).selectAll().where('stream', '=', stream).where('partition', 'in', keys).compile());
+    return new Map(rows.map(stateFromDb).map((row) => [row.partition, row]));
+  }
+
   /** See `Destination.readSeeds`. */
   async readSeeds(stream: string): Promise<Map<string, SeedRow>> {
     const rows = await this.readSystem(this.context.db.selectFrom(this.context.qualified(systemTables.seeds.name)).selectAll().where('stream', '=', stream).compile());

@@ -1,4 +1,4 @@
-import type { BatchPosition, BatchRow, Destination, SeedRow } from '../destinations/destination.js';
+import type { BatchPosition, BatchRow, Destination, SeedRow, StateRow } from '../destinations/destination.js';
 
 /** Ledger rows per read: one seed chunk's worth. */
 export const LEDGER_PAGE = 1000;
@@ -40,11 +40,21 @@ export async function readOpenBatches(destination: Destination, stream: string):
 }
 
 /** The ledger rows of `keys`, read a page of keys at a time; keys without a row are absent. */
-export async function readSeedRows(destination: Destination, stream: string, keys: Iterable<string>, pageSize = LEDGER_PAGE): Promise<Map<string, SeedRow>> {
-  const rows = new Map<string, SeedRow>();
+export function readSeedRows(destination: Destination, stream: string, keys: Iterable<string>, pageSize = LEDGER_PAGE): Promise<Map<string, SeedRow>> {
+  return readByKey(keys, pageSize, (page) => destination.readSeedsByKey(stream, page));
+}
+
+/** The state rows of partition `keys`, read a page of keys at a time; keys without a row are absent. */
+export function readStateRows(destination: Destination, stream: string, keys: Iterable<string>, pageSize = LEDGER_PAGE): Promise<Map<string, StateRow>> {
+  return readByKey(keys, pageSize, (page) => destination.readStateByKey(stream, page));
+}
+
+/** The rows `read` answers for `keys`, asked a page of keys at a time. */
+async function readByKey<Row>(keys: Iterable<string>, pageSize: number, read: (page: string[]) => Promise<Map<string, Row>>): Promise<Map<string, Row>> {
+  const rows = new Map<string, Row>();
   let page: string[] = [];
   const flush = async () => {
-    for (const [key, row] of await destination.readSeedsByKey(stream, page)) rows.set(key, row);
+    for (const [key, row] of await read(page)) rows.set(key, row);
     page = [];
   };
   for (const key of keys) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchRow, Destination, SeedRow } from '../../src/destinations/destination.js';
-import { openBatchPages, readSeedRows, seedLedgerPages } from '../../src/engine/ledger-pages.js';
+import { openBatchPages, readSeedRows, readStateRows, seedLedgerPages } from '../../src/engine/ledger-pages.js';
 import { destinationKinds, useBackend } from '../helpers/destinations.js';
 
 const at = new Date('2026-11-01T10:00:00.000Z');
@@ -61,6 +61,23 @@ for (const kind of destinationKinds) {
       expect(rows.size).toBe(2000);
       expect(rows.get('person-01999')?.seed).toBe('https://x.example/in/person-1999');
       expect(rows.has('person-02000')).toBe(false);
+    });
+
+    it('given the state rows of 1,500 partitions of a stream beside another stream, when 2,000 keys are read by key a page at a time, then exactly the recorded ones of that stream come back', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await open();
+      const unit = await dest.beginUnit('run_1');
+      const key = (n: number) => `https://x.example/company/c-${n}`;
+      await unit.saveState(Array.from({ length: 1500 }, (_, n) => ({ stream: 'jobs', partition: key(n), cursor: JSON.stringify({ completed_at: at.toISOString(), n }) })));
+      await unit.saveState([{ stream: 'company_posts', partition: key(1600), cursor: '{}' }]);
+      await unit.commit();
+
+      const rows = await readStateRows(dest, 'jobs', Array.from({ length: 2000 }, (_, n) => key(n)), 600);
+
+      expect(rows.size).toBe(1500);
+      expect(JSON.parse(rows.get(key(1499))!.cursor)).toEqual({ completed_at: at.toISOString(), n: 1499 });
+      expect(rows.has(key(1600))).toBe(false);
+      expect((await dest.readStateByKey('jobs', [])).size).toBe(0);
     });
 
     it('given open and finished batches, several created at the same instant, when open batches are read in pages of 3, then each open one comes once, oldest first, ties by key', async (ctx) => {
