@@ -6,6 +6,7 @@ import { stopForBudget } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';
 import { readOpenBatches } from './ledger-pages.js';
 import type { Partition } from './partitions.js';
+import type { SeedScan } from './seed-scan.js';
 import { emptyOutcome, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 
 /**
@@ -24,6 +25,16 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
   // record until it ended), so this run neither holds room for them nor counts them again.
   const held = unsentCredits(runner, open);
   const scan = ctx.resumeOnly ? undefined : await runner.scanSeeds();
+  try {
+    return await runScanned(manifest, ctx, outcome, { runner, open, held, scan });
+  } finally {
+    await scan?.close();
+  }
+}
+
+/** The rest of `runBatchStream`, once its seeds' scan is open (none when it only resumes jobs). */
+async function runScanned(manifest: BatchStreamNode, ctx: StreamContext, outcome: StreamOutcome, opened: { runner: BatchRunner; open: BatchRow[]; held: number; scan: SeedScan | undefined }): Promise<StreamOutcome> {
+  const { runner, open, held, scan } = opened;
   const plan = scan ? await runner.planSeeds(scan, open, ctx.budget.remaining - held) : undefined;
   outcome.worstCaseCredits = runner.costs.costOfPlan(plan, 'worst') + runner.costs.retriesOfOpen(open);
   outcome.estimatedCredits = runner.costs.costOfPlan(plan, 'expected');
@@ -80,7 +91,8 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
 export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamPlan> {
   const runner = new BatchRunner(manifest, ctx, emptyOutcome(manifest.name));
   const open = await openBatches(ctx, manifest.name);
-  const plan = await runner.planSeeds(await runner.scanSeeds(), open, Infinity);
+  const scan = await runner.scanSeeds();
+  const plan = await runner.planSeeds(scan, open, Infinity).finally(() => scan.close());
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
   const unsent = unsentCredits(runner, open);
   const chunks = plan.todo === 0 ? 0 : Math.ceil(plan.todo / spreadChunkSize(plan.todo, ctx.batch));

@@ -75,8 +75,7 @@ export class PageRounds {
    */
   async resumeOpen(partitions: readonly Partition[]): Promise<void> {
     const byKey = new Map(partitions.map((p) => [p.key, p]));
-    const open = (await this.ctx.destination.readBatches(this.manifest.name)).filter((b) => b.status === 'intent' || b.status === 'submitted');
-    for (const batch of open) {
+    for (const batch of await this.openBatches()) {
       const passes = new Map<string, Pass>();
       for (const item of itemsOf(batch)) {
         const { key, page } = parseRef(item.ref);
@@ -91,6 +90,17 @@ export class PageRounds {
       }
       await this.runJob(batch, passes);
     }
+  }
+
+  /** Keys of the partitions whose pages the rounds earlier runs left open ask: `resumeOpen` needs those partitions. */
+  async openKeys(): Promise<Set<string>> {
+    const keys = new Set<string>();
+    for (const batch of await this.openBatches()) for (const item of itemsOf(batch)) keys.add(parseRef(item.ref).key);
+    return keys;
+  }
+
+  private async openBatches(): Promise<BatchRow[]> {
+    return (await this.ctx.destination.readBatches(this.manifest.name)).filter((b) => b.status === 'intent' || b.status === 'submitted');
   }
 
   /** Asks the partitions' pages round by round, until every pass has ended (or the budget stops them). */

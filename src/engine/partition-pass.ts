@@ -3,6 +3,7 @@ import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
 import type { PaidAnswer } from './answer-journal.js';
 import { isRecent } from './freshness.js';
+import { readStateRows } from './ledger-pages.js';
 import type { Partition } from './partitions.js';
 import { reopensHeldWindow, type CapRead, type HeldWindow } from './record-cap.js';
 import type { StreamContext } from './stream-context.js';
@@ -110,8 +111,9 @@ export function hasStoppingPoint(manifest: RequestStreamNode, saved: PartitionSt
   return manifest.incremental.type === 'newest' && saved.newest !== undefined;
 }
 
-export async function readStates(destination: Destination, stream: string): Promise<Map<string, PartitionState>> {
-  const rows = await destination.readState(stream);
+/** The saved states of partition `keys` (read a page of keys at a time); a partition without one is absent. */
+export async function readStates(destination: Destination, stream: string, keys: Iterable<string>): Promise<Map<string, PartitionState>> {
+  const rows = await readStateRows(destination, stream, keys);
   return new Map([...rows].map(([key, row]) => [key, parseState(row.cursor)]));
 }
 

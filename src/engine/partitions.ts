@@ -34,14 +34,7 @@ const resolvers = {
     // Held whole here (request streams, e.g. jobs per company); batch streams stream theirs (SeedScan).
     return list ? (await list.toArray()).map((seed) => seedPartition(node, seed)) : [];
   },
-  parent: async (node, ctx) => {
-    const rows = await ctx.readTable(node.table, node.columns);
-    const base = rows.map((row) => {
-      const key = keyText(renderTemplate(node.key, { row }));
-      return { key, values: { ...row, key } };
-    });
-    return node.expand ? expand(base, node.expand, ctx) : base;
-  },
+  parent: async (node, ctx) => parentPartitions(node, await ctx.readTable(node.table, node.columns), ctx),
   list: async (node, ctx) => {
     const items = renderTemplate(node.values, { options: ctx.options, seeds: ctx.seeds });
     if (!Array.isArray(items)) return [];
@@ -63,6 +56,16 @@ const resolvers = {
 } satisfies { [T in PartitionNode['type']]: Resolver<T> };
 
 type SeedsNode = Extract<PartitionNode, { type: 'seeds' }>;
+type ParentNode = Extract<PartitionNode, { type: 'parent' }>;
+
+/** The partitions of rows of a `parent` node's table: one a row, or one a row and expanded value. */
+export function parentPartitions(node: ParentNode, rows: readonly Record<string, unknown>[], ctx: Pick<PartitionContext, 'options'>): Partition[] {
+  const base = rows.map((row) => {
+    const key = keyText(renderTemplate(node.key, { row }));
+    return { key, values: { ...row, key } };
+  });
+  return node.expand ? expand(base, node.expand, ctx) : base;
+}
 
 /** The partition of one seed of a `seeds` node. */
 export function seedPartition(node: SeedsNode, seed: string): Partition {
@@ -78,13 +81,16 @@ export function seedListOf(value: unknown): SeedList | undefined {
 
 /** Resolves a partition node to its partitions, de-duplicated by key (first wins). */
 export async function resolvePartitions(node: PartitionNode, ctx: PartitionContext): Promise<Partition[]> {
-  if ('when' in node && node.when !== undefined && !isTruthy(renderTemplate(node.when, { options: ctx.options, seeds: ctx.seeds }))) {
-    return [];
-  }
+  if (!holds(node, ctx)) return [];
   const resolver = resolvers[node.type] as Resolver<typeof node.type>;
   const partitions = await resolver(node as never, ctx);
   const seen = new Set<string>();
   return partitions.filter((p) => (seen.has(p.key) ? false : (seen.add(p.key), true)));
+}
+
+/** Whether a node's `when` holds (a node without one always does). */
+export function holds(node: PartitionNode, ctx: Pick<PartitionContext, 'options' | 'seeds'>): boolean {
+  return !('when' in node) || node.when === undefined || isTruthy(renderTemplate(node.when, { options: ctx.options, seeds: ctx.seeds }));
 }
 
 /** Whether a rendered `when` holds: empty lists, empty strings, false, null and undefined do not. */
@@ -93,7 +99,7 @@ export function isTruthy(value: unknown): boolean {
   return value !== undefined && value !== null && value !== false && value !== '' && value !== 0;
 }
 
-function expand(base: Partition[], spec: Record<string, unknown>, ctx: PartitionContext): Partition[] {
+function expand(base: Partition[], spec: Record<string, unknown>, ctx: Pick<PartitionContext, 'options'>): Partition[] {
   return Object.entries(spec).reduce((partitions, [name, template]) => {
     const rendered = renderTemplate(template, { options: ctx.options });
     const values = Array.isArray(rendered) ? rendered : [rendered];

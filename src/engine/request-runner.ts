@@ -1,34 +1,30 @@
 import PQueue from 'p-queue';
 import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
-import type { BatchRow, Destination, StateRow } from '../destinations/destination.js';
+import type { BatchRow, StateRow } from '../destinations/destination.js';
 import { crashPoint } from './crash-point.js';
 import { StreamDefinitionError } from './engine-errors.js';
-import { byPriority } from './budget.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from './budget-stop.js';
-import type { Cost } from './cost-model.js';
 import { RunStoppedError } from './engine-errors.js';
-import { isRecent, refreshAfterMs } from './freshness.js';
 import { LoadWriter } from './load-writer.js';
 import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
 import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
-import { batchItemOf, costOfCall, errorType, pathOf, requestOf, UNPROCESSABLE } from './service-calls.js';
+import { costOfCall, errorType, requestOf, UNPROCESSABLE } from './service-calls.js';
 import { addCharge, addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
-import { readPastCap, reopensHeldWindow, type CapRead, type HeldWindow } from './record-cap.js';
+import { addCost, passCost, RequestPartitions, type DuePartition, type PassCost } from './request-plan.js';
+import { readPastCap, reopensHeldWindow, type CapRead } from './record-cap.js';
 import { stampFields } from './stamp-fields.js';
 import {
   endOfPass,
   firstAnswerAt,
   firstField,
   hasStoppingPoint,
-  isFresh,
   maxIso,
   maxPagesOf,
   pagesThisRun,
-  readStates,
   recordsOf,
   renderArgs,
   stateRow,
@@ -46,19 +42,19 @@ import {
  * rows they would load first are counted too (at most those of one parent row per parent unit).
  */
 export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[] = []): Promise<StreamPlan> {
-  const { partitions, states, todo } = await partitionsDue(manifest, ctx);
-  const cost = streamCost(manifest, ctx, todo, states);
+  const partitions = await RequestPartitions.open(manifest, ctx);
+  const plan = await partitions.plan().finally(() => partitions.close());
   const toCome = await partitionsToCome(manifest, ctx, upstream);
   return {
     stream: manifest.name,
-    units: todo.length + toCome.units,
+    units: plan.todo + toCome.units,
     resumed: 0,
-    skipped: partitions.length - todo.length,
-    calls: todo.length + toCome.units,
-    worstCaseCredits: cost.worst + toCome.worst,
-    estimatedCredits: cost.expected + toCome.expected,
-    next: todo.slice(0, 3).map((p) => p.key),
-    maxCallCredits: Math.max(cost.perCall, toCome.perCall),
+    skipped: plan.partitions - plan.todo,
+    calls: plan.todo + toCome.units,
+    worstCaseCredits: plan.cost.worst + toCome.worst,
+    estimatedCredits: plan.cost.expected + toCome.expected,
+    next: plan.next,
+    maxCallCredits: Math.max(plan.cost.perCall, toCome.perCall),
   };
 }
 
@@ -75,58 +71,25 @@ async function partitionsToCome(manifest: RequestStreamNode, ctx: StreamContext,
   // One planned row per parent table (a union counts each of its tables: an upper bound).
   const readTable = async (_table: string, columns: readonly string[]) => [Object.fromEntries(columns.map((column) => [column, `planned-${column}`]))];
   const perParent = await resolvePartitions(node, { ...partitionContext(ctx), readTable });
-  const cost = streamCost(manifest, ctx, perParent, new Map());
+  const cost = { worst: 0, expected: 0, perCall: 0 };
+  for (const partition of perParent) addCost(cost, passCost(manifest, ctx, partition, {}));
   return { units: parents * perParent.length, worst: parents * cost.worst, expected: parents * cost.expected, perCall: cost.perCall };
-}
-
-/** Credits of passes over partitions, and the most one of their calls can bill. */
-interface PassCost extends Cost {
-  perCall: number;
-}
-
-/** Partitions due now, never-completed first, then the longest since their last complete pass. */
-async function partitionsDue(manifest: RequestStreamNode, ctx: StreamContext) {
-  const partitions = await resolvePartitions(manifest.partitions, partitionContext(ctx));
-  const states = await readStates(ctx.destination, manifest.name);
-  const now = ctx.now();
-  const refreshMs = refreshAfterMs(manifest.refresh_after, ctx.options);
-  const due = partitions.filter((p) => ctx.fullRefresh || !isFresh(states.get(p.key), p, refreshMs, now));
-  const completedAt = (p: Partition) => {
-    const at = states.get(p.key)?.completed_at;
-    return at ? new Date(at) : null;
-  };
-  return { partitions, states, todo: byPriority(due, completedAt) };
-}
-
-/**
- * Worst and expected credits of a pass over each partition: the worst case pays every page this
- * run may read (see `pagesThisRun`), the expected case the first page only (an incremental pass
- * usually stops there).
- */
-function streamCost(manifest: RequestStreamNode, ctx: StreamContext, todo: readonly Partition[], states: ReadonlyMap<string, PartitionState>): PassCost {
-  const total = { worst: 0, expected: 0, perCall: 0 };
-  for (const partition of todo) {
-    const saved = states.get(partition.key) ?? {};
-    const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
-    const args = renderArgs(manifest, ctx, partition, saved, page);
-    const call = costOfCall(ctx.costs, manifest.cost, pathOf(manifest, partition, ctx.options), args);
-    const maxPages = maxPagesOf(manifest, ctx, partition);
-    if (maxPages === undefined && call.worst > 0) {
-      throw new StreamDefinitionError(`stream "${manifest.name}": its call costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`);
-    }
-    total.worst += call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1);
-    total.expected += call.expected;
-    // A page asked as a batch item (via: batch) is never a single call on the wire.
-    if (!(ctx.options.via === 'batch' && batchItemOf(manifest, partition, ctx.options, args))) total.perCall = Math.max(total.perCall, call.worst);
-  }
-  return total;
 }
 
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
 export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
+  const partitions = await RequestPartitions.open(manifest, ctx);
+  try {
+    return await runOver(partitions, manifest, ctx, outcome);
+  } finally {
+    await partitions.close();
+  }
+}
+
+async function runOver(partitions: RequestPartitions, manifest: RequestStreamNode, ctx: StreamContext, outcome: StreamOutcome): Promise<StreamOutcome> {
   // Rounds an earlier run left open were paid for: their pages load first, so the partitions they finish are fresh now.
   // Until they are done no other page is asked: it could be one of theirs, bought again.
-  const unfinished = await resumeOpenRounds(manifest, ctx, outcome).then(
+  const unfinished = await resumeOpenRounds(partitions, manifest, ctx, outcome).then(
     () => undefined,
     async (error: Error) => (error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : ((await budgetStopOf(error, ctx)) ?? Promise.reject(error))),
   );
@@ -140,63 +103,71 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
     outcome.status = 'partial';
     return outcome;
   }
-  const { partitions, states, todo } = await partitionsDue(manifest, ctx);
-  outcome.skipped = partitions.length - todo.length;
-  const cost = streamCost(manifest, ctx, todo, states);
-  outcome.worstCaseCredits = cost.worst;
-  outcome.estimatedCredits = cost.expected;
-  ctx.reporter.streamStarted(manifest.name, todo.length);
+  const plan = await partitions.plan();
+  outcome.skipped = plan.partitions - plan.todo;
+  outcome.worstCaseCredits = plan.cost.worst;
+  outcome.estimatedCredits = plan.cost.expected;
+  ctx.reporter.streamStarted(manifest.name, plan.todo);
 
   const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
   const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
-  const buffer = todo.length > 0 && shaper.definitionFor(todo[0]!.values).writeMode === 'replace' ? { groups: [], states: [], answers: [] } : undefined;
-  if (buffer && cost.worst > 0) {
+  const buffer = plan.first && shaper.definitionFor(plan.first.values).writeMode === 'replace' ? { groups: [], states: [], answers: [] } : undefined;
+  if (buffer && plan.cost.worst > 0) {
     throw new StreamDefinitionError(
       `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call costs credits: ` +
         'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
     );
   }
   const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
-  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, states, journal, buffer);
+  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, journal, buffer);
   const rounds = ctx.options.via === 'batch' ? new PageRounds(manifest, ctx, runner, outcome) : undefined;
-  const inRounds = rounds ? todo.filter((p) => rounds.batchable(p)) : [];
-  const inRoundKeys = new Set(inRounds.map((p) => p.key));
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
   let budgetStop: BudgetStop | RunStoppedError | undefined;
-  // A set, not inRounds.includes: at 100k partitions the list scan per partition was 10^10 comparisons.
-  for (const partition of todo.filter((p) => !inRoundKeys.has(p.key))) {
-    void queue.add(async () => {
+  const stopOf = async (error: unknown) => (error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : await budgetStopOf(error, ctx));
+  const runAlone = async (partition: Partition) => {
+    if (budgetStop) return runner.forget(partition.key);
+    if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
+    try {
       if (budgetStop) return;
-      if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
-      try {
-        if (budgetStop) return;
-        await runner.run(partition);
-      } catch (error) {
-        // A stop request aborts calls in flight: whatever they threw, the partition is stopped, not failed.
-        const stop = error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : await budgetStopOf(error, ctx);
-        if (stop) budgetStop ??= stop;
-        else await runner.recordFailure(partition, error as Error);
-      }
-      ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
-    });
-  }
-  if (rounds && inRounds.length > 0) {
-    await rounds.run(inRounds).catch(async (error: Error) => {
-      const stop = error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : await budgetStopOf(error, ctx);
+      await runner.run(partition);
+    } catch (error) {
+      // A stop request aborts calls in flight: whatever they threw, the partition is stopped, not failed.
+      const stop = await stopOf(error);
       if (stop) budgetStop ??= stop;
-      else {
-        outcome.failed += 1;
-        noteError(outcome, `a batch round failed: ${error.message}`);
-      }
-    });
-    if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
+      else await runner.recordFailure(partition, error as Error);
+    } finally {
+      runner.forget(partition.key);
+    }
+    ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
+  };
+  // The partitions due come a chunk at a time, each when the queue has room: only those in flight are held.
+  for await (const chunk of partitions.due(plan)) {
+    if (budgetStop || ctx.stop?.aborted) break;
+    runner.track(chunk);
+    const inRounds = rounds ? chunk.filter((due) => rounds.batchable(due.partition)).map((due) => due.partition) : [];
+    // A set, not inRounds.includes: at 100k partitions the list scan per partition was 10^10 comparisons.
+    const inRoundKeys = new Set(inRounds.map((p) => p.key));
+    for (const { partition } of chunk) if (!inRoundKeys.has(partition.key)) void queue.add(() => runAlone(partition));
+    if (rounds && inRounds.length > 0) {
+      await rounds.run(inRounds).catch(async (error: Error) => {
+        const stop = await stopOf(error);
+        if (stop) budgetStop ??= stop;
+        else {
+          outcome.failed += 1;
+          noteError(outcome, `a batch round failed: ${error.message}`);
+        }
+      });
+      for (const key of inRoundKeys) runner.forget(key);
+      if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
+    }
+    await queue.onSizeLessThan(ctx.concurrency);
   }
   await queue.onIdle();
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
-  if (outcome.failed > 0) outcome.status = outcome.failed === todo.length && outcome.records === 0 ? 'failed' : 'partial';
+  if (outcome.failed > 0) outcome.status = outcome.failed === plan.todo && outcome.records === 0 ? 'failed' : 'partial';
   if (runner.cutAtMaxPages > 0) {
     if (outcome.status === 'succeeded') outcome.status = 'partial';
     const message = `${runner.cutAtMaxPages} partition(s) stopped at max_pages with more new items to read; the next run goes on from there (a larger max_pages catches up sooner)`;
@@ -211,13 +182,16 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
 }
 
 /** Loads the batch rounds (see `PageRounds`) an earlier run of this stream left open. */
-async function resumeOpenRounds(manifest: RequestStreamNode, ctx: StreamContext, outcome: StreamOutcome): Promise<void> {
+async function resumeOpenRounds(partitions: RequestPartitions, manifest: RequestStreamNode, ctx: StreamContext, outcome: StreamOutcome): Promise<void> {
   if (ctx.resumeOnly || !(await ctx.destination.readBatches(manifest.name)).some((b) => b.status === 'intent' || b.status === 'submitted')) return;
   const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
   const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
-  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, await readStates(ctx.destination, manifest.name), journal);
-  await new PageRounds(manifest, ctx, runner, outcome).resumeOpen(await resolvePartitions(manifest.partitions, partitionContext(ctx)));
+  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, journal);
+  const rounds = new PageRounds(manifest, ctx, runner, outcome);
+  const open = await partitions.find(await rounds.openKeys());
+  runner.track(open);
+  await rounds.resumeOpen(open.map((due) => due.partition));
 }
 
 interface PageBuffer {
@@ -228,8 +202,8 @@ interface PageBuffer {
 }
 
 class PartitionRunner implements RoundRunner {
-  /** Each partition's state as last committed (or as read at the start of the run). */
-  private readonly current: Map<string, PartitionState>;
+  /** The state of each partition in flight as last committed (or as read when its chunk came): `track`ed, then `forget`. */
+  private readonly current = new Map<string, PartitionState>();
   /** Partitions whose pass this run left pending at `max_pages`, before reaching the items already loaded. */
   cutAtMaxPages = 0;
 
@@ -239,11 +213,18 @@ class PartitionRunner implements RoundRunner {
     private readonly shaper: TableShaper,
     private readonly writer: LoadWriter,
     private readonly outcome: StreamOutcome,
-    saved: ReadonlyMap<string, PartitionState>,
     private readonly journal: AnswerJournal,
     private readonly buffer?: PageBuffer,
-  ) {
-    this.current = new Map(saved);
+  ) {}
+
+  /** Holds the saved states of partitions about to run. */
+  track(due: readonly DuePartition[]): void {
+    for (const { partition, saved } of due) if (saved) this.current.set(partition.key, saved);
+  }
+
+  /** Lets go of the state of a partition done with (run, failed or skipped). */
+  forget(key: string): void {
+    this.current.delete(key);
   }
 
   /** Pages through one partition, committing each page with the state that resumes after it. */

@@ -1,0 +1,91 @@
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deserialize, serialize } from 'node:v8';
+
+/** Bytes of the length before each chunk. */
+const HEADER = 4;
+
+/**
+ * Chunks of values written once to a temporary file and read back in order, one chunk in memory
+ * at a time, as often as needed: what a long list read in several passes costs on disk instead of
+ * in memory. Values go through V8's serializer, so dates, bigints and nested values come back as
+ * they went in. `remove` deletes the file (a process that dies leaves it in the system's
+ * temporary folder).
+ *
+ * @example
+ * ```ts
+ * const spool = await SpoolFile.fill(rowsInChunks());
+ * try {
+ *   for await (const rows of spool.chunks()) handle(rows);
+ * } finally {
+ *   await spool.remove();
+ * }
+ * ```
+ */
+export class SpoolFile {
+  private constructor(
+    private readonly folder: string,
+    private readonly path: string,
+    /** Chunks written. */
+    readonly count: number,
+  ) {}
+
+  /** Writes every chunk `source` yields (empty ones skipped) to a new temporary file. */
+  static async fill(source: AsyncIterable<readonly unknown[]>): Promise<SpoolFile> {
+    const folder = await mkdtemp(join(tmpdir(), 'seedline-spool-'));
+    const path = join(folder, 'chunks.v8');
+    let count = 0;
+    try {
+      const file = await open(path, 'w');
+      try {
+        for await (const chunk of source) {
+          if (chunk.length === 0) continue;
+          const body = serialize(chunk);
+          const header = Buffer.alloc(HEADER);
+          header.writeUInt32LE(body.length);
+          await file.writev([header, body]);
+          count++;
+        }
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      await rm(folder, { recursive: true, force: true });
+      throw error;
+    }
+    return new SpoolFile(folder, path, count);
+  }
+
+  /** The chunks in the order they were written. */
+  async *chunks(): AsyncGenerator<unknown[]> {
+    const file = await open(this.path, 'r');
+    try {
+      let position = 0;
+      for (let n = 0; n < this.count; n++) {
+        const header = await readExactly(file, HEADER, position);
+        const body = await readExactly(file, header.readUInt32LE(0), position + HEADER);
+        position += HEADER + body.length;
+        yield deserialize(body) as unknown[];
+      }
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Deletes the file. */
+  async remove(): Promise<void> {
+    await rm(this.folder, { recursive: true, force: true });
+  }
+}
+
+async function readExactly(file: FileHandle, length: number, position: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(length);
+  let read = 0;
+  while (read < length) {
+    const { bytesRead } = await file.read(buffer, read, length - read, position + read);
+    if (bytesRead === 0) throw new Error(`spool file ended early: ${read} of ${length} bytes at ${position}`);
+    read += bytesRead;
+  }
+  return buffer;
+}

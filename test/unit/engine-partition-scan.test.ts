@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SeedList } from '../../src/config/seed-list.js';
+import { PartitionScan, type TableChunks } from '../../src/engine/partition-scan.js';
+import { resolvePartitions, type Partition, type PartitionContext } from '../../src/engine/partitions.js';
+import type { PartitionNode } from '../../src/manifest/manifest-schema.js';
+import { SpoolFile } from '../../src/util/spool-file.js';
+
+async function* chunksOf<T>(chunks: T[][]): AsyncGenerator<T[]> {
+  for (const chunk of chunks) yield chunk;
+}
+
+async function pass(scan: PartitionScan, size?: number): Promise<Partition[][]> {
+  const chunks: Partition[][] = [];
+  for await (const chunk of scan.chunks(size)) chunks.push(chunk);
+  return chunks;
+}
+
+describe('SpoolFile', () => {
+  it('given chunks of dates, bigints and nested values, when spooled and read twice, then both passes give them back as written and remove deletes the file', async () => {
+    const written = [[{ at: new Date('2026-11-26T10:00:00.000Z'), n: 12n, tags: ['a', 'b'] }], [], [{ at: null, n: 1n, tags: [] }, 'x']];
+    const spool = await SpoolFile.fill(chunksOf(written));
+    const read = async () => {
+      const chunks: unknown[][] = [];
+      for await (const chunk of spool.chunks()) chunks.push(chunk);
+      return chunks;
+    };
+    expect(spool.count).toBe(2);
+    expect(await read()).toEqual([written[0], written[2]]);
+    expect(await read()).toEqual([written[0], written[2]]);
+    const path = (spool as unknown as { path: string }).path;
+    expect(existsSync(path)).toBe(true);
+    await spool.remove();
+    expect(existsSync(dirname(path))).toBe(false);
+  });
+});
+
+describe('PartitionScan', () => {
+  const rows = [
+    [{ url: 'https://x.example/company/b' }, { url: 'https://x.example/company/c' }],
+    [{ url: 'https://x.example/company/c' }, { url: 'https://x.example/company/d' }],
+    [{ url: 'https://x.example/company/a' }],
+  ];
+  const tables: TableChunks = (table) => chunksOf(table === 'companies' ? rows : []);
+  const context: PartitionContext = {
+    options: { per_company: true, off: false, kinds: ['posts', 'comments'] },
+    seeds: { companies: SeedList.of(['https://x.example/company/a', ' https://x.example/company/e ', 'https://x.example/company/a']) },
+    now: new Date('2026-11-26T10:00:00.000Z'),
+    readTable: async (table) => (table === 'companies' ? rows.flat() : []),
+  };
+  const union: PartitionNode = {
+    type: 'union',
+    of: [
+      { type: 'parent', table: 'companies', columns: ['url'], key: '{{ row.url }}' },
+      { type: 'seeds', seeds: 'companies', as: 'company_url', seed_kind: 'raw', when: '{{ options.per_company }}' },
+      { type: 'seeds', seeds: 'companies', as: 'company_url', seed_kind: 'raw', when: '{{ options.off }}' },
+      { type: 'single', values: { keywords: 'x' } },
+    ],
+  };
+
+  it('given a union of a parent table read in chunks, a seed list, a node whose when fails and a single, when scanned twice, then each pass gives what resolving it whole gives, repeats dropped first-wins', async () => {
+    const scan = await PartitionScan.open(union, context, tables);
+    try {
+      const whole = await resolvePartitions(union, context);
+      const first = await pass(scan, 2);
+      expect(first.flat()).toEqual(whole);
+      expect(first.flat().map((p) => p.key)).toEqual(['https://x.example/company/b', 'https://x.example/company/c', 'https://x.example/company/d', 'https://x.example/company/a', 'https://x.example/company/e', '*']);
+      expect((await pass(scan, 2)).flat()).toEqual(whole);
+    } finally {
+      await scan.close();
+    }
+  });
+
+  it('given a parent node expanded by an option list, when scanned, then each row gives one partition a value, as resolving it whole does', async () => {
+    const node: PartitionNode = { type: 'parent', table: 'companies', columns: ['url'], key: '{{ row.url }}', expand: { kind: '{{ options.kinds }}' } };
+    const scan = await PartitionScan.open(node, context, tables);
+    try {
+      const partitions = (await pass(scan)).flat();
+      expect(partitions).toEqual(await resolvePartitions(node, context));
+      expect(partitions).toHaveLength(8);
+      expect(partitions[0]).toEqual({ key: 'https://x.example/company/b|kind=posts', values: { url: 'https://x.example/company/b', kind: 'posts', key: 'https://x.example/company/b|kind=posts' } });
+    } finally {
+      await scan.close();
+    }
+  });
+
+  it('given a pass under way, when another pass starts, then it is refused: passes share the record of repeats met', async () => {
+    const scan = await PartitionScan.open(union, context, tables);
+    try {
+      const under = scan.chunks(1);
+      await under.next();
+      await expect(scan.chunks(1).next()).rejects.toThrow(/one at a time/);
+      await under.return(undefined);
+      expect((await pass(scan)).flat()).toHaveLength(6);
+    } finally {
+      await scan.close();
+    }
+  });
+});
