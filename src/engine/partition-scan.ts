@@ -1,5 +1,6 @@
 import { SEED_CHUNK } from '../config/seed-list.js';
 import type { PartitionNode } from '../manifest/manifest-schema.js';
+import { regroup } from '../util/regroup.js';
 import { SpoolFile } from '../util/spool-file.js';
 import { holds, parentPartitions, resolvePartitions, seedListOf, seedPartition, type Partition, type PartitionContext } from './partitions.js';
 import { RepeatFinder } from './repeat-finder.js';
@@ -53,7 +54,7 @@ export class PartitionScan {
     }
   }
 
-  /** One pass: the partitions in the source's order, repeats dropped, in chunks of about `size` (a parent table's chunks are the warehouse's). */
+  /** One pass: the partitions in the source's order, repeats dropped, in chunks of at most `size` (rows of an expanded parent give more a chunk). */
   async *chunks(size = SEED_CHUNK): AsyncGenerator<Partition[]> {
     if (this.passing) throw new Error('PartitionScan: a pass is already under way (passes run one at a time)');
     this.passing = true;
@@ -85,8 +86,8 @@ async function sourceOf(node: PartitionNode, context: PartitionContext, tables: 
   if (node.type === 'parent') {
     const spool = await SpoolFile.fill(tables(node.table, node.columns));
     spools.push(spool);
-    return async function* () {
-      for await (const rows of spool.chunks()) yield parentPartitions(node, rows as Record<string, unknown>[], context);
+    return async function* (size) {
+      for await (const rows of regroup(spool.chunks(), size)) yield parentPartitions(node, rows as Record<string, unknown>[], context);
     };
   }
   if (node.type === 'union') {

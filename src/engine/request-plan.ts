@@ -1,4 +1,5 @@
 import { SEED_CHUNK } from '../config/seed-list.js';
+import { regroup } from '../util/regroup.js';
 import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import type { Cost } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
@@ -89,12 +90,17 @@ export class RequestPartitions {
     return plan;
   }
 
-  /** The partitions due, in priority order, a chunk at a time with their states as they are now; stale ones gathered `window` at a time. */
+  /** The partitions due, in priority order, in chunks of 1,000 with their states as they are now; stale ones gathered `window` at a time. */
   async *due(plan: RequestPlan, window = STALE_WINDOW): AsyncGenerator<DuePartition[]> {
-    for await (const chunk of this.withStates()) {
-      const first = chunk.filter(({ partition, saved }) => completedAt(saved) === undefined && this.isDue(partition, saved));
-      if (first.length > 0) yield first;
-    }
+    yield* regroup(this.neverCompleted(), SEED_CHUNK);
+    yield* regroup(this.stalest(plan, window), SEED_CHUNK);
+  }
+
+  private async *neverCompleted(): AsyncGenerator<DuePartition[]> {
+    for await (const chunk of this.withStates()) yield chunk.filter(({ partition, saved }) => completedAt(saved) === undefined && this.isDue(partition, saved));
+  }
+
+  private async *stalest(plan: RequestPlan, window: number): AsyncGenerator<DuePartition[]> {
     for (let from = 0; from < plan.stalest.length; from += window) {
       const gathered = await this.atPositions(plan.stalest.subarray(from, from + window));
       for (let i = 0; i < gathered.length; i += SEED_CHUNK) {

@@ -5,6 +5,7 @@ import { SeedList } from '../../src/config/seed-list.js';
 import { PartitionScan, type TableChunks } from '../../src/engine/partition-scan.js';
 import { resolvePartitions, type Partition, type PartitionContext } from '../../src/engine/partitions.js';
 import type { PartitionNode } from '../../src/manifest/manifest-schema.js';
+import { regroup } from '../../src/util/regroup.js';
 import { SpoolFile } from '../../src/util/spool-file.js';
 
 async function* chunksOf<T>(chunks: T[][]): AsyncGenerator<T[]> {
@@ -19,7 +20,7 @@ async function pass(scan: PartitionScan, size?: number): Promise<Partition[][]> 
 
 describe('SpoolFile', () => {
   it('given chunks of dates, bigints and nested values, when spooled and read twice, then both passes give them back as written and remove deletes the file', async () => {
-    const written = [[{ at: new Date('2026-11-26T10:00:00.000Z'), n: 12n, tags: ['a', 'b'] }], [], [{ at: null, n: 1n, tags: [] }, 'x']];
+    const written: unknown[][] = [[{ at: new Date('2026-11-26T10:00:00.000Z'), n: 12n, tags: ['a', 'b'] }], [], [{ at: null, n: 1n, tags: [] }, 'x']];
     const spool = await SpoolFile.fill(chunksOf(written));
     const read = async () => {
       const chunks: unknown[][] = [];
@@ -33,6 +34,14 @@ describe('SpoolFile', () => {
     expect(existsSync(path)).toBe(true);
     await spool.remove();
     expect(existsSync(dirname(path))).toBe(false);
+  });
+});
+
+describe('regroup', () => {
+  it('given chunks of 3, 0, 4 and 1 items, when regrouped by 3, then the items come in order in chunks of 3, 3 and 2', async () => {
+    const chunks: number[][] = [];
+    for await (const chunk of regroup(chunksOf([[1, 2, 3], [], [4, 5, 6, 7], [8]]), 3)) chunks.push(chunk);
+    expect(chunks).toEqual([[1, 2, 3], [4, 5, 6], [7, 8]]);
   });
 });
 
