@@ -1,13 +1,16 @@
 /**
  * Peak memory of a sync against the number of seeds.
  *
- *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…]
+ *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts]
  *
  * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
  * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
  * own (it keeps every job's results, which is the service's memory, not the connector's). The sync
  * runs in a child process of its own too, so each N's peak RSS (getrusage maxrss) is its own, with
  * V8's heap growth capped as the `seedline` entry point caps it.
+ * `--stream company_posts` syncs a request stream instead: one page of posts of each of N companies
+ * put in its parent table beforehand (by batch rounds, as the stream asks by default), so the
+ * figures are those of a stream whose partitions are the rows of a parent table.
  * Prints seeds, records loaded, wall time, calls, peak RSS and peak heap, and the ratio of each
  * peak RSS to the first N's; on DuckDB also the memory DuckDB itself accounts for at the end (`duckdb_memory()`).
  */
@@ -20,6 +23,8 @@ import { returnFreedDuckDbMemory } from '../src/cli/duckdb-allocator.js';
 import { formatTable } from '../src/cli/format-table.js';
 
 const self = fileURLToPath(import.meta.url);
+/** `--stream company_posts` measures a request stream over N parent rows instead of the profiles batch stream over N seeds. */
+const STREAM = flag('stream', 'profiles');
 
 function flag(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -77,7 +82,8 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
       api: { base_url: url, api_key: 'svc_test_bench', max_concurrency: 16 },
       destination: destinationConfig,
       seeds: { profiles: { file: join(dir, 'seeds.csv'), column: 'url' } },
-      streams: { profiles: {} },
+      // company_posts: one page of each parent company (the stream's partitions are the rows of `companies`).
+      streams: STREAM === 'company_posts' ? { company_posts: { max_pages: 1 } } : { profiles: {} },
       batch: { chunk_size: 1000, poll_interval_ms: 50 },
     }),
     'bench',
@@ -89,7 +95,8 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   const client = await ApiClient.connect({ baseUrl: url, apiKey: 'svc_test_bench', onEvent: (e) => void (e.type === 'response' && calls++) });
   const silent = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
   const started = Date.now();
-  const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, only: ['profiles'] });
+  if (STREAM === 'company_posts') await fillCompanies(destination, Number(flag('seeds', '0')));
+  const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, only: [STREAM] });
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs: 5 });
   const seconds = (Date.now() - started) / 1000;
   const duckDbOwnMb = backend === 'duckdb' ? Number((await destination.query<{ mb: unknown }>('select sum(memory_usage_bytes) / 1048576 as mb from duckdb_memory()'))[0]!.mb) : undefined;
@@ -108,6 +115,17 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
     ...(duckDbOwnMb === undefined ? {} : { duckDbOwnMb }),
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
+/**
+ * The parent table of company_posts, filled without the service: `count` company URLs, as if the
+ * companies stream had loaded them (only the column the partitions read).
+ */
+async function fillCompanies(destination: { schema: string; kind: string; query(sql: string): Promise<unknown> }, count: number): Promise<void> {
+  const table = `"${destination.schema}".companies`;
+  const numbers = destination.kind === 'postgres' ? `generate_series(0, ${count - 1}) as t(i)` : `range(${count}) as t(i)`;
+  await destination.query(`create table ${table} (url varchar)`);
+  await destination.query(`insert into ${table} select 'https://www.network.example/company/bench-' || i from ${numbers}`);
 }
 
 /** Starts this file as a child with `args`; resolves with its first stdout line (the child goes on running). */
@@ -134,7 +152,7 @@ async function measure(seeds: number): Promise<RunFigures> {
     const lines = ['url'];
     for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
     await writeFile(join(dir, 'seeds.csv'), `${lines.join('\n')}\n`);
-    const run = await child(['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', '')]);
+    const run = await child(['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', ''), '--stream', STREAM, '--seeds', String(seeds)]);
     await run.done;
     return JSON.parse(run.line) as RunFigures;
   } finally {
@@ -154,7 +172,7 @@ async function main(): Promise<void> {
     rows.push({ seeds, records: f.records, wall_s: f.seconds.toFixed(1), calls: f.calls, peak_rss_mb: Math.round(f.peakRssMb), peak_heap_mb: Math.round(f.peakHeapMb), rss_vs_first: (f.peakRssMb / first).toFixed(2), ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }) });
     process.stderr.write(`${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb })}\n`);
   }
-  process.stdout.write(`sandbox at zero latency in its own process; profiles batch stream, CSV seeds, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
+  process.stdout.write(`sandbox at zero latency in its own process; ${STREAM === 'company_posts' ? 'company_posts request stream over N parent companies, one page each' : 'profiles batch stream, CSV seeds'}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
 }
 
 if (process.argv.includes('--serve')) await serveSandbox();
