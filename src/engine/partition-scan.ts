@@ -13,12 +13,14 @@ type ChunkSource = (size: number) => AsyncGenerator<Partition[]>;
 
 /**
  * The partitions of a stream, read in chunks as many times as the stream needs, without holding
- * them: a `seeds` node reads its seed list again on each pass (a CSV file from disk, a query
- * through a cursor); a `parent` node's rows are copied once, when the scan opens, to a temporary
- * file read again on each pass (no transaction stays open on the warehouse while the stream
- * writes); a `union` reads its nodes in turn. `list`, `months` and `single` nodes, which the
- * config spells out, are resolved whole. Repeats of a key are dropped (first wins) exactly, found
- * by a survey pass when the scan opens. Passes run one at a time; `close` removes the copies.
+ * them: a `seeds` node's list (a CSV file, a query's answer) and a `parent` node's rows are read
+ * once, when the scan opens, into a temporary file that each pass reads again. So every pass sees
+ * the same partitions in the same order (a file edited during the run, or a query without `order
+ * by` answering in another order, cannot make a pass disagree with the plan), and no read
+ * transaction stays open on the warehouse while the stream writes. A `union` reads its nodes in
+ * turn; `list`, `months` and `single` nodes, which the config spells out, are resolved whole.
+ * Repeats of a key are dropped (first wins) exactly, found by a survey pass when the scan opens.
+ * Passes run one at a time; `close` removes the copies.
  *
  * @example
  * ```ts
@@ -54,7 +56,7 @@ export class PartitionScan {
     }
   }
 
-  /** One pass: the partitions in the source's order, repeats dropped, in chunks of at most `size` (rows of an expanded parent give more a chunk). */
+  /** One pass: the partitions in the source's order, repeats dropped, a chunk for each `size` seeds or parent rows (an expanded parent row gives several partitions). */
   async *chunks(size = SEED_CHUNK): AsyncGenerator<Partition[]> {
     if (this.passing) throw new Error('PartitionScan: a pass is already under way (passes run one at a time)');
     this.passing = true;
@@ -79,8 +81,11 @@ async function sourceOf(node: PartitionNode, context: PartitionContext, tables: 
   if (!holds(node, context)) return async function* () {};
   if (node.type === 'seeds') {
     const list = seedListOf(context.seeds[node.seeds]);
+    if (!list) return async function* () {};
+    const spool = await SpoolFile.fill(list.chunks());
+    spools.push(spool);
     return async function* (size) {
-      if (list) for await (const seeds of list.chunks(size)) yield seeds.map((seed) => seedPartition(node, seed));
+      for await (const seeds of regroup(spool.chunks(), size)) yield seeds.map((seed) => seedPartition(node, String(seed)));
     };
   }
   if (node.type === 'parent') {

@@ -31,7 +31,7 @@ type Resolver<T extends PartitionNode['type']> = (node: Extract<PartitionNode, {
 const resolvers = {
   seeds: async (node, ctx) => {
     const list = seedListOf(ctx.seeds[node.seeds]);
-    // Held whole here (request streams, e.g. jobs per company); batch streams stream theirs (SeedScan).
+    // Held whole: for checks and plans of a few partitions. Streams read theirs in chunks (PartitionScan).
     return list ? (await list.toArray()).map((seed) => seedPartition(node, seed)) : [];
   },
   parent: async (node, ctx) => parentPartitions(node, await ctx.readTable(node.table, node.columns), ctx),

@@ -143,9 +143,7 @@ async function runOver(partitions: RequestPartitions, manifest: RequestStreamNod
     }
     ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
   };
-  // The partitions due come a chunk at a time, each when the queue has room: only those in flight are held.
-  for await (const chunk of partitions.due(plan)) {
-    if (budgetStop || ctx.stop?.aborted) break;
+  const runChunk = async (chunk: readonly DuePartition[]) => {
     runner.track(chunk);
     const inRounds = rounds ? chunk.filter((due) => rounds.batchable(due.partition)).map((due) => due.partition) : [];
     // A set, not inRounds.includes: at 100k partitions the list scan per partition was 10^10 comparisons.
@@ -161,9 +159,22 @@ async function runOver(partitions: RequestPartitions, manifest: RequestStreamNod
         }
       });
       for (const key of inRoundKeys) runner.forget(key);
-      if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
     }
     await queue.onSizeLessThan(ctx.concurrency);
+  };
+  // The partitions due come a chunk at a time, each when the queue has room: only those in flight are held.
+  try {
+    for await (const chunk of partitions.due(plan)) {
+      if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
+      if (budgetStop) break;
+      await runChunk(chunk);
+    }
+    if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
+  } catch (error) {
+    // A chunk that could not be read (its states, a seed file) ends the stream, once the calls under way have ended.
+    budgetStop ??= new RunStoppedError();
+    await queue.onIdle();
+    throw error;
   }
   await queue.onIdle();
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);

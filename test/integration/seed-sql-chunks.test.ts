@@ -31,6 +31,18 @@ for (const kind of destinationKinds) {
       }
     });
 
+    it('given a table with a JSON column, when read in chunks, then its values come as the one-shot read gives them, the JSON parsed', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      await dest.query(`create table ${dest.schema}.parents (url varchar, meta json)`);
+      await dest.query(`insert into ${dest.schema}.parents values ('https://x.example/company/a', '{"tier": 1, "tags": ["b2b"]}')`);
+      const chunks: unknown[][][] = [];
+      for await (const chunk of dest.readQueryChunks(`select url, meta from ${dest.schema}.parents`, 10)) chunks.push(chunk);
+      const [whole] = await dest.readQuery(`select url, meta from ${dest.schema}.parents`);
+      expect(chunks.flat()).toEqual([['https://x.example/company/a', { tier: 1, tags: ['b2b'] }]]);
+      expect(whole).toEqual({ url: 'https://x.example/company/a', meta: { tier: 1, tags: ['b2b'] } });
+    });
+
     it('given passes stopped after their first chunk, when the destination is used after, then every connection went back and no read stays open', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await withCrmTable();

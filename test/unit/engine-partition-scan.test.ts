@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeedList } from '../../src/config/seed-list.js';
 import { PartitionScan, type TableChunks } from '../../src/engine/partition-scan.js';
@@ -89,6 +90,23 @@ describe('PartitionScan', () => {
       expect(partitions).toEqual(await resolvePartitions(node, context));
       expect(partitions).toHaveLength(8);
       expect(partitions[0]).toEqual({ key: 'https://x.example/company/b|kind=posts', values: { url: 'https://x.example/company/b', kind: 'posts', key: 'https://x.example/company/b|kind=posts' } });
+    } finally {
+      await scan.close();
+    }
+  });
+
+  it('given a seed file edited after the scan opened, when scanned again, then every pass gives the seeds as they were when it opened', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seedline-scan-'));
+    const file = join(dir, 'companies.csv');
+    writeFileSync(file, 'url\nhttps://x.example/company/a\nhttps://x.example/company/b\n');
+    const list = await SeedList.open('seeds.companies', { file, column: 'url' }, dir, () => chunksOf([]));
+    const node: PartitionNode = { type: 'seeds', seeds: 'companies', as: 'url', seed_kind: 'raw' };
+    const scan = await PartitionScan.open(node, { ...context, seeds: { companies: list } }, tables);
+    try {
+      const before = (await pass(scan)).flat();
+      writeFileSync(file, 'url\nhttps://x.example/company/c\nhttps://x.example/company/b\nhttps://x.example/company/b\n');
+      expect((await pass(scan)).flat()).toEqual(before);
+      expect(before.map((p) => p.key)).toEqual(['https://x.example/company/a', 'https://x.example/company/b']);
     } finally {
       await scan.close();
     }

@@ -14,7 +14,7 @@ import type { SharedDuckDbFile } from './duckdb-file-lock.js';
 import { duckDbFileLock } from './duckdb-file-lock.js';
 import { bindDuckDbParameters } from './duckdb-parameters.js';
 import { duckDbTypeMapper } from './duckdb-type-mapper.js';
-import { duckDbRowsOf, duckDbValueToJs } from './duckdb-value-converter.js';
+import { duckDbCellsToJs, duckDbRowsOf, jsonColumns } from './duckdb-value-converter.js';
 import { DuckDbChunkWriter } from './duckdb-chunk-writer.js';
 
 /** Settings of a DuckDB destination. */
@@ -268,10 +268,12 @@ class DuckDbSession implements SqlSession {
   /** DuckDB answers in chunks of its own vector size (2,048 rows), whatever `size` asks. */
   async *readOnlyChunks(sql: string): AsyncGenerator<unknown[][]> {
     const result = await (await this.selectOnly(sql)).stream();
+    // As `readOnly` reads them: a JSON column's text parsed.
+    const json = jsonColumns(result);
     for (;;) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) return;
-      yield chunk.getRows().map((row) => row.map(duckDbValueToJs));
+      yield chunk.getRows().map((row) => duckDbCellsToJs(row, json));
     }
   }
 

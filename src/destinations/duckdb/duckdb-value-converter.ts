@@ -21,14 +21,23 @@ import type { DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
  */
 export function duckDbRowsOf(reader: DuckDBResultReader): Record<string, unknown>[] {
   const names = reader.columnNames();
-  const json = names.map((_, i) => reader.columnType(i).alias === 'JSON');
+  const json = jsonColumns(reader);
   return reader.getRows().map((values) => {
-    const row: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) {
-      const value = values[i] ?? null;
-      row[names[i]!] = json[i] && typeof value === 'string' ? parseJson(value) : duckDbValueToJs(value);
-    }
-    return row;
+    const cells = duckDbCellsToJs(values, json);
+    return Object.fromEntries(names.map((name, i) => [name, cells[i]]));
+  });
+}
+
+/** Which columns of a result are JSON (their text is parsed: see `duckDbCellsToJs`). */
+export function jsonColumns(result: { columnCount: number; columnType(index: number): { alias?: string } }): boolean[] {
+  return Array.from({ length: result.columnCount }, (_, i) => result.columnType(i).alias === 'JSON');
+}
+
+/** One row's values as plain JS values (see `duckDbValueToJs`), the text of a JSON column parsed. */
+export function duckDbCellsToJs(values: readonly DuckDBValue[], json: readonly boolean[]): unknown[] {
+  return json.map((isJson, i) => {
+    const value = values[i] ?? null;
+    return isJson && typeof value === 'string' ? parseJson(value) : duckDbValueToJs(value);
   });
 }
 
