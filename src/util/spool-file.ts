@@ -1,17 +1,19 @@
-import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 
 /** Bytes of the length before each chunk. */
 const HEADER = 4;
+/** Folders of spool files: `seedline-spool-<pid>-<random>` in the system's temporary folder. */
+const PREFIX = 'seedline-spool-';
 
 /**
  * Chunks of values written once to a temporary file and read back in order, one chunk in memory
  * at a time, as often as needed: what a long list read in several passes costs on disk instead of
  * in memory. Values go through V8's serializer, so dates, bigints and nested values come back as
- * they went in. `remove` deletes the file (a process that dies leaves it in the system's
- * temporary folder).
+ * they went in. `remove` deletes the file; the files of a process that died without removing them
+ * (killed, or out of memory) are deleted by the next `fill` of any process on the machine.
  *
  * @example
  * ```ts
@@ -33,7 +35,8 @@ export class SpoolFile {
 
   /** Writes every chunk `source` yields (empty ones skipped) to a new temporary file. */
   static async fill(source: AsyncIterable<readonly unknown[]>): Promise<SpoolFile> {
-    const folder = await mkdtemp(join(tmpdir(), 'seedline-spool-'));
+    await removeOrphans();
+    const folder = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
     const path = join(folder, 'chunks.v8');
     let count = 0;
     try {
@@ -76,6 +79,25 @@ export class SpoolFile {
   /** Deletes the file. */
   async remove(): Promise<void> {
     await rm(this.folder, { recursive: true, force: true });
+  }
+}
+
+/** Deletes the spool folders of processes no longer running. */
+async function removeOrphans(): Promise<void> {
+  const names = await readdir(tmpdir()).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +36,25 @@ describe('SpoolFile', () => {
     expect(existsSync(path)).toBe(true);
     await spool.remove();
     expect(existsSync(dirname(path))).toBe(false);
+  });
+});
+
+describe('SpoolFile of a process that died', () => {
+  it('given the spool folder of a process no longer running and one of this process, when a spool is filled, then only the dead process\'s folder is removed', async () => {
+    const exited = spawnSync(process.execPath, ['-e', '0']).pid;
+    const dead = join(tmpdir(), `seedline-spool-${exited}-test`);
+    const alive = join(tmpdir(), `seedline-spool-${process.pid}-test`);
+    mkdirSync(dead, { recursive: true });
+    mkdirSync(alive, { recursive: true });
+    try {
+      const spool = await SpoolFile.fill(chunksOf([[1]]));
+      await spool.remove();
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(alive)).toBe(true);
+    } finally {
+      rmSync(dead, { recursive: true, force: true });
+      rmSync(alive, { recursive: true, force: true });
+    }
   });
 });
 
