@@ -5,8 +5,8 @@ import { deserialize, serialize } from 'node:v8';
 
 /** Bytes of the length before each chunk. */
 const HEADER = 4;
-/** Folders of spool files: `seedline-spool-<pid>-<random>` in the system's temporary folder. */
-const PREFIX = 'seedline-spool-';
+/** Folders of spool files: `seedline-scan-<pid>-<random>` in the system's temporary folder (apart from the webhook receiver's spool). */
+const PREFIX = 'seedline-scan-';
 
 /**
  * Chunks of values written once to a temporary file and read back in order, one chunk in memory

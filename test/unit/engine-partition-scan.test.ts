@@ -42,8 +42,8 @@ describe('SpoolFile', () => {
 describe('SpoolFile of a process that died', () => {
   it('given the spool folder of a process no longer running and one of this process, when a spool is filled, then only the dead process\'s folder is removed', async () => {
     const exited = spawnSync(process.execPath, ['-e', '0']).pid;
-    const dead = join(tmpdir(), `seedline-spool-${exited}-test`);
-    const alive = join(tmpdir(), `seedline-spool-${process.pid}-test`);
+    const dead = join(tmpdir(), `seedline-scan-${exited}-test`);
+    const alive = join(tmpdir(), `seedline-scan-${process.pid}-test`);
     mkdirSync(dead, { recursive: true });
     mkdirSync(alive, { recursive: true });
     try {
