@@ -36,7 +36,9 @@ export class SpoolFile {
   /** Writes every chunk `source` yields (empty ones skipped) to a new temporary file. */
   static async fill(source: AsyncIterable<readonly unknown[]>): Promise<SpoolFile> {
     await removeOrphans();
-    const folder = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
+    const folder = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`)).catch((error: NodeJS.ErrnoException) => {
+      throw new Error(`cannot write a temporary file in ${tmpdir()} (${error.code ?? error.message}): set TMPDIR to a writable folder`);
+    });
     const path = join(folder, 'chunks.v8');
     let count = 0;
     try {

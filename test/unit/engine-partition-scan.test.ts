@@ -58,6 +58,19 @@ describe('SpoolFile of a process that died', () => {
   });
 });
 
+describe('SpoolFile where nothing can be written', () => {
+  it('given TMPDIR a folder that does not exist, when a spool is filled, then the error names the folder and says to set TMPDIR', async () => {
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = '/nonexistent/seedline';
+    try {
+      await expect(SpoolFile.fill(chunksOf([[1]]))).rejects.toThrow('cannot write a temporary file in /nonexistent/seedline (ENOENT): set TMPDIR to a writable folder');
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  });
+});
+
 describe('regroup', () => {
   it('given chunks of 3, 0, 4 and 1 items, when regrouped by 3, then the items come in order in chunks of 3, 3 and 2', async () => {
     const chunks: number[][] = [];
