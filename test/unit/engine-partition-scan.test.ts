@@ -129,7 +129,7 @@ describe('PartitionScan', () => {
   });
 
   it('given a seed file edited after the scan opened, when scanned again, then every pass gives the seeds as they were when it opened', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'seedline-scan-'));
+    const dir = mkdtempSync(join(tmpdir(), 'seedline-seed-file-'));
     const file = join(dir, 'companies.csv');
     writeFileSync(file, 'url\nhttps://x.example/company/a\nhttps://x.example/company/b\n');
     const list = await SeedList.open('seeds.companies', { file, column: 'url' }, dir, () => chunksOf([]));
@@ -142,6 +142,7 @@ describe('PartitionScan', () => {
       expect(before.map((p) => p.key)).toEqual(['https://x.example/company/a', 'https://x.example/company/b']);
     } finally {
       await scan.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
