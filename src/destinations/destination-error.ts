@@ -7,6 +7,7 @@ export type DestinationErrorCode =
   | 'SEEDLINE_INVALID_TABLE_DEFINITION'
   | 'SEEDLINE_UNKNOWN_TABLE'
   | 'SEEDLINE_DESTINATION_WRITE_FAILED'
+  | 'SEEDLINE_DESTINATION_SETTLE_FAILED'
   | 'SEEDLINE_DESTINATION_QUERY_FAILED'
   | 'SEEDLINE_QUERY_NOT_READ_ONLY'
   | 'SEEDLINE_DESTINATION_UNAVAILABLE'
@@ -104,6 +105,20 @@ export class DestinationWriteError extends DestinationError {
     super(
       'SEEDLINE_DESTINATION_WRITE_FAILED',
       `${what} failed: ${describeCause(cause)}. Nothing of this load unit was committed; roll it back and run again.`,
+      { cause },
+    );
+  }
+}
+
+/** Deleting the rows that merged keys replaced (`Destination.settle`) failed: nothing loaded is lost. */
+export class DestinationSettleError extends DestinationError {
+  /** @param table The table being settled; null when the pending tables could not be listed. */
+  constructor(table: string | null, cause: unknown) {
+    super(
+      'SEEDLINE_DESTINATION_SETTLE_FAILED',
+      `Deleting the rows ${table === null ? '' : `of ${table} `}that merged keys replaced failed: ${describeCause(cause)}. ` +
+        `The rows loaded are kept and the keys stay listed in _seedline_pending__${table ?? '<table>'}: ` +
+        'the next command that opens the destination finishes it (raise destination.settings.memory_limit if DuckDB ran out of memory).',
       { cause },
     );
   }

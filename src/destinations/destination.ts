@@ -32,8 +32,24 @@ export interface Destination {
    */
   lock(options: LockOptions): Promise<void>;
 
-  /** Creates the schema and the `_seedline_*` system tables when missing. Idempotent. */
+  /**
+   * Creates the schema and the `_seedline_*` system tables when missing, and settles what a
+   * killed process left unsettled (see `settle`). Idempotent.
+   */
   ensureSystemTables(): Promise<void>;
+
+  /**
+   * Finishes the merges units left for later: a backend without key indexes (DuckDB) does not
+   * delete a merged key's earlier rows in the unit (that would scan the table every unit) but
+   * lists the key, and here deletes the rows replaced, one scan per table. Until then a table may
+   * hold a key's earlier rows beside its new ones. Call it outside any unit, with no unit running
+   * (under the run's write lock), before the tables are read: the engine does after each stream.
+   * On DuckDB it settles only when this destination holds the writer lock or, for as long as it
+   * settles, can take it: another destination of the process that holds it settles its own merges.
+   * Throws `DestinationSettleError` (the rows loaded are kept, and the keys stay listed). A no-op
+   * where units merge in place (Postgres). Idempotent.
+   */
+  settle(): Promise<void>;
 
   /**
    * Creates the table (and its child tables) for a stream from its zod schema, or evolves it:

@@ -71,6 +71,18 @@ export class MergeKeyFilters {
     entry.rows = rows;
   }
 
+  /**
+   * Takes the row count of `table` after a settle deleted rows the filter may still hold (a
+   * superset stays right); a count before the settle that is not the one the filter last saw
+   * means rows came from elsewhere, and the filter is dropped.
+   */
+  settled(table: string, rowsBefore: number, rowsAfter: number): void {
+    const entry = this.entries.get(table);
+    if (!entry?.filters) return;
+    if (entry.rows === rowsBefore) entry.rows = rowsAfter;
+    else this.forget(table);
+  }
+
   /** Forgets what is known of `table` (its rows changed some other way). */
   forget(table: string): void {
     this.entries.delete(table);

@@ -16,7 +16,7 @@ import type {
   WriteOutcome,
 } from './destination.js';
 import { isFrozenRejection, PARTITION } from './destination.js';
-import { DestinationError, DestinationQueryError, DestinationWriteError, NotReadOnlyError, UnknownTableError } from './destination-error.js';
+import { DestinationError, DestinationQueryError, DestinationSettleError, DestinationWriteError, NotReadOnlyError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import { SqlLoadUnit } from './sql-load-unit.js';
 import type { ShapedBatch } from './record-shaper.js';
@@ -28,6 +28,13 @@ import { SqlWriteModes } from './sql-write-modes.js';
 import { rejectedToDb } from './system-tables.js';
 import type { TableLayout } from './table-layout.js';
 import { tableLayout } from './table-layout.js';
+
+/**
+ * The load time of the last write of this process, in epoch milliseconds. Shared by its
+ * destinations, so two writing the same keys of one DuckDB file stamp them in the order they
+ * wrote them, never twice the same: a settle keeps a key's latest write (PendingReplacements).
+ */
+let lastTimestamp = 0;
 
 /** The parts a `SqlDestination` delegates to, one per role, sharing its sessions. */
 interface SqlDestinationParts {
@@ -55,7 +62,6 @@ export abstract class SqlDestination implements Destination {
   private readonly tables = new Map<string, TableLayout>();
   /** Column names of each data table in their physical order (evolution appends at the end). */
   private readonly physical = new Map<string, string[]>();
-  private lastTimestamp = 0;
   /** Made on first use: a backend sets `db` and `traits` after this constructor has run. */
   private madeParts: SqlDestinationParts | null = null;
 
@@ -70,8 +76,30 @@ export abstract class SqlDestination implements Destination {
   /** Throws when the writer lock this destination took is lost, so a unit is not committed without it. Default: no-op. */
   protected assertWriterLock(): void {}
 
-  ensureSystemTables(): Promise<void> {
-    return this.parts.store.ensure();
+  async ensureSystemTables(): Promise<void> {
+    await this.parts.store.ensure();
+    await this.settle();
+  }
+
+  async settle(): Promise<void> {
+    if (!this.traits.deferredMerge) return;
+    try {
+      await this.withSession(async (session) => {
+        if (await this.parts.writeModes.unsettled(session)) await this.asWriter(() => this.parts.writeModes.settle(session));
+      });
+    } catch (error) {
+      if (error instanceof DestinationError) throw error;
+      throw new DestinationSettleError(null, error);
+    }
+  }
+
+  /**
+   * Runs `fn`, which writes outside any unit, when no unit of another destination can be under
+   * way: a backend whose destinations share a writer slot in the process (DuckDB) runs it only
+   * when this destination holds the slot or can hold it meanwhile, and otherwise skips it.
+   */
+  protected asWriter(fn: () => Promise<void>): Promise<void> {
+    return fn();
   }
 
   async ensureTable(definition: TableDefinition): Promise<void> {
@@ -255,8 +283,8 @@ export abstract class SqlDestination implements Destination {
   }
 
   private nextTimestamp(): number {
-    this.lastTimestamp = Math.max(Date.now(), this.lastTimestamp + 1);
-    return this.lastTimestamp;
+    lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+    return lastTimestamp;
   }
 }
 

@@ -69,6 +69,12 @@ export interface SqlDialectTraits {
   stagedUpserts: boolean;
   /** Merges rule out new keys with a filter of the parent table's keys (see `MergeKeyFilters`) instead of probing the table: for a backend without key indexes. */
   keyFilter: boolean;
+  /**
+   * A merge does not delete the earlier rows of its keys: it lists the keys, and the destination
+   * deletes those rows when it settles (see `PendingReplacements`). For a backend without key
+   * indexes, where finding a key's rows scans the table.
+   */
+  deferredMerge: boolean;
 }
 
 /** What the parts of a `SqlDestination` share: how they build statements and reach a session. */

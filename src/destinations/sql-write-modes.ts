@@ -3,18 +3,21 @@ import type { RawBuilder } from 'kysely';
 import type { CellValue, ShapedBatch, ShapedRows } from './record-shaper.js';
 import type { KeyColumnSource } from './merge-key-filters.js';
 import { MergeKeyFilters } from './merge-key-filters.js';
+import { PendingReplacements } from './pending-replacements.js';
 import type { BulkTarget, SqlContext, SqlSession } from './sql-session.js';
 import type { PhysicalColumn, TableLayout, TableShape } from './table-layout.js';
 import { childKeyColumns } from './table-layout.js';
 
 /**
  * The write modes of a SQL destination: how a shaped batch goes into its data tables inside a
- * unit's transaction (append, replace, merge with a bound key array or a staged key table and
- * the key filters, history through staging tables), and the bulk loads they are made of.
+ * unit's transaction (append, replace, merge with a bound key array, a staged key table or a
+ * pending list and the key filters, history through staging tables), the bulk loads they are made
+ * of, and the settle of the pending lists.
  */
 export class SqlWriteModes {
   private stagingCounter = 0;
   private readonly keyFilters = new MergeKeyFilters();
+  private readonly pending: PendingReplacements;
 
   /**
    * @param physical Column names of each data table in their physical order, kept up to date by
@@ -23,7 +26,23 @@ export class SqlWriteModes {
   constructor(
     private readonly context: SqlContext,
     private readonly physical: ReadonlyMap<string, readonly string[]>,
-  ) {}
+  ) {
+    this.pending = new PendingReplacements(context);
+  }
+
+  /** Whether merges of a deferred-merge backend left rows to delete (see `PendingReplacements`). */
+  async unsettled(session: SqlSession): Promise<boolean> {
+    return this.context.traits.deferredMerge && (await this.pending.any(session));
+  }
+
+  /**
+   * Deletes the rows that merges of a deferred-merge backend replaced (see `PendingReplacements`),
+   * on a session outside any unit; the key filters keep what they know of the tables.
+   */
+  async settle(session: SqlSession): Promise<void> {
+    if (!this.context.traits.deferredMerge) return;
+    for (const { table, rowsBefore, rowsAfter } of await this.pending.settle(session)) this.keyFilters.settled(table, rowsBefore, rowsAfter);
+  }
 
   /** Where rows of a data table are bulk-loaded: the table and its columns in physical order. */
   bulkTarget(table: string): BulkTarget {
@@ -79,8 +98,8 @@ export class SqlWriteModes {
    * Writes shaped rows according to the write mode; resolves to the rows inserted. Merge, append
    * and replace load straight into the tables (merge first deletes the batch's keys, children by
    * their parent key: one statement for all tables with a bound key array, or one per table from
-   * a staged key table; either way skipped when no key is in the parent table); history goes
-   * through staging tables.
+   * a staged key table; either way skipped when no key is in the parent table; a deferred-merge
+   * backend lists the keys instead, for the settle); history goes through staging tables.
    */
   async apply(session: SqlSession, layout: TableLayout, batch: ShapedBatch, runId: string): Promise<number> {
     const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.context.db));
@@ -136,12 +155,12 @@ export class SqlWriteModes {
   }
 
   /**
-   * Merge through a staged key table (no bound key array): the keys that may be in the parent
-   * table (all of them, or those its key filter cannot rule out) are staged, probed, and each
-   * table loses the rows of the ones found, children through their parent's key. Without key
-   * indexes (DuckDB) a probe scans the parent table: the filter makes the common case (new keys)
-   * cost nothing that grows with the table. Child rows whose parent row was deleted by hand are
-   * not looked for.
+   * Merge without a bound key array. The keys that may be in the parent table (all of them, or
+   * those its key filter cannot rule out: new keys, the common case, cost nothing that grows with
+   * the table) either go to the pending list settled later (a deferred-merge backend, DuckDB: no
+   * scan in the unit), or are staged and probed, and each table loses the rows of the ones found,
+   * children through their parent's key. Child rows whose parent row was deleted by hand are not
+   * looked for.
    */
   private async mergeStaged(session: SqlSession, layout: TableLayout, batch: ShapedBatch, loads: readonly (() => Promise<number>)[]): Promise<number> {
     const parent = batch.parent.shape.name;
@@ -153,7 +172,8 @@ export class SqlWriteModes {
     const keys = candidates === null ? batch.keys : batch.keys.map((column) => candidates.map((i) => column[i]!));
     const count = candidates === null ? batch.records : candidates.length;
     let total = 0;
-    if (count > 0) total += await this.deleteKeys(session, layout, batch, keyColumns, keys, count);
+    if (count > 0 && this.context.traits.deferredMerge) await this.pending.record(session, layout, batch, keys, count);
+    else if (count > 0) total += await this.deleteKeys(session, layout, batch, keyColumns, keys, count);
     total += await this.steps(loads);
     if (source) {
       const [row] = await session.all(sql`select count(*) as ${sql.ref('n')} from ${target(parent)}`.compile(this.context.db));

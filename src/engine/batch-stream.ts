@@ -61,30 +61,37 @@ async function runScanned(manifest: BatchStreamNode, ctx: StreamContext, outcome
         .finally(() => runner.release(seeds.map((p) => p.key)));
     });
   };
-  // A re-attached batch stopped early defers none of its seeds: its row stays open, so the next run
-  // reads the job from its cursor (or resends the intent with its key). Deferring them would set
-  // the seeds an earlier run already loaded `pending`, behind a cursor that never reads them again.
-  for (const batch of open) enqueue([], () => runner.resume(batch));
-  if (scan && plan) {
-    // Chunks are made as job slots free up, so only the chunks in flight are held, whatever the list's length.
-    for await (const seeds of runner.selectSeeds(scan, plan, spreadChunkSize(plan.cut.taken, ctx.batch))) {
-      enqueue(seeds, (taken) => runner.submitAndRead(taken));
-      await queue.onSizeLessThan(jobSlots(ctx));
+  try {
+    // A re-attached batch stopped early defers none of its seeds: its row stays open, so the next run
+    // reads the job from its cursor (or resends the intent with its key). Deferring them would set
+    // the seeds an earlier run already loaded `pending`, behind a cursor that never reads them again.
+    for (const batch of open) enqueue([], () => runner.resume(batch));
+    if (scan && plan) {
+      // Chunks are made as job slots free up, so only the chunks in flight are held, whatever the list's length.
+      for await (const seeds of runner.selectSeeds(scan, plan, spreadChunkSize(plan.cut.taken, ctx.batch))) {
+        enqueue(seeds, (taken) => runner.submitAndRead(taken));
+        await queue.onSizeLessThan(jobSlots(ctx));
+      }
     }
-  }
-  await queue.onIdle();
-  if (ctx.resumeOnly) {
+    await queue.onIdle();
+    if (ctx.resumeOnly) {
+      runner.settleStatus();
+      return outcome;
+    }
+    // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
+    // results: their seeds are fetched again, within the budget.
+    for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, (taken) => runner.submitAndRead(taken));
+    await queue.onIdle();
+    await runner.retryTransientFailures();
+    await runner.recordDeferred();
     runner.settleStatus();
     return outcome;
+  } catch (error) {
+    // Jobs under way still commit units: the stream ends (and its tables settle) once they are done.
+    queue.clear();
+    await queue.onIdle();
+    throw error;
   }
-  // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
-  // results: their seeds are fetched again, within the budget.
-  for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, (taken) => runner.submitAndRead(taken));
-  await queue.onIdle();
-  await runner.retryTransientFailures();
-  await runner.recordDeferred();
-  runner.settleStatus();
-  return outcome;
 }
 
 /** What a batch stream would do now, without calling the service: seeds to fetch, submissions and their credits. */

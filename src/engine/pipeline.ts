@@ -135,9 +135,20 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
         outcome.status = 'failed';
         noteError(outcome, error.message);
       });
+      // Before the next stream reads the tables (a child stream reads its parent's): see Destination.settle. Unsettled,
+      // they could hold a key's earlier rows beside its new ones: the run stops (what it loaded is kept).
+      const settled = await writeLock.run(() => destination.settle()).then(
+        () => null,
+        (error: Error) => {
+          outcome.status = 'failed';
+          noteError(outcome, error.message);
+          return error;
+        },
+      );
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
       await record.save({ streams: JSON.stringify(outcomes) });
+      if (settled) throw settled;
     }
   } catch (error) {
     await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), ...booksFields(budget.books), error: (error as Error).message });

@@ -66,6 +66,7 @@ export async function retryRejected(
     const counts = await writer.inUnit(groups, (unit) => unit.dropRejected(taken));
     outcomes.push({ stream, retried: taken.length, loaded: counts.records, rejected: counts.rejected });
   }
+  await destination.settle();
   return outcomes;
 }
 

@@ -162,6 +162,8 @@ export class SpoolDrainer {
           await spool.remove(entries.filter((e) => !left.has(e.file)).map((e) => e.file));
           for (const key of Object.keys(total) as (keyof DrainResult)[]) total[key] += loaded[key];
         }
+        // The deliveries are loaded and gone from the spool: a failed settle is said, not retried (the next open finishes it).
+        await opened.destination.settle().catch((error: unknown) => this.log(`spool: ${firstLine(error)}`));
         return total;
       } finally {
         await opened.close().catch(() => undefined);

@@ -89,6 +89,8 @@ for (const kind of destinationKinds) {
       unit = await dest.beginUnit('run_2');
       await unit.write('profiles', [profileRecord(1, { headline: 'Staff engineer', positions: [{ title: 'Staff', company: 'Acme' }] })]);
       await unit.commit();
+      // DuckDB deletes the replaced rows when it settles (Destination.settle), as the engine does after each stream.
+      await dest.settle();
 
       const rows = await dest.query('select url, headline, location__city, current_company__headcount, skills, _extra, _run_id, _loaded_at from seedline_placeholder order by url'.replace('seedline_placeholder', `${dest.schema}.profiles`));
       expect(rows).toHaveLength(2);
@@ -571,6 +573,7 @@ for (const kind of destinationKinds) {
       unit = await dest.beginUnit('run_2');
       await unit.write('pairs', [{ org: 'a', n: 1, label: 'a1 again', parts: [{ p: 'v' }] }]);
       await unit.commit();
+      await dest.settle();
       expect(await dest.query(`select org, n, label from ${dest.schema}.pairs order by org, n`)).toEqual([
         { org: 'a', n: 1, label: 'a1 again' },
         { org: 'a', n: 2, label: 'a2' },

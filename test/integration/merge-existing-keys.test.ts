@@ -1,8 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { KeyFilter } from '../../src/destinations/key-filter.js';
 import { MergeKeyFilters } from '../../src/destinations/merge-key-filters.js';
 import { Profile } from '../../schemas/profile.js';
 import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
+import type { SqlSession } from '../../src/destinations/sql-session.js';
 import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
@@ -29,8 +31,9 @@ for (const kind of destinationKinds) {
       else await unit.rollback();
     }
 
-    /** Per url: [headline, number of positions, number of education rows]. */
+    /** Per url, once the destination settled: [headline, number of positions, number of education rows]. */
     async function tableByUrl(dest: Destination): Promise<Map<string, [string, number, number]>> {
+      await dest.settle();
       const s = dest.schema;
       const rows = await dest.query<{ url: string; headline: string; parents: number; positions: number; education: number }>(
         `select p.url, p.headline, (select count(*) from ${s}.profiles q where q.url = p.url) as parents,
@@ -119,3 +122,183 @@ for (const kind of destinationKinds) {
     });
   });
 }
+
+describe('duckdb merge of keys already in the table, deferred to the settle', () => {
+  const backend = useBackend('duckdb');
+  const url = (n: number) => `https://network.example/in/person-${n}`;
+
+  /** A destination with the profiles table whose sessions report every statement they run. */
+  async function watched(statements: string[]): Promise<Destination> {
+    const destination = await backend.open();
+    await destination.ensureTable(profiles);
+    const target = destination as unknown as { openSession(): Promise<SqlSession> };
+    const open = target.openSession.bind(target);
+    target.openSession = async () => {
+      const session = await open();
+      const [run, all] = [session.run.bind(session), session.all.bind(session)];
+      session.run = (statement) => (statements.push(statement.sql), run(statement));
+      session.all = (statement) => (statements.push(statement.sql), all(statement));
+      return session;
+    };
+    return destination;
+  }
+
+  async function merge(dest: Destination, run: string, records: Record<string, unknown>[]): Promise<void> {
+    const unit = await dest.beginUnit(run);
+    await unit.write('profiles', records);
+    await unit.commit();
+  }
+
+  /** Rows per url in the parent table, and positions per url, as they are (no settle). */
+  async function counts(dest: Destination): Promise<{ parents: Map<string, number>; positions: Map<string, number> }> {
+    const per = async (sql: string) => new Map((await dest.query<{ k: string; n: number }>(sql)).map((row) => [row.k, Number(row.n)]));
+    return {
+      parents: await per(`select url as k, count(*) as n from ${dest.schema}.profiles group by url`),
+      positions: await per(`select _parent_url as k, count(*) as n from ${dest.schema}.profiles__positions group by _parent_url`),
+    };
+  }
+
+  it('given 200 keys in the table, when units merge existing keys, then no statement of a unit deletes or reads the data tables, and after the settle every key has one row with its last values', async () => {
+    const statements: string[] = [];
+    const first = await watched(statements);
+    await merge(first, 'run_1', range(1, 200).map((n) => profileRecord(n)));
+    // A writer that has merged little into the table keeps no key filter: every key of its units is pending.
+    const second = await watched(statements);
+    statements.length = 0;
+    await merge(second, 'run_2', range(1, 20).map((n) => rewritten(n, 'run_2')));
+    await merge(second, 'run_2', range(11, 30).map((n) => rewritten(n, 'run_3')));
+    const inUnits = statements.filter((s) => !/^(BEGIN TRANSACTION|COMMIT)$/.test(s));
+    expect(inUnits.filter((s) => /^\s*(delete|update)\b/i.test(s))).toEqual([]);
+    // What names a data table: its row count (DuckDB answers from its statistics) and the pending table's creation (`limit 0`).
+    const reads = inUnits.filter((s) => /"profiles(__[a-z_]+)?"(?!_)/.test(s.replace(/"_seedline_pending__profiles"/g, '')));
+    expect(reads.length).toBeGreaterThan(0);
+    for (const statement of reads) expect(statement).toMatch(/^select count\(\*\) as "n" from "[a-z0-9_]+"\."profiles"$|limit 0$/);
+
+    // Before the settle, keys 1-30 hold their earlier rows beside the new ones.
+    const unsettled = await counts(second);
+    expect(unsettled.parents.get(url(15))).toBe(3);
+    expect(unsettled.parents.get(url(31))).toBe(1);
+
+    await second.settle();
+    const settled = await counts(second);
+    expect([...settled.parents.values()].every((n) => n === 1)).toBe(true);
+    expect(settled.parents.size).toBe(200);
+    expect(settled.positions.get(url(5))).toBe(1);
+    expect(settled.positions.get(url(15))).toBe(1);
+    expect(settled.positions.get(url(31))).toBe(2);
+    const headlines = await second.query<{ url: string; headline: string }>(`select url, headline from ${second.schema}.profiles where url in ($1, $2, $3)`, [url(5), url(15), url(31)]);
+    expect(Object.fromEntries(headlines.map((row) => [row.url, row.headline]))).toEqual({ [url(5)]: 'run_2 #5', [url(15)]: 'run_3 #15', [url(31)]: 'Engineer #31' });
+    expect(await second.hasTable('_seedline_pending__profiles')).toBe(false);
+  });
+
+  it('given merges a process left unsettled when it stopped, when the file opens again, then the replaced rows are gone', async () => {
+    const first = await backend.open();
+    await first.ensureTable(profiles);
+    await merge(first, 'run_1', range(1, 10).map((n) => profileRecord(n)));
+    await merge(first, 'run_2', range(6, 12).map((n) => rewritten(n, 'run_2')));
+    expect((await counts(first)).parents.get(url(8))).toBe(2);
+    await first.close();
+
+    const reopened = await backend.open();
+    const after = await counts(reopened);
+    expect(after.parents.size).toBe(12);
+    expect([...after.parents.values()].every((n) => n === 1)).toBe(true);
+    expect(after.positions.get(url(8))).toBe(1);
+    expect(after.positions.get(url(3))).toBe(2);
+    expect(await reopened.hasTable('_seedline_pending__profiles')).toBe(false);
+  });
+
+  it('given more pending keys of a two-column key than one part holds, when the destination settles, then each part goes in a transaction of its own and every key pair keeps its last rows', async () => {
+    const statements: string[] = [];
+    const dest = await watched(statements);
+    const schema = z.object({ org: z.string(), n: z.number().int(), label: z.string(), parts: z.array(z.object({ p: z.string() })) });
+    await dest.ensureTable({ name: 'pairs', schema, primaryKey: ['org', 'n'], writeMode: 'merge' });
+    // 120,000 key pairs: more than the 100,000 a part of the settle holds.
+    const records = (label: string, parts: number) =>
+      Array.from({ length: 120_000 }, (_, i) => ({ org: i % 2 === 0 ? 'a' : 'b', n: i >> 1, label, parts: Array.from({ length: parts }, (_, p) => ({ p: `${label}${p}` })) }));
+    for (const [run, label, parts] of [['run_1', 'first', 2], ['run_2', 'second', 1]] as const) {
+      const unit = await dest.beginUnit(run);
+      await unit.write('pairs', records(label, parts));
+      await unit.commit();
+    }
+    statements.length = 0;
+    await dest.settle();
+    expect(statements.filter((s) => /^delete from "[a-z0-9_]+"\."_seedline_pending__pairs"/.test(s))).toHaveLength(2);
+    const [row] = await dest.query<{ rows: number; keys: number; second: number; parts: number; stale: number }>(
+      `select (select count(*) from ${dest.schema}.pairs) as rows, (select count(distinct (org, n)) from ${dest.schema}.pairs) as keys,
+         (select count(*) from ${dest.schema}.pairs where label = 'second') as second, (select count(*) from ${dest.schema}.pairs__parts) as parts,
+         (select count(*) from ${dest.schema}.pairs__parts where p <> 'second0') as stale`,
+    );
+    expect(Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]))).toEqual({ rows: 120_000, keys: 120_000, second: 120_000, parts: 120_000, stale: 0 });
+  });
+
+  it('given a filter built by one writer, when another writer adds keys and the first settles, then the first still replaces those keys', async () => {
+    const first = await backend.open();
+    await first.ensureTable(profiles);
+    await merge(first, 'run_1', range(1, 10).map((n) => profileRecord(n)));
+    const other = await backend.another();
+    await other.ensureTable(profiles);
+    await merge(other, 'run_2', [rewritten(5, 'run_2'), rewritten(11, 'run_2')]);
+    await first.settle();
+    await merge(first, 'run_3', [rewritten(11, 'run_3')]);
+    await first.settle();
+    const after = await counts(first);
+    expect(after.parents.get(url(11))).toBe(1);
+    expect(after.parents.get(url(5))).toBe(1);
+    const [row] = await first.query<{ headline: string }>(`select headline from ${first.schema}.profiles where url = $1`, [url(11)]);
+    expect(row!.headline).toBe('run_3 #11');
+  });
+
+  it('given a destination holding the writer lock with a unit under way, when another destination of the process opens the file, then it leaves the pending keys to the writer and the unit commits', async () => {
+    const writer = await backend.open();
+    await writer.lock({ holder: 'test writer' });
+    await writer.ensureTable(profiles);
+    await merge(writer, 'run_1', range(1, 5).map((n) => profileRecord(n)));
+    const unit = await writer.beginUnit('run_2');
+    await unit.write('profiles', range(1, 5).map((n) => rewritten(n, 'run_2')));
+    const reader = await backend.another();
+    await reader.ensureSystemTables();
+    await reader.settle();
+    await unit.commit();
+    expect((await counts(reader)).parents.get(url(3))).toBe(2);
+    await writer.settle();
+    expect((await counts(reader)).parents.get(url(3))).toBe(1);
+  });
+
+  it('given a view named like a child table, when the destination settles, then the view is left alone and the child rows are replaced', async () => {
+    const dest = await backend.open();
+    await dest.ensureTable(profiles);
+    await dest.query(`create view ${dest.schema}.profiles__recent as select _parent_url, _loaded_at from ${dest.schema}.profiles__positions`);
+    await merge(dest, 'run_1', range(1, 3).map((n) => profileRecord(n)));
+    await merge(dest, 'run_2', range(1, 3).map((n) => rewritten(n, 'run_2')));
+    await dest.settle();
+    const after = await counts(dest);
+    expect(after.parents.get(url(2))).toBe(1);
+    expect(after.positions.get(url(2))).toBe(1);
+  });
+
+  it('given a merge table whose name leaves no room for the pending prefix, when its keys are merged again and settled, then each key keeps its last row', async () => {
+    const dest = await backend.open();
+    const name = 'accounts_we_follow_closely_in_emea_and_the_americas';
+    const schema = z.object({ id: z.string(), label: z.string(), parts: z.array(z.object({ p: z.string() })) });
+    await dest.ensureTable({ name, schema, primaryKey: ['id'], writeMode: 'merge' });
+    for (const label of ['first', 'second']) {
+      const unit = await dest.beginUnit(`run_${label}`);
+      await unit.write(name, range(1, 4).map((n) => ({ id: `k${n}`, label, parts: [{ p: label }] })));
+      await unit.commit();
+    }
+    await dest.settle();
+    expect(await dest.query(`select id, label from ${dest.schema}.${name} order by id`)).toEqual(range(1, 4).map((n) => ({ id: `k${n}`, label: 'second' })));
+    expect(await dest.query(`select p from ${dest.schema}.${name}__parts`)).toEqual(range(1, 4).map(() => ({ p: 'second' })));
+  });
+
+  it('given pending keys of a table dropped since, when the destination settles, then the pending list goes and nothing fails', async () => {
+    const dest = await backend.open();
+    await dest.ensureTable(profiles);
+    await merge(dest, 'run_1', range(1, 3).map((n) => profileRecord(n)));
+    await merge(dest, 'run_2', range(1, 3).map((n) => rewritten(n, 'run_2')));
+    for (const table of ['profiles__positions', 'profiles__education', 'profiles']) await dest.query(`drop table ${dest.schema}.${table}`);
+    await dest.settle();
+    expect(await dest.hasTable('_seedline_pending__profiles')).toBe(false);
+  });
+});

@@ -96,6 +96,7 @@ export class DuckDbDestination extends SqlDestination {
     pipelined: false,
     arrayKeys: false,
     keyFilter: true,
+    deferredMerge: true,
     stagedUpserts: true,
   };
   protected readonly db: Kysely<any>;
@@ -128,6 +129,19 @@ export class DuckDbDestination extends SqlDestination {
         await sleep(200, options.signal);
         if (options.signal?.aborted) throw new LockWaitAbortedError(`DuckDB file ${this.path}`);
       }
+    }
+  }
+
+  /** The writer settles its own merges: another destination of this process holding the slot may have a unit under way. */
+  protected override async asWriter(fn: () => Promise<void>): Promise<void> {
+    const file = await this.ensureOpen();
+    if (file.writer?.owner === this) return fn();
+    if (file.writer) return;
+    duckDbFileLock.claim(file, this, `seedline, settling merges (pid ${process.pid})`);
+    try {
+      await fn();
+    } finally {
+      duckDbFileLock.unclaim(file, this);
     }
   }
 

@@ -53,6 +53,7 @@ export class PostgresDestination extends SqlDestination {
     pipelined: true,
     arrayKeys: true,
     keyFilter: false,
+    deferredMerge: false,
     stagedUpserts: false,
   };
   protected readonly db: Kysely<any>;
