@@ -73,6 +73,24 @@ describe('jobs under --full-refresh', () => {
     });
   });
 
+  it('given a jobs table synced, when a full refresh loads the same postings again, then each posting has one row, loaded by the refresh, and no pending list is left', async () => {
+    await withBench(async (bench) => {
+      const streams = { jobs: { keywords: ['data engineer'], per_company: false } };
+      const day0 = new Date('2026-11-01T00:00:00Z');
+      const first = await bench.sync(streams, { now: day0 });
+      const firstRun = await bench.jobUrls();
+      const refresh = await bench.sync(streams, { now: new Date(day0.getTime() + 30 * HOUR), fullRefresh: true });
+      expect(refresh.status).toBe('succeeded');
+
+      // Every posting merged again (DuckDB lists their keys and deletes the rows they replace when the stream ends).
+      expect(await bench.jobUrls()).toEqual(firstRun);
+      const runs = await bench.destination.query<{ run_id: string; n: number }>('select _run_id as run_id, count(*) as n from seedline.jobs group by _run_id');
+      expect(runs.map((r) => [r.run_id, Number(r.n)])).toEqual([[refresh.runId, firstRun.length]]);
+      expect(first.runId).not.toBe(refresh.runId);
+      expect(await bench.destination.hasTable('_seedline_pending__jobs')).toBe(false);
+    });
+  });
+
   it('given a jobs table synced a day ago, when a normal run syncs it, then it still asks only for postings since the last run', async () => {
     await withBench(async (bench) => {
       const streams = { jobs: { keywords: ['data engineer'], per_company: false } };
