@@ -1,7 +1,7 @@
 /**
  * Peak memory of a sync against the number of seeds.
  *
- *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts]
+ *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts] [--refresh]
  *
  * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
  * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
@@ -11,6 +11,9 @@
  * `--stream company_posts` syncs a request stream instead: one page of posts of each of N companies
  * put in its parent table beforehand (by batch rounds, as the stream asks by default), so the
  * figures are those of a stream whose partitions are the rows of a parent table.
+ * `--refresh` (DuckDB) syncs the profiles twice, the second time with `--full-refresh`, and
+ * prints the second sync's figures: every key merged again, and the replaced rows deleted when
+ * the stream settles.
  * Prints seeds, records loaded, wall time, calls, peak RSS and peak heap, and the ratio of each
  * peak RSS to the first N's; on DuckDB also the memory DuckDB itself accounts for at the end (`duckdb_memory()`).
  */
@@ -25,6 +28,10 @@ import { formatTable } from '../src/cli/format-table.js';
 const self = fileURLToPath(import.meta.url);
 /** `--stream company_posts` measures a request stream over N parent rows instead of the profiles batch stream over N seeds. */
 const STREAM = flag('stream', 'profiles');
+/** `--refresh`: the figures of a second sync of the same seeds, with `--full-refresh`. */
+const REFRESH = process.argv.includes('--refresh');
+/** Set in the sync child that runs the refresh. */
+const FULL_REFRESH = process.argv.includes('--full-refresh');
 
 function flag(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -96,7 +103,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   const silent = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
   const started = Date.now();
   if (STREAM === 'company_posts') await fillCompanies(destination, Number(flag('seeds', '0')));
-  const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, only: [STREAM] });
+  const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, only: [STREAM], ...(FULL_REFRESH ? { fullRefresh: true } : {}) });
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs: 5 });
   const seconds = (Date.now() - started) / 1000;
   const duckDbOwnMb = backend === 'duckdb' ? Number((await destination.query<{ mb: unknown }>('select sum(memory_usage_bytes) / 1048576 as mb from duckdb_memory()'))[0]!.mb) : undefined;
@@ -152,8 +159,13 @@ async function measure(seeds: number): Promise<RunFigures> {
     const lines = ['url'];
     for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
     await writeFile(join(dir, 'seeds.csv'), `${lines.join('\n')}\n`);
-    const run = await child(['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', ''), '--stream', STREAM, '--seeds', String(seeds)]);
+    const args = ['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', ''), '--stream', STREAM, '--seeds', String(seeds)];
+    let run = await child(args);
     await run.done;
+    if (REFRESH) {
+      run = await child([...args, '--full-refresh']);
+      await run.done;
+    }
     return JSON.parse(run.line) as RunFigures;
   } finally {
     sandbox.kill();
@@ -163,6 +175,7 @@ async function measure(seeds: number): Promise<RunFigures> {
 }
 
 async function main(): Promise<void> {
+  if (REFRESH && (flag('backend', 'duckdb') !== 'duckdb' || STREAM !== 'profiles')) throw new Error('--refresh measures the DuckDB profiles stream: drop --backend postgres and --stream');
   const counts = flag('profiles', '10000,100000,1000000').split(',').map(Number);
   const rows: Record<string, unknown>[] = [];
   let first: number | undefined;
@@ -172,7 +185,7 @@ async function main(): Promise<void> {
     rows.push({ seeds, records: f.records, wall_s: f.seconds.toFixed(1), calls: f.calls, peak_rss_mb: Math.round(f.peakRssMb), peak_heap_mb: Math.round(f.peakHeapMb), rss_vs_first: (f.peakRssMb / first).toFixed(2), ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }) });
     process.stderr.write(`${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb })}\n`);
   }
-  process.stdout.write(`sandbox at zero latency in its own process; ${STREAM === 'company_posts' ? 'company_posts request stream over N parent companies, one page each' : 'profiles batch stream, CSV seeds'}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
+  process.stdout.write(`sandbox at zero latency in its own process; ${STREAM === 'company_posts' ? 'company_posts request stream over N parent companies, one page each' : `profiles batch stream, CSV seeds${REFRESH ? ', the second sync (--full-refresh) of the same seeds' : ''}`}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
 }
 
 if (process.argv.includes('--serve')) await serveSandbox();
