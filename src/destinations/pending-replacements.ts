@@ -53,16 +53,17 @@ export interface SettledTable {
  * The merge of a backend without key indexes (DuckDB), where finding a key's rows means scanning
  * the table: a unit does not delete the earlier rows of the keys it writes. It loads its rows and,
  * in the same transaction, lists those keys with the unit's load time in
- * `_seedline_pending__<table>`; `settle` later deletes, in one transaction and one scan per table,
- * every row of a listed key, in the table and its child tables, that the latest write of the key
- * did not load (its `_loaded_at` differs). A unit thus costs what its own rows cost, whatever the
- * size of the table, and a refresh scans each table once, when it settles, not once a unit.
+ * `_seedline_pending__<table>`; `settle` later deletes every row of a listed key, in the table
+ * and its child tables, that the latest write of the key did not load (its `_loaded_at`
+ * differs), `KEYS_PER_PART` keys a transaction. A unit thus costs what its own rows cost,
+ * whatever the size of the table, and a refresh scans each table once per part, not once a unit.
  *
  * Until it settles, a table may hold a key's earlier rows beside its new ones. The destination
  * settles when it opens (what a killed process left) and the engine settles after each stream and
- * each webhook drain, so readers never see them; a unit and a settle never run at once (units hold
- * the write lock). Within a process load times only grow, so the latest write of a key is the one
- * with the greatest `_loaded_at` in the pending table.
+ * each webhook drain, so other processes never see them (a DuckDB file has one process at a time).
+ * A unit and a settle never run at once: units hold the run's write lock, and only the destination
+ * holding the writer slot settles. Within a process load times only grow, so the latest write of a
+ * key is the one with the greatest `_loaded_at` in the pending table.
  */
 export class PendingReplacements {
   constructor(private readonly context: SqlContext) {}
