@@ -56,7 +56,7 @@ import type {
   ProfileRecommendationsPage,
 } from '../../schemas/index.js';
 import type { BatchResultsQuery, SignalListQuery, TriggerListQuery, UsageQuery } from '../../schemas/index.js';
-import { ApiTransport } from './api-transport.js';
+import { ApiTransport, type CallSpec } from './api-transport.js';
 import { CreditMeter } from './credit-meter.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { ApiResponse } from './response-parser.js';
@@ -266,13 +266,15 @@ export class ApiClient {
 
   /** GET /v1/batch/{job_id}/results: result entries resolved so far; the next cursor is `meta.nextCursor`. Free. */
   getBatchResults(jobId: string, query: BatchResultsQuery = {}): Promise<ApiResponse<BatchResultsPage>> {
-    return this.#transport.send({
-      operation: 'getBatchResults',
-      method: 'GET',
-      path: `/v1/batch/${seg(jobId)}/results`,
-      query: { status: query.status, cursor: query.cursor, limit: query.limit },
-      schema: BatchResultsPage,
-    });
+    return this.#transport.send(batchResultsCall(jobId, query, BatchResultsPage));
+  }
+
+  /**
+   * {@link getBatchResults}, the body read by `decode` (in a worker thread, say) when it can; when
+   * it answers null the page is parsed here, as `getBatchResults` parses it.
+   */
+  getBatchResultsDecoded<T>(jobId: string, query: BatchResultsQuery, decode: (text: string) => Promise<ApiResponse<T> | null>): Promise<ApiResponse<T | BatchResultsPage>> {
+    return this.#transport.send({ ...batchResultsCall(jobId, query, BatchResultsPage as z.ZodType<T | BatchResultsPage>), decode });
   }
 
   /** POST /v1/signals: the answer alone carries `notify.webhook_secret`. */
@@ -435,4 +437,9 @@ export class ApiClient {
     const body = known.prepare ? known.prepare({ ...(args as Record<string, unknown>) }) : args;
     return this.#transport.send({ ...spec, body, ...(known.bodySchema ? { bodySchema: known.bodySchema } : {}) }) as Promise<ApiResponse<T>>;
   }
+}
+
+/** The call of `GET /v1/batch/{id}/results`, its data read with `schema`. */
+function batchResultsCall<S extends z.ZodType>(jobId: string, query: BatchResultsQuery, schema: S): CallSpec<S> {
+  return { operation: 'getBatchResults', method: 'GET', path: `/v1/batch/${seg(jobId)}/results`, query: { status: query.status, cursor: query.cursor, limit: query.limit }, schema };
 }

@@ -42,6 +42,12 @@ export interface CallSpec<S extends z.ZodType> {
   billed?: boolean;
   /** Not safe to send twice even after a 5xx (check-now may have run): only a 429, refused unprocessed, is retried. Default false. */
   once?: boolean;
+  /**
+   * Reads the text of a whole 2xx body instead of the parser (elsewhere: a worker thread), with
+   * the envelope's `meta` validated as the parser would. Null when it cannot: the parser then reads
+   * the body, and throws what it finds wrong. Default: the parser reads every answer.
+   */
+  decode?: (text: string) => Promise<ApiResponse<z.output<S>> | null>;
 }
 
 /** What an {@link ApiTransport} shares with the client it sends for. */
@@ -199,6 +205,13 @@ export class ApiTransport {
       durationMs: Date.now() - started,
       requestId: Array.isArray(requestIdHeader) ? requestIdHeader[0] : requestIdHeader,
     });
+    if (spec.decode && raw.status >= 200 && raw.status < 300 && raw.bodyError === undefined) {
+      const decoded = await spec.decode(Buffer.from(raw.body.buffer, raw.body.byteOffset, raw.body.byteLength).toString('utf8'));
+      if (decoded) {
+        decoded.meta.requestId ??= Array.isArray(requestIdHeader) ? requestIdHeader[0] : requestIdHeader;
+        return decoded;
+      }
+    }
     return parseResponse(raw, { operation: spec.operation, schema: spec.schema, bare: spec.bare ?? false, secrets: [this.#apiKey, token] });
   }
 

@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { shapeRecords, type ShapedBatch } from './record-shaper.js';
+import type { TableLayout } from './table-layout.js';
 
 /**
  * The interface the engine loads through. Modelled on kysely's Dialect/Driver split: a backend is
@@ -69,6 +71,19 @@ export interface Destination {
    * to `LoadUnit.write` of a unit of the same run, once; nothing is written until then.
    */
   prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite;
+
+  /**
+   * How writes to `table` are shaped now, as plain data another thread can take (see
+   * `shapeForWrite`): undefined until `ensureTable` made the table in this process.
+   */
+  writeShaping(table: string): WriteShaping | undefined;
+
+  /**
+   * A write of rows `shapeForWrite` shaped with `shaping` (in this thread or another), as
+   * `prepareWrite` would have made it from `size` records. `records` gives those records again,
+   * for the rare write whose table changed since (it is shaped anew); it is not called otherwise.
+   */
+  adoptWrite(shaping: WriteShaping, shaped: ShapedWrite, size: number, records: () => readonly Record<string, unknown>[], runId: string): PreparedWrite;
 
   /**
    * Runs SQL a user wrote, read-only by construction: exactly one statement, and a select (DuckDB:
@@ -253,6 +268,31 @@ export interface WriteOutcome {
 export interface WriteOptions {
   /** Stream the records belong to, recorded with the ones sent to `_seedline_rejected`. Default: the table's name. */
   stream?: string;
+}
+
+/**
+ * How a destination shapes the rows of one table (`Destination.writeShaping`): its layout and
+ * the values it refuses. Plain data, for `postMessage` to a worker thread.
+ */
+export interface WriteShaping {
+  readonly table: string;
+  /** The table's layout as the destination writes it (its column types settled by `ensureTable`). */
+  readonly layout: TableLayout;
+  /** Strings holding U+0000 are refused (Postgres cannot store them). */
+  readonly rejectNul: boolean;
+}
+
+/** Rows shaped by `shapeForWrite`: structured-clonable, for `Destination.adoptWrite`. */
+export type ShapedWrite = ShapedBatch;
+
+/**
+ * Shapes records into the rows of a write as `Destination.prepareWrite` does, in whatever thread
+ * runs it (a worker thread, off the main one). Each record may carry its partition (PARTITION) and
+ * its repairs (REPAIRED); symbols do not cross `postMessage`, so a worker hands back the
+ * partitions of the rejected records beside them.
+ */
+export function shapeForWrite(shaping: WriteShaping, records: readonly Record<string, unknown>[], runId: string): ShapedWrite {
+  return shapeRecords(shaping.layout, records, { runId, loadedAt: 0, rejectNul: shaping.rejectNul });
 }
 
 /** Records shaped by `Destination.prepareWrite`, waiting for `LoadUnit.write`. */

@@ -10,10 +10,12 @@ import type {
   LockOptions,
   PreparedWrite,
   RunRow,
+  ShapedWrite,
   SeedRow,
   StateRow,
   TableDefinition,
   WriteOutcome,
+  WriteShaping,
 } from './destination.js';
 import { isFrozenRejection, PARTITION } from './destination.js';
 import { DestinationError, DestinationQueryError, DestinationSettleError, DestinationWriteError, NotReadOnlyError, UnknownTableError } from './destination-error.js';
@@ -224,18 +226,26 @@ export abstract class SqlDestination implements Destination {
   prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite {
     const layout = this.layoutOf(table);
     try {
-      return new SqlPreparedWrite(table, runId, records, layout, this.shape(layout, records, runId));
+      return new SqlPreparedWrite(table, runId, records.length, () => records, layout, this.shape(layout, records, runId));
     } catch (error) {
       // What a unit's write would have thrown: shaping only rejects records, anything else is a failure of the write.
       throw new DestinationWriteError(`Writing ${records.length} records to ${table}`, error);
     }
   }
 
+  writeShaping(table: string): WriteShaping | undefined {
+    const layout = this.tables.get(table);
+    return layout && { table, layout, rejectNul: this.traits.rejectNul };
+  }
+
+  adoptWrite(shaping: WriteShaping, shaped: ShapedWrite, size: number, records: () => readonly Record<string, unknown>[], runId: string): PreparedWrite {
+    return new SqlPreparedWrite(shaping.table, runId, size, records, shaping.layout, shaped);
+  }
+
   /** Writes one batch of records, or a write prepared by `prepareWrite`, inside a unit's transaction. */
   async writeInUnit(session: SqlSession, runId: string, table: string, input: readonly Record<string, unknown>[] | PreparedWrite, stream = table): Promise<WriteOutcome> {
     const layout = this.layoutOf(table);
     const prepared = preparedFor(input, table, runId);
-    const records = prepared ? prepared.records : (input as readonly Record<string, unknown>[]);
     const lookup = session.prepareBulk?.([layout.name, ...layout.children.map((c) => c.name)].map((name) => this.parts.writeModes.bulkTarget(name)));
     // Settled even when shaping throws, so its failure is not left unhandled.
     lookup?.catch(() => undefined);
@@ -243,7 +253,7 @@ export abstract class SqlDestination implements Destination {
     // while the records are shaped instead of after.
     if (lookup) await undefined;
     // A write prepared before its table evolved (a new column) is shaped again.
-    const batch = prepared?.layout === layout ? prepared.batch : this.shape(layout, records, runId);
+    const batch = prepared?.layout === layout ? prepared.batch : this.shape(layout, prepared ? prepared.records() : (input as readonly Record<string, unknown>[]), runId);
     stampLoadTime(batch, this.nextTimestamp());
     await lookup;
     if (batch.rejected.length > 0) {
@@ -293,17 +303,18 @@ class SqlPreparedWrite implements PreparedWrite {
   /** Set by its first write: the load time is stamped into its rows, which a second write would change under the first. */
   written = false;
 
+  /**
+   * @param records The records shaped, should their table change before the write (then shaped again).
+   * @param layout The layout they were shaped for.
+   */
   constructor(
     readonly table: string,
     readonly runId: string,
-    readonly records: readonly Record<string, unknown>[],
+    readonly size: number,
+    readonly records: () => readonly Record<string, unknown>[],
     readonly layout: TableLayout,
     readonly batch: ShapedBatch,
   ) {}
-
-  get size(): number {
-    return this.records.length;
-  }
 }
 
 /** The prepared write `input` is (null for plain records), checked against the unit writing it. */

@@ -20,6 +20,9 @@ import { itemsOf, JobBooks } from './job-books.js';
 import { creditsOf, errorType, type ServiceResponse } from './service-calls.js';
 import { addCharge, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
+import type { ShapingSpec } from './page-shaping-pool.js';
+import { entryFacts, type EntryFacts, type ResultEntry, type ValuesOf, valuesLookup } from './results-page-shaping.js';
+import { shapedGroups, workerDecoder, type ShapedPage } from './shaped-results.js';
 
 /** Bump when the shape of submitted bodies changes, so old idempotency keys are never reused for new bodies. */
 const KEY_VERSION = 'v1';
@@ -38,6 +41,8 @@ export class BatchRunner {
   /** What its items cost. */
   readonly costs: BatchCosts;
   private readonly shaper: TableShaper;
+  /** What the shaper is made of, for worker threads to make theirs. */
+  private readonly shaping: ShapingSpec;
   private readonly writer: LoadWriter;
   /** The seeds this run takes or defers, and the ledger rows of those in play. */
   private readonly ledger: SeedLedger;
@@ -56,7 +61,8 @@ export class BatchRunner {
     private readonly outcome: StreamOutcome,
   ) {
     this.costs = new BatchCosts(manifest, ctx);
-    this.shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
+    this.shaping = { table: manifest.table, context: { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } } };
+    this.shaper = new TableShaper(this.shaping.table, this.shaping.context);
     this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
     this.ledger = new SeedLedger(manifest, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
   }
@@ -351,20 +357,29 @@ export class BatchRunner {
   }
 
   private async readResults(batch: BatchRow, books: JobBooks): Promise<void> {
-    await readJobResults(this.ctx, batch.jobId!, batch.resultsCursor ?? undefined, (entries, next) => this.loadResults(batch, entries, next, next === null, books));
+    const jobId = batch.jobId!;
+    const cursor = batch.resultsCursor ?? undefined;
+    const valuesOf = valuesLookup(itemValues(batch));
+    const load = (page: BatchResultEntry[] | ShapedPage, next: string | null) => {
+      if (!Array.isArray(page)) return this.commitResults(batch, shapedGroups(page, valuesOf, this.shaper), this.seedRows(page.entries, valuesOf, batch), next, books, page.entries);
+      const loads = page.map((entry) => this.shapeEntry(entry, valuesOf(entry.ref), batch.jobId ?? null));
+      return this.commitResults(batch, loads.flatMap((l) => (l.group ? [l.group] : [])), loads.map((l) => l.seed), next, books, page);
+    };
+    const items = itemValues(batch);
+    const decode = workerDecoder(this.ctx, this.manifest.name, this.shaping, this.shaper.definitionFor(items[0]?.[1] ?? {}).name, items);
+    const { client } = this.ctx;
+    if (!decode || !client.getBatchResultsDecoded) return readJobResults(this.ctx, jobId, cursor, load);
+    await readJobResults(this.ctx, jobId, cursor, load, (query) => client.getBatchResultsDecoded!<ShapedPage>(jobId, query, decode));
   }
 
-  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], cursor: string | null, completed: boolean, books: JobBooks): Promise<void> {
-    const items = new Map(itemsOf(batch).map((item) => [item.ref, item]));
-    const loads = entries.map((entry) => {
-      const item = items.get(entry.ref);
-      return this.shapeEntry(entry, item ? partitionOf(item).values : { key: entry.ref, seed: entry.ref }, batch.jobId ?? null);
-    });
-    const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: completed ? 'completed' : 'submitted' };
-    await this.commit(
-      loads.flatMap((l) => (l.group ? [l.group] : [])),
-      { batches: [saved], seeds: loads.map((l) => l.seed) },
-    );
+  private seedRows(entries: readonly EntryFacts[], valuesOf: ValuesOf, batch: BatchRow): SeedRow[] {
+    return entries.map((facts) => this.seedRowOf(facts, valuesOf(facts.ref), batch.jobId ?? null));
+  }
+
+  /** Commits a results page's rows and ledger rows with the cursor after it, then books what its entries billed. */
+  private async commitResults(batch: BatchRow, groups: ShapedRecords[], seeds: SeedRow[], cursor: string | null, books: JobBooks, entries: readonly Pick<BatchResultEntry, 'ref' | 'credits_used'>[]): Promise<void> {
+    const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: cursor === null ? 'completed' : 'submitted' };
+    await this.commit(groups, { batches: [saved], seeds });
     // Booked once the results are committed: a crash before that reads (and books) them again next run.
     books.book(entries);
     crashPoint('mid-results');
@@ -373,31 +388,33 @@ export class BatchRunner {
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
   }
 
-  private async loadEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null, answerKey?: string): Promise<void> {
+  private async loadEntry(entry: ResultEntry, values: Record<string, unknown>, jobId: string | null, answerKey?: string): Promise<void> {
     const load = this.shapeEntry(entry, values, jobId);
     await this.commit(load.group ? [load.group] : [], { seeds: [load.seed], answers: answerKey ? [answerKey] : [] });
     this.ctx.reporter.streamProgress(this.manifest.name, { done: ++this.done, credits: this.outcome.credits });
   }
 
-  /** The rows and the ledger row of one result entry; failures are counted, passing ones kept for a retry. */
-  private shapeEntry(entry: Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>, values: Record<string, unknown>, jobId: string | null) {
+  /** The rows and the ledger row of one result entry. */
+  private shapeEntry(entry: ResultEntry, values: Record<string, unknown>, jobId: string | null): { group?: ShapedRecords; seed: SeedRow } {
+    const group = entry.status === 'succeeded' ? this.shaper.shape(values, [entry.data]) : undefined;
+    return { ...(group ? { group } : {}), seed: this.seedRowOf(entryFacts(entry, group), values, jobId) };
+  }
+
+  /** The ledger row of a result entry; failures are counted, passing ones kept for a retry. */
+  private seedRowOf(facts: EntryFacts, values: Record<string, unknown>, jobId: string | null): SeedRow {
     const seed = String(values.seed);
-    const base = { jobId, fetchedAt: this.ctx.now() };
-    if (entry.status === 'succeeded') {
-      const group = this.shaper.shape(values, [entry.data]);
-      const rejected = group.rejected[0]?.reason;
-      const canonicalUrl = (entry.data as { url?: string } | undefined)?.url ?? null;
-      const row = this.ledger.seedRow(entry.ref, seed, { ...base, status: 'fetched', canonicalUrl, error: rejected ? `record rejected: ${rejected}` : null }, entry.credits_used);
-      return { group, seed: row };
+    if (facts.status === 'succeeded') {
+      const error = facts.rejection ? `record rejected: ${facts.rejection}` : null;
+      return this.ledger.seedRow(facts.ref, seed, { jobId, fetchedAt: this.ctx.now(), status: 'fetched', canonicalUrl: facts.canonicalUrl, error }, facts.credits_used);
     }
-    const type = entry.error?.type ?? 'failed';
-    const error = `${type}: ${entry.error?.message ?? 'no message'}`;
-    if (TRANSIENT_FAILURES.has(type)) this.transient.push({ key: entry.ref, values });
+    const type = facts.error?.type ?? 'failed';
+    const error = `${type}: ${facts.error?.message ?? 'no message'}`;
+    if (TRANSIENT_FAILURES.has(type)) this.transient.push({ key: facts.ref, values });
     else {
       this.outcome.failed++;
       noteError(this.outcome, `${seed}: ${error}`);
     }
-    return { group: undefined, seed: this.ledger.seedRow(entry.ref, seed, { jobId, status: 'failed', error, ...this.ledger.answeredAt(error) }, entry.credits_used) };
+    return this.ledger.seedRow(facts.ref, seed, { jobId, status: 'failed', error, ...this.ledger.answeredAt(error) }, facts.credits_used);
   }
 
   private intentFor(seeds: Partition[]): BatchRow {
@@ -436,4 +453,9 @@ function partitionOf(item: BatchItemBody): Partition {
 
 function seedOf(item: BatchItemBody): string {
   return String(item.params.url ?? item.params.company_url ?? item.ref);
+}
+
+/** The items of a recorded job as `[ref, partition values]`. */
+function itemValues(batch: BatchRow): [string, Record<string, unknown>][] {
+  return itemsOf(batch).map((item) => [item.ref, partitionOf(item).values]);
 }

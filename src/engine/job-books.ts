@@ -94,7 +94,7 @@ export class JobBooks {
   }
 
   /** Books results once they are committed, in the run and the stream. */
-  book(entries: readonly BatchResultEntry[]): void {
+  book(entries: readonly Pick<BatchResultEntry, 'ref' | 'credits_used'>[]): void {
     for (const entry of entries) {
       const item = this.items.get(entry.ref);
       const worst = item ? this.worstOf(item) : 0;

@@ -1,6 +1,6 @@
 import { asReceived, contractReason, isFrozenRejection, PARTITION, type ContractMode, type Destination, type LoadUnit, type PreparedWrite, type RepairCount, type TableDefinition } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
-import type { ShapedRecords } from './table-shaper.js';
+import { withRows, type ShapedRecords } from './table-shaper.js';
 
 /** Counts of one load. */
 export interface LoadCounts {
@@ -79,7 +79,9 @@ export class LoadWriter {
   private prepare(groups: readonly ShapedRecords[]): PreparedGroup[] {
     return groups.map((group) => {
       const mode = this.refused.get(group.table.name);
-      if (mode !== undefined) return { group: keptOut(group, mode), write: null };
+      if (mode !== undefined) return { group: keptOut(withRows(group), mode), write: null };
+      const { shaped } = group;
+      if (shaped) return { group, write: this.destination.adoptWrite(shaped.shaping, shaped.write, shaped.size, shaped.records, this.runId) };
       return { group, write: group.rows.length > 0 ? this.destination.prepareWrite(group.table.name, group.rows, this.runId) : null };
     });
   }
@@ -127,14 +129,21 @@ interface PreparedGroup {
   write: PreparedWrite | null;
 }
 
-/** One group per table: a bulk write costs about the same for one row as for thousands. */
+/**
+ * One group per table: a bulk write costs about the same for one row as for thousands. A table's
+ * only group keeps rows shaped elsewhere; groups merged are taken as records.
+ */
 function mergeByTable(groups: readonly ShapedRecords[]): ShapedRecords[] {
   const byTable = new Map<string, ShapedRecords>();
+  const alone = (name: string) => groups.filter((g) => g.table.name === name).length === 1;
   for (const group of groups) {
     const merged = byTable.get(group.table.name);
-    if (!merged) byTable.set(group.table.name, { table: group.table, rows: [...group.rows], rejected: [...group.rejected], repairs: [...(group.repairs ?? [])] });
-    else {
-      merged.rows.push(...group.rows);
+    if (!merged && group.shaped && alone(group.table.name)) byTable.set(group.table.name, group);
+    else if (!merged) {
+      const { rows, rejected, repairs } = withRows(group);
+      byTable.set(group.table.name, { table: group.table, rows: [...rows], rejected: [...rejected], repairs: [...(repairs ?? [])] });
+    } else {
+      merged.rows.push(...withRows(group).rows);
       merged.rejected.push(...group.rejected);
       merged.repairs!.push(...(group.repairs ?? []));
     }

@@ -12,6 +12,7 @@ import { StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
 import { planRequestStream, runRequestStream } from './request-runner.js';
 import { booksFields, RunRecorder } from './run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
+import { PageShapingPool } from './page-shaping-pool.js';
 import { emptyOutcome, noteError, type Reporter, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 
 /** What a sync or a plan works on; nothing here calls the service. */
@@ -123,7 +124,10 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const record = new RunRecorder(destination, writeLock, { runId, startedAt, status: 'running', scheduleGroup });
   await record.save({});
   const budget = new Budget(limits, (books) => record.committed(books));
-  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock);
+  const shaping = new PageShapingPool(prepared.options.config.batch.shaping_workers, (reason) =>
+    io.reporter.notice('sync', `results pages are shaped on the main thread from now on: a worker thread failed (${reason})`),
+  );
+  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shaping);
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
@@ -153,6 +157,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   } catch (error) {
     await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), ...booksFields(budget.books), error: (error as Error).message });
     throw error;
+  } finally {
+    await shaping.close();
   }
   const books = budget.books;
   const result: RunResult = {
@@ -247,7 +253,7 @@ export async function creditsThisMonth(destination: Destination, now: Date): Pro
   return total;
 }
 
-function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex()): (stream: string) => StreamContext {
+function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex(), shaping?: PageShapingPool): (stream: string) => StreamContext {
   const { config } = prepared.options;
   const costs = io.costs ?? CostModel.builtIn();
   const billed = new PQueue({ concurrency: billedInFlight(config) });
@@ -271,6 +277,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     resumeOnly: prepared.options.resumeOnly ?? false,
     ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),
     ...(io.stop ? { stop: io.stop } : {}),
+    ...(shaping ? { shaping } : {}),
   });
 }
 

@@ -35,6 +35,8 @@ export interface ServiceClient {
   getAccount(): Promise<ServiceResponse>;
   submitBatch(body: { items: Body[]; webhook_url?: string }, options: { idempotencyKey?: string }): Promise<ServiceResponse<BatchJob>>;
   getBatchResults(jobId: string, query?: { cursor?: string; limit?: number; status?: 'succeeded' | 'failed' }): Promise<ServiceResponse<BatchResultEntry[]>>;
+  /** `getBatchResults`, its body read by `decode` unless that answers null. Default: absent (every page parsed by the client). */
+  getBatchResultsDecoded?<T>(jobId: string, query: { cursor?: string; limit?: number }, decode: (text: string) => Promise<ServiceResponse<T> | null>): Promise<ServiceResponse<T | BatchResultEntry[]>>;
   /** The account as last read (at connect, and again after a 429). Default: unknown. */
   readonly account?: { rate_limit: { concurrent_batch_jobs: number } } | undefined;
 }

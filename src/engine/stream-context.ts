@@ -2,6 +2,7 @@ import type { Destination } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { Budget } from './budget.js';
 import type { CostModel } from './cost-model.js';
+import type { PageShapingPool } from './page-shaping-pool.js';
 import type { ServiceClient } from './service-calls.js';
 
 /** Progress events of a run, rendered by the CLI as bars on a terminal or as log lines. */
@@ -115,6 +116,8 @@ export interface StreamContext {
   billedCalls?: <T>(send: () => Promise<T>) => Promise<T>;
   /** Aborted when the run should stop after the page under way (SIGTERM). Default: never. */
   stop?: AbortSignal;
+  /** Worker threads that read and shape batch results pages off the main thread. Default: none (the main thread does). */
+  shaping?: PageShapingPool;
 }
 
 /** A fresh outcome with zero counts. */

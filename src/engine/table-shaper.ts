@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues, Timestamp } from '../../schemas/common.js';
-import { EVOLVE, PARTITION, REPAIRED, type ContractMode, type RepairCount, type SchemaContract, type TableDefinition, type WriteMode } from '../destinations/destination.js';
+import { EVOLVE, PARTITION, REPAIRED, type ContractMode, type RepairCount, type SchemaContract, type ShapedWrite, type TableDefinition, type WriteMode, type WriteShaping } from '../destinations/destination.js';
 import type { TableNode } from '../manifest/manifest-schema.js';
 import { schemaByName } from '../manifest/schema-registry.js';
 import { renderTemplate, type TemplateContext } from '../manifest/template.js';
@@ -26,6 +26,25 @@ export interface ShapedRecords {
   rejected: ShapeRejection[];
   /** Repairs of records that never reach a write (rows a `tables` contract drops), per field. Default: none. */
   repairs?: RepairCount[];
+  /** Its valid records shaped for the write already, elsewhere (a worker thread); `rows` is then empty. Default: absent. */
+  shaped?: ShapedElsewhere;
+}
+
+/** Records shaped for a destination's write off the main thread (`shapeForWrite`), with the way back to them. */
+export interface ShapedElsewhere {
+  shaping: WriteShaping;
+  write: ShapedWrite;
+  /** Records shaped. */
+  size: number;
+  /** Those records, shaped again here: for a write that cannot take the shaped rows as they are. */
+  records: () => Record<string, unknown>[];
+}
+
+/** `group` with its records in `rows`, however they were shaped. */
+export function withRows(group: ShapedRecords): ShapedRecords {
+  if (!group.shaped) return group;
+  const { shaped, ...rest } = group;
+  return { ...rest, rows: shaped.records() };
 }
 
 /**

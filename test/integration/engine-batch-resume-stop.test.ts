@@ -39,7 +39,7 @@ function watched(client: ApiClient, onResultsRead: () => void): ServiceClient {
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         if (name === 'submitBatch') submitKeys.push(String((args[1] as { idempotencyKey?: string } | undefined)?.idempotencyKey));
-        if (name === 'getBatchResults') onResultsRead();
+        if (name === 'getBatchResults' || name === 'getBatchResultsDecoded') onResultsRead();
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },

@@ -1,0 +1,177 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Meta } from '../../schemas/common.js';
+import type { WriteShaping } from '../destinations/destination.js';
+import type { TableNode } from '../manifest/manifest-schema.js';
+import type { TemplateContext } from '../manifest/template.js';
+import type { ShapedResultsPage } from './results-page-shaping.js';
+
+/** How a stream shapes its records: what a worker builds its `TableShaper` from. */
+export interface ShapingSpec {
+  table: TableNode;
+  context: TemplateContext;
+}
+
+/** One page for a worker: its text and what shaping it needs (the spec and layouts the worker has not seen yet). */
+export interface ShapingRequest {
+  id: number;
+  stream: string;
+  spec?: ShapingSpec;
+  text: string;
+  /** Partition values by item ref. */
+  items: [string, Record<string, unknown>][];
+  shapings: { table: string; layoutId: number; layout?: WriteShaping['layout']; rejectNul: boolean }[];
+  runId: string;
+}
+
+/** A worker's answer: the page shaped, null (the client reads it), or why it failed. */
+export type ShapingAnswer = { id: number; decoded: { data: ShapedResultsPage; meta: Meta } | null } | { id: number; error: string };
+
+/** A page to shape, as the batch runner asks it. */
+export interface PageToShape {
+  stream: string;
+  spec: ShapingSpec;
+  text: string;
+  items: [string, Record<string, unknown>][];
+  shapings: readonly WriteShaping[];
+  runId: string;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  /** Pages sent and not answered. */
+  busy: number;
+  streams: Set<string>;
+  layouts: Set<number>;
+}
+
+/**
+ * Worker threads that read, validate and shape batch results pages (`decodeResultsPage`), so the
+ * main thread is left the HTTP, the ledger and the writes. A worker starts when a page finds
+ * the others busy (up to `size`); `close` ends them. A page a worker cannot shape (a failure, a worker gone) answers null, and the caller
+ * reads it on the main thread as before: a worker never loses a page. `onFailure` hears why, once.
+ */
+export class PageShapingPool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly waiting = new Map<number, { resolve: (answer: ShapingAnswer) => void }>();
+  private readonly layoutIds = new WeakMap<WriteShaping['layout'], number>();
+  private nextId = 0;
+  private nextLayoutId = 0;
+  private failed = false;
+  private closed = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly onFailure: (message: string) => void = () => undefined,
+  ) {}
+
+  /** The page shaped by the least busy worker, or null when no worker could shape it. */
+  async shape(page: PageToShape): Promise<{ data: ShapedResultsPage; meta: Meta } | null> {
+    if (this.failed || this.closed || this.size < 1) return null;
+    const target = this.leastBusy();
+    const id = this.nextId++;
+    const request: ShapingRequest = {
+      id,
+      stream: page.stream,
+      ...(target.streams.has(page.stream) ? {} : { spec: page.spec }),
+      text: page.text,
+      items: page.items,
+      shapings: page.shapings.map((s) => this.shapingFor(target, s)),
+      runId: page.runId,
+    };
+    target.streams.add(page.stream);
+    target.busy++;
+    const answer = await new Promise<ShapingAnswer>((resolve) => {
+      this.waiting.set(id, { resolve });
+      try {
+        target.worker.postMessage(request);
+      } catch (error) {
+        // A value that cannot be cloned (the stream's options, say): that stream's pages are read here.
+        this.waiting.delete(id);
+        resolve({ id, error: `a page could not be sent to a worker thread: ${(error as Error).message}` });
+      }
+    });
+    target.busy--;
+    if ('error' in answer) {
+      this.fail(answer.error);
+      return null;
+    }
+    return answer.decoded;
+  }
+
+  /** Ends the workers; pages under way answer null. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const workers = this.workers.splice(0);
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+    this.answerAll('the page shaping pool closed');
+  }
+
+  /** An idle worker, started if none is and the pool has room; else the least busy. */
+  private leastBusy(): PoolWorker {
+    const idle = this.workers.find((w) => w.busy === 0);
+    if (idle) return idle;
+    if (this.workers.length < this.size) return this.start();
+    return this.workers.reduce((best, w) => (w.busy < best.busy ? w : best));
+  }
+
+  private start(): PoolWorker {
+    const worker = workerThread();
+    const entry: PoolWorker = { worker, busy: 0, streams: new Set(), layouts: new Set() };
+    worker.on('message', (answer: ShapingAnswer) => {
+      const waiter = this.waiting.get(answer.id);
+      this.waiting.delete(answer.id);
+      waiter?.resolve(answer);
+    });
+    worker.on('error', (error) => this.fail(error.message));
+    worker.on('exit', (code) => {
+      if (!this.closed) this.fail(`a page shaping worker exited with code ${code}`);
+    });
+    this.workers.push(entry);
+    return entry;
+  }
+
+  private shapingFor(target: PoolWorker, shaping: WriteShaping): ShapingRequest['shapings'][number] {
+    let layoutId = this.layoutIds.get(shaping.layout);
+    if (layoutId === undefined) this.layoutIds.set(shaping.layout, (layoutId = this.nextLayoutId++));
+    const known = target.layouts.has(layoutId);
+    target.layouts.add(layoutId);
+    return { table: shaping.table, layoutId, ...(known ? {} : { layout: shaping.layout }), rejectNul: shaping.rejectNul };
+  }
+
+  /** After a failure every page is read on the main thread: a worker that failed once would fail the same way again. */
+  private fail(message: string): void {
+    if (this.failed || this.closed) return;
+    this.failed = true;
+    this.onFailure(message);
+    const workers = this.workers.splice(0);
+    for (const w of workers) void w.worker.terminate();
+    this.answerAll(message);
+  }
+
+  private answerAll(error: string): void {
+    for (const [id, waiter] of this.waiting) waiter.resolve({ id, error });
+    this.waiting.clear();
+  }
+}
+
+/**
+ * A worker's young generation: a page is garbage once shaped, and V8's default (up to 48 MB a
+ * thread) only held more of it. 4 MB took ~30 MB off a load's peak RSS with two workers, at the
+ * same speed (bench/load.ts --pages=2, 50k records).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
+
+/**
+ * A thread running `page-shaping-worker`: built, the .js beside this module; from the sources (tsx,
+ * vitest), the .ts one, imported once tsx's loader is registered in the thread (a worker does not
+ * inherit the loader, nor take `--import` in Node 20).
+ */
+function workerThread(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./page-shaping-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
+  // tsx's ESM api (`tsx/esm/api` resolves to its CommonJS build here, whose register() cannot find its loader).
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const entry = new URL('./page-shaping-worker.ts', import.meta.url).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`, { eval: true, resourceLimits: WORKER_LIMITS });
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { PARTITION, type WriteShaping } from '../../src/destinations/destination.js';
+import { tableLayout } from '../../src/destinations/table-layout.js';
+import { decodeResultsPage, shapeResultsPage, valuesLookup, writeWithPartitions, type ResultEntry } from '../../src/engine/results-page-shaping.js';
+import { TableShaper } from '../../src/engine/table-shaper.js';
+import { manifestsSync } from '../../src/manifest/load-manifests.js';
+import { profileRecord } from '../helpers/destinations.js';
+
+const table = manifestsSync().get('profiles')!.table;
+const frozen = new TableShaper(table, { options: { write_mode: 'merge', schema_contract: { data_type: 'freeze' } }, run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' } });
+const shaping: WriteShaping = { table: 'profiles', layout: tableLayout(frozen.definitionFor({})), rejectNul: true };
+const shapings = new Map([['profiles', shaping]]);
+
+const values = (n: number) => ({ url: `https://network.example/in/person-${n}`, seed: `person-${n}`, key: `r${n}` });
+const valuesOf = valuesLookup([1, 2, 3, 4].map((n) => [`r${n}`, values(n)] as const));
+const entries: ResultEntry[] = [
+  { ref: 'r1', status: 'succeeded', credits_used: 1, data: profileRecord(1) },
+  // Fits its schema, not its column: a lone surrogate cannot be stored, and `freeze` refuses to keep it in `_extra`.
+  { ref: 'r2', status: 'succeeded', credits_used: 1, data: profileRecord(2, { full_name: 'Ada \ud83d' }) },
+  // Does not fit its schema.
+  { ref: 'r3', status: 'succeeded', credits_used: 1, data: profileRecord(3, { connections_count: 'many' }) },
+  { ref: 'r4', status: 'failed', credits_used: 1, error: { type: 'not_found', message: 'no such profile' } },
+];
+const pageText = JSON.stringify({ data: entries.map((entry, index) => ({ ...entry, index, operation: 'profiles.enrich' })), meta: { nextCursor: 'c2', creditsUsed: 4 } });
+
+describe('a results page shaped for its write (issue 20: the work of a shaping worker thread)', () => {
+  it('given passing, misfit, refused and failed entries, when shaped, then the facts, the write and both kinds of rejection are what the main thread would make', () => {
+    const page = shapeResultsPage(entries, valuesOf, frozen, shapings, 'run_1')!;
+    expect(page.entries).toEqual([
+      { ref: 'r1', status: 'succeeded', credits_used: 1, canonicalUrl: values(1).url },
+      { ref: 'r2', status: 'succeeded', credits_used: 1, canonicalUrl: values(2).url },
+      { ref: 'r3', status: 'succeeded', credits_used: 1, canonicalUrl: values(3).url, rejection: expect.stringContaining('connections_count') },
+      { ref: 'r4', status: 'failed', credits_used: 1, canonicalUrl: null, error: { type: 'not_found', message: 'no such profile' } },
+    ]);
+    const [profiles] = page.tables;
+    expect(page.tables).toHaveLength(1);
+    expect(profiles).toMatchObject({ table: 'profiles', ref: 'r1', size: 2 });
+    expect(profiles!.rejected).toEqual([expect.objectContaining({ table: 'profiles', partition: values(3), reason: expect.stringContaining('freeze') })]);
+    expect(profiles!.write!.records).toBe(1);
+    expect(profiles!.write!.keys).toEqual([[values(1).url]]);
+    expect(profiles!.write!.rejected).toEqual([expect.objectContaining({ reason: expect.stringContaining('freeze') })]);
+    expect(profiles!.rejectedPartitions).toEqual([values(2)]);
+  });
+
+  it('given a shaped page cloned across threads, when its write is taken, then each rejected record has its partition back', () => {
+    const crossed = structuredClone(shapeResultsPage(entries, valuesOf, frozen, shapings, 'run_1')!);
+    expect((crossed.tables[0]!.write!.rejected[0]!.record as Record<symbol, unknown>)[PARTITION]).toBeUndefined();
+    const write = writeWithPartitions(crossed.tables[0]!)!;
+    expect((write.rejected[0]!.record as Record<symbol, unknown>)[PARTITION]).toEqual(values(2));
+    expect(write.rejected[0]!.record).toMatchObject({ full_name: 'Ada \ud83d' });
+  });
+
+  it('given the text of a page, when decoded, then it is shaped with its meta; a body that is no JSON, no envelope, or names a table without shaping is left to the client', () => {
+    const decoded = decodeResultsPage(pageText, valuesOf, frozen, shapings, 'run_1')!;
+    expect(decoded.meta).toMatchObject({ nextCursor: 'c2', creditsUsed: 4 });
+    expect(decoded.data.entries.map((e) => e.ref)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    expect(decodeResultsPage('{"data": [', valuesOf, frozen, shapings, 'run_1')).toBeNull();
+    expect(decodeResultsPage('{"data": [{"ref": 1}], "meta": {}}', valuesOf, frozen, shapings, 'run_1')).toBeNull();
+    expect(decodeResultsPage(pageText, valuesOf, frozen, new Map(), 'run_1')).toBeNull();
+  });
+});
