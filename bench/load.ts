@@ -11,7 +11,7 @@
  * backends of the run's own connections, found in pg_stat_activity by application_name) gives
  * its CPU bound: the records/s it would reach if that work kept every core busy with no waiting.
  *
- *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--repeat=3] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres] [--best]
+ *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--repeat=3] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres] [--best] [--pages=0,1,2]
  *   npx tsx bench/load.ts …   (from the sources: tsx's loader thread adds ~35 MB to each peak RSS)
  *
  * A unit (one transaction) holds 2,000 records on Postgres and 5,000 on DuckDB unless --unit says
@@ -19,6 +19,8 @@
  * results page (500 entries) per unit. A merge finds keys already loaded through the key index
  * (Postgres) or a filter of the table's keys (DuckDB): a unit costs the same at any table size.
  * `--best` adds DuckDB's `read_json` at its best (file already written, every core, no memory limit).
+ * `--pages=0,2` adds the engine's own path from results pages (see `loadPages`), on the main
+ * thread (0) and with each other number of shaping worker threads.
  *
  * Records are generated deterministically and streamed: memory does not grow with N. Each run is
  * a child process of its own, so its peak RSS (the kernel's high-water mark, startup included) is
@@ -42,6 +44,10 @@ import { PostgresDestination } from '../src/destinations/postgres/postgres-desti
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
 import { returnFreedDuckDbMemory } from '../src/cli/duckdb-allocator.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
+import { manifestsSync } from '../src/manifest/load-manifests.js';
+import { PageShapingPool } from '../src/engine/page-shaping-pool.js';
+import { decodeResultsPage, valuesLookup, type ShapedResultsPage } from '../src/engine/results-page-shaping.js';
+import { TableShaper } from '../src/engine/table-shaper.js';
 import { profileRecord } from './profile-records.js';
 import { median } from './stats.js';
 
@@ -53,6 +59,8 @@ const WRITE_ARG = args.find((a) => a.startsWith('--write='))?.slice(8);
 const ONLY = args.find((a) => a.startsWith('--only='))?.slice(7);
 const REPEATS = Number(args.find((a) => a.startsWith('--repeat='))?.slice(9) ?? 3);
 const BEST = args.includes('--best');
+/** `--pages=0,2`: the engine's page path (see `loadPages`) with each number of worker threads (0: the main thread). Default: none. */
+const PAGE_PATHS = (args.find((a) => a.startsWith('--pages='))?.slice(8) ?? '').split(',').filter(Boolean).map((w) => (w === '0' ? 'pages' : `pages, workers=${w}`));
 /** Set in a child process: `<backend>:<path>:<repeat>:<directory or schema>`. */
 const RUN = args.find((a) => a.startsWith('--run='))?.slice(6);
 const PG_URL = process.env.SEEDLINE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test';
@@ -215,6 +223,71 @@ async function loadOurs(dest: Destination): Promise<number> {
   return rows;
 }
 
+/**
+ * The engine's own path from results pages (`--pages`): each page of 500 entries generated as the
+ * text of the service's answer (timed, as the native paths' NDJSON and CSV are), read, validated
+ * against the stream's schema and shaped for the write (`decodeResultsPage`) by `workers` worker
+ * threads (`PageShapingPool`) or, with 0, on the main thread, then written one page a unit as a
+ * batch stream commits them. The table is the profiles stream's own (its `seed` column included).
+ */
+async function loadPages(dest: Destination, workers: number): Promise<number> {
+  await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
+  await dest.ensureSystemTables();
+  const spec = { table: manifestsSync().get('profiles')!.table, context: { options: { write_mode: 'merge' }, run: { id: 'bench', started_at: new Date().toISOString() } } };
+  const shaper = new TableShaper(spec.table, spec.context);
+  await dest.ensureTable(shaper.definitionFor({}));
+  const shaping = dest.writeShaping('profiles')!;
+  const pool = workers > 0 ? new PageShapingPool(workers) : null;
+  const pages = Math.ceil(N / PAGE);
+  const shape = async (page: number): Promise<ShapedResultsPage> => {
+    const { text, items } = resultsPage(page);
+    const shaped = pool
+      ? await pool.shape({ stream: 'profiles', spec, text, items, shapings: [shaping], runId: 'bench' })
+      : decodeResultsPage(text, valuesLookup(items), shaper, new Map([['profiles', shaping]]), 'bench');
+    if (!shaped) throw new Error(`page ${page} was not shaped`);
+    return shaped.data;
+  };
+  // Pages shaped ahead while a unit writes: two a worker, one on the main thread.
+  const ahead: Promise<ShapedResultsPage>[] = [];
+  let next = 0;
+  let rows = 0;
+  try {
+    for (let page = 0; page < pages; page++) {
+      while (ahead.length < Math.max(1, 2 * workers) && next < pages) ahead.push(shape(next++));
+      const { tables } = await ahead.shift()!;
+      const { write, size } = tables[0]!;
+      const unit = await dest.beginUnit('bench');
+      const outcome = await unit.write('profiles', dest.adoptWrite(shaping, write!, size, () => [], 'bench'));
+      if (outcome.rejected > 0) throw new Error(`${outcome.rejected} records rejected`);
+      rows += outcome.rows;
+      await unit.saveState([{ stream: 'profiles', partition: '*', cursor: String(page) }]);
+      await unit.commit();
+    }
+  } finally {
+    await Promise.allSettled(ahead);
+    await pool?.close();
+  }
+  return rows;
+}
+
+const PAGE = 500;
+
+/** The `page`-th results page of a profiles job as the service sends it, and its items' partition values. */
+function resultsPage(page: number): { text: string; items: [string, Record<string, unknown>][] } {
+  const entries = [];
+  const items: [string, Record<string, unknown>][] = [];
+  for (let i = page * PAGE; i < Math.min(N, (page + 1) * PAGE); i++) {
+    const data = profileRecord(i) as { url: string };
+    const ref = `p${i}`;
+    items.push([ref, { url: data.url, seed: data.url, key: ref }]);
+    entries.push({ ref, index: i - page * PAGE, operation: 'profiles.enrich', status: 'succeeded', credits_used: 1, data });
+  }
+  return { text: JSON.stringify({ data: entries, meta: { nextCursor: null } }), items };
+}
+
+/** The workers of the `pages` paths: `pages` alone is the main thread's. */
+const workersOf = (path: string): number => Number(/workers=(\d+)/.exec(path)?.[1] ?? 0);
+
 // ---------- DuckDB ----------
 
 // What a user gets (src/destinations/duckdb/duckdb-destination.ts), with a smaller buffer pool and one thread: on
@@ -230,10 +303,10 @@ const DUCKDB_SETTINGS: Record<string, string> = {
   ...Object.fromEntries((SETTINGS_ARG ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string])),
 };
 
-async function duckdbOurs(dir: string): Promise<number> {
+async function duckdbOurs(dir: string, load: (dest: Destination) => Promise<number> = loadOurs): Promise<number> {
   const dest = new DuckDbDestination({ path: join(dir, 'ours.duckdb'), settings: DUCKDB_SETTINGS });
   try {
-    return await loadOurs(dest);
+    return await load(dest);
   } finally {
     await dest.close();
   }
@@ -308,10 +381,10 @@ async function loadNdjson(path: string, ndjson: string, settings: Record<string,
 
 // ---------- Postgres ----------
 
-async function postgresOurs(schema: string): Promise<number> {
+async function postgresOurs(schema: string, load: (dest: Destination) => Promise<number> = loadOurs): Promise<number> {
   const dest = new PostgresDestination({ url: RUN_URL, schema });
   try {
-    const rows = await loadOurs(dest);
+    const rows = await load(dest);
     await serverCpu?.sample();
     return rows;
   } finally {
@@ -392,7 +465,7 @@ async function postgresSchemaDrop(schema: string): Promise<void> {
 async function runPath(backend: string, path: string, repeat: number, dir: string): Promise<Result> {
   if (backend === 'duckdb') {
     // The best case reads the NDJSON file the native run of the same repetition wrote.
-    const where = join(dir, `${path === 'best case' ? 'native' : path}-${repeat}`);
+    const where = join(dir, `${path === 'best case' ? 'native' : path.replace(/[^a-z0-9]+/g, '_')}-${repeat}`);
     mkdirSync(where, { recursive: true });
     try {
       return await inChild(backend, path, repeat, where);
@@ -400,7 +473,7 @@ async function runPath(backend: string, path: string, repeat: number, dir: strin
       if (path !== 'native' || !BEST) rmSync(where, { recursive: true, force: true });
     }
   }
-  const schema = `bench_${path}_${repeat}_${randomBytes(4).toString('hex')}`;
+  const schema = `bench_${path.replace(/[^a-z0-9]+/g, '_')}_${repeat}_${randomBytes(4).toString('hex')}`;
   try {
     return await inChild(backend, path, repeat, schema);
   } finally {
@@ -447,7 +520,8 @@ async function main(): Promise<void> {
       'postgres:ours': postgresOurs,
       'postgres:native': postgresNative,
     };
-    const fn = paths[`${backend}:${path}`];
+    const pages = (dest: Destination) => loadPages(dest, workersOf(path));
+    const fn = path.startsWith('pages') ? (where: string) => (backend === 'duckdb' ? duckdbOurs : postgresOurs)(where, pages) : paths[`${backend}:${path}`];
     if (!fn) throw new Error(`Unknown path ${backend}:${path}`);
     await measure(backend, path, Number(repeat), () => fn(rest.join(':')));
     return;
@@ -461,6 +535,7 @@ async function main(): Promise<void> {
     for (const backend of backends) {
       for (let repeat = 1; repeat <= REPEATS; repeat++) {
         results.push(await runPath(backend, 'ours', repeat, dir));
+        for (const pages of PAGE_PATHS) results.push(await runPath(backend, pages, repeat, dir));
         results.push(await runPath(backend, 'native', repeat, dir));
         if (backend === 'duckdb' && BEST) {
           results.push(await runPath(backend, 'best case', repeat, dir));
