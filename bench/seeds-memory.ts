@@ -1,7 +1,7 @@
 /**
  * Peak memory of a sync against the number of seeds.
  *
- *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts] [--refresh] [--shaping-workers 1]
+ *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts] [--refresh] [--shaping-workers 0]
  *
  * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
  * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
@@ -91,7 +91,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
       seeds: { profiles: { file: join(dir, 'seeds.csv'), column: 'url' } },
       // company_posts: one page of each parent company (the stream's partitions are the rows of `companies`).
       streams: STREAM === 'company_posts' ? { company_posts: { max_pages: 1 } } : { profiles: {} },
-      batch: { chunk_size: 1000, poll_interval_ms: 50, shaping_workers: Number(flag('shaping-workers', '1')) },
+      batch: { chunk_size: 1000, poll_interval_ms: 50, shaping_workers: Number(flag('shaping-workers', '0')) },
     }),
     'bench',
   );
@@ -159,7 +159,7 @@ async function measure(seeds: number): Promise<RunFigures> {
     const lines = ['url'];
     for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
     await writeFile(join(dir, 'seeds.csv'), `${lines.join('\n')}\n`);
-    const args = ['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', ''), '--stream', STREAM, '--seeds', String(seeds), '--shaping-workers', flag('shaping-workers', '1')];
+    const args = ['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', ''), '--stream', STREAM, '--seeds', String(seeds), '--shaping-workers', flag('shaping-workers', '0')];
     let run = await child(args);
     await run.done;
     if (REFRESH) {

@@ -313,12 +313,12 @@ const configSchema = (streams: z.ZodType<StreamsConfig>) => z.strictObject({
       retry_billed_failures: z.number().int().min(0).max(3).default(1),
       /**
        * Worker threads that parse, validate and shape batch results pages for their writes, so the
-       * main thread keeps to the HTTP calls, the ledger and the database. They start with a job's
-       * second page (its first makes the table) and end with the run; 0 does all of it on the main
-       * thread. Each costs ~40 MB of memory. Default: 1 (a second added little on 2 cores, where the
-       * main thread's writes were the bottleneck).
+       * main thread keeps to the HTTP calls, the ledger and the database: for backfills where
+       * loading, not the service, is the bottleneck. They start with a job's second page (its first
+       * makes the table) and end with the run. Each costs ~45-70 MB of memory. Default: 0 (the
+       * main thread does it all): a sync waits on the service far more than on its pages.
        */
-      shaping_workers: z.number().int().min(0).max(16).default(1),
+      shaping_workers: z.number().int().min(0).max(16).default(0),
     })
     .prefault({}),
   /** Settings of `seedline serve`; optional, and required only by that command. */

@@ -124,9 +124,9 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const record = new RunRecorder(destination, writeLock, { runId, startedAt, status: 'running', scheduleGroup });
   await record.save({});
   const budget = new Budget(limits, (books) => record.committed(books));
-  const shaping = new PageShapingPool(prepared.options.config.batch.shaping_workers, (reason) =>
-    io.reporter.notice('sync', `results pages are shaped on the main thread from now on: a worker thread failed (${reason})`),
-  );
+  const workers = prepared.options.config.batch.shaping_workers;
+  const shaping =
+    workers > 0 ? new PageShapingPool(workers, (reason) => io.reporter.notice('sync', `results pages are shaped on the main thread from now on: a worker thread failed (${reason})`)) : undefined;
   const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shaping);
   const outcomes: StreamOutcome[] = [];
   try {
@@ -158,7 +158,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
     await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), ...booksFields(budget.books), error: (error as Error).message });
     throw error;
   } finally {
-    await shaping.close();
+    await shaping?.close();
   }
   const books = budget.books;
   const result: RunResult = {
