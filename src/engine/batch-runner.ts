@@ -359,13 +359,13 @@ export class BatchRunner {
   private async readResults(batch: BatchRow, books: JobBooks): Promise<void> {
     const jobId = batch.jobId!;
     const cursor = batch.resultsCursor ?? undefined;
-    const valuesOf = valuesLookup(itemValues(batch));
+    const items = itemValues(batch);
+    const valuesOf = valuesLookup(items);
     const load = (page: BatchResultEntry[] | ShapedPage, next: string | null) => {
       if (!Array.isArray(page)) return this.commitResults(batch, shapedGroups(page, valuesOf, this.shaper), this.seedRows(page.entries, valuesOf, batch), next, books, page.entries);
       const loads = page.map((entry) => this.shapeEntry(entry, valuesOf(entry.ref), batch.jobId ?? null));
       return this.commitResults(batch, loads.flatMap((l) => (l.group ? [l.group] : [])), loads.map((l) => l.seed), next, books, page);
     };
-    const items = itemValues(batch);
     const decode = workerDecoder(this.ctx, this.manifest.name, this.shaping, this.shaper.definitionFor(items[0]?.[1] ?? {}).name, items);
     const { client } = this.ctx;
     if (!decode || !client.getBatchResultsDecoded) return readJobResults(this.ctx, jobId, cursor, load);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Timestamp } from '../../schemas/common.js';
 import { Profile } from '../../schemas/profile.js';
-import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
+import { shapeForWrite, type Destination, type TableDefinition } from '../../src/destinations/destination.js';
 import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
 import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 
@@ -239,6 +239,30 @@ for (const kind of destinationKinds) {
       expect(await unit.write('things', prepared)).toMatchObject({ records: 1, rows: 1 });
       await unit.commit();
       expect(await dest.query(`select id, score, _extra from ${dest.schema}.things`)).toEqual([{ id: 'a', score: 3, _extra: null }]);
+    });
+
+    it('given rows shaped elsewhere (a worker thread) for the write, when adopted and written, then they load as prepared ones do; written after the table gained a field, they are shaped again from their records', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await open();
+      const v1 = z.object({ id: z.string(), name: z.string() });
+      await dest.ensureTable({ name: 'things', schema: v1, primaryKey: ['id'], writeMode: 'merge' });
+      const shapedElsewhere = (records: Record<string, unknown>[]) => {
+        const shaping = structuredClone(dest.writeShaping('things')!);
+        return dest.adoptWrite(dest.writeShaping('things')!, structuredClone(shapeForWrite(shaping, records, 'run_1')), records.length, () => records, 'run_1');
+      };
+      const before = shapedElsewhere([{ id: 'a', name: 'A' }]);
+      const evolving = shapedElsewhere([{ id: 'b', name: 'B', score: 3 }]);
+      await dest.ensureTable({ name: 'things', schema: v1.extend({ score: z.number().int().optional() }), primaryKey: ['id'], writeMode: 'merge' });
+      for (const write of [before, evolving]) {
+        const unit = await dest.beginUnit('run_1');
+        expect(await unit.write('things', write)).toMatchObject({ records: 1, rows: 1, rejected: 0 });
+        await unit.commit();
+      }
+      expect(await dest.query(`select id, name, score, _extra from ${dest.schema}.things order by id`)).toEqual([
+        { id: 'a', name: 'A', score: null, _extra: null },
+        { id: 'b', name: 'B', score: 3, _extra: null },
+      ]);
+      expect(dest.writeShaping('nowhere')).toBeUndefined();
     });
 
     it('given a write prepared for one table and run, when another table or run writes it, then it is refused with both named and nothing is written', async (ctx) => {
