@@ -314,9 +314,10 @@ const configSchema = (streams: z.ZodType<StreamsConfig>) => z.strictObject({
       /**
        * Worker threads that parse, validate and shape batch results pages for their writes, so the
        * main thread keeps to the HTTP calls, the ledger and the database: for backfills where
-       * loading, not the service, is the bottleneck. They start with a job's second page (its first
-       * makes the table) and end with the run. Each costs ~45-70 MB of memory. Default: 0 (the
-       * main thread does it all): a sync waits on the service far more than on its pages.
+       * loading, not the service, is the bottleneck. They take a job's pages once the stream's table
+       * is made in this process (by the unit of an earlier page), and end with the run. Each costs
+       * ~45-70 MB of memory. Default: 0 (the main thread does it all): a sync waits on the service
+       * far more than on its pages.
        */
       shaping_workers: z.number().int().min(0).max(16).default(0),
     })

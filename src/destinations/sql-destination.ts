@@ -17,12 +17,12 @@ import type {
   WriteOutcome,
   WriteShaping,
 } from './destination.js';
-import { isFrozenRejection, PARTITION } from './destination.js';
+import { isFrozenRejection, PARTITION, shapeForWrite } from './destination.js';
 import { DestinationError, DestinationQueryError, DestinationSettleError, DestinationWriteError, NotReadOnlyError, UnknownTableError } from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import { SqlLoadUnit } from './sql-load-unit.js';
 import type { ShapedBatch } from './record-shaper.js';
-import { shapeRecords, stampLoadTime } from './record-shaper.js';
+import { stampLoadTime } from './record-shaper.js';
 import type { SqlContext, SqlDialectTraits, SqlSession } from './sql-session.js';
 import { SqlSystemStore } from './sql-system-store.js';
 import { SqlTableSetup } from './sql-table-setup.js';
@@ -272,9 +272,9 @@ export abstract class SqlDestination implements Destination {
     return layout;
   }
 
-  /** Shaped rows of `records`; their load time is stamped when they are written. */
+  /** Shaped rows of `records`, as `shapeForWrite` shapes them in any thread; their load time is stamped when they are written. */
   private shape(layout: TableLayout, records: readonly Record<string, unknown>[], runId: string): ShapedBatch {
-    return shapeRecords(layout, records, { runId, loadedAt: 0, rejectNul: this.traits.rejectNul });
+    return shapeForWrite({ table: layout.name, layout, rejectNul: this.traits.rejectNul }, records, runId);
   }
 
   /** The parts, made on first use. */

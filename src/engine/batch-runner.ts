@@ -20,7 +20,7 @@ import { itemsOf, JobBooks } from './job-books.js';
 import { creditsOf, errorType, type ServiceResponse } from './service-calls.js';
 import { addCharge, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome } from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
-import type { ShapingSpec } from './page-shaping-pool.js';
+import type { ShaperSpec } from './page-shaping-pool.js';
 import { entryFacts, type EntryFacts, type ResultEntry, type ValuesOf, valuesLookup } from './results-page-shaping.js';
 import { shapedGroups, workerDecoder, type ShapedPage } from './shaped-results.js';
 
@@ -42,7 +42,7 @@ export class BatchRunner {
   readonly costs: BatchCosts;
   private readonly shaper: TableShaper;
   /** What the shaper is made of, for worker threads to make theirs. */
-  private readonly shaping: ShapingSpec;
+  private readonly shaperSpec: ShaperSpec;
   private readonly writer: LoadWriter;
   /** The seeds this run takes or defers, and the ledger rows of those in play. */
   private readonly ledger: SeedLedger;
@@ -61,8 +61,8 @@ export class BatchRunner {
     private readonly outcome: StreamOutcome,
   ) {
     this.costs = new BatchCosts(manifest, ctx);
-    this.shaping = { table: manifest.table, context: { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } } };
-    this.shaper = new TableShaper(this.shaping.table, this.shaping.context);
+    this.shaperSpec = { table: manifest.table, context: { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } } };
+    this.shaper = new TableShaper(this.shaperSpec.table, this.shaperSpec.context);
     this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
     this.ledger = new SeedLedger(manifest, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
   }
@@ -366,7 +366,7 @@ export class BatchRunner {
       const loads = page.map((entry) => this.shapeEntry(entry, valuesOf(entry.ref), batch.jobId ?? null));
       return this.commitResults(batch, loads.flatMap((l) => (l.group ? [l.group] : [])), loads.map((l) => l.seed), next, books, page);
     };
-    const decode = workerDecoder(this.ctx, this.manifest.name, this.shaping, this.shaper.definitionFor(items[0]?.[1] ?? {}).name, items);
+    const decode = workerDecoder(this.ctx, this.manifest.name, this.shaper, this.shaperSpec, items);
     const { client } = this.ctx;
     if (!decode || !client.getBatchResultsDecoded) return readJobResults(this.ctx, jobId, cursor, load);
     await readJobResults(this.ctx, jobId, cursor, load, (query) => client.getBatchResultsDecoded!<ShapedPage>(jobId, query, decode));

@@ -21,7 +21,10 @@ export class LoadWriter {
   private readonly ensured = new Set<string>();
   /** Tables `schema_contract.tables` keeps out of the destination (they did not exist yet), with their mode. */
   private readonly refused = new Map<string, ContractMode>();
-  /** Units of this writer shaped ahead and waiting for the lock (at most one: each holds its shaped rows). */
+  /**
+   * Units of this writer shaped ahead here and waiting for the lock (at most one: each holds its
+   * shaped rows). Groups shaped in a worker thread arrive shaped, and are held by their readers.
+   */
   private shapedWaiting = 0;
 
   constructor(

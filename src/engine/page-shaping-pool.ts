@@ -8,7 +8,7 @@ import type { TemplateContext } from '../manifest/template.js';
 import type { ShapedResultsPage } from './results-page-shaping.js';
 
 /** How a stream shapes its records: what a worker builds its `TableShaper` from. */
-export interface ShapingSpec {
+export interface ShaperSpec {
   table: TableNode;
   context: TemplateContext;
 }
@@ -17,7 +17,7 @@ export interface ShapingSpec {
 export interface ShapingRequest {
   id: number;
   stream: string;
-  spec?: ShapingSpec;
+  spec?: ShaperSpec;
   text: string;
   /** Partition values by item ref. */
   items: [string, Record<string, unknown>][];
@@ -25,13 +25,13 @@ export interface ShapingRequest {
   runId: string;
 }
 
-/** A worker's answer: the page shaped, null (the client reads it), or why it failed. */
-export type ShapingAnswer = { id: number; decoded: { data: ShapedResultsPage; meta: Meta } | null } | { id: number; error: string };
+/** A worker's answer: the page shaped, null (the client reads it), or why it failed (`ended`: the pool, not the page). */
+export type ShapingAnswer = { id: number; decoded: { data: ShapedResultsPage; meta: Meta } | null } | { id: number; error: string; ended?: true };
 
 /** A page to shape, as the batch runner asks it. */
 export interface PageToShape {
   stream: string;
-  spec: ShapingSpec;
+  spec: ShaperSpec;
   text: string;
   items: [string, Record<string, unknown>][];
   shapings: readonly WriteShaping[];
@@ -46,16 +46,24 @@ interface PoolWorker {
   layouts: Set<number>;
 }
 
+/** What a failure of the pool stops: one stream's pages (`stream`), or every page (`sync`). */
+export type FailureScope = string;
+
 /**
  * Worker threads that read, validate and shape batch results pages (`decodeResultsPage`), so the
- * main thread is left the HTTP, the ledger and the writes. A worker starts when a page finds
- * the others busy (up to `size`); `close` ends them. A page a worker cannot shape (a failure, a worker gone) answers null, and the caller
- * reads it on the main thread as before: a worker never loses a page. `onFailure` hears why, once.
+ * main thread is left the HTTP, the ledger and the writes. A worker starts when a page finds the
+ * others busy (up to `size`); `close` ends them. A page a worker cannot shape answers null, and the
+ * caller reads it on the main thread as before: a worker never loses a page. A stream whose page a
+ * worker failed to shape (its schema unknown there, say) has its later pages read on the main
+ * thread; a worker that dies, or cannot start, sends every later page there. `onFailure` hears
+ * each, once, with the stream (or `sync`) and why.
  */
 export class PageShapingPool {
   private readonly workers: PoolWorker[] = [];
   private readonly waiting = new Map<number, { resolve: (answer: ShapingAnswer) => void }>();
   private readonly layoutIds = new WeakMap<WriteShaping['layout'], number>();
+  /** Streams whose pages a worker failed to shape. */
+  private readonly failedStreams = new Set<string>();
   private nextId = 0;
   private nextLayoutId = 0;
   private failed = false;
@@ -63,38 +71,22 @@ export class PageShapingPool {
 
   constructor(
     private readonly size: number,
-    private readonly onFailure: (message: string) => void = () => undefined,
+    private readonly onFailure: (scope: FailureScope, reason: string) => void = () => undefined,
   ) {}
 
   /** The page shaped by the least busy worker, or null when no worker could shape it. */
   async shape(page: PageToShape): Promise<{ data: ShapedResultsPage; meta: Meta } | null> {
-    if (this.failed || this.closed || this.size < 1) return null;
-    const target = this.leastBusy();
-    const id = this.nextId++;
-    const request: ShapingRequest = {
-      id,
-      stream: page.stream,
-      ...(target.streams.has(page.stream) ? {} : { spec: page.spec }),
-      text: page.text,
-      items: page.items,
-      shapings: page.shapings.map((s) => this.shapingFor(target, s)),
-      runId: page.runId,
-    };
-    target.streams.add(page.stream);
-    target.busy++;
-    const answer = await new Promise<ShapingAnswer>((resolve) => {
-      this.waiting.set(id, { resolve });
-      try {
-        target.worker.postMessage(request);
-      } catch (error) {
-        // A value that cannot be cloned (the stream's options, say): that stream's pages are read here.
-        this.waiting.delete(id);
-        resolve({ id, error: `a page could not be sent to a worker thread: ${(error as Error).message}` });
-      }
-    });
-    target.busy--;
+    if (this.failed || this.closed || this.size < 1 || this.failedStreams.has(page.stream)) return null;
+    let target: PoolWorker;
+    try {
+      target = this.leastBusy();
+    } catch (error) {
+      this.fail(`a worker thread could not start (${(error as Error).message})`);
+      return null;
+    }
+    const answer = await this.send(target, page);
     if ('error' in answer) {
-      this.fail(answer.error);
+      if (!answer.ended) this.failStream(page.stream, answer.error);
       return null;
     }
     return answer.decoded;
@@ -106,6 +98,35 @@ export class PageShapingPool {
     const workers = this.workers.splice(0);
     await Promise.all(workers.map((w) => w.worker.terminate()));
     this.answerAll('the page shaping pool closed');
+  }
+
+  private async send(target: PoolWorker, page: PageToShape): Promise<ShapingAnswer> {
+    const id = this.nextId++;
+    const request: ShapingRequest = {
+      id,
+      stream: page.stream,
+      ...(target.streams.has(page.stream) ? {} : { spec: page.spec }),
+      text: page.text,
+      items: page.items,
+      shapings: page.shapings.map((s) => this.shapingFor(target, s)),
+      runId: page.runId,
+    };
+    target.busy++;
+    try {
+      return await new Promise<ShapingAnswer>((resolve) => {
+        this.waiting.set(id, { resolve });
+        try {
+          target.worker.postMessage(request);
+          target.streams.add(page.stream);
+        } catch (error) {
+          // A value of the stream's that cannot be cloned (in its options, say).
+          this.waiting.delete(id);
+          resolve({ id, error: `its page could not be sent to a worker thread (${(error as Error).message})` });
+        }
+      });
+    } finally {
+      target.busy--;
+    }
   }
 
   /** An idle worker, started if none is and the pool has room; else the least busy. */
@@ -124,9 +145,10 @@ export class PageShapingPool {
       this.waiting.delete(answer.id);
       waiter?.resolve(answer);
     });
-    worker.on('error', (error) => this.fail(error.message));
+    worker.on('messageerror', (error) => this.fail(`an answer of a worker thread could not be read (${error.message})`));
+    worker.on('error', (error) => this.fail(`a worker thread failed (${error.message})`));
     worker.on('exit', (code) => {
-      if (!this.closed) this.fail(`a page shaping worker exited with code ${code}`);
+      if (!this.closed) this.fail(`a worker thread exited with code ${code}`);
     });
     this.workers.push(entry);
     return entry;
@@ -140,19 +162,28 @@ export class PageShapingPool {
     return { table: shaping.table, layoutId, ...(known ? {} : { layout: shaping.layout }), rejectNul: shaping.rejectNul };
   }
 
-  /** After a failure every page is read on the main thread: a worker that failed once would fail the same way again. */
-  private fail(message: string): void {
-    if (this.failed || this.closed) return;
-    this.failed = true;
-    this.onFailure(message);
-    const workers = this.workers.splice(0);
-    for (const w of workers) void w.worker.terminate();
-    this.answerAll(message);
+  /** The stream's later pages are read on the main thread: its next page would fail the same way. */
+  private failStream(stream: string, reason: string): void {
+    if (this.failed || this.closed || this.failedStreams.has(stream)) return;
+    this.failedStreams.add(stream);
+    this.onFailure(stream, `a worker thread could not shape its page (${reason})`);
   }
 
+  /** Every later page is read on the main thread, and the pages under way are answered null. */
+  private fail(reason: string): void {
+    if (this.failed || this.closed) return;
+    this.failed = true;
+    this.onFailure('sync', reason);
+    const workers = this.workers.splice(0);
+    for (const w of workers) void w.worker.terminate();
+    this.answerAll(reason);
+  }
+
+  /** Answers every page under way with `error`; `shape` then answers null. */
   private answerAll(error: string): void {
-    for (const [id, waiter] of this.waiting) waiter.resolve({ id, error });
+    const waiting = [...this.waiting];
     this.waiting.clear();
+    for (const [id, waiter] of waiting) waiter.resolve({ id, error, ended: true });
   }
 }
 

@@ -34,3 +34,8 @@ parentPort!.on('message', (request: ShapingRequest) => {
   }
   parentPort!.postMessage(reply);
 });
+
+// A request that cannot be read has no id to answer: ending the thread makes the pool answer every page under way.
+parentPort!.on('messageerror', (error) => {
+  throw error;
+});

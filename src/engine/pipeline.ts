@@ -125,9 +125,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   await record.save({});
   const budget = new Budget(limits, (books) => record.committed(books));
   const workers = prepared.options.config.batch.shaping_workers;
-  const shaping =
-    workers > 0 ? new PageShapingPool(workers, (reason) => io.reporter.notice('sync', `results pages are shaped on the main thread from now on: a worker thread failed (${reason})`)) : undefined;
-  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shaping);
+  const shapingPool = workers > 0 ? new PageShapingPool(workers, (scope, reason) => io.reporter.notice(scope, `results pages are shaped on the main thread from now on: ${reason}`)) : undefined;
+  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shapingPool);
   const outcomes: StreamOutcome[] = [];
   try {
     for (const manifest of prepared.streams) {
@@ -158,7 +157,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
     await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), ...booksFields(budget.books), error: (error as Error).message });
     throw error;
   } finally {
-    await shaping?.close();
+    await shapingPool?.close();
   }
   const books = budget.books;
   const result: RunResult = {
@@ -253,7 +252,7 @@ export async function creditsThisMonth(destination: Destination, now: Date): Pro
   return total;
 }
 
-function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex(), shaping?: PageShapingPool): (stream: string) => StreamContext {
+function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex(), shapingPool?: PageShapingPool): (stream: string) => StreamContext {
   const { config } = prepared.options;
   const costs = io.costs ?? CostModel.builtIn();
   const billed = new PQueue({ concurrency: billedInFlight(config) });
@@ -277,7 +276,7 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     resumeOnly: prepared.options.resumeOnly ?? false,
     ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),
     ...(io.stop ? { stop: io.stop } : {}),
-    ...(shaping ? { shaping } : {}),
+    ...(shapingPool ? { shapingPool } : {}),
   });
 }
 

@@ -1,5 +1,5 @@
 import type { WriteShaping } from '../destinations/destination.js';
-import type { ShapingSpec } from './page-shaping-pool.js';
+import type { ShaperSpec } from './page-shaping-pool.js';
 import { recordsOfPage, writeWithPartitions, type ShapedResultsPage, type ValuesOf } from './results-page-shaping.js';
 import type { ServiceResponse } from './service-calls.js';
 import type { StreamContext } from './stream-context.js';
@@ -9,25 +9,28 @@ import type { ShapedRecords, TableShaper } from './table-shaper.js';
 export type ShapedPage = ShapedResultsPage & { text: string; shapings: WriteShaping[] };
 
 /**
- * Reads a batch job's results pages in the run's worker threads (`StreamContext.shaping`), shaped
- * all the way to the write of `table`: undefined without them. A page answers null (the client
- * parses it on this thread) until the table is made, by the unit of a first page, and when no
- * worker can shape it.
+ * Reads a batch job's results pages in the run's worker threads (`StreamContext.shapingPool`),
+ * shaped all the way to the writes of the tables its items name: undefined without them. A page
+ * answers null (the client parses it on this thread) until those tables are made in this process
+ * (by the unit of an earlier page), and when no worker can shape it.
  */
 export function workerDecoder(
-  ctx: Pick<StreamContext, 'shaping' | 'destination' | 'runId'>,
+  ctx: Pick<StreamContext, 'shapingPool' | 'destination' | 'runId'>,
   stream: string,
-  spec: ShapingSpec,
-  table: string,
+  shaper: TableShaper,
+  spec: ShaperSpec,
   items: [string, Record<string, unknown>][],
 ): ((text: string) => Promise<ServiceResponse<ShapedPage> | null>) | undefined {
-  const pool = ctx.shaping;
+  const pool = ctx.shapingPool;
   if (!pool) return undefined;
+  let tables: string[] | undefined;
   return async (text) => {
-    const shaping = ctx.destination.writeShaping(table);
-    if (!shaping) return null;
-    const answer = await pool.shape({ stream, spec, text, items, shapings: [shaping], runId: ctx.runId });
-    return answer && { data: { ...answer.data, text, shapings: [shaping] }, meta: answer.meta };
+    // A table's name may depend on the partition (`activity_{{ partition.kind }}`): every one the job's items name.
+    tables ??= [...new Set(items.map(([, values]) => shaper.definitionFor(values).name))];
+    const shapings = tables.map((table) => ctx.destination.writeShaping(table));
+    if (!shapings.every((s) => s !== undefined)) return null;
+    const answer = await pool.shape({ stream, spec, text, items, shapings, runId: ctx.runId });
+    return answer && { data: { ...answer.data, text, shapings }, meta: answer.meta };
   };
 }
 

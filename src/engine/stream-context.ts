@@ -117,7 +117,7 @@ export interface StreamContext {
   /** Aborted when the run should stop after the page under way (SIGTERM). Default: never. */
   stop?: AbortSignal;
   /** Worker threads that read and shape batch results pages off the main thread. Default: none (the main thread does). */
-  shaping?: PageShapingPool;
+  shapingPool?: PageShapingPool;
 }
 
 /** A fresh outcome with zero counts. */

@@ -140,7 +140,7 @@ function renderColumn(spec: unknown, ctx: TemplateContext): unknown {
 function columnSchema(spec: unknown): z.ZodType {
   const type = spec !== null && typeof spec === 'object' && 'type' in spec ? (spec as { type: unknown }).type : undefined;
   if (type === 'timestamp') return Timestamp.nullable();
-  return z.union([z.string(), z.number()]).transform(String).nullable().meta({ sqlType: 'text' });
+  return z.union([z.string(), z.number().transform(String)]).nullable().meta({ sqlType: 'text' });
 }
 
 /** The stream's `schema_contract` option (validated by the config schema), evolve where unset. */

@@ -25,7 +25,7 @@ function page(p: number): PageToShape {
 describe('PageShapingPool: results pages shaped in worker threads', () => {
   it('given pages sent to two workers at once, when they answer, then each is what the main thread makes of it', async () => {
     const failures: string[] = [];
-    const pool = new PageShapingPool(2, (message) => failures.push(message));
+    const pool = new PageShapingPool(2, (scope, reason) => failures.push(`${scope}: ${reason}`));
     try {
       const pages = Array.from({ length: 6 }, (_, p) => page(p));
       const answers = await Promise.all(pages.map((p) => pool.shape(p)));
@@ -39,18 +39,30 @@ describe('PageShapingPool: results pages shaped in worker threads', () => {
     }
   });
 
-  it('given a stream a worker cannot shape, when a page is sent, then it answers null, says why once, and leaves every later page to the main thread', async () => {
+  it('given a stream a worker cannot shape, when its page is sent, then it answers null, says why once, leaves the later pages of that stream to the main thread, and shapes the other streams', async () => {
     const failures: string[] = [];
-    const pool = new PageShapingPool(2, (message) => failures.push(message));
+    const pool = new PageShapingPool(2, (scope, reason) => failures.push(`${scope}: ${reason}`));
     try {
-      const unknown = { ...page(0), stream: 'custom', spec: { ...spec, table: { ...spec.table, schema: 'no_such_schema' } } };
-      expect(await pool.shape(unknown)).toBeNull();
-      expect(failures).toEqual([expect.stringContaining('no_such_schema')]);
-      expect(await pool.shape(page(1))).toBeNull();
+      const unknown = (p: number) => ({ ...page(p), stream: 'custom', spec: { ...spec, table: { ...spec.table, schema: 'no_such_schema' } } });
+      expect(await pool.shape(unknown(0))).toBeNull();
+      expect(failures).toEqual([expect.stringMatching(/^custom: a worker thread could not shape its page \(.*no_such_schema/)]);
+      expect(await pool.shape(unknown(1))).toBeNull();
+      expect((await pool.shape(page(2)))?.data.entries).toHaveLength(50);
       expect(failures).toHaveLength(1);
     } finally {
       await pool.close();
     }
+  });
+
+  it('given pages under way, when the pool closes, then they answer null and no failure is reported', async () => {
+    const failures: string[] = [];
+    const pool = new PageShapingPool(1, (scope, reason) => failures.push(`${scope}: ${reason}`));
+    const underWay = [pool.shape(page(0)), pool.shape(page(1))];
+    await pool.close();
+    const answers = await Promise.all(underWay);
+    expect(answers.every((a) => a === null || a.data.entries.length === 50)).toBe(true);
+    expect(await pool.shape(page(2))).toBeNull();
+    expect(failures).toEqual([]);
   });
 
   it('given no workers, when a page is sent, then it answers null without starting a thread', async () => {
