@@ -4,6 +4,9 @@ import { BatchResultsPage, type BatchResultEntry } from '../../schemas/batch.js'
 import { PARTITION, shapeForWrite, type ShapedWrite, type WriteShaping } from '../destinations/destination.js';
 import type { ShapeRejection, ShapedRecords, TableShaper } from './table-shaper.js';
 
+/** A results page's body, as the client validates it (made once: zod compiles a schema's checks at its first parse). */
+const RESULTS_PAGE = envelope(BatchResultsPage);
+
 /** A result entry as the batch runner reads it. */
 export type ResultEntry = Pick<BatchResultEntry, 'ref' | 'status' | 'credits_used' | 'data' | 'error'>;
 
@@ -108,7 +111,7 @@ export function decodeResultsPage(text: string, valuesOf: ValuesOf, shaper: Tabl
   } catch {
     return null;
   }
-  const parsed = envelope(BatchResultsPage).safeParse(json);
+  const parsed = RESULTS_PAGE.safeParse(json);
   if (!parsed.success) return null;
   const data = shapeResultsPage(parsed.data.data, valuesOf, shaper, shapings, runId);
   return data && { data, meta: parsed.data.meta };

@@ -56,16 +56,27 @@ export class TableShaper {
   private readonly definitions = new Map<string, TableDefinition>();
   private readonly relaxed = new Map<string, z.ZodType>();
   private readonly contract: SchemaContract;
+  /** The table's name when it has no placeholders, else null. */
+  private readonly fixedName: string | null;
+  /** The node's added columns, `[column, spec]`. */
+  private readonly columns: [string, unknown][];
 
   constructor(
     private readonly node: TableNode,
     private readonly context: TemplateContext,
   ) {
     this.contract = contractOf((context.options ?? {}) as Record<string, unknown>);
+    this.fixedName = typeof node.name === 'string' && !node.name.includes('{{') ? node.name : null;
+    this.columns = Object.entries(node.columns);
   }
 
   /** The table definition for a partition (names may depend on it, e.g. `activity_{{ partition.kind }}`). */
   definitionFor(partition: Record<string, unknown>): TableDefinition {
+    // A name without placeholders is one table whatever the partition: no context to build per record.
+    if (this.fixedName !== null) {
+      const fixed = this.definitions.get(this.fixedName);
+      if (fixed) return fixed;
+    }
     const ctx = { ...this.context, partition };
     const name = String(renderTemplate(this.node.name, ctx));
     const cached = this.definitions.get(name);
@@ -90,11 +101,7 @@ export class TableShaper {
     const rows: Record<string, unknown>[] = [];
     const rejected: ShapeRejection[] = [];
     for (const record of records) {
-      const ctx = { ...this.context, partition, record };
-      const withColumns =
-        record !== null && typeof record === 'object'
-          ? { ...(record as Record<string, unknown>), ...this.renderColumns(ctx) }
-          : record;
+      const withColumns = this.withColumns(record, partition);
       const parsed = table.schema.safeParse(withColumns);
       if (parsed.success) {
         rows.push(withPartition(parsed.data as Record<string, unknown>, partition));
@@ -119,8 +126,13 @@ export class TableShaper {
     return relaxed;
   }
 
-  private renderColumns(ctx: TemplateContext): Record<string, unknown> {
-    return Object.fromEntries(Object.entries(this.node.columns).map(([column, spec]) => [column, renderColumn(spec, ctx)]));
+  /** `record` with the node's added columns rendered over it (the record itself when there are none). */
+  private withColumns(record: unknown, partition: Record<string, unknown>): unknown {
+    if (this.columns.length === 0 || record === null || typeof record !== 'object') return record;
+    const ctx = { ...this.context, partition, record };
+    const row: Record<string, unknown> = { ...(record as Record<string, unknown>) };
+    for (const [column, spec] of this.columns) row[column] = renderColumn(spec, ctx);
+    return row;
   }
 }
 

@@ -11,8 +11,9 @@ export type TemplateContext = Record<string, unknown>;
  */
 export function renderTemplate(template: unknown, context: TemplateContext): unknown {
   if (typeof template === 'string') {
-    const whole = WHOLE.exec(template);
-    if (whole) return lookup(context, whole[1]!);
+    const whole = wholePath(template);
+    if (whole) return lookupSteps(context, whole);
+    if (!template.includes('{{')) return template;
     return template.replace(EMBEDDED, (_m, path: string) => {
       const value = lookup(context, path);
       return value === undefined || value === null ? '' : String(value);
@@ -45,10 +46,32 @@ function renderSwitch(node: SwitchNode, context: TemplateContext): unknown {
   return renderTemplate(chosen, context);
 }
 
+/** Manifest strings seen, each with the steps of its path when it is exactly one `{{ path }}` (else null). */
+const wholePaths = new Map<string, readonly string[] | null>();
+/** Manifests hold few templates; strings past this many are looked at afresh each time. */
+const MAX_CACHED_TEMPLATES = 4096;
+
+/**
+ * The path steps of a template that is exactly one `{{ path }}`, else null. Cached: an added
+ * column's template is rendered for every record of a stream.
+ */
+function wholePath(template: string): readonly string[] | null {
+  let steps = wholePaths.get(template);
+  if (steps !== undefined) return steps;
+  const whole = WHOLE.exec(template);
+  steps = whole ? whole[1]!.split('.') : null;
+  if (wholePaths.size < MAX_CACHED_TEMPLATES) wholePaths.set(template, steps);
+  return steps;
+}
+
 /** Reads a dotted path (`partition.urn`) from the context; `undefined` when any step is missing. */
 export function lookup(context: unknown, path: string): unknown {
+  return lookupSteps(context, path.split('.'));
+}
+
+function lookupSteps(context: unknown, steps: readonly string[]): unknown {
   let value: unknown = context;
-  for (const step of path.split('.')) {
+  for (const step of steps) {
     if (value === null || typeof value !== 'object') return undefined;
     value = (value as Record<string, unknown>)[step];
   }

@@ -33,6 +33,15 @@ describe('templates', () => {
     expect(renderTemplate('activity_{{ partition.kind }}', { partition: { kind: 'comments' } })).toBe('activity_comments');
   });
 
+  it('given one template rendered again and again, when the contexts differ, then each rendering reads its own context', () => {
+    const contexts = [{ partition: { kind: 'posts', n: 1 } }, { partition: { kind: 'comments', n: 2 } }, { partition: {} }];
+    for (let round = 0; round < 2; round++) {
+      expect(contexts.map((c) => renderTemplate('{{ partition.n }}', c))).toEqual([1, 2, undefined]);
+      expect(contexts.map((c) => renderTemplate('activity_{{ partition.kind }}', c))).toEqual(['activity_posts', 'activity_comments', 'activity_']);
+      expect(contexts.map((c) => renderTemplate('profiles', c))).toEqual(['profiles', 'profiles', 'profiles']);
+    }
+  });
+
   it('given a placeholder with no value, when rendered in an object, then the key is dropped', () => {
     expect(renderTemplate({ url: '{{ partition.url }}', urn: '{{ partition.urn }}' }, { partition: { url: 'u' } })).toEqual({ url: 'u' });
   });

@@ -59,3 +59,38 @@ describe('a results page shaped for its write (issue 20: the work of a shaping w
     expect(decodeResultsPage(pageText, valuesOf, frozen, new Map(), 'run_1')).toBeNull();
   });
 });
+
+describe('a table shaper, record by record (issue 20: its per-record work cut)', () => {
+  const run = { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' };
+  const record = (n: number): Record<string, unknown> => ({ ...profileRecord(n), url: `https://network.example/in/person-${n}` });
+
+  it('given a table name with a placeholder, when records of two partitions are shaped, then each goes to its own table, every time', () => {
+    const shaper = new TableShaper({ ...table, name: 'profiles_{{ partition.kind }}', columns: {} }, { options: { write_mode: 'merge' }, run });
+    for (let round = 0; round < 2; round++) {
+      expect(shaper.shape({ kind: 'a' }, [record(1)]).table.name).toBe('profiles_a');
+      expect(shaper.shape({ kind: 'b' }, [record(2)]).table.name).toBe('profiles_b');
+    }
+  });
+
+  it('given added columns, when records are shaped, then each row gets its own partition and record values, and the record given is left as it was', () => {
+    const shaper = new TableShaper({ ...table, columns: { seed: '{{ partition.seed }}', name_again: '{{ record.full_name }}' } }, { options: { write_mode: 'merge' }, run });
+    const given = [record(1), record(2)];
+    const before = structuredClone(given);
+    const rows = [shaper.shape({ seed: 's1' }, [given[0]]).rows[0], shaper.shape({ seed: 's2' }, [given[1]]).rows[0]];
+    expect(rows.map((row) => [row!.seed, row!.name_again])).toEqual([
+      ['s1', given[0]!.full_name],
+      ['s2', given[1]!.full_name],
+    ]);
+    expect(given).toEqual(before);
+    expect(shaper.shape({ seed: 's3' }, [record(3)]).table).toBe(shaper.shape({ seed: 's4' }, [record(4)]).table);
+  });
+
+  it('given no added columns, when a record is shaped, then its row is a copy the shaper can mark, not the record itself', () => {
+    const shaper = new TableShaper({ ...table, columns: {} }, { options: { write_mode: 'merge' }, run });
+    const given = record(5);
+    const [row] = shaper.shape({ seed: 's5' }, [given]).rows;
+    expect(row).not.toBe(given);
+    expect((row as Record<PropertyKey, unknown>)[PARTITION]).toEqual({ seed: 's5' });
+    expect((given as Record<PropertyKey, unknown>)[PARTITION]).toBeUndefined();
+  });
+});
