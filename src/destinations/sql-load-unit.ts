@@ -6,9 +6,15 @@ import type { SqlSystemStore } from './sql-system-store.js';
 import type { SystemTable } from './system-tables.js';
 import { answerToDb, batchToDb, rejectedToDb, repairToDb, seedToDb, stateToDb, systemTables } from './system-tables.js';
 
-/** A unit: one transaction on one session. */
+/**
+ * A unit: one transaction on one session. System-table upserts (state, seeds, batches, answers)
+ * are held and sent as one upsert a table before COMMIT, or before a delete from system tables:
+ * a unit that commits several pages (see `LoadWriter`) then pays for one, not one a page.
+ */
 export class SqlLoadUnit implements LoadUnit {
   private state: 'open' | 'committed' | 'rolled back' | 'failed' = 'open';
+  /** Upserted rows not sent yet, by table, with what the first call was saving (for its error). */
+  private readonly upserts = new Map<SystemTable, { what: string; rows: Record<string, unknown>[] }>();
 
   constructor(
     private readonly destination: SqlDestination,
@@ -61,18 +67,21 @@ export class SqlLoadUnit implements LoadUnit {
 
   dropState(stream: string, partitions: readonly string[]): Promise<void> {
     return this.guard('Removing stream state', async () => {
+      await this.sendUpserts();
       for (let i = 0; i < partitions.length; i += 500) await this.session.run(this.store.dropStateStatement(stream, partitions.slice(i, i + 500)));
     });
   }
 
   dropAnswers(stream: string, callKeys: readonly string[]): Promise<void> {
     return this.guard('Removing loaded answers', async () => {
+      await this.sendUpserts();
       for (let i = 0; i < callKeys.length; i += 500) await this.session.run(this.store.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
     });
   }
 
   async commit(): Promise<void> {
     if (this.state !== 'open') throw new UnitClosedError(this.state);
+    await this.guard('Saving system rows', () => this.sendUpserts());
     try {
       this.assertWriterLock();
       await this.session.run({ sql: 'COMMIT', parameters: [] });
@@ -104,7 +113,24 @@ export class SqlLoadUnit implements LoadUnit {
   }
 
   private upsert(what: string, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
-    return this.guard(what, () => this.store.upsertRows(this.session, table, rows));
+    return this.guard(what, async () => {
+      const held = this.upserts.get(table);
+      if (held) held.rows.push(...rows);
+      else if (rows.length > 0) this.upserts.set(table, { what, rows: [...rows] });
+    });
+  }
+
+  /** Sends the held upserts, one a table. */
+  private async sendUpserts(): Promise<void> {
+    for (const [table, { what, rows }] of this.upserts) {
+      this.upserts.delete(table);
+      try {
+        await this.store.upsertRows(this.session, table, asOneUpsert(table, rows));
+      } catch (error) {
+        if (error instanceof DestinationError) throw error;
+        throw new DestinationWriteError(what, error);
+      }
+    }
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -117,4 +143,19 @@ export class SqlLoadUnit implements LoadUnit {
       throw new DestinationWriteError(what, error);
     }
   }
+}
+
+/**
+ * Rows upserted one after another, as one upsert leaves them: a row a key, with the last row's
+ * values and the first row's `created_at` (an upsert keeps the `created_at` it finds).
+ */
+function asOneUpsert(table: SystemTable, rows: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  const byKey = new Map<string, Record<string, unknown>>();
+  const keeps = table.columns.some(([name]) => name === 'created_at');
+  for (const row of rows) {
+    const key = JSON.stringify(table.primaryKey.map((column) => row[column]));
+    const first = byKey.get(key);
+    byKey.set(key, first && keeps ? { ...row, created_at: first.created_at } : row);
+  }
+  return [...byKey.values()];
 }

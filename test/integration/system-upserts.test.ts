@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SeedRow } from '../../src/destinations/destination.js';
+import type { AnswerRow, BatchRow, SeedRow } from '../../src/destinations/destination.js';
 import { destinationKinds, useBackend } from '../helpers/destinations.js';
 
 const fetchedAt = new Date('2026-11-20T08:30:15.123Z');
@@ -32,6 +32,37 @@ for (const kind of destinationKinds) {
       expect(rows.get('person-150')!.jobId).toBe('job-x');
       expect(rows.get('person-450')).toMatchObject({ status: 'pending', jobId: 'job-450', fetchedAt: null, canonicalUrl: null });
       expect(rows.get('person-999')).toMatchObject({ status: 'failed', error: 'not_found: gone', jobId: null });
+    });
+
+    it('given ledger rows saved in several calls of one unit (pages committed together), and an answer saved then dropped, when committed, then each key holds its last row, a batch its first created_at, and the answer is gone', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const batch = (status: BatchRow['status'], createdAt: Date): BatchRow => ({ idempotencyKey: 'key-1', stream: 'profiles', bodyHash: 'h', body: '{}', status, itemCount: 2, jobId: status === 'intent' ? null : 'job-1', resultsCursor: null, createdAt });
+      const answer = (callKey: string): AnswerRow => ({ stream: 'profiles', callKey, partition: 'p', call: 'profiles.enrich', args: '{}', answer: '{}', credits: 1, runId: 'run_1', receivedAt: fetchedAt });
+      const unit = await dest.beginUnit('run_1');
+      await unit.saveBatches([batch('intent', new Date('2026-11-20T08:00:00.000Z'))]);
+      await unit.saveSeeds([seed(1), seed(2)]);
+      await unit.saveAnswers([answer('a1'), answer('a2')]);
+      await unit.saveBatches([batch('submitted', new Date('2026-11-20T09:00:00.000Z'))]);
+      await unit.saveSeeds([seed(1, { status: 'submitted', jobId: 'job-1' }), seed(2, { status: 'submitted', jobId: 'job-1' })]);
+      await unit.dropAnswers('profiles', ['a1']);
+      await unit.saveSeeds([seed(2, { status: 'fetched', jobId: 'job-1', credits: 1, fetchedAt })]);
+      await unit.commit();
+
+      const seeds = await dest.readSeedsByKey('profiles', ['person-1', 'person-2']);
+      expect(seeds.get('person-1')).toMatchObject({ status: 'submitted', jobId: 'job-1' });
+      expect(seeds.get('person-2')).toMatchObject({ status: 'fetched', jobId: 'job-1', credits: 1, fetchedAt });
+      expect(await dest.readBatches('profiles')).toEqual([expect.objectContaining({ status: 'submitted', jobId: 'job-1', createdAt: new Date('2026-11-20T08:00:00.000Z') })]);
+      expect([...(await dest.readAnswers('profiles')).keys()]).toEqual(['a2']);
+    });
+
+    it('given ledger rows saved in a unit that is rolled back, when read, then none of them is there', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const unit = await dest.beginUnit('run_1');
+      await unit.saveSeeds([seed(7)]);
+      await unit.rollback();
+      expect((await dest.readSeedsByKey('profiles', ['person-7'])).size).toBe(0);
     });
   });
 }
