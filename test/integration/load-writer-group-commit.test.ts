@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import type { Destination, SeedRow } from '../../src/destinations/destination.js';
+import { LoadWriter } from '../../src/engine/load-writer.js';
+import { TableShaper } from '../../src/engine/table-shaper.js';
+import { manifestsSync } from '../../src/manifest/load-manifests.js';
+import { Mutex } from '../../src/util/mutex.js';
+import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
+
+const shaper = new TableShaper(manifestsSync().get('profiles')!.table, { options: { write_mode: 'merge' }, run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' } });
+
+/** The shaped profiles of page `page` (`size` records), as a batch stream's page gives them to its writer. */
+function page(page: number, size: number) {
+  const records = Array.from({ length: size }, (_, i) => ({ ...profileRecord(page * 1000 + i), url: `https://network.example/in/p${page}-${i}` }));
+  return shaper.shape({ seed: `page-${page}` }, records);
+}
+
+function seedOf(page: number): SeedRow {
+  return { stream: 'profiles', seedKey: `page-${page}`, seed: `page-${page}`, status: 'fetched', canonicalUrl: null, jobId: `job-${page}`, credits: 1, fetchedAt: null, error: null };
+}
+
+/** Counts the units begun on `dest` (the real ones: it only counts). */
+function countUnits(dest: Destination): { begun: number } {
+  const counter = { begun: 0 };
+  const begin = dest.beginUnit.bind(dest);
+  dest.beginUnit = (runId: string) => {
+    counter.begun++;
+    return begin(runId);
+  };
+  return counter;
+}
+
+/** Takes the write lock and holds it until the function it resolves to is called, as a unit of another stream would. */
+function holdLock(lock: Mutex): Promise<() => void> {
+  return new Promise((held) => void lock.run(() => new Promise<void>((release) => held(release))));
+}
+
+async function rowsOf(dest: Destination, table: string): Promise<number> {
+  const [row] = await dest.query<{ n: number | bigint }>(`select count(*) as n from ${dest.schema}.${table}`);
+  return Number(row!.n);
+}
+
+for (const kind of destinationKinds) {
+  describe(`${kind}: units waiting for the destination commit together (issue 20: fewer fixed costs a page)`, () => {
+    const backend = useBackend(kind);
+
+    it('given four pages waiting while another unit holds the destination, when it is free, then they commit in one unit and each caller gets its own counts', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const lock = new Mutex();
+      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
+      await writer.inUnit([page(0, 5)], (unit) => unit.saveSeeds([seedOf(0)]));
+      const units = countUnits(dest);
+
+      const release = await holdLock(lock);
+      const sizes = [3, 7, 2, 4];
+      const pending = sizes.map((size, i) => writer.inUnit([page(i + 1, size)], (unit) => unit.saveSeeds([seedOf(i + 1)])));
+      release();
+      const counts = await Promise.all(pending);
+
+      expect(units.begun).toBe(1);
+      expect(counts.map((c) => c.records)).toEqual(sizes);
+      expect(await rowsOf(dest, 'profiles')).toBe(5 + 3 + 7 + 2 + 4);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+    });
+
+    it('given more pages waiting than a unit takes, when the destination is free, then they commit in units of at most 5,000 records', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const lock = new Mutex();
+      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
+      await writer.inUnit([page(0, 1)], async () => undefined);
+      const units = countUnits(dest);
+
+      const release = await holdLock(lock);
+      const pending = Array.from({ length: 6 }, (_, i) => writer.inUnit([page(i + 1, 2_000)], (unit) => unit.saveSeeds([seedOf(i + 1)])));
+      release();
+      await Promise.all(pending);
+
+      // 2,000 + 2,000 fit in 5,000 records, a third page does not: three units of two pages.
+      expect(units.begun).toBe(3);
+      expect(await rowsOf(dest, 'profiles')).toBe(1 + 6 * 2_000);
+    }, 120_000);
+
+    it('given three pages committing together and the second failing, when they run, then only its caller sees the error and the others load', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const lock = new Mutex();
+      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
+      await writer.inUnit([page(0, 1)], async () => undefined);
+      const units = countUnits(dest);
+
+      const release = await holdLock(lock);
+      const first = writer.inUnit([page(1, 3)], (unit) => unit.saveSeeds([seedOf(1)]));
+      const second = writer.inUnit([page(2, 3)], async (unit) => {
+        await unit.saveSeeds([seedOf(2)]);
+        throw new Error('the ledger of page 2 cannot be written');
+      });
+      const third = writer.inUnit([page(3, 3)], (unit) => unit.saveSeeds([seedOf(3)]));
+      release();
+
+      await expect(second).rejects.toThrow('the ledger of page 2 cannot be written');
+      expect((await first).records).toBe(3);
+      expect((await third).records).toBe(3);
+      // The shared unit rolled back, then each ran alone.
+      expect(units.begun).toBe(4);
+      expect(await rowsOf(dest, 'profiles')).toBe(1 + 3 + 3);
+      expect(await dest.query(`select url from ${dest.schema}.profiles where url like $1`, ['%/p2-%'])).toEqual([]);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-1', 'page-3']);
+    });
+  });
+}
