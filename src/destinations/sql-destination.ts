@@ -29,7 +29,7 @@ import { SqlTableSetup } from './sql-table-setup.js';
 import { SqlWriteModes } from './sql-write-modes.js';
 import { rejectedToDb } from './system-tables.js';
 import type { TableLayout } from './table-layout.js';
-import { tableLayout } from './table-layout.js';
+import { sameLayout, tableLayout } from './table-layout.js';
 
 /**
  * The load time of the last write of this process, in epoch milliseconds. Shared by its
@@ -108,7 +108,9 @@ export abstract class SqlDestination implements Destination {
     const layout = tableLayout(definition);
     await this.withSession(async (session) => {
       const physical = await this.parts.tableSetup.ensure(session, layout);
-      this.tables.set(layout.name, layout);
+      // The same layout again keeps its object: writes shaped for it elsewhere (a worker thread) still fit it as they are.
+      const known = this.tables.get(layout.name);
+      this.tables.set(layout.name, known && sameLayout(known, layout) ? known : layout);
       for (const [name, order] of physical) this.physical.set(name, order);
     });
   }

@@ -51,6 +51,15 @@ export interface TableLayout {
   contract: SchemaContract;
 }
 
+/** Whether two layouts describe the same tables, columns, fields and contract. */
+export function sameLayout(a: TableLayout, b: TableLayout): boolean {
+  return layoutText(a) === layoutText(b);
+}
+
+function layoutText(layout: TableLayout): string {
+  return JSON.stringify(layout, (_key, value: unknown) => (value instanceof Map ? [...value] : value));
+}
+
 /** The complete column list of a table as created, including `_extra`, `_run_id` and friends. */
 export interface TableShape {
   name: string;

@@ -265,6 +265,27 @@ for (const kind of destinationKinds) {
       expect(dest.writeShaping('nowhere')).toBeUndefined();
     });
 
+    it('given rows shaped elsewhere, when their table is ensured again unchanged before they load, then they load as shaped, not shaped again', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await open();
+      await dest.ensureTable(profiles);
+      const records = [profileRecord(1), profileRecord(2)];
+      const shaping = dest.writeShaping('profiles')!;
+      const shaped = structuredClone(shapeForWrite(structuredClone(shaping), records, 'run_1'));
+      // Another stream (or a later run of the same writer) ensures the same table.
+      await dest.ensureTable(profiles);
+      let shapedAgain = 0;
+      const unit = await dest.beginUnit('run_1');
+      const write = dest.adoptWrite(shaping, shaped, records.length, () => {
+        shapedAgain++;
+        return records;
+      }, 'run_1');
+      expect(await unit.write('profiles', write)).toMatchObject({ records: 2, rejected: 0 });
+      await unit.commit();
+      expect(shapedAgain).toBe(0);
+      expect(await dest.query(`select count(*) as n from ${dest.schema}.profiles`)).toEqual([{ n: 2 }]);
+    });
+
     it('given a write prepared for one table and run, when another table or run writes it, then it is refused with both named and nothing is written', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
