@@ -328,6 +328,11 @@ export interface LoadUnit {
   saveAnswers(rows: readonly AnswerRow[]): Promise<void>;
   /** Deletes journaled answers once what they hold is loaded (in the same unit as the rows). */
   dropAnswers(stream: string, callKeys: readonly string[]): Promise<void>;
+  /**
+   * Sends what the unit still holds (system-table upserts wait for the COMMIT) without
+   * committing: after it, a failure of `commit` is the COMMIT's own. `commit` does it anyway.
+   */
+  flush(): Promise<void>;
   /** Commits everything written through this unit. */
   commit(): Promise<void>;
   /** Discards everything written through this unit. */

@@ -79,9 +79,12 @@ export class SqlLoadUnit implements LoadUnit {
     });
   }
 
+  flush(): Promise<void> {
+    return this.guard('Saving system rows', () => this.sendUpserts());
+  }
+
   async commit(): Promise<void> {
-    if (this.state !== 'open') throw new UnitClosedError(this.state);
-    await this.guard('Saving system rows', () => this.sendUpserts());
+    await this.flush();
     try {
       this.assertWriterLock();
       await this.session.run({ sql: 'COMMIT', parameters: [] });

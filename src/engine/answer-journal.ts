@@ -116,7 +116,7 @@ export class AnswerJournal {
       runId: this.ctx.runId,
       receivedAt: answer.receivedAt,
     };
-    await this.writer.inUnit([], (unit) => unit.saveAnswers([row]));
+    await this.writer.inUnit([], (unit) => unit.saveAnswers([row]), { alone: true });
   }
 }
 

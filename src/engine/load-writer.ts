@@ -54,17 +54,19 @@ export class LoadWriter {
    * Runs `fill` inside one load unit, after creating the groups' tables: writes the groups, lets
    * `fill` add ledger and state rows, commits; any failure rolls everything back and rethrows.
    * Units run one at a time per destination; units of this writer waiting together share one
-   * transaction (see the class comment). `fill` must only write through the unit it is given:
-   * it may run twice, the first time in a shared unit that is rolled back.
+   * transaction (see the class comment), but for a unit `alone` asks to commit by itself (the
+   * journal of a paid answer: the smallest COMMIT, failing for nothing else). `fill` must only
+   * write through the unit it is given: it may run twice, the first time in a shared unit that
+   * is rolled back.
    */
-  inUnit(groups: readonly ShapedRecords[], fill: (unit: LoadUnit) => Promise<void>): Promise<LoadCounts> {
+  async inUnit(groups: readonly ShapedRecords[], fill: (unit: LoadUnit) => Promise<void>, options: { alone?: boolean } = {}): Promise<LoadCounts> {
     const byTable = mergeByTable(groups);
     // Shaping rows needs no connection: once the tables exist it is done before waiting for the lock, while another unit
     // commits. One unit at a time, so concurrent pages do not all hold shaped copies of their rows while they wait.
     const early = this.shapedWaiting === 0 && byTable.every((g) => this.ensured.has(g.table.name)) ? this.prepare(byTable) : null;
     if (early) this.shapedWaiting++;
     return new Promise<LoadCounts>((resolve, reject) => {
-      this.waiting.push({ byTable, early, fill, records: recordsOf(byTable), resolve, reject });
+      this.waiting.push({ byTable, early, fill, records: recordsOf(byTable), alone: options.alone === true, resolve, reject });
       this.queueTurn();
     });
   }
@@ -81,11 +83,12 @@ export class LoadWriter {
     });
   }
 
-  /** The first waiting units, within the group's bounds (always at least one). */
+  /** The first waiting units, within the group's bounds (always at least one; a unit `alone` by itself). */
   private takeGroup(): UnitRequest[] {
+    const joins = (next: UnitRequest, records: number) => !next.alone && records + next.records <= GROUP_RECORDS;
     let records = this.waiting[0]!.records;
     let count = 1;
-    while (count < Math.min(GROUP_UNITS, this.waiting.length) && records + this.waiting[count]!.records <= GROUP_RECORDS) records += this.waiting[count++]!.records;
+    if (!this.waiting[0]!.alone) while (count < Math.min(GROUP_UNITS, this.waiting.length) && joins(this.waiting[count]!, records)) records += this.waiting[count++]!.records;
     const taken = this.waiting.splice(0, count);
     this.shapedWaiting -= taken.filter((request) => request.early).length;
     return taken;
@@ -126,6 +129,8 @@ export class LoadWriter {
         counts.push(await this.write(unit, writes[i]!));
         await request.fill(unit);
       }
+      // What the unit holds goes out first: a failure up to here commits nothing, and the units can run again alone.
+      await unit.flush();
       progress.committing = true;
       await unit.commit();
       return counts;
@@ -207,6 +212,8 @@ interface UnitRequest {
   fill: (unit: LoadUnit) => Promise<void>;
   /** Records its groups hold. */
   records: number;
+  /** Commits in a unit of its own. */
+  alone: boolean;
   resolve: (counts: LoadCounts) => void;
   reject: (error: unknown) => void;
 }

@@ -107,5 +107,49 @@ for (const kind of destinationKinds) {
       expect(await dest.query(`select url from ${dest.schema}.profiles where url like $1`, ['%/p2-%'])).toEqual([]);
       expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-1', 'page-3']);
     });
+
+    it('given three pages committing together and a ledger row of the second that the database refuses, when they run, then only its caller sees the error and the others load', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const lock = new Mutex();
+      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
+      await writer.inUnit([page(0, 1)], async () => undefined);
+
+      const release = await holdLock(lock);
+      const first = writer.inUnit([page(1, 2)], (unit) => unit.saveSeeds([seedOf(1)]));
+      // Refused by the key's NOT NULL when the held upserts go out, just before COMMIT.
+      const second = writer.inUnit([page(2, 2)], (unit) => unit.saveSeeds([{ ...seedOf(2), seedKey: null as unknown as string }]));
+      const third = writer.inUnit([page(3, 2)], (unit) => unit.saveSeeds([seedOf(3)]));
+      release();
+
+      await expect(second).rejects.toMatchObject({ code: 'SEEDLINE_DESTINATION_WRITE_FAILED' });
+      expect((await first).records).toBe(2);
+      expect((await third).records).toBe(2);
+      expect(await rowsOf(dest, 'profiles')).toBe(1 + 2 + 2);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-1', 'page-3']);
+    });
+
+    it('given a unit asked to commit alone between waiting pages, when the destination is free, then it commits by itself and the pages around it in their own units', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const lock = new Mutex();
+      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
+      await writer.inUnit([page(0, 1)], async () => undefined);
+      const units = countUnits(dest);
+
+      const release = await holdLock(lock);
+      const pending = [
+        writer.inUnit([page(1, 2)], (unit) => unit.saveSeeds([seedOf(1)])),
+        writer.inUnit([page(2, 2)], (unit) => unit.saveSeeds([seedOf(2)])),
+        writer.inUnit([], (unit) => unit.saveSeeds([seedOf(9)]), { alone: true }),
+        writer.inUnit([page(3, 2)], (unit) => unit.saveSeeds([seedOf(3)])),
+      ];
+      release();
+      await Promise.all(pending);
+
+      // Pages 1 and 2 together, the lone unit, then page 3.
+      expect(units.begun).toBe(3);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-1', 'page-2', 'page-3', 'page-9']);
+    });
   });
 }
