@@ -15,8 +15,9 @@
  *   npx tsx bench/load.ts …   (from the sources: tsx's loader thread adds ~35 MB to each peak RSS)
  *
  * A unit (one transaction) holds 2,000 records on Postgres and 5,000 on DuckDB unless --unit says
- * otherwise; it is written in one `write` call unless --write splits it. The engine commits one
- * results page (500 entries) per unit. A merge finds keys already loaded through the key index
+ * otherwise; it is written in one `write` call unless --write splits it. The engine commits a
+ * results page (500 entries) with its ledger rows, several in one unit when they wait together
+ * (`--pages`). A merge finds keys already loaded through the key index
  * (Postgres) or a filter of the table's keys (DuckDB): a unit costs the same at any table size.
  * `--best` adds DuckDB's `read_json` at its best (file already written, every core, no memory limit).
  * `--pages=0,2` adds the engine's own path from results pages (see `loadPages`), on the main
@@ -38,7 +39,7 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Profile } from '../schemas/profile.js';
-import type { Destination, PreparedWrite, TableDefinition } from '../src/destinations/destination.js';
+import type { BatchRow, Destination, PreparedWrite, SeedRow, TableDefinition } from '../src/destinations/destination.js';
 import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
 import { PostgresDestination } from '../src/destinations/postgres/postgres-destination.js';
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
@@ -46,7 +47,10 @@ import { returnFreedDuckDbMemory } from '../src/cli/duckdb-allocator.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
 import { manifestsSync } from '../src/manifest/load-manifests.js';
 import { PageShapingPool } from '../src/engine/page-shaping-pool.js';
-import { decodeResultsPage, valuesLookup, type ShapedResultsPage } from '../src/engine/results-page-shaping.js';
+import { decodeResultsPage, valuesLookup } from '../src/engine/results-page-shaping.js';
+import { shapedGroups } from '../src/engine/shaped-results.js';
+import { LoadWriter } from '../src/engine/load-writer.js';
+import { Mutex } from '../src/util/mutex.js';
 import { TableShaper } from '../src/engine/table-shaper.js';
 import { profileRecord } from './profile-records.js';
 import { median } from './stats.js';
@@ -227,8 +231,10 @@ async function loadOurs(dest: Destination): Promise<number> {
  * The engine's own path from results pages (`--pages`): each page of 500 entries generated as the
  * text of the service's answer (timed, as the native paths' NDJSON and CSV are), read, validated
  * against the stream's schema and shaped for the write (`decodeResultsPage`) by `workers` worker
- * threads (`PageShapingPool`) or, with 0, on the main thread, then written one page a unit as a
- * batch stream commits them. The table is the profiles stream's own (its `seed` column included).
+ * threads (`PageShapingPool`) or, with 0, on the main thread, then committed as a batch stream
+ * commits it: through the stream's `LoadWriter`, with its entries' seed ledger rows and the job's
+ * row and cursor. `JOBS` jobs are read at once, each a page at a time, so pages wait for the
+ * destination together and commit together, as in a sync. The table is the profiles stream's own.
  */
 async function loadPages(dest: Destination, workers: number): Promise<number> {
   await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
@@ -238,38 +244,38 @@ async function loadPages(dest: Destination, workers: number): Promise<number> {
   await dest.ensureTable(shaper.definitionFor({}));
   const shaping = dest.writeShaping('profiles')!;
   const pool = workers > 0 ? new PageShapingPool(workers) : null;
+  const writer = new LoadWriter(dest, 'bench', 'profiles', new Mutex());
   const pages = Math.ceil(N / PAGE);
-  const shape = async (page: number): Promise<ShapedResultsPage> => {
-    const { text, items } = resultsPage(page);
-    const shaped = pool
-      ? await pool.shape({ stream: 'profiles', spec, text, items, shapings: [shaping], runId: 'bench' })
-      : decodeResultsPage(text, valuesLookup(items), shaper, new Map([['profiles', shaping]]), 'bench');
-    if (!shaped) throw new Error(`page ${page} was not shaped`);
-    return shaped.data;
-  };
-  // Pages shaped ahead while a unit writes: two a worker, one on the main thread.
-  const ahead: Promise<ShapedResultsPage>[] = [];
-  let next = 0;
   let rows = 0;
-  try {
-    for (let page = 0; page < pages; page++) {
-      while (ahead.length < Math.max(1, 2 * workers) && next < pages) ahead.push(shape(next++));
-      const { tables } = await ahead.shift()!;
-      const { write, size } = tables[0]!;
-      const unit = await dest.beginUnit('bench');
-      const outcome = await unit.write('profiles', dest.adoptWrite(shaping, write!, size, () => [], 'bench'));
-      if (outcome.rejected > 0) throw new Error(`${outcome.rejected} records rejected`);
-      rows += outcome.rows;
-      await unit.saveState([{ stream: 'profiles', partition: '*', cursor: String(page) }]);
-      await unit.commit();
+  const readJob = async (job: number): Promise<void> => {
+    for (let page = job; page < pages; page += JOBS) {
+      const { text, items } = resultsPage(page);
+      const valuesOf = valuesLookup(items);
+      const shaped = pool
+        ? await pool.shape({ stream: 'profiles', spec, text, items, shapings: [shaping], runId: 'bench' })
+        : decodeResultsPage(text, valuesOf, shaper, new Map([['profiles', shaping]]), 'bench');
+      if (!shaped) throw new Error(`page ${page} was not shaped`);
+      const { entries } = shaped.data;
+      const seeds = entries.map((e): SeedRow => ({ stream: 'profiles', seedKey: e.ref, seed: String(valuesOf(e.ref).seed), status: 'fetched', canonicalUrl: e.canonicalUrl, jobId: `job-${job}`, credits: e.credits_used, fetchedAt: new Date(), error: null }));
+      const batch: BatchRow = { idempotencyKey: `bench-${job}`, stream: 'profiles', bodyHash: '', body: '{}', status: 'submitted', itemCount: pages, jobId: `job-${job}`, resultsCursor: String(page) };
+      const counts = await writer.inUnit(shapedGroups({ ...shaped.data, text, shapings: [shaping] }, valuesOf, shaper), async (unit) => {
+        await unit.saveSeeds(seeds);
+        await unit.saveBatches([batch]);
+      });
+      if (counts.rejected > 0) throw new Error(`${counts.rejected} records rejected`);
+      rows += counts.rows;
     }
+  };
+  try {
+    await Promise.all(Array.from({ length: JOBS }, (_, job) => readJob(job)));
   } finally {
-    await Promise.allSettled(ahead);
     await pool?.close();
   }
   return rows;
 }
 
+/** Batch jobs read at once by the `pages` paths: the sandbox's default `concurrent_batch_jobs`. */
+const JOBS = 5;
 const PAGE = 500;
 
 /** The `page`-th results page of a profiles job as the service sends it, and its items' partition values. */
