@@ -39,6 +39,17 @@ async function rowsOf(dest: Destination, table: string): Promise<number> {
   return Number(row!.n);
 }
 
+/**
+ * A stream's writer on `dest`, its table made by a first page of `first` records (so later pages
+ * are shaped before their turn, as in a sync), and the count of units begun after that.
+ */
+async function writerOn(dest: Destination, first = 1) {
+  const lock = new Mutex();
+  const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
+  await writer.inUnit([page(0, first)], (unit) => unit.saveSeeds([seedOf(0)]));
+  return { lock, writer, units: countUnits(dest) };
+}
+
 for (const kind of destinationKinds) {
   describe(`${kind}: units waiting for the destination commit together (issue 20: fewer fixed costs a page)`, () => {
     const backend = useBackend(kind);
@@ -46,10 +57,7 @@ for (const kind of destinationKinds) {
     it('given four pages waiting while another unit holds the destination, when it is free, then they commit in one unit and each caller gets its own counts', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
-      const lock = new Mutex();
-      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
-      await writer.inUnit([page(0, 5)], (unit) => unit.saveSeeds([seedOf(0)]));
-      const units = countUnits(dest);
+      const { lock, writer, units } = await writerOn(dest, 5);
 
       const release = await holdLock(lock);
       const sizes = [3, 7, 2, 4];
@@ -66,10 +74,7 @@ for (const kind of destinationKinds) {
     it('given more pages waiting than a unit takes, when the destination is free, then they commit in units of at most 5,000 records', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
-      const lock = new Mutex();
-      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
-      await writer.inUnit([page(0, 1)], async () => undefined);
-      const units = countUnits(dest);
+      const { lock, writer, units } = await writerOn(dest);
 
       const release = await holdLock(lock);
       const pending = Array.from({ length: 6 }, (_, i) => writer.inUnit([page(i + 1, 2_000)], (unit) => unit.saveSeeds([seedOf(i + 1)])));
@@ -84,10 +89,7 @@ for (const kind of destinationKinds) {
     it('given three pages committing together and the second failing, when they run, then only its caller sees the error and the others load', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
-      const lock = new Mutex();
-      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
-      await writer.inUnit([page(0, 1)], async () => undefined);
-      const units = countUnits(dest);
+      const { lock, writer, units } = await writerOn(dest);
 
       const release = await holdLock(lock);
       const first = writer.inUnit([page(1, 3)], (unit) => unit.saveSeeds([seedOf(1)]));
@@ -105,15 +107,13 @@ for (const kind of destinationKinds) {
       expect(units.begun).toBe(4);
       expect(await rowsOf(dest, 'profiles')).toBe(1 + 3 + 3);
       expect(await dest.query(`select url from ${dest.schema}.profiles where url like $1`, ['%/p2-%'])).toEqual([]);
-      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-1', 'page-3']);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-0', 'page-1', 'page-3']);
     });
 
     it('given three pages committing together and a ledger row of the second that the database refuses, when they run, then only its caller sees the error and the others load', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
-      const lock = new Mutex();
-      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
-      await writer.inUnit([page(0, 1)], async () => undefined);
+      const { lock, writer } = await writerOn(dest);
 
       const release = await holdLock(lock);
       const first = writer.inUnit([page(1, 2)], (unit) => unit.saveSeeds([seedOf(1)]));
@@ -126,16 +126,13 @@ for (const kind of destinationKinds) {
       expect((await first).records).toBe(2);
       expect((await third).records).toBe(2);
       expect(await rowsOf(dest, 'profiles')).toBe(1 + 2 + 2);
-      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-1', 'page-3']);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-0', 'page-1', 'page-3']);
     });
 
     it('given a unit asked to commit alone between waiting pages, when the destination is free, then it commits by itself and the pages around it in their own units', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
-      const lock = new Mutex();
-      const writer = new LoadWriter(dest, 'run_1', 'profiles', lock);
-      await writer.inUnit([page(0, 1)], async () => undefined);
-      const units = countUnits(dest);
+      const { lock, writer, units } = await writerOn(dest);
 
       const release = await holdLock(lock);
       const pending = [
@@ -149,7 +146,7 @@ for (const kind of destinationKinds) {
 
       // Pages 1 and 2 together, the lone unit, then page 3.
       expect(units.begun).toBe(3);
-      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-1', 'page-2', 'page-3', 'page-9']);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-9']);
     });
   });
 }
