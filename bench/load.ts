@@ -11,7 +11,7 @@
  * backends of the run's own connections, found in pg_stat_activity by application_name) gives
  * its CPU bound: the records/s it would reach if that work kept every core busy with no waiting.
  *
- *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--repeat=3] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres] [--best] [--pages=0,1,2]
+ *   npx tsc -p tsconfig.bench.json && node dist/bench/load.js [N=100000] [--repeat=3] [--unit=<records>] [--write=<records>] [--only=duckdb|postgres] [--best] [--pages=0,1,2] [--statements]
  *   npx tsx bench/load.ts …   (from the sources: tsx's loader thread adds ~35 MB to each peak RSS)
  *
  * A unit (one transaction) holds 2,000 records on Postgres and 5,000 on DuckDB unless --unit says
@@ -21,7 +21,8 @@
  * (Postgres) or a filter of the table's keys (DuckDB): a unit costs the same at any table size.
  * `--best` adds DuckDB's `read_json` at its best (file already written, every core, no memory limit).
  * `--pages=0,2` adds the engine's own path from results pages (see `loadPages`), on the main
- * thread (0) and with each other number of shaping worker threads.
+ * thread (0) and with each other number of shaping worker threads. `--statements` prints, for
+ * each run of our destination, its time in each kind of statement (the wrapper costs little).
  *
  * Records are generated deterministically and streamed: memory does not grow with N. Each run is
  * a child process of its own, so its peak RSS (the kernel's high-water mark, startup included) is
@@ -53,6 +54,7 @@ import { LoadWriter } from '../src/engine/load-writer.js';
 import { Mutex } from '../src/util/mutex.js';
 import { TableShaper } from '../src/engine/table-shaper.js';
 import { profileRecord } from './profile-records.js';
+import { formatStatementTimes, timeStatements } from './statement-times.js';
 import { median } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -61,6 +63,8 @@ const UNIT_ARG = args.find((a) => a.startsWith('--unit='))?.slice(7);
 const UNITS: Record<string, number> = { duckdb: Number(UNIT_ARG ?? 5000), postgres: Number(UNIT_ARG ?? 2000) };
 const WRITE_ARG = args.find((a) => a.startsWith('--write='))?.slice(8);
 const ONLY = args.find((a) => a.startsWith('--only='))?.slice(7);
+/** `--statements`: each run also prints the time its destination spent in each kind of statement (bench/statement-times.ts). */
+const STATEMENTS = args.includes('--statements');
 const REPEATS = Number(args.find((a) => a.startsWith('--repeat='))?.slice(9) ?? 3);
 const BEST = args.includes('--best');
 /** `--pages=0,2`: the engine's page path (see `loadPages`) with each number of worker threads (0: the main thread). Default: none. */
@@ -176,7 +180,7 @@ async function measure(backend: string, path: string, repeat: number, fn: () => 
 
 /** Runs `<backend>:<path>:<repeat>:<where>` in a child process with the same Node options (the tsx loader). */
 async function inChild(backend: string, path: string, repeat: number, where: string): Promise<Result> {
-  const write = [...(WRITE_ARG ? [`--write=${WRITE_ARG}`] : []), ...(SETTINGS_ARG ? [`--settings=${SETTINGS_ARG}`] : [])];
+  const write = [...(WRITE_ARG ? [`--write=${WRITE_ARG}`] : []), ...(SETTINGS_ARG ? [`--settings=${SETTINGS_ARG}`] : []), ...(STATEMENTS ? ['--statements'] : [])];
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, ...write, `--run=${backend}:${path}:${repeat}:${where}`], {
     stdio: ['ignore', 'pipe', 'inherit'],
     // The allocator options the `seedline` entry point gives libduckdb (src/cli/duckdb-allocator.ts), for both paths.
@@ -529,7 +533,9 @@ async function main(): Promise<void> {
     const pages = (dest: Destination) => loadPages(dest, workersOf(path));
     const fn = path.startsWith('pages') ? (where: string) => (backend === 'duckdb' ? duckdbOurs : postgresOurs)(where, pages) : paths[`${backend}:${path}`];
     if (!fn) throw new Error(`Unknown path ${backend}:${path}`);
+    const statements = STATEMENTS ? timeStatements(backend === 'duckdb' ? DuckDbDestination : PostgresDestination) : null;
     await measure(backend, path, Number(repeat), () => fn(rest.join(':')));
+    if (statements) console.error(`  ${backend} ${path} #${repeat}, time by statement (our destination's sessions):\n${formatStatementTimes(statements)}`);
     return;
   }
   const writes = WRITE_ARG ? `, written ${WRITE_ARG} at a time` : '';
