@@ -40,19 +40,13 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Profile } from '../schemas/profile.js';
-import type { BatchRow, Destination, PreparedWrite, SeedRow, TableDefinition } from '../src/destinations/destination.js';
+import type { Destination, PreparedWrite, TableDefinition } from '../src/destinations/destination.js';
 import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
 import { PostgresDestination } from '../src/destinations/postgres/postgres-destination.js';
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
 import { returnFreedDuckDbMemory } from '../src/cli/duckdb-allocator.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
-import { manifestsSync } from '../src/manifest/load-manifests.js';
-import { PageShapingPool } from '../src/engine/page-shaping-pool.js';
-import { decodeResultsPage, valuesLookup } from '../src/engine/results-page-shaping.js';
-import { shapedGroups } from '../src/engine/shaped-results.js';
-import { LoadWriter } from '../src/engine/load-writer.js';
-import { Mutex } from '../src/util/mutex.js';
-import { TableShaper } from '../src/engine/table-shaper.js';
+import { loadPages, workersOf } from './load-pages.js';
 import { profileRecord } from './profile-records.js';
 import { formatStatementTimes, timeStatements } from './statement-times.js';
 import { median } from './stats.js';
@@ -230,73 +224,6 @@ async function loadOurs(dest: Destination): Promise<number> {
   }
   return rows;
 }
-
-/**
- * The engine's own path from results pages (`--pages`): each page of 500 entries generated as the
- * text of the service's answer (timed, as the native paths' NDJSON and CSV are), read, validated
- * against the stream's schema and shaped for the write (`decodeResultsPage`) by `workers` worker
- * threads (`PageShapingPool`) or, with 0, on the main thread, then committed as a batch stream
- * commits it: through the stream's `LoadWriter`, with its entries' seed ledger rows and the job's
- * row and cursor. `JOBS` jobs are read at once, each a page at a time, so pages wait for the
- * destination together and commit together, as in a sync. The table is the profiles stream's own.
- */
-async function loadPages(dest: Destination, workers: number): Promise<number> {
-  await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
-  await dest.ensureSystemTables();
-  const spec = { table: manifestsSync().get('profiles')!.table, context: { options: { write_mode: 'merge' }, run: { id: 'bench', started_at: new Date().toISOString() } } };
-  const shaper = new TableShaper(spec.table, spec.context);
-  await dest.ensureTable(shaper.definitionFor({}));
-  const shaping = dest.writeShaping('profiles')!;
-  const pool = workers > 0 ? new PageShapingPool(workers) : null;
-  const writer = new LoadWriter(dest, 'bench', 'profiles', new Mutex());
-  const pages = Math.ceil(N / PAGE);
-  let rows = 0;
-  const readJob = async (job: number): Promise<void> => {
-    for (let page = job; page < pages; page += JOBS) {
-      const { text, items } = resultsPage(page);
-      const valuesOf = valuesLookup(items);
-      const shaped = pool
-        ? await pool.shape({ stream: 'profiles', spec, text, items, shapings: [shaping], runId: 'bench' })
-        : decodeResultsPage(text, valuesOf, shaper, new Map([['profiles', shaping]]), 'bench');
-      if (!shaped) throw new Error(`page ${page} was not shaped`);
-      const { entries } = shaped.data;
-      const seeds = entries.map((e): SeedRow => ({ stream: 'profiles', seedKey: e.ref, seed: String(valuesOf(e.ref).seed), status: 'fetched', canonicalUrl: e.canonicalUrl, jobId: `job-${job}`, credits: e.credits_used, fetchedAt: new Date(), error: null }));
-      const batch: BatchRow = { idempotencyKey: `bench-${job}`, stream: 'profiles', bodyHash: '', body: '{}', status: 'submitted', itemCount: pages, jobId: `job-${job}`, resultsCursor: String(page) };
-      const counts = await writer.inUnit(shapedGroups({ ...shaped.data, text, shapings: [shaping] }, valuesOf, shaper), async (unit) => {
-        await unit.saveSeeds(seeds);
-        await unit.saveBatches([batch]);
-      });
-      if (counts.rejected > 0) throw new Error(`${counts.rejected} records rejected`);
-      rows += counts.rows;
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: JOBS }, (_, job) => readJob(job)));
-  } finally {
-    await pool?.close();
-  }
-  return rows;
-}
-
-/** Batch jobs read at once by the `pages` paths: the sandbox's default `concurrent_batch_jobs`. */
-const JOBS = 5;
-const PAGE = 500;
-
-/** The `page`-th results page of a profiles job as the service sends it, and its items' partition values. */
-function resultsPage(page: number): { text: string; items: [string, Record<string, unknown>][] } {
-  const entries = [];
-  const items: [string, Record<string, unknown>][] = [];
-  for (let i = page * PAGE; i < Math.min(N, (page + 1) * PAGE); i++) {
-    const data = profileRecord(i) as { url: string };
-    const ref = `p${i}`;
-    items.push([ref, { url: data.url, seed: data.url, key: ref }]);
-    entries.push({ ref, index: i - page * PAGE, operation: 'profiles.enrich', status: 'succeeded', credits_used: 1, data });
-  }
-  return { text: JSON.stringify({ data: entries, meta: { nextCursor: null } }), items };
-}
-
-/** The workers of the `pages` paths: `pages` alone is the main thread's. */
-const workersOf = (path: string): number => Number(/workers=(\d+)/.exec(path)?.[1] ?? 0);
 
 // ---------- DuckDB ----------
 
@@ -530,7 +457,7 @@ async function main(): Promise<void> {
       'postgres:ours': postgresOurs,
       'postgres:native': postgresNative,
     };
-    const pages = (dest: Destination) => loadPages(dest, workersOf(path));
+    const pages = (dest: Destination) => loadPages(dest, N, workersOf(path));
     const fn = path.startsWith('pages') ? (where: string) => (backend === 'duckdb' ? duckdbOurs : postgresOurs)(where, pages) : paths[`${backend}:${path}`];
     if (!fn) throw new Error(`Unknown path ${backend}:${path}`);
     const statements = STATEMENTS ? timeStatements(backend === 'duckdb' ? DuckDbDestination : PostgresDestination) : null;
