@@ -20,7 +20,7 @@
  * (`--pages`). A merge finds keys already loaded through the key index
  * (Postgres) or a filter of the table's keys (DuckDB): a unit costs the same at any table size.
  * `--best` adds DuckDB's `read_json` at its best (file already written, every core, no memory limit).
- * `--pages=0,2` adds the engine's own path from results pages (see `loadPages`), on the main
+ * `--pages=0,2` adds the engine's own path from results pages (see `loadPages` in bench/load-pages.ts), on the main
  * thread (0) and with each other number of shaping worker threads. `--statements` prints, for
  * each run of our destination, its time in each kind of statement (the wrapper costs little).
  *
