@@ -6,6 +6,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The e2e tests spawn the CLI built once here instead of through tsx each time (SEEDLINE_TEST_CLI=tsx to keep tsx).
     globalSetup: ['test/helpers/build-cli.ts'],
+    // Each test file's temporary files under a directory of its own, removed after the file.
+    setupFiles: ['test/helpers/temp-root.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Postgres and DuckDB tests share one local server; files run in parallel, tests within a file in order.
