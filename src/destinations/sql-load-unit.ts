@@ -128,7 +128,7 @@ export class SqlLoadUnit implements LoadUnit {
     for (const [table, { what, rows }] of this.upserts) {
       this.upserts.delete(table);
       try {
-        await this.store.upsertRows(this.session, table, asOneUpsert(table, rows));
+        await this.store.upsertRows(this.session, table, rows);
       } catch (error) {
         if (error instanceof DestinationError) throw error;
         throw new DestinationWriteError(what, error);
@@ -148,17 +148,3 @@ export class SqlLoadUnit implements LoadUnit {
   }
 }
 
-/**
- * Rows upserted one after another, as one upsert leaves them: a row a key, with the last row's
- * values and the first row's `created_at` (an upsert keeps the `created_at` it finds).
- */
-function asOneUpsert(table: SystemTable, rows: readonly Record<string, unknown>[]): Record<string, unknown>[] {
-  const byKey = new Map<string, Record<string, unknown>>();
-  const keeps = table.columns.some(([name]) => name === 'created_at');
-  for (const row of rows) {
-    const key = JSON.stringify(table.primaryKey.map((column) => row[column]));
-    const first = byKey.get(key);
-    byKey.set(key, first && keeps ? { ...row, created_at: first.created_at } : row);
-  }
-  return [...byKey.values()];
-}
