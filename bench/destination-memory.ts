@@ -46,8 +46,18 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'seedline-bench-destmem-'));
   const config: DestinationConfig =
     backend === 'postgres'
-      ? { type: 'postgres', url: process.env.SEEDLINE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test', schema: `bench_destmem_${process.pid}` }
-      : { type: 'duckdb', path: join(dir, 'bench.duckdb'), ...(settings ? { settings: Object.fromEntries(settings.split(',').map((kv) => kv.split('=') as [string, string])) } : {}) };
+      ? {
+          type: 'postgres',
+          url: process.env.SEEDLINE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test',
+          schema: `bench_destmem_${process.pid}`,
+        }
+      : {
+          type: 'duckdb',
+          path: join(dir, 'bench.duckdb'),
+          ...(settings
+            ? { settings: Object.fromEntries(settings.split(',').map((kv) => kv.split('=') as [string, string])) }
+            : {}),
+        };
   const dest = await createDestination(config);
   const started = Date.now();
   try {
@@ -57,23 +67,62 @@ async function main(): Promise<void> {
     for (let start = 0; start < seeds; start += CHUNK) {
       const end = Math.min(seeds, start + CHUNK);
       const keys = Array.from({ length: end - start }, (_, j) => seedOf(start + j));
-      const batch = { idempotencyKey: `key-${start}`, stream: STREAM, bodyHash: 'h', body: '{"items":[]}', jobId: `job-${start}`, itemCount: keys.length };
+      const batch = {
+        idempotencyKey: `key-${start}`,
+        stream: STREAM,
+        bodyHash: 'h',
+        body: '{"items":[]}',
+        jobId: `job-${start}`,
+        itemCount: keys.length,
+      };
       if (parts.has('reads')) await dest.readSeedsByKey(STREAM, keys);
       const intent = await dest.beginUnit('bench');
       if (parts.has('batches')) await intent.saveBatches([{ ...batch, status: 'submitted' }]);
-      if (parts.has('ledger')) await intent.saveSeeds(keys.map((key) => ({ stream: STREAM, seedKey: key, seed: key, status: 'submitted' as const, jobId: batch.jobId })));
+      if (parts.has('ledger'))
+        await intent.saveSeeds(
+          keys.map((key) => ({
+            stream: STREAM,
+            seedKey: key,
+            seed: key,
+            status: 'submitted' as const,
+            jobId: batch.jobId,
+          })),
+        );
       await intent.commit();
       for (let page = start; page < end; page += PAGE) {
         const last = Math.min(end, page + PAGE);
         const unit = await dest.beginUnit('bench');
-        if (parts.has('data')) await unit.write(STREAM, Array.from({ length: last - page }, (_, j) => profileRecord(page + j)));
-        if (parts.has('ledger')) await unit.saveSeeds(keys.slice(page - start, last - start).map((key) => ({ stream: STREAM, seedKey: key, seed: key, status: 'fetched' as const, jobId: batch.jobId, credits: 1, fetchedAt: new Date() })));
-        if (parts.has('batches')) await unit.saveBatches([{ ...batch, status: last === end ? 'completed' : 'submitted', resultsCursor: `page-${last}` }]);
+        if (parts.has('data'))
+          await unit.write(
+            STREAM,
+            Array.from({ length: last - page }, (_, j) => profileRecord(page + j)),
+          );
+        if (parts.has('ledger'))
+          await unit.saveSeeds(
+            keys.slice(page - start, last - start).map((key) => ({
+              stream: STREAM,
+              seedKey: key,
+              seed: key,
+              status: 'fetched' as const,
+              jobId: batch.jobId,
+              credits: 1,
+              fetchedAt: new Date(),
+            })),
+          );
+        if (parts.has('batches'))
+          await unit.saveBatches([
+            { ...batch, status: last === end ? 'completed' : 'submitted', resultsCursor: `page-${last}` },
+          ]);
         await unit.commit();
-        if (parts.has('runs')) await dest.saveRun({ runId: 'bench', startedAt: new Date(started), status: 'running', creditsUsed: last });
+        if (parts.has('runs'))
+          await dest.saveRun({ runId: 'bench', startedAt: new Date(started), status: 'running', creditsUsed: last });
       }
     }
-    const own = backend === 'duckdb' ? (await dest.query<{ mb: unknown }>('select sum(memory_usage_bytes) / 1048576 as mb from duckdb_memory()'))[0]!.mb : null;
+    const own =
+      backend === 'duckdb'
+        ? (await dest.query<{ mb: unknown }>('select sum(memory_usage_bytes) / 1048576 as mb from duckdb_memory()'))[0]!
+            .mb
+        : null;
     if (backend === 'postgres') await dest.query(`drop schema "${(config as { schema: string }).schema}" cascade`);
     const heapMb = process.memoryUsage().heapUsed / 2 ** 20;
     process.stdout.write(

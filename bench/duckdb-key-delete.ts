@@ -29,15 +29,24 @@ async function timedMs(connection: DuckDBConnection, statement: string): Promise
   return performance.now() - started;
 }
 
-
 /** Fills a fresh file with n parents and 5n children; with `indexed`, ART indexes on both key columns. */
-async function filled(dir: string, n: number, indexed: boolean): Promise<{ connection: DuckDBConnection; indexMs: number; close: () => void }> {
-  const instance = await DuckDBInstance.create(join(dir, `n${n}-${indexed ? 'art' : 'scan'}.duckdb`), { memory_limit: '256MB', threads: '1', preserve_insertion_order: 'false' });
+async function filled(
+  dir: string,
+  n: number,
+  indexed: boolean,
+): Promise<{ connection: DuckDBConnection; indexMs: number; close: () => void }> {
+  const instance = await DuckDBInstance.create(join(dir, `n${n}-${indexed ? 'art' : 'scan'}.duckdb`), {
+    memory_limit: '256MB',
+    threads: '1',
+    preserve_insertion_order: 'false',
+  });
   const connection = await instance.connect();
   await connection.run('create table profiles (url varchar, full_name varchar, urn bigint)');
   await connection.run('create table profiles__positions (_parent_url varchar, _index bigint, title varchar)');
   await connection.run(`insert into profiles select ${url('i')}, 'Person ' || i, i from range(${n}) r(i)`);
-  await connection.run(`insert into profiles__positions select ${url('i // 5')}, i % 5, 'Title ' || i from range(${5 * n}) r(i)`);
+  await connection.run(
+    `insert into profiles__positions select ${url('i // 5')}, i % 5, 'Title ' || i from range(${5 * n}) r(i)`,
+  );
   let indexMs = 0;
   if (indexed) {
     indexMs += await timedMs(connection, 'create index profiles_url on profiles (url)');
@@ -50,14 +59,25 @@ async function filled(dir: string, n: number, indexed: boolean): Promise<{ conne
 /** One unit: stage 5,000 existing keys, delete their rows from both tables, insert them again, commit. */
 async function remergeUnit(connection: DuckDBConnection, n: number, unit: number): Promise<Record<string, number>> {
   // Spread over the table, as a refresh of seeds in the ledger's priority order would be.
-  const start = Math.floor(((unit * 7919) % 97) / 97 * Math.max(0, n - UNIT));
+  const start = Math.floor((((unit * 7919) % 97) / 97) * Math.max(0, n - UNIT));
   await connection.run('begin transaction');
-  await connection.run(`create temporary table stage as select ${url('i')} as url from range(${start}, ${start + UNIT}) r(i)`);
-  const child = await timedMs(connection, 'delete from profiles__positions where _parent_url in (select url from stage)');
+  await connection.run(
+    `create temporary table stage as select ${url('i')} as url from range(${start}, ${start + UNIT}) r(i)`,
+  );
+  const child = await timedMs(
+    connection,
+    'delete from profiles__positions where _parent_url in (select url from stage)',
+  );
   const parent = await timedMs(connection, 'delete from profiles where url in (select url from stage)');
   const insert =
-    (await timedMs(connection, `insert into profiles select ${url('i')}, 'Person ' || i, i from range(${start}, ${start + UNIT}) r(i)`)) +
-    (await timedMs(connection, `insert into profiles__positions select ${url('i // 5')}, i % 5, 'Title ' || i from range(${5 * start}, ${5 * (start + UNIT)}) r(i)`));
+    (await timedMs(
+      connection,
+      `insert into profiles select ${url('i')}, 'Person ' || i, i from range(${start}, ${start + UNIT}) r(i)`,
+    )) +
+    (await timedMs(
+      connection,
+      `insert into profiles__positions select ${url('i // 5')}, i % 5, 'Title ' || i from range(${5 * start}, ${5 * (start + UNIT)}) r(i)`,
+    ));
   await connection.run('drop table stage');
   const commit = await timedMs(connection, 'commit');
   return { child, parent, insert, commit };
@@ -76,8 +96,11 @@ async function main(): Promise<void> {
         try {
           const units: Record<string, number>[] = [];
           for (let unit = 0; unit < repeats; unit++) units.push(await remergeUnit(connection, n, unit));
-          const memory = await (await connection.run('select coalesce(sum(memory_usage_bytes), 0) // 1048576 as mb from duckdb_memory()')).getRows();
-          const step = (name: string) => `${median(units.map((u) => u[name]!)).toFixed(0)} (${Math.min(...units.map((u) => u[name]!)).toFixed(0)})`;
+          const memory = await (
+            await connection.run('select coalesce(sum(memory_usage_bytes), 0) // 1048576 as mb from duckdb_memory()')
+          ).getRows();
+          const step = (name: string) =>
+            `${median(units.map((u) => u[name]!)).toFixed(0)} (${Math.min(...units.map((u) => u[name]!)).toFixed(0)})`;
           rows.push({
             parents: n.toLocaleString('en-US'),
             children: (5 * n).toLocaleString('en-US'),
@@ -98,7 +121,9 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write(`units of ${UNIT.toLocaleString('en-US')} existing keys, median (min) of ${repeats} units\n\n${formatTable(rows)}\n`);
+  process.stdout.write(
+    `units of ${UNIT.toLocaleString('en-US')} existing keys, median (min) of ${repeats} units\n\n${formatTable(rows)}\n`,
+  );
 }
 
 await main();

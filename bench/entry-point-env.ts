@@ -11,7 +11,10 @@ import { DUCKDB_ALLOCATOR_ENV, returnFreedDuckDbMemory } from '../src/cli/duckdb
  */
 export async function rerunWithEntryPointEnv(): Promise<boolean> {
   if (process.env[DUCKDB_ALLOCATOR_ENV] !== undefined) return false;
-  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: returnFreedDuckDbMemory({ ...process.env }) });
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: returnFreedDuckDbMemory({ ...process.env }),
+  });
   const [code] = (await once(child, 'exit')) as [number | null];
   process.exitCode = code ?? 1;
   return true;

@@ -26,7 +26,10 @@ import { profileRecord } from './profile-records.js';
 export async function loadPages(dest: Destination, records: number, workers: number): Promise<number> {
   await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
   await dest.ensureSystemTables();
-  const spec = { table: manifestsSync().get('profiles')!.table, context: { options: { write_mode: 'merge' }, run: { id: 'bench', started_at: new Date().toISOString() } } };
+  const spec = {
+    table: manifestsSync().get('profiles')!.table,
+    context: { options: { write_mode: 'merge' }, run: { id: 'bench', started_at: new Date().toISOString() } },
+  };
   const shaper = new TableShaper(spec.table, spec.context);
   await dest.ensureTable(shaper.definitionFor({}));
   const shaping = dest.writeShaping('profiles')!;
@@ -43,12 +46,34 @@ export async function loadPages(dest: Destination, records: number, workers: num
         : decodeResultsPage(text, valuesOf, shaper, new Map([['profiles', shaping]]), 'bench');
       if (!shaped) throw new Error(`page ${page} was not shaped`);
       const { entries } = shaped.data;
-      const seeds = entries.map((e): SeedRow => ({ stream: 'profiles', seedKey: e.ref, seed: String(valuesOf(e.ref).seed), status: 'fetched', canonicalUrl: e.canonicalUrl, jobId: `job-${job}`, credits: e.credits_used, fetchedAt: new Date(), error: null }));
-      const batch: BatchRow = { idempotencyKey: `bench-${job}`, stream: 'profiles', bodyHash: '', body: '{}', status: 'submitted', itemCount: pages, jobId: `job-${job}`, resultsCursor: String(page) };
-      const counts = await writer.inUnit(shapedGroups({ ...shaped.data, text, shapings: [shaping] }, valuesOf, shaper), async (unit) => {
-        await unit.saveSeeds(seeds);
-        await unit.saveBatches([batch]);
-      });
+      const seeds = entries.map((e): SeedRow => ({
+        stream: 'profiles',
+        seedKey: e.ref,
+        seed: String(valuesOf(e.ref).seed),
+        status: 'fetched',
+        canonicalUrl: e.canonicalUrl,
+        jobId: `job-${job}`,
+        credits: e.credits_used,
+        fetchedAt: new Date(),
+        error: null,
+      }));
+      const batch: BatchRow = {
+        idempotencyKey: `bench-${job}`,
+        stream: 'profiles',
+        bodyHash: '',
+        body: '{}',
+        status: 'submitted',
+        itemCount: pages,
+        jobId: `job-${job}`,
+        resultsCursor: String(page),
+      };
+      const counts = await writer.inUnit(
+        shapedGroups({ ...shaped.data, text, shapings: [shaping] }, valuesOf, shaper),
+        async (unit) => {
+          await unit.saveSeeds(seeds);
+          await unit.saveBatches([batch]);
+        },
+      );
       if (counts.rejected > 0) throw new Error(`${counts.rejected} records rejected`);
       rows += counts.rows;
     }
@@ -73,7 +98,14 @@ function resultsPage(page: number, records: number): { text: string; items: [str
     const data = profileRecord(i) as { url: string };
     const ref = `p${i}`;
     items.push([ref, { url: data.url, seed: data.url, key: ref }]);
-    entries.push({ ref, index: i - page * PAGE, operation: 'profiles.enrich', status: 'succeeded', credits_used: 1, data });
+    entries.push({
+      ref,
+      index: i - page * PAGE,
+      operation: 'profiles.enrich',
+      status: 'succeeded',
+      credits_used: 1,
+      data,
+    });
   }
   return { text: JSON.stringify({ data: entries, meta: { nextCursor: null } }), items };
 }

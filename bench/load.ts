@@ -62,7 +62,10 @@ const STATEMENTS = args.includes('--statements');
 const REPEATS = Number(args.find((a) => a.startsWith('--repeat='))?.slice(9) ?? 3);
 const BEST = args.includes('--best');
 /** `--pages=0,2`: the engine's page path (see `loadPages`) with each number of worker threads (0: the main thread). Default: none. */
-const PAGE_PATHS = (args.find((a) => a.startsWith('--pages='))?.slice(8) ?? '').split(',').filter(Boolean).map((w) => (w === '0' ? 'pages' : `pages, workers=${w}`));
+const PAGE_PATHS = (args.find((a) => a.startsWith('--pages='))?.slice(8) ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((w) => (w === '0' ? 'pages' : `pages, workers=${w}`));
 /** Set in a child process: `<backend>:<path>:<repeat>:<directory or schema>`. */
 const RUN = args.find((a) => a.startsWith('--run='))?.slice(6);
 const PG_URL = process.env.SEEDLINE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test';
@@ -129,7 +132,10 @@ class ServerCpu {
   }
 
   private async read(): Promise<void> {
-    const { rows } = await this.client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [APPLICATION]);
+    const { rows } = await this.client.query<{ pid: number }>(
+      'select pid from pg_stat_activity where application_name = $1',
+      [APPLICATION],
+    );
     for (const { pid } of rows) {
       const ticks = cpuTicks(pid);
       if (ticks === null) this.readable &&= this.ticks.size > 0;
@@ -167,19 +173,46 @@ async function measure(backend: string, path: string, repeat: number, fn: () => 
   const seconds = (performance.now() - started) / 1000;
   const clientCpuSeconds = clientCpuSecondsNow() - clientBefore;
   const serverCpuSeconds = serverCpu ? await serverCpu.stop() : null;
-  const result: Result = { backend, path, repeat, records: N, rows, seconds, peakRss: process.resourceUsage().maxRSS * 1024, clientCpuSeconds, serverCpuSeconds };
-  console.error(`  ${backend} ${path} #${repeat}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(result.peakRss / 2 ** 20).toFixed(0)} MB`);
+  const result: Result = {
+    backend,
+    path,
+    repeat,
+    records: N,
+    rows,
+    seconds,
+    peakRss: process.resourceUsage().maxRSS * 1024,
+    clientCpuSeconds,
+    serverCpuSeconds,
+  };
+  console.error(
+    `  ${backend} ${path} #${repeat}: ${seconds.toFixed(1)} s, ${(N / seconds).toFixed(0)} records/s, peak RSS ${(result.peakRss / 2 ** 20).toFixed(0)} MB`,
+  );
   console.log(`RESULT ${JSON.stringify(result)}`);
 }
 
 /** Runs `<backend>:<path>:<repeat>:<where>` in a child process with the same Node options (the tsx loader). */
 async function inChild(backend: string, path: string, repeat: number, where: string): Promise<Result> {
-  const write = [...(WRITE_ARG ? [`--write=${WRITE_ARG}`] : []), ...(SETTINGS_ARG ? [`--settings=${SETTINGS_ARG}`] : []), ...(STATEMENTS ? ['--statements'] : [])];
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), String(N), `--unit=${UNITS[backend]}`, ...write, `--run=${backend}:${path}:${repeat}:${where}`], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    // The allocator options the `seedline` entry point gives libduckdb (src/cli/duckdb-allocator.ts), for both paths.
-    env: returnFreedDuckDbMemory({ ...process.env }),
-  });
+  const write = [
+    ...(WRITE_ARG ? [`--write=${WRITE_ARG}`] : []),
+    ...(SETTINGS_ARG ? [`--settings=${SETTINGS_ARG}`] : []),
+    ...(STATEMENTS ? ['--statements'] : []),
+  ];
+  const child = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      fileURLToPath(import.meta.url),
+      String(N),
+      `--unit=${UNITS[backend]}`,
+      ...write,
+      `--run=${backend}:${path}:${repeat}:${where}`,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      // The allocator options the `seedline` entry point gives libduckdb (src/cli/duckdb-allocator.ts), for both paths.
+      env: returnFreedDuckDbMemory({ ...process.env }),
+    },
+  );
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
   const [code] = (await once(child, 'close')) as [number | null];
@@ -192,7 +225,9 @@ async function loadOurs(dest: Destination): Promise<number> {
   const unitSize = UNITS[dest.kind]!;
   const writeSize = Math.min(unitSize, Number(WRITE_ARG ?? unitSize));
   if (!Number.isInteger(writeSize) || writeSize < 1 || !Number.isInteger(unitSize) || unitSize < 1) {
-    throw new Error(`--unit and --write take a positive number of records (got --unit=${UNIT_ARG ?? unitSize} --write=${WRITE_ARG ?? ''})`);
+    throw new Error(
+      `--unit and --write take a positive number of records (got --unit=${UNIT_ARG ?? unitSize} --write=${WRITE_ARG ?? ''})`,
+    );
   }
   await dest.lock({ holder: `bench/load.ts (pid ${process.pid})` });
   await dest.ensureSystemTables();
@@ -237,7 +272,12 @@ const DUCKDB_SETTINGS: Record<string, string> = {
   checkpoint_threshold: '64MB',
   preserve_insertion_order: 'false',
   // `--settings=name=value,…` changes them for both paths, for trying others.
-  ...Object.fromEntries((SETTINGS_ARG ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string])),
+  ...Object.fromEntries(
+    (SETTINGS_ARG ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((kv) => kv.split('=') as [string, string]),
+  ),
 };
 
 async function duckdbOurs(dir: string, load: (dest: Destination) => Promise<number> = loadOurs): Promise<number> {
@@ -263,7 +303,10 @@ async function duckdbNative(dir: string): Promise<number> {
  * every core and no memory limit: what DuckDB alone does on this machine, whatever the memory.
  */
 async function duckdbBestCase(dir: string): Promise<number> {
-  return loadNdjson(join(dir, 'best.duckdb'), ndjsonIn(dir), { threads: String(CORES), preserve_insertion_order: 'false' });
+  return loadNdjson(join(dir, 'best.duckdb'), ndjsonIn(dir), {
+    threads: String(CORES),
+    preserve_insertion_order: 'false',
+  });
 }
 
 async function writeNdjson(ndjson: string): Promise<void> {
@@ -298,16 +341,19 @@ async function loadNdjson(path: string, ndjson: string, settings: Record<string,
   const src = `read_json('${ndjson.replace(/'/g, "''")}', format = 'newline_delimited', columns = ${columns})`;
   await c.run('BEGIN TRANSACTION');
   await c.run(`CREATE TEMP TABLE raw AS SELECT * FROM ${src}`);
-  const a = await c.run(`INSERT INTO seedline.profiles (url, public_identifier, urn, full_name, headline, location__city, location__region, location__country,
+  const a =
+    await c.run(`INSERT INTO seedline.profiles (url, public_identifier, urn, full_name, headline, location__city, location__region, location__country,
       current_company__name, current_company__url, current_company__title, current_company__industry, current_company__headcount,
       skills, languages, connections_count, followers_count, scraped_at, locale, _run_id, _loaded_at)
     SELECT url, public_identifier, urn, full_name, headline, location.city, location.region, location.country,
       current_company.name, current_company.url, current_company.title, current_company.industry, current_company.headcount,
       skills, languages, connections_count, followers_count, scraped_at, locale, 'native', now() FROM raw`);
-  const b = await c.run(`INSERT INTO seedline.profiles__positions (_parent_url, _index, title, company, company_url, network_id, position_id, started_at, ended_at, description, skills, company_industry, company_headcount, _run_id, _loaded_at)
+  const b =
+    await c.run(`INSERT INTO seedline.profiles__positions (_parent_url, _index, title, company, company_url, network_id, position_id, started_at, ended_at, description, skills, company_industry, company_headcount, _run_id, _loaded_at)
     SELECT url, i - 1, p.title, p.company, p.company_url, p.network_id, p.position_id, p.started_at, p.ended_at, p.description, to_json(p.skills), p.company_industry, p.company_headcount, 'native', now()
     FROM (SELECT url, unnest(positions) AS p, unnest(range(1, len(positions) + 1)) AS i FROM raw)`);
-  const e = await c.run(`INSERT INTO seedline.profiles__education (_parent_url, _index, school, degree, field, education_id, _run_id, _loaded_at)
+  const e =
+    await c.run(`INSERT INTO seedline.profiles__education (_parent_url, _index, school, degree, field, education_id, _run_id, _loaded_at)
     SELECT url, i - 1, e.school, e.degree, e.field, e.education_id, 'native', now()
     FROM (SELECT url, unnest(education) AS e, unnest(range(1, len(education) + 1)) AS i FROM raw)`);
   await c.run('COMMIT');
@@ -342,9 +388,56 @@ async function postgresNative(schema: string): Promise<number> {
   await shapes.close();
 
   const tables = {
-    profiles: ['url', 'public_identifier', 'urn', 'full_name', 'headline', 'location__city', 'location__region', 'location__country', 'current_company__name', 'current_company__url', 'current_company__title', 'current_company__industry', 'current_company__headcount', 'skills', 'languages', 'connections_count', 'followers_count', 'scraped_at', 'locale', '_run_id', '_loaded_at'],
-    profiles__positions: ['_parent_url', '_index', 'title', 'company', 'company_url', 'network_id', 'position_id', 'started_at', 'ended_at', 'description', 'skills', 'company_industry', 'company_headcount', '_run_id', '_loaded_at'],
-    profiles__education: ['_parent_url', '_index', 'school', 'degree', 'field', 'education_id', '_run_id', '_loaded_at'],
+    profiles: [
+      'url',
+      'public_identifier',
+      'urn',
+      'full_name',
+      'headline',
+      'location__city',
+      'location__region',
+      'location__country',
+      'current_company__name',
+      'current_company__url',
+      'current_company__title',
+      'current_company__industry',
+      'current_company__headcount',
+      'skills',
+      'languages',
+      'connections_count',
+      'followers_count',
+      'scraped_at',
+      'locale',
+      '_run_id',
+      '_loaded_at',
+    ],
+    profiles__positions: [
+      '_parent_url',
+      '_index',
+      'title',
+      'company',
+      'company_url',
+      'network_id',
+      'position_id',
+      'started_at',
+      'ended_at',
+      'description',
+      'skills',
+      'company_industry',
+      'company_headcount',
+      '_run_id',
+      '_loaded_at',
+    ],
+    profiles__education: [
+      '_parent_url',
+      '_index',
+      'school',
+      'degree',
+      'field',
+      'education_id',
+      '_run_id',
+      '_loaded_at',
+    ],
   };
   const clients = await Promise.all(
     Object.keys(tables).map(async () => {
@@ -354,7 +447,11 @@ async function postgresNative(schema: string): Promise<number> {
     }),
   );
   const streams = Object.entries(tables).map(([table, cols], k) =>
-    clients[k]!.query(copyStreams.from(`COPY "${schema}"."${table}" (${cols.map((c) => `"${c}"`).join(', ')}) FROM STDIN WITH (FORMAT csv)`)),
+    clients[k]!.query(
+      copyStreams.from(
+        `COPY "${schema}"."${table}" (${cols.map((c) => `"${c}"`).join(', ')}) FROM STDIN WITH (FORMAT csv)`,
+      ),
+    ),
   );
   const done = streams.map((s) => once(s, 'finish'));
   const buffers = ['', '', ''];
@@ -370,9 +467,53 @@ async function postgresNative(schema: string): Promise<number> {
   };
   for (let i = 0; i < N; i++) {
     const p = profileRecord(i) as any;
-    buffers[0] += [p.url, p.public_identifier, p.urn, p.full_name, p.headline, p.location.city, p.location.region, p.location.country, p.current_company.name, p.current_company.url, p.current_company.title, p.current_company.industry, p.current_company.headcount, p.skills, p.languages, p.connections_count, p.followers_count, p.scraped_at, p.locale, 'native', now].map(csv).join(',') + '\n';
+    buffers[0] +=
+      [
+        p.url,
+        p.public_identifier,
+        p.urn,
+        p.full_name,
+        p.headline,
+        p.location.city,
+        p.location.region,
+        p.location.country,
+        p.current_company.name,
+        p.current_company.url,
+        p.current_company.title,
+        p.current_company.industry,
+        p.current_company.headcount,
+        p.skills,
+        p.languages,
+        p.connections_count,
+        p.followers_count,
+        p.scraped_at,
+        p.locale,
+        'native',
+        now,
+      ]
+        .map(csv)
+        .join(',') + '\n';
     p.positions.forEach((x: any, j: number) => {
-      buffers[1] += [p.url, j, x.title, x.company, x.company_url, x.network_id, x.position_id, x.started_at, x.ended_at, x.description, x.skills, x.company_industry, x.company_headcount, 'native', now].map(csv).join(',') + '\n';
+      buffers[1] +=
+        [
+          p.url,
+          j,
+          x.title,
+          x.company,
+          x.company_url,
+          x.network_id,
+          x.position_id,
+          x.started_at,
+          x.ended_at,
+          x.description,
+          x.skills,
+          x.company_industry,
+          x.company_headcount,
+          'native',
+          now,
+        ]
+          .map(csv)
+          .join(',') + '\n';
     });
     p.education.forEach((x: any, j: number) => {
       buffers[2] += [p.url, j, x.school, x.degree, x.field, x.education_id, 'native', now].map(csv).join(',') + '\n';
@@ -397,7 +538,6 @@ async function postgresSchemaDrop(schema: string): Promise<void> {
 
 // ---------- main ----------
 
-
 /** One path's runs in a child each, in a fresh directory or schema, dropped afterwards. */
 async function runPath(backend: string, path: string, repeat: number, dir: string): Promise<Result> {
   if (backend === 'duckdb') {
@@ -419,18 +559,47 @@ async function runPath(backend: string, path: string, repeat: number, dir: strin
 }
 
 function printTable(results: Result[]): void {
-  const header = ['backend', 'path', 'runs', 'min s', 'median s', 'max s', 'records/s (median)', 'ours/native (medians)', 'peak RSS MB (max)', 'CPU s (median)', 'server CPU s (median)', 'CPU bound rec/s'];
-  const groups = [...new Set(results.map((r) => `${r.backend}\u0000${r.path}`))].map((key) => results.filter((r) => `${r.backend}\u0000${r.path}` === key));
+  const header = [
+    'backend',
+    'path',
+    'runs',
+    'min s',
+    'median s',
+    'max s',
+    'records/s (median)',
+    'ours/native (medians)',
+    'peak RSS MB (max)',
+    'CPU s (median)',
+    'server CPU s (median)',
+    'CPU bound rec/s',
+  ];
+  const groups = [...new Set(results.map((r) => `${r.backend}\u0000${r.path}`))].map((key) =>
+    results.filter((r) => `${r.backend}\u0000${r.path}` === key),
+  );
   const lines = groups.map((runs) => {
     const { backend, path } = runs[0]!;
     const seconds = runs.map((r) => r.seconds);
     const native = results.filter((r) => r.backend === backend && r.path === 'native').map((r) => r.seconds);
     const ratio = path !== 'native' && native.length > 0 ? (median(native) / median(seconds)).toFixed(2) : '';
     const servers = runs.map((r) => r.serverCpuSeconds);
-    const server = backend === 'postgres' ? (servers.includes(null) ? 'n/a' : median(servers as number[]).toFixed(1)) : '';
+    const server =
+      backend === 'postgres' ? (servers.includes(null) ? 'n/a' : median(servers as number[]).toFixed(1)) : '';
     const cpu = median(runs.map((r) => r.clientCpuSeconds + (r.serverCpuSeconds ?? 0)));
     const bound = server === 'n/a' ? 'n/a' : (N / (cpu / CORES)).toFixed(0);
-    return [backend, path, String(runs.length), Math.min(...seconds).toFixed(2), median(seconds).toFixed(2), Math.max(...seconds).toFixed(2), (N / median(seconds)).toFixed(0), ratio, (Math.max(...runs.map((r) => r.peakRss)) / 2 ** 20).toFixed(0), cpu.toFixed(1), server, bound];
+    return [
+      backend,
+      path,
+      String(runs.length),
+      Math.min(...seconds).toFixed(2),
+      median(seconds).toFixed(2),
+      Math.max(...seconds).toFixed(2),
+      (N / median(seconds)).toFixed(0),
+      ratio,
+      (Math.max(...runs.map((r) => r.peakRss)) / 2 ** 20).toFixed(0),
+      cpu.toFixed(1),
+      server,
+      bound,
+    ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const format = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
@@ -441,7 +610,9 @@ function printTable(results: Result[]): void {
       `ours/native: native's median seconds over ours (records/s from medians): above 1, ours is faster.\n` +
       `CPU s: CPU time of the load on all cores: this process's threads (DuckDB's included) and, for Postgres, the server backends of the run's own connections (server CPU s).\n` +
       `CPU bound rec/s: records/s if that work kept all ${CORES} cores busy with no waiting.` +
-      (BEST ? `\nbest case: DuckDB's read_json of the NDJSON file already written (its generation not timed), every core, no memory limit.` : ''),
+      (BEST
+        ? `\nbest case: DuckDB's read_json of the NDJSON file already written (its generation not timed), every core, no memory limit.`
+        : ''),
   );
 }
 
@@ -458,15 +629,24 @@ async function main(): Promise<void> {
       'postgres:native': postgresNative,
     };
     const pages = (dest: Destination) => loadPages(dest, N, workersOf(path));
-    const fn = path.startsWith('pages') ? (where: string) => (backend === 'duckdb' ? duckdbOurs : postgresOurs)(where, pages) : paths[`${backend}:${path}`];
+    const fn = path.startsWith('pages')
+      ? (where: string) => (backend === 'duckdb' ? duckdbOurs : postgresOurs)(where, pages)
+      : paths[`${backend}:${path}`];
     if (!fn) throw new Error(`Unknown path ${backend}:${path}`);
-    const statements = STATEMENTS ? timeStatements(backend === 'duckdb' ? DuckDbDestination : PostgresDestination) : null;
+    const statements = STATEMENTS
+      ? timeStatements(backend === 'duckdb' ? DuckDbDestination : PostgresDestination)
+      : null;
     await measure(backend, path, Number(repeat), () => fn(rest.join(':')));
-    if (statements) console.error(`  ${backend} ${path} #${repeat}, time by statement (our destination's sessions):\n${formatStatementTimes(statements)}`);
+    if (statements)
+      console.error(
+        `  ${backend} ${path} #${repeat}, time by statement (our destination's sessions):\n${formatStatementTimes(statements)}`,
+      );
     return;
   }
   const writes = WRITE_ARG ? `, written ${WRITE_ARG} at a time` : '';
-  console.error(`bench/load.ts: N=${N} profile records, units of ${UNITS.duckdb} (DuckDB) and ${UNITS.postgres} (Postgres) records${writes}, merge mode, ${REPEATS} runs a path`);
+  console.error(
+    `bench/load.ts: N=${N} profile records, units of ${UNITS.duckdb} (DuckDB) and ${UNITS.postgres} (Postgres) records${writes}, merge mode, ${REPEATS} runs a path`,
+  );
   const backends = ['duckdb', 'postgres'].filter((b) => ONLY === undefined || ONLY === b);
   const dir = mkdtempSync(join(tmpdir(), 'seedline-bench-'));
   const results: Result[] = [];

@@ -40,7 +40,9 @@ async function filledFile(dir: string, n: number): Promise<string> {
   const instance = await DuckDBInstance.create(path, { preserve_insertion_order: 'false' });
   const connection = await instance.connect();
   const url = (i: string) => `'https://network.example/in/person-' || ${i}`;
-  await connection.run(`insert into seedline.profiles (url, full_name, headline, _run_id, _loaded_at) select ${url('i')}, 'Person ' || i, 'Engineer #' || i, 'run_fill', now() from range(${n}) r(i)`);
+  await connection.run(
+    `insert into seedline.profiles (url, full_name, headline, _run_id, _loaded_at) select ${url('i')}, 'Person ' || i, 'Engineer #' || i, 'run_fill', now() from range(${n}) r(i)`,
+  );
   await connection.run(
     `insert into seedline.profiles__positions (_parent_url, _index, title, company, _run_id, _loaded_at) select ${url('i // 5')}, i % 5, 'Title ' || i, 'Acme', 'run_fill', now() from range(${5 * n}) r(i)`,
   );
@@ -51,7 +53,12 @@ async function filledFile(dir: string, n: number): Promise<string> {
 }
 
 /** One refresh on a copy of the filled file: `units` units of existing keys spread over the table, then the settle. */
-async function refresh(filled: string, n: number, units: number, way: Way): Promise<{ unitMs: number[]; settleMs: number }> {
+async function refresh(
+  filled: string,
+  n: number,
+  units: number,
+  way: Way,
+): Promise<{ unitMs: number[]; settleMs: number }> {
   const path = `${filled}.${way}.duckdb`;
   copyFileSync(filled, path);
   const dest = new DuckDbDestination({ path });
@@ -88,12 +95,16 @@ async function check(dest: Destination, n: number): Promise<void> {
     `select (select count(*) from seedline.profiles) as rows, (select count(distinct url) from seedline.profiles) as keys,
        (select count(*) from seedline.profiles p where not exists (select 1 from seedline.profiles__positions c where c._parent_url = p.url)) as orphans`,
   );
-  if (Number(row!.rows) !== n || Number(row!.keys) !== n || Number(row!.orphans) !== 0) throw new Error(`after the refresh: ${JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))}, expected ${n} rows, one a key`);
+  if (Number(row!.rows) !== n || Number(row!.keys) !== n || Number(row!.orphans) !== 0)
+    throw new Error(
+      `after the refresh: ${JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))}, expected ${n} rows, one a key`,
+    );
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const option = (name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+  const option = (name: string, fallback: string) =>
+    args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
   const sizes = option('sizes', '100000,1000000').split(',').map(Number);
   const units = Number(option('units', '10'));
   const repeats = Number(option('repeat', '3'));
@@ -121,7 +132,9 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write(`${units} units of ${UNIT.toLocaleString('en-US')} existing keys each, then the settle; median (min) of ${repeats} refreshes a way, alternated\n\n${formatTable(rows)}\n`);
+  process.stdout.write(
+    `${units} units of ${UNIT.toLocaleString('en-US')} existing keys each, then the settle; median (min) of ${repeats} refreshes a way, alternated\n\n${formatTable(rows)}\n`,
+  );
 }
 
 await main();

@@ -25,7 +25,8 @@ import { profileRecord } from './profile-records.js';
 import { median } from './stats.js';
 
 const PAGE = 500;
-const arg = (name: string, fallback: number): number => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const arg = (name: string, fallback: number): number =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const ROUNDS = arg('rounds', 8);
 const PAGES = arg('pages', 20);
 
@@ -36,7 +37,14 @@ function resultsPage(page: number): { text: string; items: [string, Record<strin
   for (let i = page * PAGE; i < (page + 1) * PAGE; i++) {
     const data = profileRecord(i) as { url: string };
     items.push([`p${i}`, { url: data.url, seed: data.url, key: `p${i}` }]);
-    entries.push({ ref: `p${i}`, index: i - page * PAGE, operation: 'profiles.enrich', status: 'succeeded', credits_used: 1, data });
+    entries.push({
+      ref: `p${i}`,
+      index: i - page * PAGE,
+      operation: 'profiles.enrich',
+      status: 'succeeded',
+      credits_used: 1,
+      data,
+    });
   }
   return { text: JSON.stringify({ data: entries, meta: { nextCursor: null } }), items };
 }
@@ -45,14 +53,23 @@ const dir = mkdtempSync(join(tmpdir(), 'seedline-page-decode-'));
 const dest = new DuckDbDestination({ path: join(dir, 'shapes.duckdb') });
 try {
   await dest.ensureSystemTables();
-  const shaper = new TableShaper(manifestsSync().get('profiles')!.table, { options: { write_mode: 'merge' }, run: { id: 'bench', started_at: new Date().toISOString() } });
+  const shaper = new TableShaper(manifestsSync().get('profiles')!.table, {
+    options: { write_mode: 'merge' },
+    run: { id: 'bench', started_at: new Date().toISOString() },
+  });
   const table = shaper.definitionFor({});
   await dest.ensureTable(table);
   const shaping = dest.writeShaping('profiles')!;
   const pages = Array.from({ length: PAGES }, (_, p) => resultsPage(p));
   const pageSchema = envelope(BatchResultsPage);
   const phases = ['parse', 'envelope', 'validation', 'shape', 'write shaping'] as const;
-  const rounds: Record<(typeof phases)[number], number[]> = { parse: [], envelope: [], validation: [], shape: [], 'write shaping': [] };
+  const rounds: Record<(typeof phases)[number], number[]> = {
+    parse: [],
+    envelope: [],
+    validation: [],
+    shape: [],
+    'write shaping': [],
+  };
   for (let round = 0; round < ROUNDS; round++) {
     const spent = { parse: 0, envelope: 0, validation: 0, shape: 0, 'write shaping': 0 };
     for (const page of pages) {
@@ -75,9 +92,18 @@ try {
     }
     for (const phase of phases) rounds[phase].push(spent[phase] / pages.length);
   }
-  const row = (phase: string, figures: number[]) => ({ phase, min: Math.min(...figures).toFixed(1), median: median(figures).toFixed(1) });
+  const row = (phase: string, figures: number[]) => ({
+    phase,
+    min: Math.min(...figures).toFixed(1),
+    median: median(figures).toFixed(1),
+  });
   const rows = phases.map((phase) => row(phase, rounds[phase]));
-  rows.push(row('shape − validation', rounds.shape.map((s, i) => s - rounds.validation[i]!)));
+  rows.push(
+    row(
+      'shape − validation',
+      rounds.shape.map((s, i) => s - rounds.validation[i]!),
+    ),
+  );
   console.log(`bench/page-decode.ts: ${ROUNDS} rounds of ${PAGES} pages of ${PAGE} profiles, ms a page`);
   console.log(formatTable(rows));
 } finally {

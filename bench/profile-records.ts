@@ -3,13 +3,50 @@
  * five positions and two education entries each (~8 rows once loaded), generated one at a time
  * so a bench's memory does not grow with N.
  */
-const TITLES = ['Software Engineer', 'Senior Engineer', 'Data Scientist', 'Product Manager', 'Designer', 'Engineering Manager', 'Analyst', 'Consultant'];
-const COMPANIES = ['Acme', 'Initech', 'Globex', 'Umbrella', 'Hooli', 'Stark Industries', 'Wayne Enterprises', 'Soylent'];
+const TITLES = [
+  'Software Engineer',
+  'Senior Engineer',
+  'Data Scientist',
+  'Product Manager',
+  'Designer',
+  'Engineering Manager',
+  'Analyst',
+  'Consultant',
+];
+const COMPANIES = [
+  'Acme',
+  'Initech',
+  'Globex',
+  'Umbrella',
+  'Hooli',
+  'Stark Industries',
+  'Wayne Enterprises',
+  'Soylent',
+];
 // Built once: a regex replace per position was ~15% of the generator's time.
-const COMPANY_URLS = new Map(COMPANIES.map((c) => [c, `https://network.example/company/${c.toLowerCase().replace(/ /g, '-')}`]));
-const CITIES = [['Lyon', 'ARA', 'FR'], ['Berlin', 'BE', 'DE'], ['Austin', 'TX', 'US'], ['Toronto', 'ON', 'CA'], ['Pune', 'MH', 'IN']] as const;
+const COMPANY_URLS = new Map(
+  COMPANIES.map((c) => [c, `https://network.example/company/${c.toLowerCase().replace(/ /g, '-')}`]),
+);
+const CITIES = [
+  ['Lyon', 'ARA', 'FR'],
+  ['Berlin', 'BE', 'DE'],
+  ['Austin', 'TX', 'US'],
+  ['Toronto', 'ON', 'CA'],
+  ['Pune', 'MH', 'IN'],
+] as const;
 const SCHOOLS = ['INSA Lyon', 'TU Berlin', 'UT Austin', 'University of Toronto', 'IIT Bombay'];
-const SKILLS = ['typescript', 'sql', 'python', 'go', 'kubernetes', 'react', 'postgres', 'duckdb', 'leadership', 'figma'];
+const SKILLS = [
+  'typescript',
+  'sql',
+  'python',
+  'go',
+  'kubernetes',
+  'react',
+  'postgres',
+  'duckdb',
+  'leadership',
+  'figma',
+];
 
 function rng(seed: number): () => number {
   let s = seed >>> 0 || 1;
@@ -56,7 +93,13 @@ export function profileRecord(i: number): Record<string, unknown> {
     full_name: `Person ${i}`,
     headline: `${current.title} at ${current.company}`,
     location: { city: city[0], region: city[1], country: city[2] },
-    current_company: { name: current.company, url: current.company_url, title: current.title, industry: 'Software', headcount: current.company_headcount },
+    current_company: {
+      name: current.company,
+      url: current.company_url,
+      title: current.title,
+      industry: 'Software',
+      headcount: current.company_headcount,
+    },
     positions,
     education,
     skills: [pick(SKILLS), pick(SKILLS), pick(SKILLS)],

@@ -16,7 +16,9 @@ import { createDestination } from '../src/destinations/create-destination.js';
 import type { Destination, SeedRow } from '../src/destinations/destination.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const args = new Map(process.argv.slice(2).flatMap((arg, i, all) => (arg.startsWith('--') ? [[arg.slice(2), all[i + 1] ?? '']] : [])));
+const args = new Map(
+  process.argv.slice(2).flatMap((arg, i, all) => (arg.startsWith('--') ? [[arg.slice(2), all[i + 1] ?? '']] : [])),
+);
 const PROFILES = Number(args.get('profiles') ?? 100_000);
 const RUNS = Number(args.get('runs') ?? 3);
 const DAY = 86_400_000;
@@ -26,14 +28,35 @@ try {
   const path = join(dir, 'w.duckdb');
   const built = Date.now();
   await fill(await createDestination({ type: 'duckdb', path }));
-  process.stdout.write(`warehouse of ${PROFILES.toLocaleString('en-US')} profiles built in ${((Date.now() - built) / 1000).toFixed(1)} s (${((await stat(path)).size / 1e6).toFixed(0)} MB)\n`);
+  process.stdout.write(
+    `warehouse of ${PROFILES.toLocaleString('en-US')} profiles built in ${((Date.now() - built) / 1000).toFixed(1)} s (${((await stat(path)).size / 1e6).toFixed(0)} MB)\n`,
+  );
   const config = join(dir, 'seedline.yaml');
-  await writeFile(config, `api: { base_url: sandbox, api_key: svc_test_bench }\ndestination: { type: duckdb, path: w.duckdb }\nseeds: { profiles: { sql: "select url from seedline.profiles" } }\nstreams: { profiles: {}, account: {} }\nbudget: { max_credits_per_run: 50000, keep_balance: 1000 }\n`);
+  await writeFile(
+    config,
+    `api: { base_url: sandbox, api_key: svc_test_bench }\ndestination: { type: duckdb, path: w.duckdb }\nseeds: { profiles: { sql: "select url from seedline.profiles" } }\nstreams: { profiles: {}, account: {} }\nbudget: { max_credits_per_run: 50000, keep_balance: 1000 }\n`,
+  );
   const times: number[] = [];
   const peaks: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     const started = process.hrtime.bigint();
-    const result = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'report', '--config', config, '--out', join(dir, 'report.html')], { encoding: 'utf8' });
+    const result = spawnSync(
+      '/usr/bin/time',
+      [
+        '-f',
+        '%M',
+        process.execPath,
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/main.ts'),
+        'report',
+        '--config',
+        config,
+        '--out',
+        join(dir, 'report.html'),
+      ],
+      { encoding: 'utf8' },
+    );
     times.push(Number(process.hrtime.bigint() - started) / 1e9);
     if (result.status !== 0) throw new Error(`report failed: ${result.stderr}`);
     peaks.push(Number(result.stderr.trim().split('\n').pop()) / 1024);
@@ -54,7 +77,12 @@ async function fill(destination: Destination): Promise<void> {
     await destination.lock({ holder: 'bench/report' });
     await destination.ensureSystemTables();
     await destination.ensureTable({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' });
-    await destination.ensureTable({ name: 'account', schema: z.looseObject({ credits_remaining: z.number(), snapshot_at: z.string() }), primaryKey: [], writeMode: 'append' });
+    await destination.ensureTable({
+      name: 'account',
+      schema: z.looseObject({ credits_remaining: z.number(), snapshot_at: z.string() }),
+      primaryKey: [],
+      writeMode: 'append',
+    });
     const now = Date.now();
     for (let from = 0; from < PROFILES; from += 10_000) {
       const count = Math.min(10_000, PROFILES - from);
@@ -63,8 +91,26 @@ async function fill(destination: Destination): Promise<void> {
       const records = Array.from({ length: count }, (_, i) => {
         const n = from + i;
         const failed = n % 100 === 0;
-        seeds.push({ stream: 'profiles', seedKey: `person-${n}`, seed: `person-${n}`, status: failed ? 'failed' : 'fetched', canonicalUrl: null, jobId: null, credits: 1, fetchedAt: new Date(now - (n % 30) * DAY), error: failed ? 'unprocessable_target: target is private' : null });
-        return { url: `https://network.example/in/person-${n}`, public_identifier: `person-${n}`, urn: `urn:${n}`, full_name: `Person ${n}`, headline: `Engineer #${n}`, positions: [{ title: 'Engineer', company: 'Acme' }], scraped_at: new Date(now - (n % 30) * DAY).toISOString() };
+        seeds.push({
+          stream: 'profiles',
+          seedKey: `person-${n}`,
+          seed: `person-${n}`,
+          status: failed ? 'failed' : 'fetched',
+          canonicalUrl: null,
+          jobId: null,
+          credits: 1,
+          fetchedAt: new Date(now - (n % 30) * DAY),
+          error: failed ? 'unprocessable_target: target is private' : null,
+        });
+        return {
+          url: `https://network.example/in/person-${n}`,
+          public_identifier: `person-${n}`,
+          urn: `urn:${n}`,
+          full_name: `Person ${n}`,
+          headline: `Engineer #${n}`,
+          positions: [{ title: 'Engineer', company: 'Acme' }],
+          scraped_at: new Date(now - (n % 30) * DAY).toISOString(),
+        };
       });
       await unit.write('profiles', records);
       await unit.saveSeeds(seeds);
@@ -73,10 +119,31 @@ async function fill(destination: Destination): Promise<void> {
     for (let day = 30; day >= 1; day--) {
       const startedAt = new Date(now - day * DAY);
       const credits = Math.round(PROFILES / 30);
-      await destination.saveRun({ runId: `run_${day}`, startedAt, finishedAt: new Date(startedAt.getTime() + 600_000), status: 'succeeded', streams: JSON.stringify([{ stream: 'profiles', credits, records: credits }, { stream: 'account', credits: 0, records: 1 }]), creditsEstimated: credits, creditsUsed: credits });
+      await destination.saveRun({
+        runId: `run_${day}`,
+        startedAt,
+        finishedAt: new Date(startedAt.getTime() + 600_000),
+        status: 'succeeded',
+        streams: JSON.stringify([
+          { stream: 'profiles', credits, records: credits },
+          { stream: 'account', credits: 0, records: 1 },
+        ]),
+        creditsEstimated: credits,
+        creditsUsed: credits,
+      });
       const unit = await destination.beginUnit(`run_${day}`);
-      await unit.write('account', [{ credits_remaining: 1_000_000 - (30 - day) * credits, snapshot_at: startedAt.toISOString() }]);
-      await unit.reject(Array.from({ length: 3 }, (_, i) => ({ runId: `run_${day}`, stream: 'profiles', table: 'profiles', record: JSON.stringify({ url: null, n: i }), reason: 'primary-key column url is null' })));
+      await unit.write('account', [
+        { credits_remaining: 1_000_000 - (30 - day) * credits, snapshot_at: startedAt.toISOString() },
+      ]);
+      await unit.reject(
+        Array.from({ length: 3 }, (_, i) => ({
+          runId: `run_${day}`,
+          stream: 'profiles',
+          table: 'profiles',
+          record: JSON.stringify({ url: null, n: i }),
+          reason: 'primary-key column url is null',
+        })),
+      );
       await unit.commit();
     }
   } finally {

@@ -46,23 +46,38 @@ const cases: Case[] = [
   {
     name: `activity: ${partitions} profiles × ${pages} pages`,
     stream: 'activity',
-    seeds: { profiles: Array.from({ length: partitions }, (_, i) => `https://www.network.example/in/rounds-person-${i}`) },
+    seeds: {
+      profiles: Array.from({ length: partitions }, (_, i) => `https://www.network.example/in/rounds-person-${i}`),
+    },
     parents: ['profiles'],
     options: { kinds: ['posts'], max_pages: pages },
   },
   {
     name: `jobs: ${Math.ceil(partitions / 10)} companies`,
     stream: 'jobs',
-    seeds: { companies: Array.from({ length: Math.ceil(partitions / 10) }, (_, i) => `https://www.network.example/company/rounds-co-${i}`) },
+    seeds: {
+      companies: Array.from(
+        { length: Math.ceil(partitions / 10) },
+        (_, i) => `https://www.network.example/company/rounds-co-${i}`,
+      ),
+    },
     parents: [],
     options: { max_results: 10 },
   },
 ];
 
 /** One timed run of a case's stream in one mode, its parents loaded first (not timed). */
-async function timeOnce(c: Case, via: 'calls' | 'batch'): Promise<{ seconds: number; requests: number; credits: number }> {
+async function timeOnce(
+  c: Case,
+  via: 'calls' | 'batch',
+): Promise<{ seconds: number; requests: number; credits: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'seedline-bench-rounds-'));
-  const sandbox = await startSandbox({ latencyMs: [latencyMs, latencyMs], rpm, concurrentBatchJobs: 5, batchItemConcurrency: 10 });
+  const sandbox = await startSandbox({
+    latencyMs: [latencyMs, latencyMs],
+    rpm,
+    concurrentBatchJobs: 5,
+    batchItemConcurrency: 10,
+  });
   const destination = await createDestination({ type: 'duckdb', path: join(dir, 'b.duckdb'), schema: 'seedline' });
   let requests = 0;
   const onEvent = (e: ClientEvent) => void (e.type === 'response' && requests++);
@@ -70,20 +85,35 @@ async function timeOnce(c: Case, via: 'calls' | 'batch'): Promise<{ seconds: num
   try {
     await destination.lock({ holder: 'bench' });
     await destination.ensureSystemTables();
-    const streams = { ...Object.fromEntries(c.parents.map((parent) => [parent, {}])), [c.stream]: { ...c.options, via } };
+    const streams = {
+      ...Object.fromEntries(c.parents.map((parent) => [parent, {}])),
+      [c.stream]: { ...c.options, via },
+    };
     const config = parseConfig(
-      JSON.stringify({ api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'b.duckdb' }, seeds: c.seeds, streams, batch: { poll_interval_ms: 200 } }),
+      JSON.stringify({
+        api: { base_url: sandbox.url, api_key: KEY },
+        destination: { type: 'duckdb', path: 'b.duckdb' },
+        seeds: c.seeds,
+        streams,
+        batch: { poll_interval_ms: 200 },
+      }),
       'bench',
     );
     const manifests = await loadManifests();
-    const run = async (only: string[]) => runSync(await prepareSync({ config, baseDir: dir, manifests, destination, only }), { client, reporter: silent, concurrentBatchJobs: 5 });
+    const run = async (only: string[]) =>
+      runSync(await prepareSync({ config, baseDir: dir, manifests, destination, only }), {
+        client,
+        reporter: silent,
+        concurrentBatchJobs: 5,
+      });
     if (c.parents.length > 0) await run(c.parents);
     const billedBefore = sandbox.ledger.totalBilled();
     requests = 0;
     const started = performance.now();
     const result = await run([c.stream]);
     const seconds = (performance.now() - started) / 1000;
-    if (result.status !== 'succeeded') throw new Error(`${c.name} via ${via}: ${result.status} ${JSON.stringify(result.streams[0]?.errors)}`);
+    if (result.status !== 'succeeded')
+      throw new Error(`${c.name} via ${via}: ${result.status} ${JSON.stringify(result.streams[0]?.errors)}`);
     return { seconds, requests, credits: sandbox.ledger.totalBilled() - billedBefore };
   } finally {
     await client.close();
@@ -106,8 +136,17 @@ for (const c of cases) {
   }
   for (const via of ['calls', 'batch'] as const) {
     const sorted = [...times[via]].sort((a, b) => a - b);
-    rows.push({ case: c.name, via, min_s: sorted[0]!.toFixed(2), median_s: sorted[Math.floor(sorted.length / 2)]!.toFixed(2), requests: last[via].requests, credits: last[via].credits });
+    rows.push({
+      case: c.name,
+      via,
+      min_s: sorted[0]!.toFixed(2),
+      median_s: sorted[Math.floor(sorted.length / 2)]!.toFixed(2),
+      requests: last[via].requests,
+      credits: last[via].credits,
+    });
   }
 }
-process.stdout.write(`latency ${latencyMs} ms per scrape, ${rpm} requests/min, 16 calls in flight; batch: 5 jobs × 10 items at once; ${repeat} runs each, alternated\n\n`);
+process.stdout.write(
+  `latency ${latencyMs} ms per scrape, ${rpm} requests/min, 16 calls in flight; batch: 5 jobs × 10 items at once; ${repeat} runs each, alternated\n\n`,
+);
 process.stdout.write(`${formatTable(rows)}\n`);

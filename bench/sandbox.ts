@@ -21,7 +21,9 @@ async function serve(): Promise<void> {
 }
 
 async function startChild(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
     child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
@@ -38,7 +40,12 @@ async function bench(): Promise<void> {
   let done = 0;
   let failed = 0;
   const one = async (i: number) => {
-    const res = await pool.request({ method: 'POST', path: '/v1/profiles/enrich', headers, body: JSON.stringify({ url: `bench-person-${i % 5000}` }) });
+    const res = await pool.request({
+      method: 'POST',
+      path: '/v1/profiles/enrich',
+      headers,
+      body: JSON.stringify({ url: `bench-person-${i % 5000}` }),
+    });
     await res.body.arrayBuffer();
     if (res.statusCode === 200) done++;
     else failed++;
@@ -58,7 +65,9 @@ async function bench(): Promise<void> {
   const elapsed = (performance.now() - start) / 1000;
   await pool.close();
   stop();
-  process.stdout.write(`sandbox single-enrich: ${Math.round(done / elapsed)} requests/s (${done} ok, ${failed} failed, ${connections} keep-alive connections, ${elapsed.toFixed(1)} s, zero latency, loopback)\n`);
+  process.stdout.write(
+    `sandbox single-enrich: ${Math.round(done / elapsed)} requests/s (${done} ok, ${failed} failed, ${connections} keep-alive connections, ${elapsed.toFixed(1)} s, zero latency, loopback)\n`,
+  );
 }
 
 if (process.argv.includes('--serve')) await serve();

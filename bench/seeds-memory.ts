@@ -41,7 +41,9 @@ function flag(name: string, fallback: string): string {
 /** `--duckdb-settings memory_limit=128MB,threads=1` sets DuckDB settings; without it the destination's defaults apply. */
 function duckDbSettings(): { settings?: Record<string, string> } {
   const given = flag('duckdb-settings', '');
-  return given ? { settings: Object.fromEntries(given.split(',').map((pair) => pair.split('=') as [string, string])) } : {};
+  return given
+    ? { settings: Object.fromEntries(given.split(',').map((pair) => pair.split('=') as [string, string])) }
+    : {};
 }
 
 /** What one sync child reports. */
@@ -59,7 +61,12 @@ interface RunFigures {
 
 async function serveSandbox(): Promise<void> {
   const { startSandbox } = await import('../src/sandbox/index.js');
-  const sandbox = await startSandbox({ rpm: 1_000_000_000, latencyMs: [0, 0], concurrentBatchJobs: 5, batchItemConcurrency: 100 });
+  const sandbox = await startSandbox({
+    rpm: 1_000_000_000,
+    latencyMs: [0, 0],
+    concurrentBatchJobs: 5,
+    batchItemConcurrency: 100,
+  });
   process.stdout.write(`${sandbox.url}\n`);
 }
 
@@ -82,7 +89,11 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   const backend = flag('backend', 'duckdb');
   const destinationConfig =
     backend === 'postgres'
-      ? { type: 'postgres' as const, url: 'postgres://postgres@127.0.0.1:5432/test', schema: `bench_seeds_${process.pid}` }
+      ? {
+          type: 'postgres' as const,
+          url: 'postgres://postgres@127.0.0.1:5432/test',
+          schema: `bench_seeds_${process.pid}`,
+        }
       : { type: 'duckdb' as const, path: join(dir, 'bench.duckdb'), schema: 'seedline', ...duckDbSettings() };
   const config = parseConfig(
     JSON.stringify({
@@ -99,14 +110,34 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   await destination.lock({ holder: 'bench' });
   await destination.ensureSystemTables();
   let calls = 0;
-  const client = await ApiClient.connect({ baseUrl: url, apiKey: 'svc_test_bench', onEvent: (e) => void (e.type === 'response' && calls++) });
+  const client = await ApiClient.connect({
+    baseUrl: url,
+    apiKey: 'svc_test_bench',
+    onEvent: (e) => void (e.type === 'response' && calls++),
+  });
   const silent = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
   const started = Date.now();
   if (STREAM === 'company_posts') await fillCompanies(destination, Number(flag('seeds', '0')));
-  const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, only: [STREAM], ...(FULL_REFRESH ? { fullRefresh: true } : {}) });
+  const prepared = await prepareSync({
+    config,
+    baseDir: dir,
+    manifests: await loadManifests(),
+    destination,
+    only: [STREAM],
+    ...(FULL_REFRESH ? { fullRefresh: true } : {}),
+  });
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs: 5 });
   const seconds = (Date.now() - started) / 1000;
-  const duckDbOwnMb = backend === 'duckdb' ? Number((await destination.query<{ mb: unknown }>('select sum(memory_usage_bytes) / 1048576 as mb from duckdb_memory()'))[0]!.mb) : undefined;
+  const duckDbOwnMb =
+    backend === 'duckdb'
+      ? Number(
+          (
+            await destination.query<{ mb: unknown }>(
+              'select sum(memory_usage_bytes) / 1048576 as mb from duckdb_memory()',
+            )
+          )[0]!.mb,
+        )
+      : undefined;
   if (backend === 'postgres') await destination.query(`drop schema "${destinationConfig.schema}" cascade`);
   await client.close();
   await destination.close();
@@ -128,17 +159,29 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
  * The parent table of company_posts, filled without the service: `count` company URLs, as if the
  * companies stream had loaded them (only the column the partitions read).
  */
-async function fillCompanies(destination: { schema: string; kind: string; query(sql: string): Promise<unknown> }, count: number): Promise<void> {
+async function fillCompanies(
+  destination: { schema: string; kind: string; query(sql: string): Promise<unknown> },
+  count: number,
+): Promise<void> {
   const table = `"${destination.schema}".companies`;
-  const numbers = destination.kind === 'postgres' ? `generate_series(0, ${count - 1}) as t(i)` : `range(${count}) as t(i)`;
+  const numbers =
+    destination.kind === 'postgres' ? `generate_series(0, ${count - 1}) as t(i)` : `range(${count}) as t(i)`;
   await destination.query(`create table ${table} (url varchar)`);
-  await destination.query(`insert into ${table} select 'https://www.network.example/company/bench-' || i from ${numbers}`);
+  await destination.query(
+    `insert into ${table} select 'https://www.network.example/company/bench-' || i from ${numbers}`,
+  );
 }
 
 /** Starts this file as a child with `args`; resolves with its first stdout line (the child goes on running). */
-function child(args: string[], nodeArgs: string[] = []): Promise<{ line: string; done: Promise<number | null>; kill: () => void }> {
+function child(
+  args: string[],
+  nodeArgs: string[] = [],
+): Promise<{ line: string; done: Promise<number | null>; kill: () => void }> {
   // The sync child gets the allocator options the `seedline` entry point gives libduckdb (src/cli/duckdb-allocator.ts).
-  const proc = spawn(process.execPath, [...process.execArgv, ...nodeArgs, self, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: returnFreedDuckDbMemory({ ...process.env }) });
+  const proc = spawn(process.execPath, [...process.execArgv, ...nodeArgs, self, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: returnFreedDuckDbMemory({ ...process.env }),
+  });
   const done = new Promise<number | null>((resolve) => proc.once('exit', resolve));
   return new Promise((resolve, reject) => {
     let text = '';
@@ -159,7 +202,21 @@ async function measure(seeds: number): Promise<RunFigures> {
     const lines = ['url'];
     for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
     await writeFile(join(dir, 'seeds.csv'), `${lines.join('\n')}\n`);
-    const args = ['--run', sandbox.line, dir, '--backend', flag('backend', 'duckdb'), '--duckdb-settings', flag('duckdb-settings', ''), '--stream', STREAM, '--seeds', String(seeds), '--shaping-workers', flag('shaping-workers', '0')];
+    const args = [
+      '--run',
+      sandbox.line,
+      dir,
+      '--backend',
+      flag('backend', 'duckdb'),
+      '--duckdb-settings',
+      flag('duckdb-settings', ''),
+      '--stream',
+      STREAM,
+      '--seeds',
+      String(seeds),
+      '--shaping-workers',
+      flag('shaping-workers', '0'),
+    ];
     let run = await child(args);
     await run.done;
     if (REFRESH) {
@@ -175,17 +232,29 @@ async function measure(seeds: number): Promise<RunFigures> {
 }
 
 async function main(): Promise<void> {
-  if (REFRESH && (flag('backend', 'duckdb') !== 'duckdb' || STREAM !== 'profiles')) throw new Error('--refresh measures the DuckDB profiles stream: drop --backend postgres and --stream');
+  if (REFRESH && (flag('backend', 'duckdb') !== 'duckdb' || STREAM !== 'profiles'))
+    throw new Error('--refresh measures the DuckDB profiles stream: drop --backend postgres and --stream');
   const counts = flag('profiles', '10000,100000,1000000').split(',').map(Number);
   const rows: Record<string, unknown>[] = [];
   let first: number | undefined;
   for (const seeds of counts) {
     const f = await measure(seeds);
     first ??= f.peakRssMb;
-    rows.push({ seeds, records: f.records, wall_s: f.seconds.toFixed(1), calls: f.calls, peak_rss_mb: Math.round(f.peakRssMb), peak_heap_mb: Math.round(f.peakHeapMb), rss_vs_first: (f.peakRssMb / first).toFixed(2), ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }) });
+    rows.push({
+      seeds,
+      records: f.records,
+      wall_s: f.seconds.toFixed(1),
+      calls: f.calls,
+      peak_rss_mb: Math.round(f.peakRssMb),
+      peak_heap_mb: Math.round(f.peakHeapMb),
+      rss_vs_first: (f.peakRssMb / first).toFixed(2),
+      ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }),
+    });
     process.stderr.write(`${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb })}\n`);
   }
-  process.stdout.write(`sandbox at zero latency in its own process; ${STREAM === 'company_posts' ? 'company_posts request stream over N parent companies, one page each' : `profiles batch stream, CSV seeds${REFRESH ? ', the second sync (--full-refresh) of the same seeds' : ''}`}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`);
+  process.stdout.write(
+    `sandbox at zero latency in its own process; ${STREAM === 'company_posts' ? 'company_posts request stream over N parent companies, one page each' : `profiles batch stream, CSV seeds${REFRESH ? ', the second sync (--full-refresh) of the same seeds' : ''}`}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`,
+  );
 }
 
 if (process.argv.includes('--serve')) await serveSandbox();

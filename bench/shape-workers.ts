@@ -41,7 +41,8 @@ const layout = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['ur
 /** Shapes one page's records and encodes every table as binary COPY; returns the encoded buffers. */
 function shapeAndEncode(records: Record<string, unknown>[]): Buffer[] {
   const batch = shapeRecords(layout, records, { runId: 'bench', loadedAt: Date.now(), rejectNul: true });
-  if (batch.rejected.length > 0) throw new Error(`${batch.rejected.length} records rejected: ${batch.rejected[0]!.reason}`);
+  if (batch.rejected.length > 0)
+    throw new Error(`${batch.rejected.length} records rejected: ${batch.rejected[0]!.reason}`);
   const buffers: Buffer[] = [];
   for (const rows of [batch.parent, ...batch.children]) {
     const types = rows.shape.columns.map((c) => c.type);
@@ -62,7 +63,10 @@ if (!isMainThread) {
     const buffers = shapeAndEncode(recordsOf(text));
     // Each chunk owns its ArrayBuffer (256 KB, past Buffer's pool): transferred, not copied.
     const parts = buffers.map((b) => ({ memory: b.buffer, offset: b.byteOffset, length: b.length }));
-    parentPort!.postMessage({ id, parts }, parts.map((p) => p.memory as ArrayBuffer));
+    parentPort!.postMessage(
+      { id, parts },
+      parts.map((p) => p.memory as ArrayBuffer),
+    );
   });
 }
 
@@ -77,7 +81,9 @@ interface Run {
 }
 
 function pagesPool(): string[] {
-  return Array.from({ length: POOL_PAGES }, (_, p) => JSON.stringify({ data: Array.from({ length: PAGE }, (_, i) => profileRecord(p * PAGE + i)) }));
+  return Array.from({ length: POOL_PAGES }, (_, p) =>
+    JSON.stringify({ data: Array.from({ length: PAGE }, (_, i) => profileRecord(p * PAGE + i)) }),
+  );
 }
 
 /** Times `fn` on the wall clock, the main thread's busy time and the process's CPU. */
@@ -88,7 +94,13 @@ async function timed(path: string, fn: () => Promise<number>): Promise<Run> {
   const bytes = await fn();
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
-  return { path, seconds, mainBusySeconds: performance.eventLoopUtilization(loop).active / 1000, cpuSeconds: (used.user + used.system) / 1e6, bytes };
+  return {
+    path,
+    seconds,
+    mainBusySeconds: performance.eventLoopUtilization(loop).active / 1000,
+    cpuSeconds: (used.user + used.system) / 1e6,
+    bytes,
+  };
 }
 
 async function onMainThread(pool: readonly string[], pages: number): Promise<number> {
@@ -111,13 +123,16 @@ class ShapingPool {
   private constructor(private readonly workers: Worker[]) {
     this.load = workers.map(() => 0);
     workers.forEach((worker, w) =>
-      worker.on('message', ({ id, parts }: { id: number; parts: { memory: ArrayBuffer; offset: number; length: number }[] }) => {
-        this.load[w]!--;
-        // What the Postgres session would stream to COPY: the buffers, as they arrive.
-        const buffers = parts.map((p) => Buffer.from(p.memory, p.offset, p.length));
-        this.waiting.get(id)!(buffers.reduce((n, b) => n + b.length, 0));
-        this.waiting.delete(id);
-      }),
+      worker.on(
+        'message',
+        ({ id, parts }: { id: number; parts: { memory: ArrayBuffer; offset: number; length: number }[] }) => {
+          this.load[w]!--;
+          // What the Postgres session would stream to COPY: the buffers, as they arrive.
+          const buffers = parts.map((p) => Buffer.from(p.memory, p.offset, p.length));
+          this.waiting.get(id)!(buffers.reduce((n, b) => n + b.length, 0));
+          this.waiting.delete(id);
+        },
+      ),
     );
   }
 
@@ -148,7 +163,13 @@ class ShapingPool {
   }
 }
 
-async function inWorkers(pool: readonly string[], pages: number, shaping: ShapingPool, perWorker: number, mainParses: boolean): Promise<number> {
+async function inWorkers(
+  pool: readonly string[],
+  pages: number,
+  shaping: ShapingPool,
+  perWorker: number,
+  mainParses: boolean,
+): Promise<number> {
   let bytes = 0;
   const inFlight = new Set<Promise<void>>();
   for (let p = 0; p < pages; p++) {
@@ -166,7 +187,6 @@ async function inWorkers(pool: readonly string[], pages: number, shaping: Shapin
   return bytes;
 }
 
-
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const n = Number(args.find((a) => /^\d+$/.test(a)) ?? 200_000);
@@ -174,7 +194,9 @@ async function main(): Promise<void> {
   const workerCounts = (args.find((a) => a.startsWith('--workers='))?.slice(10) ?? '1,2').split(',').map(Number);
   const pages = Math.ceil(n / PAGE);
   const pool = pagesPool();
-  console.error(`bench/shape-workers.ts: ${pages * PAGE} profile records in pages of ${PAGE}, ${repeats} runs a path, ${availableParallelism()} cores`);
+  console.error(
+    `bench/shape-workers.ts: ${pages * PAGE} profile records in pages of ${PAGE}, ${repeats} runs a path, ${availableParallelism()} cores`,
+  );
   const runs: Run[] = [];
   for (let repeat = 1; repeat <= repeats; repeat++) {
     runs.push(await timed('main', () => onMainThread(pool, pages)));
@@ -187,7 +209,10 @@ async function main(): Promise<void> {
         await shaping.stop();
       }
     }
-    for (const run of runs.slice(-1 - 2 * workerCounts.length)) console.error(`  #${repeat} ${run.path}: ${run.seconds.toFixed(2)} s wall, ${run.mainBusySeconds.toFixed(2)} s main thread, ${run.cpuSeconds.toFixed(2)} CPU s`);
+    for (const run of runs.slice(-1 - 2 * workerCounts.length))
+      console.error(
+        `  #${repeat} ${run.path}: ${run.seconds.toFixed(2)} s wall, ${run.mainBusySeconds.toFixed(2)} s main thread, ${run.cpuSeconds.toFixed(2)} CPU s`,
+      );
   }
   const paths = ['main', ...workerCounts.flatMap((c) => [`workers=${c}`, `workers=${c}, no main parse`])];
   const base = median(runs.filter((r) => r.path === 'main').map((r) => r.seconds));

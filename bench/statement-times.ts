@@ -39,8 +39,12 @@ export function timeStatements(kind: { prototype: object }): Tally {
 }
 
 function statementKey(method: string, argument: Argument): string {
-  const text = method === 'bulkInsert' ? `bulk load into ${String(argument?.table)}` : `${method} ${String(argument?.sql)}`;
-  return text.replace(/\s+/g, ' ').replace(/_\d+\b/g, '_N').slice(0, 90);
+  const text =
+    method === 'bulkInsert' ? `bulk load into ${String(argument?.table)}` : `${method} ${String(argument?.sql)}`;
+  return text
+    .replace(/\s+/g, ' ')
+    .replace(/_\d+\b/g, '_N')
+    .slice(0, 90);
 }
 
 /** The tally's `top` kinds by time, one line each: total ms, calls, ms a call. */
@@ -48,6 +52,9 @@ export function formatStatementTimes(tally: Tally, top = 15): string {
   return [...tally]
     .sort((a, b) => b[1].ms - a[1].ms)
     .slice(0, top)
-    .map(([key, { calls, ms }]) => `${ms.toFixed(0).padStart(8)} ms ${String(calls).padStart(6)}x ${(ms / calls).toFixed(2).padStart(8)} ms  ${key}`)
+    .map(
+      ([key, { calls, ms }]) =>
+        `${ms.toFixed(0).padStart(8)} ms ${String(calls).padStart(6)}x ${(ms / calls).toFixed(2).padStart(8)} ms  ${key}`,
+    )
     .join('\n');
 }

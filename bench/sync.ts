@@ -39,7 +39,10 @@ function flag(name: string, fallback: number): number {
 
 const seriesAt = process.argv.indexOf('--series');
 const series = seriesAt >= 0;
-const seriesSizes = series && /^[\d,]+$/.test(process.argv[seriesAt + 1] ?? '') ? process.argv[seriesAt + 1]!.split(',').map(Number) : [10_000, 100_000, 1_000_000];
+const seriesSizes =
+  series && /^[\d,]+$/.test(process.argv[seriesAt + 1] ?? '')
+    ? process.argv[seriesAt + 1]!.split(',').map(Number)
+    : [10_000, 100_000, 1_000_000];
 const child = process.argv.includes('--child');
 const profiles = flag('profiles', 5000);
 const partitions = flag('partitions', 600);
@@ -81,8 +84,21 @@ function batchBound(n: number): number {
   return Math.max((n * latencyMs) / 1000 / (batchItemConcurrency * concurrentBatchJobs), rateBound(batchCalls(n)));
 }
 
-async function measure(part: string, seeds: unknown, streams: Record<string, unknown>, only: string[], bound: number, minCalls: number, dir: string): Promise<Measured> {
-  const sandbox = await startSandbox({ latencyMs: [latencyMs, latencyMs], rpm, concurrentBatchJobs, batchItemConcurrency });
+async function measure(
+  part: string,
+  seeds: unknown,
+  streams: Record<string, unknown>,
+  only: string[],
+  bound: number,
+  minCalls: number,
+  dir: string,
+): Promise<Measured> {
+  const sandbox = await startSandbox({
+    latencyMs: [latencyMs, latencyMs],
+    rpm,
+    concurrentBatchJobs,
+    batchItemConcurrency,
+  });
   const events: { at: number; status: number }[] = [];
   const onEvent = (e: ClientEvent) => e.type === 'response' && events.push({ at: Date.now(), status: e.status });
   const config = parseConfig(
@@ -138,14 +154,37 @@ async function profilesFromCsv(n: number, dir: string): Promise<Measured> {
     const lines = Array.from({ length: Math.min(100_000, n - from) }, (_, i) => seedUrl(from + i)).join('\n');
     await writeFile(file, `${lines}\n`, { flag: 'a' });
   }
-  return measure(`profiles by batch, N=${n}`, { file, column: 'url' }, { profiles: {} }, ['profiles'], batchBound(n), batchCalls(n), dir);
+  return measure(
+    `profiles by batch, N=${n}`,
+    { file, column: 'url' },
+    { profiles: {} },
+    ['profiles'],
+    batchBound(n),
+    batchCalls(n),
+    dir,
+  );
 }
 
 /** Runs one N of the series in a child process (its peak RSS its own) and reads its result line. */
 async function inChild(n: number): Promise<Measured> {
-  const proc = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', '--profiles', String(n), '--latency', String(latencyMs), '--rpm', String(rpm), '--series'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      fileURLToPath(import.meta.url),
+      '--child',
+      '--profiles',
+      String(n),
+      '--latency',
+      String(latencyMs),
+      '--rpm',
+      String(rpm),
+      '--series',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let output = '';
   proc.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
   const [code] = (await once(proc, 'close')) as [number | null];
@@ -172,7 +211,15 @@ try {
     process.stdout.write(`${settings}\n\n${formatTable(rows as unknown as Record<string, unknown>[])}\n`);
   } else {
     const seeds = Array.from({ length: profiles }, (_, i) => seedUrl(i));
-    const batch = await measure('profiles by batch', seeds, { profiles: {} }, ['profiles'], batchBound(profiles), batchCalls(profiles), join(dir));
+    const batch = await measure(
+      'profiles by batch',
+      seeds,
+      { profiles: {} },
+      ['profiles'],
+      batchBound(profiles),
+      batchCalls(profiles),
+      join(dir),
+    );
 
     // Activity partitions come from loaded profiles: load P of them first (not timed), then time activity alone.
     const partDir = await mkdtemp(join(dir, 'activity-'));

@@ -14,7 +14,10 @@ export const TargetPost = z.looseObject({
   url: z.string().nullable().optional(),
   urn: Id.nullable().optional(),
   text_snippet: z.string().nullable().optional(),
-  author: z.looseObject({ name: z.string().nullable().optional(), url: z.string().nullable().optional() }).nullable().optional(),
+  author: z
+    .looseObject({ name: z.string().nullable().optional(), url: z.string().nullable().optional() })
+    .nullable()
+    .optional(),
 });
 
 /** A comment of profile activity. */

@@ -14,7 +14,9 @@ export const Id = z.union([z.string(), numberAsText()]).meta({ sqlType: 'text' }
  * A field the spec names without giving its type (the profile's optional groups): text, or a number or boolean
  * kept as text, so an answer typing it either way loads.
  */
-export const UntypedText = z.union([z.string(), numberAsText(), z.boolean().transform((value) => String(value))]).meta({ sqlType: 'text' });
+export const UntypedText = z
+  .union([z.string(), numberAsText(), z.boolean().transform((value) => String(value))])
+  .meta({ sqlType: 'text' });
 
 /** An ISO 8601 timestamp as sent by the service (kept verbatim; typed TIMESTAMPTZ in the warehouse). */
 export const Timestamp = z.string().meta({ sqlType: 'timestamp' });

@@ -4,15 +4,38 @@ import { Id, Int, Timestamp } from './common.js';
 const text = z.string().nullable().optional();
 
 /** Company sizes of search filters and `headcount_range`. */
-export const CompanySize = z.enum(['self-employed', '1-10', '11-50', '51-200', '201-500', '501-1000', '1001-5000', '5001-10000', '10001+']);
+export const CompanySize = z.enum([
+  'self-employed',
+  '1-10',
+  '11-50',
+  '51-200',
+  '201-500',
+  '501-1000',
+  '1001-5000',
+  '5001-10000',
+  '10001+',
+]);
 /** Company types of search filters and `company_type`. */
-export const CompanyType = z.enum(['public', 'educational', 'government', 'nonprofit', 'private', 'self_employed', 'self_owned']);
+export const CompanyType = z.enum([
+  'public',
+  'educational',
+  'government',
+  'nonprofit',
+  'private',
+  'self_employed',
+  'self_owned',
+]);
 
 /** Headquarters address. */
 export const Hq = z.looseObject({ city: text, region: text, country: text, postal_code: text });
 
 /** One office location. */
-export const CompanyLocation = z.looseObject({ city: text, region: text, country: text, is_hq: z.boolean().optional() });
+export const CompanyLocation = z.looseObject({
+  city: text,
+  region: text,
+  country: text,
+  is_hq: z.boolean().optional(),
+});
 
 /** Optional funding group. */
 export const Funding = z.looseObject({

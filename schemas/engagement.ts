@@ -64,11 +64,21 @@ export type ProfileInterest = z.infer<typeof ProfileInterest>;
 const paging = { pagination: Pagination, pagination_token: z.string().nullable() };
 
 /** Data of POST /v1/posts/comments. */
-export const PostCommentsPage = z.looseObject({ url: z.string().nullable().optional(), urn: Id.nullable().optional(), comments: z.array(PostComment), ...paging });
+export const PostCommentsPage = z.looseObject({
+  url: z.string().nullable().optional(),
+  urn: Id.nullable().optional(),
+  comments: z.array(PostComment),
+  ...paging,
+});
 export type PostCommentsPage = z.infer<typeof PostCommentsPage>;
 
 /** Data of POST /v1/posts/reactions. */
-export const PostReactionsPage = z.looseObject({ url: z.string().nullable().optional(), urn: Id.nullable().optional(), reactions: z.array(PostReaction), ...paging });
+export const PostReactionsPage = z.looseObject({
+  url: z.string().nullable().optional(),
+  urn: Id.nullable().optional(),
+  reactions: z.array(PostReaction),
+  ...paging,
+});
 export type PostReactionsPage = z.infer<typeof PostReactionsPage>;
 
 /** Data of POST /v1/profiles/recommendations. */

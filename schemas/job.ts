@@ -5,7 +5,10 @@ import { Int, Timestamp } from './common.js';
 export const JobPosting = z.looseObject({
   url: z.string(),
   title: z.string().nullable().optional(),
-  company: z.looseObject({ name: z.string().nullable().optional(), url: z.string().nullable().optional() }).nullable().optional(),
+  company: z
+    .looseObject({ name: z.string().nullable().optional(), url: z.string().nullable().optional() })
+    .nullable()
+    .optional(),
   location: z.string().nullable().optional(),
   workplace_type: z.string().nullable().optional(),
   seniority: z.string().nullable().optional(),

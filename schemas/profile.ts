@@ -46,7 +46,13 @@ export const Education = z.looseObject({
 export type Education = z.infer<typeof Education>;
 
 /** Optional groups returned when publicly visible. */
-export const Certification = z.looseObject({ name: untyped, authority: untyped, issued_at: untyped, expires_at: untyped, url: untyped });
+export const Certification = z.looseObject({
+  name: untyped,
+  authority: untyped,
+  issued_at: untyped,
+  expires_at: untyped,
+  url: untyped,
+});
 export const Publication = z.looseObject({ title: untyped, publisher: untyped, published_at: untyped, url: untyped });
 export const Patent = z.looseObject({ title: untyped, number: untyped, issued_at: untyped });
 export const Honor = z.looseObject({ title: untyped, issuer: untyped, issued_at: untyped });

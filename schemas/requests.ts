@@ -100,11 +100,19 @@ export const PostReactionsBody = postEngagementBody();
 export type PostReactionsBody = z.infer<typeof PostReactionsBody>;
 
 /** Body of POST /v1/profiles/recommendations: `direction` default `received`. */
-export const ProfileRecommendationsBody = z.strictObject({ url: z.string().min(1), direction: RecommendationDirection.optional(), ...feedPaging });
+export const ProfileRecommendationsBody = z.strictObject({
+  url: z.string().min(1),
+  direction: RecommendationDirection.optional(),
+  ...feedPaging,
+});
 export type ProfileRecommendationsBody = z.infer<typeof ProfileRecommendationsBody>;
 
 /** Body of POST /v1/profiles/interests: `kind` default `companies`. */
-export const ProfileInterestsBody = z.strictObject({ url: z.string().min(1), kind: InterestKind.optional(), ...feedPaging });
+export const ProfileInterestsBody = z.strictObject({
+  url: z.string().min(1),
+  kind: InterestKind.optional(),
+  ...feedPaging,
+});
 export type ProfileInterestsBody = z.infer<typeof ProfileInterestsBody>;
 
 /** People-search filters (CONTRACT.md 1): at least one is required. */
@@ -221,7 +229,10 @@ export const SignalBulkBody = z.strictObject({
     criteria: SignalCriteria,
     notify: z.strictObject({ webhook_url: z.string() }).optional(),
   }),
-  targets: z.array(z.looseObject({ type: z.literal('profile'), site_url: z.string() })).min(1).max(1000),
+  targets: z
+    .array(z.looseObject({ type: z.literal('profile'), site_url: z.string() }))
+    .min(1)
+    .max(1000),
 });
 export type SignalBulkBody = z.infer<typeof SignalBulkBody>;
 

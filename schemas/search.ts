@@ -14,7 +14,11 @@ export const PeopleSearchStub = z.looseObject({
   location: z.string().nullable().optional(),
   current_title: z.string().nullable().optional(),
   current_company: z
-    .looseObject({ name: z.string().nullable().optional(), url: z.string().nullable().optional(), network_id: Id.nullable().optional() })
+    .looseObject({
+      name: z.string().nullable().optional(),
+      url: z.string().nullable().optional(),
+      network_id: Id.nullable().optional(),
+    })
     .nullable()
     .optional(),
 });

@@ -18,7 +18,10 @@ export const SignalSchedule = z.looseObject({ interval: z.string(), timezone: z.
 /** Criteria of a Signal. */
 export const SignalCriteria = z.looseObject({ mode: z.string(), fields: z.array(z.string()) });
 /** Notify block; `webhook_secret` only in the create response. */
-export const SignalNotify = z.looseObject({ webhook_url: z.string().nullable().optional(), webhook_secret: z.string().optional() });
+export const SignalNotify = z.looseObject({
+  webhook_url: z.string().nullable().optional(),
+  webhook_secret: z.string().optional(),
+});
 
 /** Signal resource. */
 export const Signal = z.looseObject({
@@ -56,11 +59,19 @@ export const SignalBulkResult = z.looseObject({
 });
 
 /** Data of POST /v1/signals/{id}/pause. */
-export const SignalPauseResult = z.looseObject({ id: z.string(), status: z.string(), paused_reason: z.string().nullable().optional() });
+export const SignalPauseResult = z.looseObject({
+  id: z.string(),
+  status: z.string(),
+  paused_reason: z.string().nullable().optional(),
+});
 /** Data of POST /v1/signals/pause (by tag). */
 export const SignalPauseByTagResult = z.looseObject({ paused: Int });
 /** Data of POST /v1/signals/{id}/resume. */
-export const SignalResumeResult = z.looseObject({ id: z.string(), status: z.string(), next_check_at: Timestamp.nullable().optional() });
+export const SignalResumeResult = z.looseObject({
+  id: z.string(),
+  status: z.string(),
+  next_check_at: Timestamp.nullable().optional(),
+});
 /** Data of DELETE /v1/signals/{id}. */
 export const SignalDeleteResult = z.looseObject({ id: z.string(), deleted: z.literal(true) });
 

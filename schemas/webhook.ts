@@ -18,13 +18,28 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 /** Webhook event bodies. */
 export const BatchCompletedEvent = z.looseObject({
   event: z.literal('batch.completed'),
-  job: z.looseObject({ job_id: z.string(), status: z.string(), total: Int, estimated_completion: Timestamp.nullable().optional() }),
+  job: z.looseObject({
+    job_id: z.string(),
+    status: z.string(),
+    total: Int,
+    estimated_completion: Timestamp.nullable().optional(),
+  }),
 });
 export const SignalTriggeredEvent = z.looseObject({ event: z.literal('signal.triggered'), trigger: Trigger });
-export const SignalTestEvent = z.looseObject({ event: z.literal('signal.test'), test: z.literal(true), signal_id: z.string(), diff: Diff });
+export const SignalTestEvent = z.looseObject({
+  event: z.literal('signal.test'),
+  test: z.literal(true),
+  signal_id: z.string(),
+  diff: Diff,
+});
 export const SignalPausedEvent = z.looseObject({
   event: z.literal('signal.paused'),
   signal: z.looseObject({ id: z.string(), status: z.string(), paused_reason: z.string().nullable() }),
 });
-export const WebhookEvent = z.discriminatedUnion('event', [BatchCompletedEvent, SignalTriggeredEvent, SignalTestEvent, SignalPausedEvent]);
+export const WebhookEvent = z.discriminatedUnion('event', [
+  BatchCompletedEvent,
+  SignalTriggeredEvent,
+  SignalTestEvent,
+  SignalPausedEvent,
+]);
 export type WebhookEvent = z.infer<typeof WebhookEvent>;

@@ -5,11 +5,27 @@ import type { LogicalType } from '../destinations/table-layout.js';
  * line on stdout. Only the fields seedline fills are typed here.
  */
 export type AirbyteMessage =
-  | { type: 'SPEC'; spec: { documentationUrl: string; connectionSpecification: Record<string, unknown>; supportsIncremental: boolean; supported_destination_sync_modes: string[]; protocol_version: string } }
+  | {
+      type: 'SPEC';
+      spec: {
+        documentationUrl: string;
+        connectionSpecification: Record<string, unknown>;
+        supportsIncremental: boolean;
+        supported_destination_sync_modes: string[];
+        protocol_version: string;
+      };
+    }
   | { type: 'CONNECTION_STATUS'; connectionStatus: { status: 'SUCCEEDED' | 'FAILED'; message?: string } }
   | { type: 'CATALOG'; catalog: { streams: AirbyteStream[] } }
   | { type: 'RECORD'; record: { stream: string; data: Record<string, unknown>; emitted_at: number } }
-  | { type: 'STATE'; state: { type: 'STREAM'; stream: { stream_descriptor: { name: string }; stream_state: Record<string, unknown> }; sourceStats?: { recordCount: number } } }
+  | {
+      type: 'STATE';
+      state: {
+        type: 'STREAM';
+        stream: { stream_descriptor: { name: string }; stream_state: Record<string, unknown> };
+        sourceStats?: { recordCount: number };
+      };
+    }
   | { type: 'LOG'; log: { level: 'FATAL' | 'ERROR' | 'WARN' | 'INFO' | 'DEBUG' | 'TRACE'; message: string } }
   | { type: 'TRACE'; trace: TraceMessage };
 
@@ -26,22 +42,51 @@ export interface AirbyteStream {
 
 type TraceMessage =
   | { type: 'ESTIMATE'; emitted_at: number; estimate: { name: string; type: 'STREAM'; row_estimate: number } }
-  | { type: 'STREAM_STATUS'; emitted_at: number; stream_status: { stream_descriptor: { name: string }; status: 'STARTED' | 'RUNNING' | 'COMPLETE' | 'INCOMPLETE' } }
-  | { type: 'ERROR'; emitted_at: number; error: { message: string; internal_message?: string; failure_type: 'system_error' | 'config_error' | 'transient_error'; stream_descriptor?: { name: string } } };
+  | {
+      type: 'STREAM_STATUS';
+      emitted_at: number;
+      stream_status: { stream_descriptor: { name: string }; status: 'STARTED' | 'RUNNING' | 'COMPLETE' | 'INCOMPLETE' };
+    }
+  | {
+      type: 'ERROR';
+      emitted_at: number;
+      error: {
+        message: string;
+        internal_message?: string;
+        failure_type: 'system_error' | 'config_error' | 'transient_error';
+        stream_descriptor?: { name: string };
+      };
+    };
 
 /** Writes messages to stdout, one line each. */
 export function emit(message: AirbyteMessage): void {
-  process.stdout.write(`${JSON.stringify(message, (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value))}\n`);
+  process.stdout.write(
+    `${JSON.stringify(message, (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value))}\n`,
+  );
 }
 
 /** A stream's status as a TRACE message. */
 export function streamStatus(name: string, status: 'STARTED' | 'RUNNING' | 'COMPLETE' | 'INCOMPLETE'): AirbyteMessage {
-  return { type: 'TRACE', trace: { type: 'STREAM_STATUS', emitted_at: Date.now(), stream_status: { stream_descriptor: { name }, status } } };
+  return {
+    type: 'TRACE',
+    trace: { type: 'STREAM_STATUS', emitted_at: Date.now(), stream_status: { stream_descriptor: { name }, status } },
+  };
 }
 
 /** An error as a TRACE message; `config_error` for what the user must fix, `transient_error` for what a retry may cure. */
-export function errorTrace(message: string, failureType: 'system_error' | 'config_error' | 'transient_error', stream?: string): AirbyteMessage {
-  return { type: 'TRACE', trace: { type: 'ERROR', emitted_at: Date.now(), error: { message, failure_type: failureType, ...(stream ? { stream_descriptor: { name: stream } } : {}) } } };
+export function errorTrace(
+  message: string,
+  failureType: 'system_error' | 'config_error' | 'transient_error',
+  stream?: string,
+): AirbyteMessage {
+  return {
+    type: 'TRACE',
+    trace: {
+      type: 'ERROR',
+      emitted_at: Date.now(),
+      error: { message, failure_type: failureType, ...(stream ? { stream_descriptor: { name: stream } } : {}) },
+    },
+  };
 }
 
 const JSON_TYPES: Record<LogicalType, Record<string, unknown>> = {
@@ -55,14 +100,21 @@ const JSON_TYPES: Record<LogicalType, Record<string, unknown>> = {
 
 /** The JSON Schema of a table's rows, from its columns (every column may be null). */
 export function rowJsonSchema(columns: readonly { name: string; type: LogicalType }[]): Record<string, unknown> {
-  return { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', additionalProperties: true, properties: Object.fromEntries(columns.map((c) => [c.name, JSON_TYPES[c.type]])) };
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    additionalProperties: true,
+    properties: Object.fromEntries(columns.map((c) => [c.name, JSON_TYPES[c.type]])),
+  };
 }
 
 /** Where seedline's own log lines go in protocol mode: LOG messages on stdout (levels as pino names them). */
 export const logMessages = {
   write(line: string): void {
     const { level, msg } = JSON.parse(line) as { level: string; msg?: string };
-    const mapped = ({ debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'FATAL' } as const)[level as 'info'] ?? 'INFO';
+    const mapped =
+      ({ debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'FATAL' } as const)[level as 'info'] ??
+      'INFO';
     emit({ type: 'LOG', log: { level: mapped, message: msg ?? '' } });
   },
 };

@@ -8,7 +8,14 @@ import type { Destination, SeedRow, StateRow } from '../destinations/destination
  */
 export interface StreamStateBlob {
   seedline_stream: string;
-  seeds: { key: string; seed: string; status: string; fetched_at: string | null; credits: number; error: string | null }[];
+  seeds: {
+    key: string;
+    seed: string;
+    status: string;
+    fetched_at: string | null;
+    credits: number;
+    error: string | null;
+  }[];
   partitions: { partition: string; cursor: string }[];
 }
 
@@ -18,7 +25,14 @@ export async function exportStreamState(destination: Destination, stream: string
   const partitions = [...(await destination.readState(stream)).values()];
   return {
     seedline_stream: stream,
-    seeds: seeds.map((s) => ({ key: s.seedKey, seed: s.seed, status: s.status, fetched_at: s.fetchedAt ? s.fetchedAt.toISOString() : null, credits: s.credits ?? 0, error: s.error ?? null })),
+    seeds: seeds.map((s) => ({
+      key: s.seedKey,
+      seed: s.seed,
+      status: s.status,
+      fetched_at: s.fetchedAt ? s.fetchedAt.toISOString() : null,
+      credits: s.credits ?? 0,
+      error: s.error ?? null,
+    })),
     partitions: partitions.map((p) => ({ partition: p.partition, cursor: p.cursor })),
   };
 }
@@ -28,7 +42,11 @@ export async function exportStreamState(destination: Destination, stream: string
  * a ledger row or partition it lacks, or one fetched earlier than the blob says. A destination
  * that outlived the platform's state keeps what it knows.
  */
-export async function restoreStreamStates(destination: Destination, blobs: readonly StreamStateBlob[], runId: string): Promise<{ seeds: number; partitions: number }> {
+export async function restoreStreamStates(
+  destination: Destination,
+  blobs: readonly StreamStateBlob[],
+  runId: string,
+): Promise<{ seeds: number; partitions: number }> {
   const seeds: SeedRow[] = [];
   const partitions: StateRow[] = [];
   for (const blob of blobs) {
@@ -37,10 +55,19 @@ export async function restoreStreamStates(destination: Destination, blobs: reado
       const mine = known.get(seed.key);
       const theirs = seed.fetched_at ? Date.parse(seed.fetched_at) : 0;
       if (mine && (mine.fetchedAt?.getTime() ?? 0) >= theirs) continue;
-      seeds.push({ stream: blob.seedline_stream, seedKey: seed.key, seed: seed.seed, status: seed.status as SeedRow['status'], fetchedAt: seed.fetched_at ? new Date(seed.fetched_at) : null, credits: seed.credits, error: seed.error });
+      seeds.push({
+        stream: blob.seedline_stream,
+        seedKey: seed.key,
+        seed: seed.seed,
+        status: seed.status as SeedRow['status'],
+        fetchedAt: seed.fetched_at ? new Date(seed.fetched_at) : null,
+        credits: seed.credits,
+        error: seed.error,
+      });
     }
     const cursors = await destination.readState(blob.seedline_stream);
-    for (const partition of blob.partitions) if (!cursors.has(partition.partition)) partitions.push({ stream: blob.seedline_stream, ...partition });
+    for (const partition of blob.partitions)
+      if (!cursors.has(partition.partition)) partitions.push({ stream: blob.seedline_stream, ...partition });
   }
   if (seeds.length === 0 && partitions.length === 0) return { seeds: 0, partitions: 0 };
   const unit = await destination.beginUnit(runId);
@@ -62,7 +89,8 @@ export function stateBlobsOf(input: unknown): StreamStateBlob[] {
   for (const item of items) {
     const state = (item as { state?: unknown })?.state ?? item;
     const blob = (state as { stream?: { stream_state?: StreamStateBlob } })?.stream?.stream_state;
-    if (blob && typeof blob.seedline_stream === 'string' && Array.isArray(blob.seeds) && Array.isArray(blob.partitions)) blobs.set(blob.seedline_stream, blob);
+    if (blob && typeof blob.seedline_stream === 'string' && Array.isArray(blob.seeds) && Array.isArray(blob.partitions))
+      blobs.set(blob.seedline_stream, blob);
   }
   return [...blobs.values()];
 }

@@ -43,7 +43,11 @@ export function registerAccountCommand(program: Command, io: AccountCommandIo = 
     .description('Show the account: balance, volume band, rate limits and Signal spend (free call).')
     .option('--base-url <url>', 'service base URL (default: $SEEDLINE_BASE_URL)')
     .option('--api-key <key>', 'API key (default: $SEEDLINE_API_KEY)')
-    .addOption(new Option('--format <format>', 'output format (--json is --format json)').choices(['table', 'json']).default('table'))
+    .addOption(
+      new Option('--format <format>', 'output format (--json is --format json)')
+        .choices(['table', 'json'])
+        .default('table'),
+    )
     .addOption(jsonOption())
     .action((options: AccountOptions) => showAccount(options, io));
 }
@@ -66,14 +70,22 @@ async function showAccount(options: AccountOptions, io: AccountCommandIo): Promi
   } catch (error) {
     const explained = withKeySource(error, options.apiKey !== undefined ? '--api-key' : 'SEEDLINE_API_KEY');
     const known = explained instanceof SeedlineClientError || explained instanceof ApiKeyRefusedError;
-    failWith(io, known ? explained.message : `Unexpected failure: ${explained instanceof Error ? explained.message : String(explained)}`, [apiKey]);
+    failWith(
+      io,
+      known
+        ? explained.message
+        : `Unexpected failure: ${explained instanceof Error ? explained.message : String(explained)}`,
+      [apiKey],
+    );
   } finally {
     await client.close();
   }
 }
 
 /** The URL and key to use, or why there are none (a refused URL is a usage error, exit code 2). */
-function accountInputs(options: AccountOptions): { baseUrl: string; apiKey: string } | { problem: string; exitCode: 1 | 2 } {
+function accountInputs(
+  options: AccountOptions,
+): { baseUrl: string; apiKey: string } | { problem: string; exitCode: 1 | 2 } {
   const baseUrl = options.baseUrl ?? process.env.SEEDLINE_BASE_URL;
   const apiKey = options.apiKey ?? process.env.SEEDLINE_API_KEY;
   if (!baseUrl) return { problem: 'No service URL: pass --base-url URL or set SEEDLINE_BASE_URL.', exitCode: 1 };
@@ -117,7 +129,10 @@ function formatTable(value: unknown): string {
     if (inner && typeof inner === 'object' && !Array.isArray(inner)) {
       for (const [key, child] of Object.entries(inner)) walk(prefix ? `${prefix}.${key}` : key, child);
     } else {
-      rows.push([prefix, inner === null || inner === undefined ? '' : Array.isArray(inner) ? JSON.stringify(inner) : String(inner)]);
+      rows.push([
+        prefix,
+        inner === null || inner === undefined ? '' : Array.isArray(inner) ? JSON.stringify(inner) : String(inner),
+      ]);
     }
   };
   walk('', value);

@@ -1,6 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { emit, errorTrace, logMessages, rowJsonSchema, streamStatus, type AirbyteStream } from '../airbyte/airbyte-messages.js';
+import {
+  emit,
+  errorTrace,
+  logMessages,
+  rowJsonSchema,
+  streamStatus,
+  type AirbyteStream,
+} from '../airbyte/airbyte-messages.js';
 import { exportStreamState, restoreStreamStates, stateBlobsOf } from '../airbyte/airbyte-state.js';
 import { configJsonSchema } from '../config/config-json-schema.js';
 import { loadConfig } from '../config/load-config.js';
@@ -25,13 +32,24 @@ const DOCUMENTATION = 'https://github.com/seedline/seedline#airbyte-protocol';
  * messages carry each stream's ledger and cursors, so a sync in a fresh container buys nothing twice.
  */
 export function registerAirbyteCommand(program: Command): void {
-  const airbyte = program.command('airbyte').description('Run as an Airbyte source: spec, check, discover, read (protocol messages on stdout)');
+  const airbyte = program
+    .command('airbyte')
+    .description('Run as an Airbyte source: spec, check, discover, read (protocol messages on stdout)');
   airbyte
     .command('spec')
     .description('Print the connector specification (the config JSON Schema)')
     .action(() =>
       protocol(async () => {
-        emit({ type: 'SPEC', spec: { documentationUrl: DOCUMENTATION, connectionSpecification: configJsonSchema(), supportsIncremental: true, supported_destination_sync_modes: ['append', 'overwrite', 'append_dedup'], protocol_version: PROTOCOL_VERSION } });
+        emit({
+          type: 'SPEC',
+          spec: {
+            documentationUrl: DOCUMENTATION,
+            connectionSpecification: configJsonSchema(),
+            supportsIncremental: true,
+            supported_destination_sync_modes: ['append', 'overwrite', 'append_dedup'],
+            protocol_version: PROTOCOL_VERSION,
+          },
+        });
       }),
     );
   airbyte
@@ -45,7 +63,10 @@ export function registerAirbyteCommand(program: Command): void {
           await session.close();
           emit({ type: 'CONNECTION_STATUS', connectionStatus: { status: 'SUCCEEDED' } });
         } catch (error) {
-          emit({ type: 'CONNECTION_STATUS', connectionStatus: { status: 'FAILED', message: redact((error as Error).message) } });
+          emit({
+            type: 'CONNECTION_STATUS',
+            connectionStatus: { status: 'FAILED', message: redact((error as Error).message) },
+          });
         }
       }),
     );
@@ -56,13 +77,19 @@ export function registerAirbyteCommand(program: Command): void {
     .action((opts: { config: string }) =>
       protocol(async () => {
         const { config } = await loadConfig(opts.config);
-        const tables = configuredTables(await loadManifests(config), config.streams as Record<string, Record<string, unknown> | undefined>, String);
+        const tables = configuredTables(
+          await loadManifests(config),
+          config.streams as Record<string, Record<string, unknown> | undefined>,
+          String,
+        );
         emit({ type: 'CATALOG', catalog: { streams: tables.map(catalogStream) } });
       }),
     );
   airbyte
     .command('read')
-    .description('Sync the catalog\'s streams and emit their new rows as RECORD messages, then STATE and stream statuses')
+    .description(
+      "Sync the catalog's streams and emit their new rows as RECORD messages, then STATE and stream statuses",
+    )
     .requiredOption('--config <file>', 'the config (JSON or YAML)')
     .requiredOption('--catalog <file>', 'the configured catalog (JSON)')
     .option('--state <file>', 'the state Airbyte kept from the last read (JSON)')
@@ -90,10 +117,29 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
     const tables = selectedTables(session, manifests, catalog);
     const streams = [...new Set(tables.map((t) => t.stream))];
     const { destination, loaded } = session;
-    if (opts.state) await restoreStreamStates(destination, stateBlobsOf(JSON.parse(await readFile(opts.state, 'utf8')) as unknown), runId('airbyte_state'));
-    const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: streams });
+    if (opts.state)
+      await restoreStreamStates(
+        destination,
+        stateBlobsOf(JSON.parse(await readFile(opts.state, 'utf8')) as unknown),
+        runId('airbyte_state'),
+      );
+    const prepared = await prepareSync({
+      config: loaded.config,
+      baseDir: loaded.baseDir,
+      manifests,
+      destination,
+      only: streams,
+    });
     for (const plan of await planSync(prepared)) {
-      for (const table of tables.filter((t) => t.stream === plan.stream && !t.parent)) emit({ type: 'TRACE', trace: { type: 'ESTIMATE', emitted_at: Date.now(), estimate: { name: table.table, type: 'STREAM', row_estimate: plan.units } } });
+      for (const table of tables.filter((t) => t.stream === plan.stream && !t.parent))
+        emit({
+          type: 'TRACE',
+          trace: {
+            type: 'ESTIMATE',
+            emitted_at: Date.now(),
+            estimate: { name: table.table, type: 'STREAM', row_estimate: plan.units },
+          },
+        });
     }
     for (const table of tables) emit(streamStatus(table.table, 'STARTED'));
     const result = await syncInSession(session, { config: opts.config, streams: streams.join(','), quiet: true });
@@ -104,12 +150,27 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
 }
 
 /** The catalog's streams among the configured tables; a name the config does not make is a config error. */
-function selectedTables(session: Session, manifests: Awaited<ReturnType<typeof loadManifests>>, catalog: unknown): TableReport[] {
-  const configured = configuredTables(manifests, session.loaded.config.streams as Record<string, Record<string, unknown> | undefined>, String);
-  const names = ((catalog as { streams?: { stream?: { name?: unknown } }[] })?.streams ?? []).map((s) => String(s.stream?.name));
+function selectedTables(
+  session: Session,
+  manifests: Awaited<ReturnType<typeof loadManifests>>,
+  catalog: unknown,
+): TableReport[] {
+  const configured = configuredTables(
+    manifests,
+    session.loaded.config.streams as Record<string, Record<string, unknown> | undefined>,
+    String,
+  );
+  const names = ((catalog as { streams?: { stream?: { name?: unknown } }[] })?.streams ?? []).map((s) =>
+    String(s.stream?.name),
+  );
   const unknown = names.filter((name) => !configured.some((t) => t.table === name));
   if (names.length === 0 || unknown.length > 0) {
-    throw Object.assign(new Error(`the catalog ${names.length === 0 ? 'names no stream' : `names streams the config does not sync: ${unknown.join(', ')}`}; run discover for the streams offered`), { code: 'SEEDLINE_CONFIG_INVALID' });
+    throw Object.assign(
+      new Error(
+        `the catalog ${names.length === 0 ? 'names no stream' : `names streams the config does not sync: ${unknown.join(', ')}`}; run discover for the streams offered`,
+      ),
+      { code: 'SEEDLINE_CONFIG_INVALID' },
+    );
   }
   return configured.filter((t) => names.includes(t.table));
 }
@@ -124,7 +185,12 @@ function fullRefreshTables(catalog: unknown): Set<string> {
  * The rows as RECORD messages (a full-refresh table's every current row, an incremental one's rows
  * this run loaded), each stream's state after them, and its final status.
  */
-async function emitResults(destination: Destination, tables: readonly TableReport[], result: RunResult, fullRefresh: ReadonlySet<string>): Promise<void> {
+async function emitResults(
+  destination: Destination,
+  tables: readonly TableReport[],
+  result: RunResult,
+  fullRefresh: ReadonlySet<string>,
+): Promise<void> {
   const schema = quoteIdentifier(destination.schema, 'schema');
   const counts = new Map<string, number>();
   for (const table of tables) {
@@ -136,15 +202,39 @@ async function emitResults(destination: Destination, tables: readonly TableRepor
   }
   for (const table of tables) {
     const stream_state = (await exportStreamState(destination, table.stream)) as unknown as Record<string, unknown>;
-    emit({ type: 'STATE', state: { type: 'STREAM', stream: { stream_descriptor: { name: table.table }, stream_state }, sourceStats: { recordCount: counts.get(table.table) ?? 0 } } });
+    emit({
+      type: 'STATE',
+      state: {
+        type: 'STREAM',
+        stream: { stream_descriptor: { name: table.table }, stream_state },
+        sourceStats: { recordCount: counts.get(table.table) ?? 0 },
+      },
+    });
     const outcome = result.streams.find((s) => s.stream === table.stream);
-    if (outcome?.status === 'failed') emit(errorTrace(redact(`stream ${table.stream} failed: ${outcome.errors[0] ?? 'see the LOG messages'}`), 'transient_error', table.table));
-    emit(streamStatus(table.table, outcome?.status === 'succeeded' || outcome?.status === 'skipped' ? 'COMPLETE' : 'INCOMPLETE'));
+    if (outcome?.status === 'failed')
+      emit(
+        errorTrace(
+          redact(`stream ${table.stream} failed: ${outcome.errors[0] ?? 'see the LOG messages'}`),
+          'transient_error',
+          table.table,
+        ),
+      );
+    emit(
+      streamStatus(
+        table.table,
+        outcome?.status === 'succeeded' || outcome?.status === 'skipped' ? 'COMPLETE' : 'INCOMPLETE',
+      ),
+    );
   }
 }
 
 /** A table's rows to emit: all current ones (history: the open versions), or those a run loaded; none when the table is not there yet. */
-async function rowsToEmit(destination: Destination, schema: string, table: TableReport, runId: string | undefined): Promise<Record<string, unknown>[]> {
+async function rowsToEmit(
+  destination: Destination,
+  schema: string,
+  table: TableReport,
+  runId: string | undefined,
+): Promise<Record<string, unknown>[]> {
   if (!(await destination.hasTable(table.table))) return [];
   const from = `select * from ${schema}.${quoteIdentifier(table.table, 'table')}`;
   if (runId !== undefined) return destination.query(`${from} where _run_id = $1`, [runId]);
@@ -161,7 +251,12 @@ async function protocol(body: () => Promise<void>): Promise<void> {
     await body();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    emit(errorTrace(redact((error as Error).message), typeof code === 'string' && USAGE_CODES.has(code) ? 'config_error' : 'system_error'));
+    emit(
+      errorTrace(
+        redact((error as Error).message),
+        typeof code === 'string' && USAGE_CODES.has(code) ? 'config_error' : 'system_error',
+      ),
+    );
     process.exitCode = 1;
   }
 }

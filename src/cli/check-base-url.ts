@@ -24,9 +24,13 @@ export function checkBaseUrl(url: string, source: string): void {
   // `sandbox` is a config-only value (the embedded emulator), not a URL.
   if (url !== 'sandbox' && ConfigBaseUrl.safeParse(url).success) return;
   if (protocolOf(url) === 'http:') {
-    throw new UsageError(`${source}: plain http is allowed only to localhost (127.0.0.1, ::1): the API key would travel in clear text. Use the https URL of the service.`);
+    throw new UsageError(
+      `${source}: plain http is allowed only to localhost (127.0.0.1, ::1): the API key would travel in clear text. Use the https URL of the service.`,
+    );
   }
-  throw new UsageError(`${source}: expected an absolute https URL such as https://api.example.com (plain http only to localhost).`);
+  throw new UsageError(
+    `${source}: expected an absolute https URL such as https://api.example.com (plain http only to localhost).`,
+  );
 }
 
 function protocolOf(url: string): string | undefined {

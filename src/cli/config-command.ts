@@ -9,7 +9,9 @@ export function registerConfigCommand(program: Command): void {
   const config = program.command('config').description('About the config file');
   config
     .command('schema')
-    .description('Print the JSON Schema of the config file (what schemas/seedline.config.schema.json holds), for editor completion')
+    .description(
+      'Print the JSON Schema of the config file (what schemas/seedline.config.schema.json holds), for editor completion',
+    )
     .option('--streams-dir <dir>', 'add the options of your own stream manifests in this folder (as streams_dir does)')
     .action((opts: { streamsDir?: string }) =>
       runCommand(async () => {

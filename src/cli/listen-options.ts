@@ -11,7 +11,8 @@ import { InvalidArgumentError } from 'commander';
  */
 export function parsePort(value: string): number {
   const parsed = Number(value);
-  if (value.trim() === '' || !Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new InvalidArgumentError('expected a port from 0 to 65535 (0 picks a free one)');
+  if (value.trim() === '' || !Number.isInteger(parsed) || parsed < 0 || parsed > 65535)
+    throw new InvalidArgumentError('expected a port from 0 to 65535 (0 picks a free one)');
   return parsed;
 }
 

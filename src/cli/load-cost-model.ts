@@ -9,7 +9,9 @@ const OPENAPI_TIMEOUT_MS = 5_000;
  */
 export async function loadCostModel(baseUrl: string): Promise<CostModel> {
   try {
-    const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/openapi.json`, { signal: AbortSignal.timeout(OPENAPI_TIMEOUT_MS) });
+    const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/openapi.json`, {
+      signal: AbortSignal.timeout(OPENAPI_TIMEOUT_MS),
+    });
     if (!response.ok) return CostModel.builtIn();
     return CostModel.fromOpenApi(await response.json());
   } catch {

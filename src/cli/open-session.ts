@@ -83,7 +83,11 @@ const OPEN_RETRY_MS = 200;
  */
 async function openDestination(destination: Destination, target: string, options: SessionOptions): Promise<void> {
   if (options.lock) {
-    await destination.lock({ holder: `${options.holder ?? 'seedline sync'} (pid ${process.pid})`, wait: options.waitForLock ?? false, ...(options.signal ? { signal: options.signal } : {}) });
+    await destination.lock({
+      holder: `${options.holder ?? 'seedline sync'} (pid ${process.pid})`,
+      wait: options.waitForLock ?? false,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
   for (let attempt = 0; ; attempt++) {
     try {
@@ -107,7 +111,9 @@ function refuseMissingFile(configPath: string, settings: DestinationConfig): voi
 
 /** What the destination is, as its errors name it. */
 function targetOf(settings: DestinationConfig): string {
-  return settings.type === 'duckdb' ? `DuckDB file ${settings.path}` : `Postgres schema ${settings.schema ?? 'seedline'}`;
+  return settings.type === 'duckdb'
+    ? `DuckDB file ${settings.path}`
+    : `Postgres schema ${settings.schema ?? 'seedline'}`;
 }
 
 /** A config and a connected client, without the destination. */
@@ -147,11 +153,20 @@ function closerList(): { closers: (() => Promise<void>)[]; close: () => Promise<
 function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig {
   const { destination } = config;
   return destination.type === 'duckdb'
-    ? { type: 'duckdb', path: resolve(baseDir, destination.path), schema: destination.schema, ...(destination.settings ? { settings: destination.settings } : {}) }
+    ? {
+        type: 'duckdb',
+        path: resolve(baseDir, destination.path),
+        schema: destination.schema,
+        ...(destination.settings ? { settings: destination.settings } : {}),
+      }
     : { type: 'postgres', url: destination.url, schema: destination.schema };
 }
 
-async function connectClient({ config, path }: LoadedConfig, closers: (() => Promise<void>)[], signal?: AbortSignal): Promise<ApiClient> {
+async function connectClient(
+  { config, path }: LoadedConfig,
+  closers: (() => Promise<void>)[],
+  signal?: AbortSignal,
+): Promise<ApiClient> {
   try {
     const client = await ApiClient.connect({
       baseUrl: await serviceUrl(config, closers),

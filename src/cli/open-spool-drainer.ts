@@ -18,10 +18,16 @@ export async function openSpoolDrainer(
   const { config, baseDir } = loaded;
   if (!config.webhooks) return undefined;
   const manifest = (await loadManifests(config)).get('triggers');
-  if (!manifest) throw new ManifestError('streams/triggers.stream.yaml is missing: webhook deliveries load with its table definition');
+  if (!manifest)
+    throw new ManifestError(
+      'streams/triggers.stream.yaml is missing: webhook deliveries load with its table definition',
+    );
   const startedAt = new Date();
   const runId = newRunId('serve', startedAt);
-  const shaper = new TableShaper(manifest.table, { options: config.streams.triggers ?? {}, run: { id: runId, started_at: startedAt.toISOString() } });
+  const shaper = new TableShaper(manifest.table, {
+    options: config.streams.triggers ?? {},
+    run: { id: runId, started_at: startedAt.toISOString() },
+  });
   const spool = new DeliverySpool(resolve(baseDir, config.webhooks.spool_dir));
   return new SpoolDrainer({ ...options, spool, shaper, runId });
 }

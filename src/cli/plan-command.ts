@@ -46,7 +46,9 @@ export interface PlanReport {
 export function registerPlanCommand(program: Command): void {
   program
     .command('plan')
-    .description('Show what a sync would fetch now, its worst-case and expected credits, and whether it fits the budget (spends nothing)')
+    .description(
+      'Show what a sync would fetch now, its worst-case and expected credits, and whether it fits the budget (spends nothing)',
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--streams <names>', 'only these streams, comma-separated')
     .option('--full-refresh', 'plan a full refresh', false)
@@ -58,7 +60,14 @@ export function registerPlanCommand(program: Command): void {
         try {
           const { loaded, destination } = session;
           const manifests = await loadManifests(loaded.config);
-          const prepared = await prepareSync({ config: loaded.config, baseDir: loaded.baseDir, manifests, destination, only: splitList(opts.streams), fullRefresh: opts.fullRefresh });
+          const prepared = await prepareSync({
+            config: loaded.config,
+            baseDir: loaded.baseDir,
+            manifests,
+            destination,
+            only: splitList(opts.streams),
+            fullRefresh: opts.fullRefresh,
+          });
           const account = await readAccount(session);
           const plans = await planSync(prepared, account.costs);
           const limits = await budgetLimits(prepared.options, account.balance ?? undefined);
@@ -73,7 +82,9 @@ export function registerPlanCommand(program: Command): void {
 }
 
 /** Balance, rate limit and cost table: GET /v1/account and /openapi.json are free, so a plan may read them. */
-async function readAccount(session: Session): Promise<{ balance: number | null; balanceError?: string; requestsPerMinute: number | null; costs: CostModel }> {
+async function readAccount(
+  session: Session,
+): Promise<{ balance: number | null; balanceError?: string; requestsPerMinute: number | null; costs: CostModel }> {
   try {
     const client = await session.connect();
     const account = client.account;
@@ -83,7 +94,12 @@ async function readAccount(session: Session): Promise<{ balance: number | null; 
       costs: await loadCostModel(client.baseUrl),
     };
   } catch (error) {
-    return { balance: null, balanceError: (error as Error).message, requestsPerMinute: null, costs: CostModel.builtIn() };
+    return {
+      balance: null,
+      balanceError: (error as Error).message,
+      requestsPerMinute: null,
+      costs: CostModel.builtIn(),
+    };
   }
 }
 
@@ -95,12 +111,26 @@ export function planReport(
   inFlight = 16,
 ): PlanReport {
   const sum = (pick: (p: StreamPlan) => number) => streams.reduce((n, p) => n + pick(p), 0);
-  const totals = { units: sum((p) => p.units), calls: sum((p) => p.calls), worstCaseCredits: sum((p) => p.worstCaseCredits), estimatedCredits: sum((p) => p.estimatedCredits) };
+  const totals = {
+    units: sum((p) => p.units),
+    calls: sum((p) => p.calls),
+    worstCaseCredits: sum((p) => p.worstCaseCredits),
+    estimatedCredits: sum((p) => p.estimatedCredits),
+  };
   const configured = bindingLimit(limits);
   // Without keep_balance the balance still caps the run: the service answers 402 past it.
-  const balance = account.balance === null || limits.balanceLeft !== undefined ? undefined : Math.max(0, account.balance);
-  const binding = balance !== undefined && (!configured || balance < configured.limit) ? { limit: balance, name: 'credits_remaining' as const } : (configured ?? null);
-  const verdict = !binding || totals.worstCaseCredits <= binding.limit ? 'fits' : totals.estimatedCredits <= binding.limit ? 'may_stop' : 'will_stop';
+  const balance =
+    account.balance === null || limits.balanceLeft !== undefined ? undefined : Math.max(0, account.balance);
+  const binding =
+    balance !== undefined && (!configured || balance < configured.limit)
+      ? { limit: balance, name: 'credits_remaining' as const }
+      : (configured ?? null);
+  const verdict =
+    !binding || totals.worstCaseCredits <= binding.limit
+      ? 'fits'
+      : totals.estimatedCredits <= binding.limit
+        ? 'may_stop'
+        : 'will_stop';
   const rpm = account.requestsPerMinute;
   return {
     streams,
@@ -128,24 +158,36 @@ export function renderPlan(report: PlanReport): string {
     expected_credits: p.estimatedCredits,
   }));
   const { totals, limits } = report;
-  const balance = report.balance === null ? `unknown (${report.balanceError ?? 'GET /v1/account gave none'})` : `${report.balance} credits`;
+  const balance =
+    report.balance === null
+      ? `unknown (${report.balanceError ?? 'GET /v1/account gave none'})`
+      : `${report.balance} credits`;
   const set = [
     limits.perRun === undefined ? '' : `per run ${limits.perRun}`,
     limits.monthLeft === undefined ? '' : `left this month ${Math.max(0, limits.monthLeft)}`,
-    limits.balanceLeft === undefined ? '' : `above keep_balance ${Math.max(0, limits.balanceLeft)}${report.balance === null ? ' (balance unknown: nothing can be proven above keep_balance)' : ''}`,
+    limits.balanceLeft === undefined
+      ? ''
+      : `above keep_balance ${Math.max(0, limits.balanceLeft)}${report.balance === null ? ' (balance unknown: nothing can be proven above keep_balance)' : ''}`,
   ].filter(Boolean);
   const binding = !limits.binding
     ? 'none set'
     : limits.binding.name === 'credits_remaining'
       ? `${limits.binding.limit} credits (the account balance: the service refuses calls past it${set.length ? `; ${set.join(', ')}` : ''})`
       : `${limits.binding.limit} credits (${limits.binding.name}; ${set.join(', ')})`;
-  const unknown = report.balance === null && limits.balanceLeft === undefined && report.verdict !== 'will_stop' ? '; balance unknown, so the service may still refuse calls it cannot cover (402)' : '';
+  const unknown =
+    report.balance === null && limits.balanceLeft === undefined && report.verdict !== 'will_stop'
+      ? '; balance unknown, so the service may still refuse calls it cannot cover (402)'
+      : '';
   const verdicts = {
     fits: 'fits the budget',
-    may_stop: 'the expected cost fits, the worst case does not: the run may stop at the budget, leaving the rest pending',
+    may_stop:
+      'the expected cost fits, the worst case does not: the run may stop at the budget, leaving the rest pending',
     will_stop: 'does not fit: the run will stop at the budget, leaving the rest pending for later runs',
   };
-  const duration = report.expectedDurationSeconds === null ? 'unknown' : `at least ${formatSeconds(report.expectedDurationSeconds)} (${totals.calls} calls at ${report.requestsPerMinute} requests/minute)`;
+  const duration =
+    report.expectedDurationSeconds === null
+      ? 'unknown'
+      : `at least ${formatSeconds(report.expectedDurationSeconds)} (${totals.calls} calls at ${report.requestsPerMinute} requests/minute)`;
   return [
     formatTable(rows),
     '',

@@ -26,8 +26,21 @@ export function buildProgram(): Command {
     .name('seedline')
     .description('Warehouse connector for a live professional-network data service: seeds in, typed tables out.')
     .version(packageVersion(), '-V, --version', 'print the version of seedline')
-    .addOption(new Option('--log-format <format>', 'log lines on stderr: plain for people, json (one pino object per line) for machines').choices(['plain', 'json']).env('SEEDLINE_LOG_FORMAT').default('plain'))
-    .addOption(new Option('--log-level <level>', 'least severe log lines shown').choices(LOG_LEVELS).env('SEEDLINE_LOG_LEVEL').default(process.env.SEEDLINE_DEBUG ? 'debug' : 'info'))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'log lines on stderr: plain for people, json (one pino object per line) for machines',
+      )
+        .choices(['plain', 'json'])
+        .env('SEEDLINE_LOG_FORMAT')
+        .default('plain'),
+    )
+    .addOption(
+      new Option('--log-level <level>', 'least severe log lines shown')
+        .choices(LOG_LEVELS)
+        .env('SEEDLINE_LOG_LEVEL')
+        .default(process.env.SEEDLINE_DEBUG ? 'debug' : 'info'),
+    )
     .hook('preAction', (command) => configureLog({ format: command.opts().logFormat, level: command.opts().logLevel }))
     .showHelpAfterError()
     // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.

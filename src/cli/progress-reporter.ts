@@ -27,12 +27,24 @@ class LineReporter implements Reporter {
     const last = this.lastLogged.get(stream) ?? 0;
     if (progress.done - last < step) return;
     this.lastLogged.set(stream, progress.done);
-    log.info(`[${stream}] ${progress.done} done, ${progress.credits} credits`, { stream, event: 'progress', ...progress });
+    log.info(`[${stream}] ${progress.done} done, ${progress.credits} credits`, {
+      stream,
+      event: 'progress',
+      ...progress,
+    });
   }
 
   streamFinished(outcome: StreamOutcome): void {
     const { stream, status, records, skipped, failed, credits } = outcome;
-    log.info(`[${stream}] ${status}: ${records} records, ${skipped} skipped, ${failed} failed, ${credits} credits`, { stream, event: 'finished', status, records, skipped, failed, credits });
+    log.info(`[${stream}] ${status}: ${records} records, ${skipped} skipped, ${failed} failed, ${credits} credits`, {
+      stream,
+      event: 'finished',
+      status,
+      records,
+      skipped,
+      failed,
+      credits,
+    });
   }
 
   notice(stream: string, message: string): void {

@@ -34,8 +34,10 @@ export function registerQueryCommand(program: Command): void {
 
 /** `--json` is `--format json`; with another `--format` given too, the two contradict each other. */
 function outputFormat(opts: { format: string; json?: boolean }, command: Command): 'table' | 'json' | 'csv' {
-  if (!['table', 'json', 'csv'].includes(opts.format)) throw new UsageError(`--format must be table, json or csv, not "${opts.format}"`);
+  if (!['table', 'json', 'csv'].includes(opts.format))
+    throw new UsageError(`--format must be table, json or csv, not "${opts.format}"`);
   if (!opts.json) return opts.format as 'table' | 'json' | 'csv';
-  if (command.getOptionValueSource('format') === 'cli' && opts.format !== 'json') throw new UsageError(`--json and --format ${opts.format} contradict each other: give one of them`);
+  if (command.getOptionValueSource('format') === 'cli' && opts.format !== 'json')
+    throw new UsageError(`--json and --format ${opts.format} contradict each other: give one of them`);
   return 'json';
 }

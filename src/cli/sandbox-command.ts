@@ -33,8 +33,15 @@ export function parseFaults(value: string): FaultRates {
   for (const pair of value.split(',').filter((p) => p.trim() !== '')) {
     const [name, rate] = pair.split('=').map((s) => s.trim());
     const parsed = Number(rate);
-    if (!['429', '500', '504', 'upstream_error'].includes(name ?? '') || !Number.isFinite(parsed) || parsed < 0 || parsed > 1) {
-      throw new InvalidArgumentError(`bad fault ${JSON.stringify(pair)}: use 429|500|504|upstream_error=<rate from 0 to 1>`);
+    if (
+      !['429', '500', '504', 'upstream_error'].includes(name ?? '') ||
+      !Number.isFinite(parsed) ||
+      parsed < 0 ||
+      parsed > 1
+    ) {
+      throw new InvalidArgumentError(
+        `bad fault ${JSON.stringify(pair)}: use 429|500|504|upstream_error=<rate from 0 to 1>`,
+      );
     }
     faults[name as keyof FaultRates] = parsed;
   }
@@ -45,7 +52,9 @@ export function parseFaults(value: string): FaultRates {
 export function registerSandboxCommand(program: Command): void {
   program
     .command('sandbox')
-    .description('Run the local emulator of the service (fixtures, billing, limits, faults, webhooks) for trying seedline offline')
+    .description(
+      'Run the local emulator of the service (fixtures, billing, limits, faults, webhooks) for trying seedline offline',
+    )
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 8787)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--seed <n>', 'fixture and fault seed', integer, 1)
@@ -60,7 +69,11 @@ export function registerSandboxCommand(program: Command): void {
 
 /** The emulator's options from the parsed flags (only those given override its defaults). */
 function sandboxOptions(flags: Record<string, unknown>): SandboxOptions {
-  const options: SandboxOptions = { port: flags.port as number, host: flags.host as string, seed: flags.seed as number };
+  const options: SandboxOptions = {
+    port: flags.port as number,
+    host: flags.host as string,
+    seed: flags.seed as number,
+  };
   if (flags.latency !== undefined) options.latencyMs = flags.latency as [number, number];
   if (flags.timeScale !== undefined) options.timeScale = flags.timeScale as number;
   if (flags.faults !== undefined) options.faults = flags.faults as FaultRates;

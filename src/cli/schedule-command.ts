@@ -44,11 +44,14 @@ export function registerScheduleCommand(program: Command): void {
   program
     .command('schedule')
     .description(
-      'Run the stream groups of the config\'s `schedule:` section on their cron expressions until stopped. One run per group and tick, ' +
+      "Run the stream groups of the config's `schedule:` section on their cron expressions until stopped. One run per group and tick, " +
         'also across processes on one destination; SIGTERM or Ctrl-C lets the page under way commit, then exits',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
-    .option('--cron <expression>', 'instead of `schedule:`, one group "cli-<hash of expression, zone and streams>" on this expression, e.g. "0 */6 * * *"')
+    .option(
+      '--cron <expression>',
+      'instead of `schedule:`, one group "cli-<hash of expression, zone and streams>" on this expression, e.g. "0 */6 * * *"',
+    )
     .option('--timezone <zone>', 'IANA time zone of --cron', 'UTC')
     .option('--streams <names>', 'streams of --cron, comma-separated (default: every configured stream)')
     .option('--run-now', 'run every group once at start as well', false)
@@ -61,13 +64,16 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
   const groups = groupsOf(loaded, opts);
   await checkStreams(loaded, groups, opts.cron !== undefined);
 
-  const stop = stopOnSignals((signal) => log.info(`${signal}: stopping; the run under way commits its page first (send it again to quit now)`));
+  const stop = stopOnSignals((signal) =>
+    log.info(`${signal}: stopping; the run under way commits its page first (send it again to quit now)`),
+  );
   const runners: CronRunner[] = [];
   // A caught-up tick yields only to a run started after the catch-up read the runs, by tick time.
   const catchUpReads = new Map<string, Date>();
   try {
     for (const [name, group] of groups) {
-      const job = (tickAt: Date) => runGroup(opts.config, name, group, tickAt, stop.signal, catchUpReads.get(`${name} ${tickAt.getTime()}`));
+      const job = (tickAt: Date) =>
+        runGroup(opts.config, name, group, tickAt, stop.signal, catchUpReads.get(`${name} ${tickAt.getTime()}`));
       runners.push(runnerOf(loaded, name, group, job, opts.cron !== undefined));
     }
     runners.forEach((runner) => runner.start());
@@ -75,10 +81,15 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
       runners.map((runner, i) => {
         const [name, group] = groups[i]!;
         if (opts.runNow) return runner.tick(new Date());
-        return group.catch_up ? catchUp(opts.config, name, runner, stop.signal, (tickAt, readAt) => catchUpReads.set(`${name} ${tickAt.getTime()}`, readAt)) : undefined;
+        return group.catch_up
+          ? catchUp(opts.config, name, runner, stop.signal, (tickAt, readAt) =>
+              catchUpReads.set(`${name} ${tickAt.getTime()}`, readAt),
+            )
+          : undefined;
       }),
     );
-    if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
+    if (!stop.signal.aborted)
+      await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
     return 0;
   } finally {
     // Also on a failure: ticking timers would otherwise keep the process alive.
@@ -89,7 +100,13 @@ async function schedule(opts: ScheduleOptions): Promise<number> {
 }
 
 /** A group's runner; a bad expression in the config is reported as a config error naming the group. */
-function runnerOf(loaded: LoadedConfig, name: string, group: ScheduleGroup, job: (tickAt: Date) => Promise<void>, fromCli: boolean): CronRunner {
+function runnerOf(
+  loaded: LoadedConfig,
+  name: string,
+  group: ScheduleGroup,
+  job: (tickAt: Date) => Promise<void>,
+  fromCli: boolean,
+): CronRunner {
   try {
     return new CronRunner({ name, cron: group.cron, timezone: group.timezone, job });
   } catch (error) {
@@ -103,12 +120,20 @@ function groupsOf(loaded: LoadedConfig, opts: ScheduleOptions): [string, Schedul
   if (opts.cron !== undefined) {
     checkTimeZone(opts.timezone);
     const streams = splitList(opts.streams) ?? [];
-    return [[cliGroupName(opts.cron, opts.timezone, streams), { cron: opts.cron, streams, timezone: opts.timezone, catch_up: false }]];
+    return [
+      [
+        cliGroupName(opts.cron, opts.timezone, streams),
+        { cron: opts.cron, streams, timezone: opts.timezone, catch_up: false },
+      ],
+    ];
   }
-  if (opts.streams !== undefined) throw new UsageError('--streams goes with --cron; the streams of a `schedule:` group are listed in the config');
+  if (opts.streams !== undefined)
+    throw new UsageError('--streams goes with --cron; the streams of a `schedule:` group are listed in the config');
   const groups = Object.entries(loaded.config.schedule ?? {});
   if (groups.length === 0) {
-    throw new ConfigError(loaded.path, ['schedule: missing: add groups such as `schedule: { hourly: { cron: "0 * * * *", streams: [profiles] } }`, or pass --cron']);
+    throw new ConfigError(loaded.path, [
+      'schedule: missing: add groups such as `schedule: { hourly: { cron: "0 * * * *", streams: [profiles] } }`, or pass --cron',
+    ]);
   }
   return groups;
 }
@@ -118,11 +143,16 @@ const TimeZone = ScheduleGroup.shape.timezone;
 
 /** Refuses a `--timezone` that is not an IANA zone now, instead of node-cron failing at the first tick or at shutdown. */
 function checkTimeZone(zone: string): void {
-  if (!TimeZone.safeParse(zone).success) throw new UsageError(`--timezone: "${zone}" is not an IANA time zone: give one such as UTC or Europe/Berlin`);
+  if (!TimeZone.safeParse(zone).success)
+    throw new UsageError(`--timezone: "${zone}" is not an IANA time zone: give one such as UTC or Europe/Berlin`);
 }
 
 /** Every group's streams exist and are configured: `--streams` errors for `--cron`, config errors otherwise. */
-async function checkStreams(loaded: LoadedConfig, groups: readonly [string, ScheduleGroup][], fromCli: boolean): Promise<void> {
+async function checkStreams(
+  loaded: LoadedConfig,
+  groups: readonly [string, ScheduleGroup][],
+  fromCli: boolean,
+): Promise<void> {
   const manifests = await loadManifests(loaded.config);
   if (fromCli) {
     selectStreams({ config: loaded.config, manifests, only: groups[0]![1].streams });
@@ -131,8 +161,11 @@ async function checkStreams(loaded: LoadedConfig, groups: readonly [string, Sche
   const configured = loaded.config.streams as Record<string, unknown>;
   const problems = groups.flatMap(([name, group]) =>
     group.streams.flatMap((stream) => {
-      if (!manifests.has(stream)) return [`schedule.${name}.streams: unknown stream "${stream}" (known: ${[...manifests.keys()].join(', ')})`];
-      return configured[stream] === undefined ? [`schedule.${name}.streams: stream "${stream}" is not configured under streams:`] : [];
+      if (!manifests.has(stream))
+        return [`schedule.${name}.streams: unknown stream "${stream}" (known: ${[...manifests.keys()].join(', ')})`];
+      return configured[stream] === undefined
+        ? [`schedule.${name}.streams: stream "${stream}" is not configured under streams:`]
+        : [];
     }),
   );
   if (problems.length > 0) throw new ConfigError(loaded.path, problems);
@@ -150,12 +183,23 @@ const LOCK_HOLDER = 'seedline schedule';
  * within the last year), that tick runs now, once however many were missed. Two processes
  * starting together pick the same tick, so only one of them runs it (runGroup's check).
  */
-async function catchUp(config: string, name: string, runner: CronRunner, stop: AbortSignal, noteRead: (tickAt: Date, readAt: Date) => void): Promise<void> {
+async function catchUp(
+  config: string,
+  name: string,
+  runner: CronRunner,
+  stop: AbortSignal,
+  noteRead: (tickAt: Date, readAt: Date) => void,
+): Promise<void> {
   let last: Date | null;
   let readAt: Date;
   try {
     // Under the lock: a DuckDB file opens in one process at a time. A stop request ends the wait.
-    const session = await openSession(config, { lock: true, waitForLock: true, signal: stop, holder: `${LOCK_HOLDER} ${name}` });
+    const session = await openSession(config, {
+      lock: true,
+      waitForLock: true,
+      signal: stop,
+      holder: `${LOCK_HOLDER} ${name}`,
+    });
     try {
       readAt = new Date();
       last = await lastRunStart(session, name, COMPLETED);
@@ -171,10 +215,15 @@ async function catchUp(config: string, name: string, runner: CronRunner, stop: A
   if (stop.aborted) return;
   const missed = runner.lastTickSince(last);
   if (missed === null) {
-    log.info(`[${name}] no tick missed since the last completed run (${last?.toISOString() ?? 'never'})`, { group: name });
+    log.info(`[${name}] no tick missed since the last completed run (${last?.toISOString() ?? 'never'})`, {
+      group: name,
+    });
     return;
   }
-  log.info(`[${name}] catching up the tick of ${missed.toISOString()} (last completed run: ${last?.toISOString() ?? 'never'})`, { group: name });
+  log.info(
+    `[${name}] catching up the tick of ${missed.toISOString()} (last completed run: ${last?.toISOString() ?? 'never'})`,
+    { group: name },
+  );
   noteRead(missed, readAt);
   await runner.tick(missed);
 }
@@ -187,14 +236,28 @@ async function catchUp(config: string, name: string, runner: CronRunner, stop: A
  * `readAt`, when the catch-up read the runs. A tick that fails before the sync records its run is recorded `failed`, so the other
  * process does not repeat it.
  */
-async function runGroup(config: string, name: string, group: ScheduleGroup, tickAt: Date, stop: AbortSignal, readAt?: Date): Promise<void> {
+async function runGroup(
+  config: string,
+  name: string,
+  group: ScheduleGroup,
+  tickAt: Date,
+  stop: AbortSignal,
+  readAt?: Date,
+): Promise<void> {
   if (stop.aborted) return;
   let session: Session;
   try {
-    session = await openSession(config, { lock: true, waitForLock: true, signal: stop, holder: `${LOCK_HOLDER} ${name}` });
+    session = await openSession(config, {
+      lock: true,
+      waitForLock: true,
+      signal: stop,
+      holder: `${LOCK_HOLDER} ${name}`,
+    });
   } catch (error) {
     if (error instanceof LockWaitAbortedError) {
-      log.info(`[${name}] tick ${tickAt.toISOString()}: stopped while waiting for the destination lock; nothing ran`, { group: name });
+      log.info(`[${name}] tick ${tickAt.toISOString()}: stopped while waiting for the destination lock; nothing ran`, {
+        group: name,
+      });
       return;
     }
     throw error;
@@ -204,11 +267,20 @@ async function runGroup(config: string, name: string, group: ScheduleGroup, tick
     if (stop.aborted) return;
     const last = await lastRunStart(session, name);
     if (last !== null && last.getTime() >= (readAt ?? tickAt).getTime()) {
-      log.info(`[${name}] tick ${tickAt.toISOString()} already run (run started ${last.toISOString()}): skipped`, { group: name });
+      log.info(`[${name}] tick ${tickAt.toISOString()} already run (run started ${last.toISOString()}): skipped`, {
+        group: name,
+      });
       return;
     }
-    log.info(`[${name}] tick ${tickAt.toISOString()}: sync of ${group.streams.join(', ') || 'every stream'}`, { group: name });
-    const result = await syncInSession(session, { config, streams: group.streams.join(',') || undefined, scheduleGroup: name, stop });
+    log.info(`[${name}] tick ${tickAt.toISOString()}: sync of ${group.streams.join(', ') || 'every stream'}`, {
+      group: name,
+    });
+    const result = await syncInSession(session, {
+      config,
+      streams: group.streams.join(',') || undefined,
+      scheduleGroup: name,
+      stop,
+    });
     log.info(`[${name}] run ${result.runId}: ${result.status}`, { group: name });
   } catch (error) {
     await recordFailedTick(session, name, startedAt, error as Error);
@@ -224,7 +296,14 @@ async function recordFailedTick(session: Session, name: string, startedAt: Date,
     const last = await lastRunStart(session, name);
     if (last !== null && last.getTime() >= startedAt.getTime() - 1000) return;
     const now = new Date();
-    await session.destination.saveRun({ runId: newRunId('run', startedAt), startedAt, finishedAt: now, status: 'failed', error: error.message, scheduleGroup: name });
+    await session.destination.saveRun({
+      runId: newRunId('run', startedAt),
+      startedAt,
+      finishedAt: now,
+      status: 'failed',
+      error: error.message,
+      scheduleGroup: name,
+    });
   } catch {
     // The destination itself is failing: the tick's own error is the one to report.
   }
@@ -235,6 +314,9 @@ async function lastRunStart(session: Session, group: string, statuses?: readonly
   const { destination } = session;
   const table = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier('_seedline_runs', 'table')}`;
   const byStatus = statuses === undefined ? '' : ` and status in (${statuses.map((_, i) => `$${i + 2}`).join(', ')})`;
-  const [row] = await destination.query<{ last: unknown }>(`select max(started_at) as last from ${table} where schedule_group = $1${byStatus}`, [group, ...(statuses ?? [])]);
+  const [row] = await destination.query<{ last: unknown }>(
+    `select max(started_at) as last from ${table} where schedule_group = $1${byStatus}`,
+    [group, ...(statuses ?? [])],
+  );
   return toDate(row?.last);
 }

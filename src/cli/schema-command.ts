@@ -17,7 +17,9 @@ import { configuredTables, type TableReport } from './stream-tables.js';
 export function registerSchemaCommand(program: Command): void {
   program
     .command('schema')
-    .description("Print the tables a sync of the config creates, with the destination's SQL types (no destination is opened)")
+    .description(
+      "Print the tables a sync of the config creates, with the destination's SQL types (no destination is opened)",
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(new Option('--format <format>', 'json or sql').choices(['json', 'sql']).default('json'))
     .action((opts: { config: string; format: 'json' | 'sql' }) =>
@@ -28,13 +30,19 @@ export function registerSchemaCommand(program: Command): void {
         const streams = config.streams as Record<string, Record<string, unknown> | undefined>;
         const tables = configuredTables(manifests, streams, (type) => mapper.sqlType(type));
         if (opts.format === 'json') writeJson(tables);
-        else process.stdout.write(`${tables.map((t) => createStatement(config.destination.schema ?? 'seedline', t)).join('\n\n')}\n`);
+        else
+          process.stdout.write(
+            `${tables.map((t) => createStatement(config.destination.schema ?? 'seedline', t)).join('\n\n')}\n`,
+          );
       }),
     );
 }
 
 function createStatement(schema: string, table: TableReport): string {
   const columns = table.columns.map((c) => `  ${quoteIdentifier(c.name, 'column')} ${c.sqlType}`);
-  const key = !table.parent && table.primaryKey.length > 0 && table.writeMode === 'merge' ? [`  primary key (${table.primaryKey.map((k) => quoteIdentifier(k, 'column')).join(', ')})`] : [];
+  const key =
+    !table.parent && table.primaryKey.length > 0 && table.writeMode === 'merge'
+      ? [`  primary key (${table.primaryKey.map((k) => quoteIdentifier(k, 'column')).join(', ')})`]
+      : [];
   return `create table if not exists ${quoteIdentifier(schema, 'schema')}.${quoteIdentifier(table.table, 'table')} (\n${[...columns, ...key].join(',\n')}\n);`;
 }

@@ -20,7 +20,6 @@ import { stopOnSignals } from './stop-on-signals.js';
 import { buildReport } from './report-command.js';
 import { syncOnce } from './sync-command.js';
 
-
 /** Days of history the `/report` page shows. */
 const REPORT_DAYS = 30;
 /** Options of `seedline serve`. */
@@ -37,7 +36,9 @@ export interface ServeOptions {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('Receive signed webhooks into a durable spool and load each Signal Trigger into the triggers table within seconds (until stopped)')
+    .description(
+      'Receive signed webhooks into a durable spool and load each Signal Trigger into the triggers table within seconds (until stopped)',
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML) with a webhooks: section')
     .option('--port <port>', 'port to listen on (default webhooks.port, 8788; 0 picks a free one)', parsePort)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
@@ -56,7 +57,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
   const log = logLine;
   webhooks.secrets.forEach((secret, i) => {
-    if (secret === '') log(`warning: webhooks.secrets[${i}] is empty (an unset variable?) and is left out: deliveries it should verify are refused 401`);
+    if (secret === '')
+      log(
+        `warning: webhooks.secrets[${i}] is empty (an unset variable?) and is left out: deliveries it should verify are refused 401`,
+      );
   });
   // Owned here and handed to every read serve starts, so a read never adds its own signal handlers.
   const stop = stopOnSignals(() => log('stopping: answering the deliveries under way, then loading the spool'));
@@ -67,10 +71,19 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
 }
 
-async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedConfig, log: (line: string) => void): Promise<void> {
+async function serveUntil(
+  stop: AbortSignal,
+  opts: ServeOptions,
+  loaded: LoadedConfig,
+  log: (line: string) => void,
+): Promise<void> {
   const webhooks = loaded.config.webhooks!;
   const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config), log, stop);
-  const drainer = (await openSpoolDrainer(loaded, { open: () => openLocked(opts.config), log, onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination) }))!;
+  const drainer = (await openSpoolDrainer(loaded, {
+    open: () => openLocked(opts.config),
+    log,
+    onBatchCompleted: (jobIds, destination) => batchReads.completed(jobIds, destination),
+  }))!;
 
   await drainer.spool.check();
   // Reach the destination before listening, so a wrong path or URL fails now; this also loads
@@ -83,7 +96,11 @@ async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedC
     log(`note: ${firstLine(error)}; deliveries are spooled in ${drainer.spool.dir} until it is free`);
   }
 
-  const secrets = new WebhookSecrets({ fixed: webhooks.secrets.filter((secret) => secret !== ''), file: webhooks.secrets_file === undefined ? undefined : resolve(loaded.baseDir, webhooks.secrets_file), log });
+  const secrets = new WebhookSecrets({
+    fixed: webhooks.secrets.filter((secret) => secret !== ''),
+    file: webhooks.secrets_file === undefined ? undefined : resolve(loaded.baseDir, webhooks.secrets_file),
+    log,
+  });
   await secrets.current();
   const receiver = new WebhookReceiver({
     secrets,
@@ -99,7 +116,12 @@ async function serveUntil(stop: AbortSignal, opts: ServeOptions, loaded: LoadedC
     },
     health: () => spoolHealth(drainer),
     // Made on each request from the destination (read-only); while a sync or a drain holds it, the answer is 503 and the reason.
-    pages: { '/report': async () => ({ contentType: 'text/html; charset=utf-8', body: await buildReport(opts.config, REPORT_DAYS) }) },
+    pages: {
+      '/report': async () => ({
+        contentType: 'text/html; charset=utf-8',
+        body: await buildReport(opts.config, REPORT_DAYS),
+      }),
+    },
   });
   const port = opts.port ?? webhooks.port;
   const url = await receiver.listen(port, opts.host).catch((error: unknown) => {
@@ -135,12 +157,16 @@ class BatchReads {
     const streams: string[] = [];
     const awaited: string[] = [];
     for (const stream of this.streams) {
-      const jobs = (await destination.readBatches(stream)).flatMap((b) => (b.status === 'submitted' && b.jobId && wanted.has(b.jobId) ? [b.jobId] : []));
+      const jobs = (await destination.readBatches(stream)).flatMap((b) =>
+        b.status === 'submitted' && b.jobId && wanted.has(b.jobId) ? [b.jobId] : [],
+      );
       if (jobs.length > 0) streams.push(stream);
       awaited.push(...jobs);
     }
     if (streams.length === 0) {
-      this.log(`batch.completed: job ${jobIds.join(', ')} is not awaiting a read by this destination's streams: recorded only`);
+      this.log(
+        `batch.completed: job ${jobIds.join(', ')} is not awaiting a read by this destination's streams: recorded only`,
+      );
       return;
     }
     this.log(`batch.completed: reading the results of job ${awaited.join(', ')} (streams ${streams.join(', ')})`);
@@ -153,7 +179,14 @@ class BatchReads {
       }
       try {
         // The stop ends the read after its page commits, or its wait for the lock.
-        await syncOnce({ config: this.configPath, streams: streams.join(','), wait: true, resumeOnly: true, resumeJobs: awaited, stop: this.stop });
+        await syncOnce({
+          config: this.configPath,
+          streams: streams.join(','),
+          wait: true,
+          resumeOnly: true,
+          resumeJobs: awaited,
+          stop: this.stop,
+        });
       } catch (error) {
         this.log(`batch.completed: reading the results failed (${firstLine(error)}); the next sync reads them`);
       }
@@ -171,7 +204,12 @@ async function spoolHealth(drainer: SpoolDrainer): Promise<Record<string, unknow
   const health: Record<string, unknown> = { last_drain_problem: drainer.problem };
   try {
     const { count, oldestAt } = await drainer.spool.stats();
-    return { spooled: count, oldest_spooled_age_s: oldestAt === null ? null : Math.max(0, Math.round((Date.now() - oldestAt.getTime()) / 1000)), ...health };
+    return {
+      spooled: count,
+      oldest_spooled_age_s:
+        oldestAt === null ? null : Math.max(0, Math.round((Date.now() - oldestAt.getTime()) / 1000)),
+      ...health,
+    };
   } catch (error) {
     return { spooled: null, spool_problem: firstLine(error), ...health };
   }
@@ -179,7 +217,9 @@ async function spoolHealth(drainer: SpoolDrainer): Promise<Record<string, unknow
 
 async function configuredBatchStreams(config: SeedlineConfig): Promise<string[]> {
   const streams = config.streams;
-  return [...(await loadManifests(config)).values()].filter((m) => m.type === 'batch' && streams[m.name] !== undefined).map((m) => m.name);
+  return [...(await loadManifests(config)).values()]
+    .filter((m) => m.type === 'batch' && streams[m.name] !== undefined)
+    .map((m) => m.name);
 }
 
 /** Opens the destination and takes its writer lock for one drain, without waiting: a busy destination leaves the deliveries spooled. */

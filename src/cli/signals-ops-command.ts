@@ -30,7 +30,9 @@ interface OpsOptions {
 export function registerSignalsOpsCommand(signals: Command): void {
   signals
     .command('pause [id]')
-    .description('Pause one Signal, or with --tag every Signal carrying the tag (POST /v1/signals/{id}/pause, /v1/signals/pause). Free; a paused Signal bills nothing')
+    .description(
+      'Pause one Signal, or with --tag every Signal carrying the tag (POST /v1/signals/{id}/pause, /v1/signals/pause). Free; a paused Signal bills nothing',
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
     .option('--tag <tag>', 'pause every Signal carrying this tag')
@@ -41,7 +43,10 @@ export function registerSignalsOpsCommand(signals: Command): void {
           return { json: data, text: `paused ${data.paused} Signals tagged "${opts.tag}"` };
         }
         const { data } = await client.pauseSignal(id!);
-        return { json: data, text: `paused ${data.id} (${data.status}${data.paused_reason ? `, reason ${data.paused_reason}` : ''})` };
+        return {
+          json: data,
+          text: `paused ${data.id} (${data.status}${data.paused_reason ? `, reason ${data.paused_reason}` : ''})`,
+        };
       }),
     );
   signals
@@ -53,19 +58,28 @@ export function registerSignalsOpsCommand(signals: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
     .option('--tag <tag>', 'resume the Signals carrying this tag that were paused by hand (paused_reason user)')
-    .option('--all', "with --tag, also resume Signals the service paused (insufficient_credits, webhook_failing, webhook_gone): fix the cause first", false)
+    .option(
+      '--all',
+      'with --tag, also resume Signals the service paused (insufficient_credits, webhook_failing, webhook_gone): fix the cause first',
+      false,
+    )
     .action((id: string | undefined, opts: OpsOptions) =>
       withClient(opts, async (client) => {
         if (idOrTag(id, opts, 'resume') === 'id') {
           const { data } = await client.resumeSignal(id!);
-          return { json: data, text: `resumed ${data.id} (${data.status}); next check at ${data.next_check_at ?? 'unknown'}` };
+          return {
+            json: data,
+            text: `resumed ${data.id} (${data.status}); next check at ${data.next_check_at ?? 'unknown'}`,
+          };
         }
         return resumeTagged(client, opts.tag!, opts.all ?? false);
       }),
     );
   signals
     .command('check-now <id>')
-    .description('Run one real check of a Signal now (POST /v1/signals/{id}/check-now): billed like a scheduled check (1 credit for a profile), failed checks free')
+    .description(
+      'Run one real check of a Signal now (POST /v1/signals/{id}/check-now): billed like a scheduled check (1 credit for a profile), failed checks free',
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
     .action((id: string, opts: OpsOptions) =>
@@ -79,13 +93,17 @@ export function registerSignalsOpsCommand(signals: Command): void {
           trigger: data.trigger_id ?? '',
           changed: Object.keys(data.diff).join(', '),
         };
-        const failure = data.error_type ? `\ncheck failed (not billed): ${data.error_type}${data.error_message ? `: ${data.error_message}` : ''}` : '';
+        const failure = data.error_type
+          ? `\ncheck failed (not billed): ${data.error_type}${data.error_message ? `: ${data.error_message}` : ''}`
+          : '';
         return { json: data, text: `${formatTable([row])}${failure}` };
       }),
     );
   signals
     .command('test-webhook <id>')
-    .description('Send a signed signal.test delivery to the Signal\'s webhook (POST /v1/signals/{id}/test-webhook). Free; no check, no Trigger')
+    .description(
+      "Send a signed signal.test delivery to the Signal's webhook (POST /v1/signals/{id}/test-webhook). Free; no check, no Trigger",
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
     .action((id: string, opts: OpsOptions) =>
@@ -141,7 +159,9 @@ async function checkOnce(client: ApiClient, id: string): ReturnType<ApiClient['c
 /** Exactly one of an id and `--tag`. */
 function idOrTag(id: string | undefined, opts: OpsOptions, verb: string): 'id' | 'tag' {
   if ((id === undefined) === (opts.tag === undefined)) {
-    throw new UsageError(`signals ${verb}: give a Signal id or --tag TAG (one of them), e.g. seedline signals ${verb} --config seedline.yaml --tag watch`);
+    throw new UsageError(
+      `signals ${verb}: give a Signal id or --tag TAG (one of them), e.g. seedline signals ${verb} --config seedline.yaml --tag watch`,
+    );
   }
   return id === undefined ? 'tag' : 'id';
 }
@@ -156,14 +176,25 @@ async function resumeTagged(client: ApiClient, tag: string, all: boolean): Promi
   const chosen = all ? paused : paused.filter((s) => (s.paused_reason ?? 'user') === 'user');
   const failures: { signal: string; error: string }[] = [];
   for (const signal of chosen) {
-    await client.resumeSignal(signal.id).catch((error: Error) => failures.push({ signal: signal.id, error: error.message }));
+    await client
+      .resumeSignal(signal.id)
+      .catch((error: Error) => failures.push({ signal: signal.id, error: error.message }));
   }
   const lines = [`resumed ${chosen.length - failures.length} of ${chosen.length} paused Signals tagged "${tag}"`];
   const left = paused.filter((s) => !chosen.includes(s));
   if (left.length > 0) {
-    lines.push('', `kept paused (paused by the service; fix the cause, then resume them by id or with --all):`, formatTable(left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? '' }))));
+    lines.push(
+      '',
+      `kept paused (paused by the service; fix the cause, then resume them by id or with --all):`,
+      formatTable(left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? '' }))),
+    );
   }
   if (failures.length > 0) lines.push('', formatTable(failures));
-  const json = { tag, resumed: chosen.filter((s) => !failures.some((f) => f.signal === s.id)).map((s) => s.id), kept_paused: left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? null })), failures };
+  const json = {
+    tag,
+    resumed: chosen.filter((s) => !failures.some((f) => f.signal === s.id)).map((s) => s.id),
+    kept_paused: left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? null })),
+    failures,
+  };
   return { text: lines.join('\n'), json, code: failures.length > 0 ? 1 : 0 };
 }

@@ -25,7 +25,9 @@ interface StateOptions {
  * the data tables.
  */
 export function registerStateCommand(program: Command): void {
-  const state = program.command('state').description('Show the per-stream seed ledger and cursors, or make a stream or one seed due at the next run');
+  const state = program
+    .command('state')
+    .description('Show the per-stream seed ledger and cursors, or make a stream or one seed due at the next run');
   state
     .command('show')
     .description('Seeds by status, partitions with a cursor, and the last change, per stream')
@@ -40,10 +42,18 @@ export function registerStateCommand(program: Command): void {
           const manifests = await loadManifests(session.loaded.config);
           const configured = Object.keys(session.loaded.config.streams);
           const summaries = [];
-          for (const manifest of chosen(manifests, splitList(opts.streams) ?? configured)) summaries.push(await summarizeState(session.destination, manifest.name));
+          for (const manifest of chosen(manifests, splitList(opts.streams) ?? configured))
+            summaries.push(await summarizeState(session.destination, manifest.name));
           if (opts.json) writeJson(summaries);
           else {
-            const rows = summaries.map((s) => ({ stream: s.stream, seeds: Object.entries(s.seeds).map(([status, n]) => `${n} ${status}`).join(', '), partitions: s.partitions, last_updated_at: s.lastUpdatedAt ?? '' }));
+            const rows = summaries.map((s) => ({
+              stream: s.stream,
+              seeds: Object.entries(s.seeds)
+                .map(([status, n]) => `${n} ${status}`)
+                .join(', '),
+              partitions: s.partitions,
+              last_updated_at: s.lastUpdatedAt ?? '',
+            }));
             process.stdout.write(`${formatTable(rows)}\n`);
           }
         } finally {
@@ -53,7 +63,9 @@ export function registerStateCommand(program: Command): void {
     );
   state
     .command('reset')
-    .description('Make the streams due at the next run (or only --seed): ledger rows lose their fetch time, cursors are deleted; data tables are left as they are')
+    .description(
+      'Make the streams due at the next run (or only --seed): ledger rows lose their fetch time, cursors are deleted; data tables are left as they are',
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .requiredOption('--streams <names>', 'the streams to reset, comma-separated')
     .option('--seed <seed>', 'only this seed (a profile or company URL or slug, a search id)')
@@ -67,9 +79,13 @@ export function registerStateCommand(program: Command): void {
         try {
           const streams = chosen(await loadManifests(session.loaded.config), names);
           const outcomes = [];
-          for (const manifest of streams) outcomes.push(await resetStreamState(session.destination, manifest, runId('reset'), opts.seed));
+          for (const manifest of streams)
+            outcomes.push(await resetStreamState(session.destination, manifest, runId('reset'), opts.seed));
           if (opts.json) writeJson(outcomes);
-          else process.stdout.write(`${formatTable(outcomes.map((o) => ({ ...o })))}\ndue at the next run; the data tables are unchanged\n`);
+          else
+            process.stdout.write(
+              `${formatTable(outcomes.map((o) => ({ ...o })))}\ndue at the next run; the data tables are unchanged\n`,
+            );
         } finally {
           await session.close();
         }
@@ -81,7 +97,8 @@ export function registerStateCommand(program: Command): void {
 function chosen(manifests: ReadonlyMap<string, StreamManifest>, names: readonly string[]): StreamManifest[] {
   return names.map((name) => {
     const manifest = manifests.get(name);
-    if (!manifest) throw new UnknownStreamError(`--streams: unknown stream "${name}" (known: ${[...manifests.keys()].join(', ')})`);
+    if (!manifest)
+      throw new UnknownStreamError(`--streams: unknown stream "${name}" (known: ${[...manifests.keys()].join(', ')})`);
     return manifest;
   });
 }

@@ -46,7 +46,9 @@ export function registerStatusCommand(program: Command): void {
           if (opts.json) writeJson({ runs, seeds, batches, repairs });
           else {
             const repaired = repairs.length === 0 ? '(none: every value fit its column)' : formatTable(repairs);
-            process.stdout.write(`Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n\nRepaired fields (recent runs; values as received in _extra unless discarded):\n${repaired}\n`);
+            process.stdout.write(
+              `Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n\nRepaired fields (recent runs; values as received in _extra unless discarded):\n${repaired}\n`,
+            );
           }
         } finally {
           await session.close();

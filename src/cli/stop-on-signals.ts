@@ -15,7 +15,10 @@ export interface StopRequest {
  * process at once (the next run resumes either way).
  * @param onStop told which signal came, once. Default: a line on stderr.
  */
-export function stopOnSignals(onStop: (signal: NodeJS.Signals) => void = (s) => log.info(`${s}: stopping: calls in flight are abandoned, what has arrived commits (send it again to quit now)`)): StopRequest {
+export function stopOnSignals(
+  onStop: (signal: NodeJS.Signals) => void = (s) =>
+    log.info(`${s}: stopping: calls in flight are abandoned, what has arrived commits (send it again to quit now)`),
+): StopRequest {
   const controller = new AbortController();
   const handler = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(signal === 'SIGINT' ? 130 : 143);

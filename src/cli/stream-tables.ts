@@ -1,4 +1,11 @@
-import { childKeyColumns, childShape, parentShape, tableLayout, type LogicalType, type TableShape } from '../destinations/table-layout.js';
+import {
+  childKeyColumns,
+  childShape,
+  parentShape,
+  tableLayout,
+  type LogicalType,
+  type TableShape,
+} from '../destinations/table-layout.js';
 import { TableShaper } from '../engine/table-shaper.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
@@ -24,9 +31,16 @@ export function configuredTables(
 }
 
 /** The tables of one stream: one per partition expansion that names a table (`activity_{{ partition.kind }}`), each with its child tables. */
-function tablesOf(manifest: StreamManifest | undefined, options: Record<string, unknown>, sqlType: (type: LogicalType) => string): TableReport[] {
+function tablesOf(
+  manifest: StreamManifest | undefined,
+  options: Record<string, unknown>,
+  sqlType: (type: LogicalType) => string,
+): TableReport[] {
   if (!manifest) return [];
-  const shaper = new TableShaper(manifest.table, { options, run: { id: 'schema', started_at: new Date(0).toISOString() } });
+  const shaper = new TableShaper(manifest.table, {
+    options,
+    run: { id: 'schema', started_at: new Date(0).toISOString() },
+  });
   const seen = new Set<string>();
   return expansions(manifest, options).flatMap((partition) => {
     const definition = shaper.definitionFor(partition);
@@ -42,7 +56,10 @@ function tablesOf(manifest: StreamManifest | undefined, options: Record<string, 
       columns: shape.columns.map((c) => ({ name: c.name, type: c.type, sqlType: sqlType(c.type) })),
       ...(parent ? { parent } : {}),
     });
-    return [report(parentShape(layout)), ...layout.children.map((child) => report(childShape(layout, child), layout.name))];
+    return [
+      report(parentShape(layout)),
+      ...layout.children.map((child) => report(childShape(layout, child), layout.name)),
+    ];
   });
 }
 
@@ -52,7 +69,9 @@ function expansions(manifest: StreamManifest, options: Record<string, unknown>):
   let partitions: Record<string, unknown>[] = [{}];
   for (const [name, template] of Object.entries(expand)) {
     const values = renderTemplate(template, { options });
-    partitions = partitions.flatMap((p) => (Array.isArray(values) ? values : [values]).map((value) => ({ ...p, [name]: value })));
+    partitions = partitions.flatMap((p) =>
+      (Array.isArray(values) ? values : [values]).map((value) => ({ ...p, [name]: value })),
+    );
   }
   return partitions;
 }

@@ -52,7 +52,11 @@ export function registerSyncCommand(program: Command): void {
     .option('--streams <names>', 'only these streams, comma-separated (dependencies are not added)')
     .option('--full-refresh', 'ignore freshness and incremental cursors: fetch everything again', false)
     .option('--wait', 'wait for another writer to release the destination instead of failing', false)
-    .option('--resume-only', 'only read the results of batch jobs earlier runs submitted (what serve does on batch.completed); submit nothing new', false)
+    .option(
+      '--resume-only',
+      'only read the results of batch jobs earlier runs submitted (what serve does on batch.completed); submit nothing new',
+      false,
+    )
     .option('--sample-query', 'print a sample query of the loaded profiles afterwards', false)
     .addOption(jsonOption())
     .action((opts: SyncRunOptions) =>
@@ -73,7 +77,12 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
   const stop = opts.stop ?? own!.signal;
   try {
     // The stop also ends a wait for the lock: another writer may hold it for hours.
-    const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait ?? false, signal: stop, offersWait: true });
+    const session = await openSession(opts.config, {
+      lock: true,
+      waitForLock: opts.wait ?? false,
+      signal: stop,
+      offersWait: true,
+    });
     try {
       return await syncInSession(session, { ...opts, stop });
     } finally {
@@ -111,7 +120,10 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     ...(opts.stop ? { stop: opts.stop } : {}),
   });
   if (opts.quiet) return result;
-  const sql = opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles') ? sampleQuery(quoteIdentifier(destination.schema, 'schema')) : undefined;
+  const sql =
+    opts.sampleQuery && result.streams.some((s) => s.stream === 'profiles')
+      ? sampleQuery(quoteIdentifier(destination.schema, 'schema'))
+      : undefined;
   const sample = sql === undefined ? undefined : await destination.query(sql);
   if (opts.json) {
     writeJson({ ...result, ...(sample ? { sampleQuery: { sql, rows: sample } } : {}) });
@@ -119,8 +131,12 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
   }
   process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key) })}\n`);
   if (sample) {
-    process.stdout.write(`\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(sample)}\n`);
-    process.stdout.write(`\nSee where the credits went: seedline report --config ${opts.config} writes an HTML page of credits, freshness, failures and runs\n`);
+    process.stdout.write(
+      `\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(sample)}\n`,
+    );
+    process.stdout.write(
+      `\nSee where the credits went: seedline report --config ${opts.config} writes an HTML page of credits, freshness, failures and runs\n`,
+    );
   }
   return result;
 }
@@ -133,8 +149,14 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
  */
 async function drainSpool({ destination, loaded }: Session): Promise<void> {
   try {
-    const drained = await (await openSpoolDrainer(loaded, { open: async () => ({ destination, close: async () => undefined }), leaveBatchCompleted: true }))?.drainOnce();
-    if (drained?.files) log.info(`spool: loaded ${drained.files} webhook deliveries waiting in the spool`, { files: drained.files });
+    const drained = await (
+      await openSpoolDrainer(loaded, {
+        open: async () => ({ destination, close: async () => undefined }),
+        leaveBatchCompleted: true,
+      })
+    )?.drainOnce();
+    if (drained?.files)
+      log.info(`spool: loaded ${drained.files} webhook deliveries waiting in the spool`, { files: drained.files });
   } catch (error) {
     log.warn(`webhook spool not loaded (${firstLine(error)}); its deliveries stay spooled for serve or the next sync`);
   }
@@ -142,7 +164,10 @@ async function drainSpool({ destination, loaded }: Session): Promise<void> {
 
 /** `a, b,,c` → `['a', 'b', 'c']`; undefined stays undefined. */
 export function splitList(value: string | undefined): string[] | undefined {
-  return value?.split(',').map((s) => s.trim()).filter(Boolean);
+  return value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** Keys the spec says bill nothing (`svc_test_…`: fixtures, zero spend), so the balance cannot move. */
@@ -156,11 +181,18 @@ function isTestKey(apiKey: string): boolean {
  */
 export function booksLine(result: Pick<RunResult, 'books' | 'balanceChange'>, billsNothing = false): string {
   const { books, balanceChange } = result;
-  const earlier = books.earlierBilled > 0 ? ` (${books.earlierBilled} of them for batch jobs earlier runs submitted, billed then)` : '';
-  const atRisk = books.atRisk > 0 ? `, ${books.atRisk} at risk (answers lost after their request went out, counted at worst case)` : '';
+  const earlier =
+    books.earlierBilled > 0
+      ? ` (${books.earlierBilled} of them for batch jobs earlier runs submitted, billed then)`
+      : '';
+  const atRisk =
+    books.atRisk > 0
+      ? `, ${books.atRisk} at risk (answers lost after their request went out, counted at worst case)`
+      : '';
   const head = `books: ${books.billed} credits billed${earlier}${atRisk}`;
   if (billsNothing) return `${head}; a svc_test_ key bills nothing, so the balance does not move`;
-  if (balanceChange === null) return `${head}; the balance could not be read at the start and the end, so it is not compared`;
+  if (balanceChange === null)
+    return `${head}; the balance could not be read at the start and the end, so it is not compared`;
   const difference = balanceChange - (books.billed - books.earlierBilled);
   if (difference === 0) return `${head}; the balance fell by ${balanceChange}: they agree`;
   return (

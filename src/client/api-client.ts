@@ -64,7 +64,13 @@ import { endpoint, knownEndpoint, type KnownEndpoint } from './endpoints.js';
 import { queryOf, seg, variantSuffix } from './call-helpers.js';
 import type { ApiClientOptions, GenericRequest, IdempotencyOptions, SearchVariant } from './client-options.js';
 
-export type { ApiClientOptions, ClientEvent, GenericRequest, IdempotencyOptions, SearchVariant } from './client-options.js';
+export type {
+  ApiClientOptions,
+  ClientEvent,
+  GenericRequest,
+  IdempotencyOptions,
+  SearchVariant,
+} from './client-options.js';
 
 export type { ApiResponse } from './response-parser.js';
 
@@ -113,7 +119,11 @@ export class ApiClient {
   constructor(options: ApiClientOptions) {
     this.limiter = options.limiter ?? new RateLimiter();
     this.#ownsLimiter = options.limiter === undefined;
-    this.#transport = new ApiTransport(options, { limiter: this.limiter, credits: this.credits, onRateLimited: () => this.#rereadLimits() });
+    this.#transport = new ApiTransport(options, {
+      limiter: this.limiter,
+      credits: this.credits,
+      onRateLimited: () => this.#rereadLimits(),
+    });
     this.baseUrl = this.#transport.baseUrl;
   }
 
@@ -139,7 +149,10 @@ export class ApiClient {
    */
   async refreshLimits(): Promise<void> {
     const { data } = await this.getAccount();
-    this.limiter.configure({ requestsPerMinute: data.rate_limit.requests_per_minute, concurrentBatchJobs: data.rate_limit.concurrent_batch_jobs });
+    this.limiter.configure({
+      requestsPerMinute: data.rate_limit.requests_per_minute,
+      concurrentBatchJobs: data.rate_limit.concurrent_batch_jobs,
+    });
     this.#limitsFromAccount = true;
   }
 
@@ -177,7 +190,10 @@ export class ApiClient {
   }
 
   /** POST /v1/search/companies (or `/sales-nav`, `/standard`): 2 credits per page scraped. Variant default `default`. */
-  searchCompanies(body: CompanySearchBody, variant: SearchVariant = 'default'): Promise<ApiResponse<CompanySearchResult>> {
+  searchCompanies(
+    body: CompanySearchBody,
+    variant: SearchVariant = 'default',
+  ): Promise<ApiResponse<CompanySearchResult>> {
     return this.#known(endpoint('POST', `/v1/search/companies${variantSuffix(variant)}`), body);
   }
 
@@ -261,7 +277,12 @@ export class ApiClient {
 
   /** GET /v1/batch/{job_id}: status, and `results`/`failures` once completed. Free. */
   getBatch(jobId: string): Promise<ApiResponse<BatchJob>> {
-    return this.#transport.send({ operation: 'getBatch', method: 'GET', path: `/v1/batch/${seg(jobId)}`, schema: BatchJob });
+    return this.#transport.send({
+      operation: 'getBatch',
+      method: 'GET',
+      path: `/v1/batch/${seg(jobId)}`,
+      schema: BatchJob,
+    });
   }
 
   /** GET /v1/batch/{job_id}/results: result entries resolved so far; the next cursor is `meta.nextCursor`. Free. */
@@ -273,17 +294,34 @@ export class ApiClient {
    * {@link getBatchResults}, the body read by `decode` (in a worker thread, say) when it can; when
    * it answers null the page is parsed here, as `getBatchResults` parses it.
    */
-  getBatchResultsDecoded<T>(jobId: string, query: BatchResultsQuery, decode: (text: string) => Promise<ApiResponse<T> | null>): Promise<ApiResponse<T | BatchResultsPage>> {
-    return this.#transport.send({ ...batchResultsCall(jobId, query, BatchResultsPage as z.ZodType<T | BatchResultsPage>), decode });
+  getBatchResultsDecoded<T>(
+    jobId: string,
+    query: BatchResultsQuery,
+    decode: (text: string) => Promise<ApiResponse<T> | null>,
+  ): Promise<ApiResponse<T | BatchResultsPage>> {
+    return this.#transport.send({
+      ...batchResultsCall(jobId, query, BatchResultsPage as z.ZodType<T | BatchResultsPage>),
+      decode,
+    });
   }
 
   /** POST /v1/signals: the answer alone carries `notify.webhook_secret`. */
   createSignal(body: SignalCreateBody): Promise<ApiResponse<Signal>> {
-    return this.#transport.send({ operation: 'createSignal', method: 'POST', path: '/v1/signals', body, bodySchema: SignalCreateBody, schema: Signal });
+    return this.#transport.send({
+      operation: 'createSignal',
+      method: 'POST',
+      path: '/v1/signals',
+      body,
+      bodySchema: SignalCreateBody,
+      schema: Signal,
+    });
   }
 
   /** POST /v1/signals/bulk: up to 1000 targets; retries reuse one Idempotency-Key. Free. */
-  bulkCreateSignals(body: SignalBulkBody, options: IdempotencyOptions = {}): Promise<ApiResponse<z.output<typeof SignalBulkResult>>> {
+  bulkCreateSignals(
+    body: SignalBulkBody,
+    options: IdempotencyOptions = {},
+  ): Promise<ApiResponse<z.output<typeof SignalBulkResult>>> {
     return this.#transport.send({
       operation: 'bulkCreateSignals',
       method: 'POST',
@@ -308,22 +346,44 @@ export class ApiClient {
 
   /** GET /v1/signals/{id}. */
   getSignal(id: string): Promise<ApiResponse<Signal>> {
-    return this.#transport.send({ operation: 'getSignal', method: 'GET', path: `/v1/signals/${seg(id)}`, schema: Signal });
+    return this.#transport.send({
+      operation: 'getSignal',
+      method: 'GET',
+      path: `/v1/signals/${seg(id)}`,
+      schema: Signal,
+    });
   }
 
   /** PATCH /v1/signals/{id}: send only changed fields. Free. */
   updateSignal(id: string, patch: SignalPatchBody): Promise<ApiResponse<z.output<typeof SignalUpdateResult>>> {
-    return this.#transport.send({ operation: 'updateSignal', method: 'PATCH', path: `/v1/signals/${seg(id)}`, body: patch, bodySchema: SignalPatchBody, schema: SignalUpdateResult });
+    return this.#transport.send({
+      operation: 'updateSignal',
+      method: 'PATCH',
+      path: `/v1/signals/${seg(id)}`,
+      body: patch,
+      bodySchema: SignalPatchBody,
+      schema: SignalUpdateResult,
+    });
   }
 
   /** DELETE /v1/signals/{id}. */
   deleteSignal(id: string): Promise<ApiResponse<z.output<typeof SignalDeleteResult>>> {
-    return this.#transport.send({ operation: 'deleteSignal', method: 'DELETE', path: `/v1/signals/${seg(id)}`, schema: SignalDeleteResult });
+    return this.#transport.send({
+      operation: 'deleteSignal',
+      method: 'DELETE',
+      path: `/v1/signals/${seg(id)}`,
+      schema: SignalDeleteResult,
+    });
   }
 
   /** POST /v1/signals/{id}/pause. Free. */
   pauseSignal(id: string): Promise<ApiResponse<z.output<typeof SignalPauseResult>>> {
-    return this.#transport.send({ operation: 'pauseSignal', method: 'POST', path: `/v1/signals/${seg(id)}/pause`, schema: SignalPauseResult });
+    return this.#transport.send({
+      operation: 'pauseSignal',
+      method: 'POST',
+      path: `/v1/signals/${seg(id)}/pause`,
+      schema: SignalPauseResult,
+    });
   }
 
   /** POST /v1/signals/pause `{ tag }`: pauses every Signal carrying the tag; `data.paused` is the count. Free. */
@@ -340,7 +400,12 @@ export class ApiClient {
 
   /** POST /v1/signals/{id}/resume. */
   resumeSignal(id: string): Promise<ApiResponse<z.output<typeof SignalResumeResult>>> {
-    return this.#transport.send({ operation: 'resumeSignal', method: 'POST', path: `/v1/signals/${seg(id)}/resume`, schema: SignalResumeResult });
+    return this.#transport.send({
+      operation: 'resumeSignal',
+      method: 'POST',
+      path: `/v1/signals/${seg(id)}/resume`,
+      schema: SignalResumeResult,
+    });
   }
 
   /**
@@ -348,16 +413,31 @@ export class ApiClient {
    * sent once: only a 429 (refused before any check) is retried; a 5xx or a lost answer is thrown.
    */
   checkSignalNow(id: string): Promise<ApiResponse<z.output<typeof CheckResult>>> {
-    return this.#transport.send({ operation: 'checkSignalNow', method: 'POST', path: `/v1/signals/${seg(id)}/check-now`, schema: CheckResult, once: true });
+    return this.#transport.send({
+      operation: 'checkSignalNow',
+      method: 'POST',
+      path: `/v1/signals/${seg(id)}/check-now`,
+      schema: CheckResult,
+      once: true,
+    });
   }
 
   /** POST /v1/signals/{id}/test: the backward-compatible alias of check-now (either answer shape); sent once, like check-now. */
   testSignal(id: string): Promise<ApiResponse<z.output<typeof SignalTestResult>>> {
-    return this.#transport.send({ operation: 'testSignal', method: 'POST', path: `/v1/signals/${seg(id)}/test`, schema: SignalTestResult, once: true });
+    return this.#transport.send({
+      operation: 'testSignal',
+      method: 'POST',
+      path: `/v1/signals/${seg(id)}/test`,
+      schema: SignalTestResult,
+      once: true,
+    });
   }
 
   /** POST /v1/signals/{id}/test-webhook: enqueues a signed `signal.test` delivery; retries reuse one Idempotency-Key. Free. */
-  testSignalWebhook(id: string, options: IdempotencyOptions = {}): Promise<ApiResponse<z.output<typeof TestWebhookResult>>> {
+  testSignalWebhook(
+    id: string,
+    options: IdempotencyOptions = {},
+  ): Promise<ApiResponse<z.output<typeof TestWebhookResult>>> {
     return this.#transport.send({
       operation: 'testSignalWebhook',
       method: 'POST',
@@ -391,7 +471,12 @@ export class ApiClient {
 
   /** GET /v1/account: balance, tier and limits. Free. Also updates {@link account} and the meter's balance. */
   async getAccount(): Promise<ApiResponse<Account>> {
-    const answer = await this.#transport.send({ operation: 'getAccount', method: 'GET', path: '/v1/account', schema: Account });
+    const answer = await this.#transport.send({
+      operation: 'getAccount',
+      method: 'GET',
+      path: '/v1/account',
+      schema: Account,
+    });
     this.#account = answer.data;
     this.credits.observeBalance(answer.data.credits_remaining);
     return answer;
@@ -399,12 +484,24 @@ export class ApiClient {
 
   /** PATCH /v1/account: default and fallback webhook URLs; `webhook_secret` comes back when a default webhook is first set. */
   updateAccount(body: AccountPatchBody): Promise<ApiResponse<z.output<typeof AccountSettings>>> {
-    return this.#transport.send({ operation: 'updateAccount', method: 'PATCH', path: '/v1/account', body, bodySchema: AccountPatchBody, schema: AccountSettings });
+    return this.#transport.send({
+      operation: 'updateAccount',
+      method: 'PATCH',
+      path: '/v1/account',
+      body,
+      bodySchema: AccountPatchBody,
+      schema: AccountSettings,
+    });
   }
 
   /** GET /v1/webhook-deliveries/{delivery_id}. Free. */
   getWebhookDelivery(id: string): Promise<ApiResponse<WebhookDelivery>> {
-    return this.#transport.send({ operation: 'getWebhookDelivery', method: 'GET', path: `/v1/webhook-deliveries/${seg(id)}`, schema: WebhookDelivery });
+    return this.#transport.send({
+      operation: 'getWebhookDelivery',
+      method: 'GET',
+      path: `/v1/webhook-deliveries/${seg(id)}`,
+      schema: WebhookDelivery,
+    });
   }
 
   /**
@@ -432,14 +529,33 @@ export class ApiClient {
 
   /** A call of a known endpoint with `args` (its body, or its query for a GET). */
   #known<T>(known: KnownEndpoint, args: object | undefined): Promise<ApiResponse<T>> {
-    const spec = { operation: known.operation, method: known.method, path: known.path, schema: known.schema, billed: known.billed };
-    if (known.method === 'GET') return this.#transport.send({ ...spec, query: queryOf(args as Record<string, unknown> | undefined) }) as Promise<ApiResponse<T>>;
+    const spec = {
+      operation: known.operation,
+      method: known.method,
+      path: known.path,
+      schema: known.schema,
+      billed: known.billed,
+    };
+    if (known.method === 'GET')
+      return this.#transport.send({ ...spec, query: queryOf(args as Record<string, unknown> | undefined) }) as Promise<
+        ApiResponse<T>
+      >;
     const body = known.prepare ? known.prepare({ ...(args as Record<string, unknown>) }) : args;
-    return this.#transport.send({ ...spec, body, ...(known.bodySchema ? { bodySchema: known.bodySchema } : {}) }) as Promise<ApiResponse<T>>;
+    return this.#transport.send({
+      ...spec,
+      body,
+      ...(known.bodySchema ? { bodySchema: known.bodySchema } : {}),
+    }) as Promise<ApiResponse<T>>;
   }
 }
 
 /** The call of `GET /v1/batch/{id}/results`, its data read with `schema`. */
 function batchResultsCall<S extends z.ZodType>(jobId: string, query: BatchResultsQuery, schema: S): CallSpec<S> {
-  return { operation: 'getBatchResults', method: 'GET', path: `/v1/batch/${seg(jobId)}/results`, query: { status: query.status, cursor: query.cursor, limit: query.limit }, schema };
+  return {
+    operation: 'getBatchResults',
+    method: 'GET',
+    path: `/v1/batch/${seg(jobId)}/results`,
+    query: { status: query.status, cursor: query.cursor, limit: query.limit },
+    schema,
+  };
 }

@@ -4,7 +4,13 @@ import { describeIssues, TokenExchangeResponse } from '../../schemas/index.js';
 import { boundedRequest, DEFAULT_CALL_DEADLINE_MS, DEFAULT_MAX_ANSWER_BYTES } from './bounded-request.js';
 import type { AnswerLimits } from './bounded-request.js';
 import type { CreditMeter } from './credit-meter.js';
-import { CallAbortedError, InvalidApiKeyError, RateLimitedError, RequestValidationError, SeedlineClientError } from './errors.js';
+import {
+  CallAbortedError,
+  InvalidApiKeyError,
+  RateLimitedError,
+  RequestValidationError,
+  SeedlineClientError,
+} from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { parseResponse } from './response-parser.js';
 import type { ApiResponse } from './response-parser.js';
@@ -87,9 +93,12 @@ export class ApiTransport {
     try {
       url = new URL(options.baseUrl);
     } catch {
-      throw new RangeError(`The base URL must be an absolute http(s) URL such as http://127.0.0.1:4010 (check --base-url)`);
+      throw new RangeError(
+        `The base URL must be an absolute http(s) URL such as http://127.0.0.1:4010 (check --base-url)`,
+      );
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The base URL must use http or https (check --base-url)');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new RangeError('The base URL must use http or https (check --base-url)');
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#origin = url.origin;
     this.#apiKey = options.apiKey;
@@ -141,7 +150,8 @@ export class ApiTransport {
   async send<S extends z.ZodType>(spec: CallSpec<S>): Promise<ApiResponse<z.output<S>>> {
     if (this.#validate && spec.bodySchema) {
       const checked = spec.bodySchema.safeParse(spec.body);
-      if (!checked.success) throw new RequestValidationError({ operation: spec.operation, reason: describeIssues(checked.error) });
+      if (!checked.success)
+        throw new RequestValidationError({ operation: spec.operation, reason: describeIssues(checked.error) });
     }
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const run = async () => {
@@ -159,7 +169,9 @@ export class ApiTransport {
     };
     let answer: ApiResponse<z.output<S>>;
     try {
-      answer = spec.batchSubmission ? await this.#links.limiter.scheduleBatchSubmission(run, this.#stop.signal) : await run();
+      answer = spec.batchSubmission
+        ? await this.#links.limiter.scheduleBatchSubmission(run, this.#stop.signal)
+        : await run();
     } catch (error) {
       throw this.#stopped(error, spec.operation);
     }
@@ -170,10 +182,16 @@ export class ApiTransport {
   /** A stop that ended a wait (rate limit, batch slot, backoff) surfaces as {@link CallAbortedError}: nothing was on the wire. */
   #stopped(error: unknown, operation: string): unknown {
     const signal = this.#stop.signal;
-    return signal?.aborted && error === signal.reason ? new CallAbortedError({ operation, maybeProcessed: false, cause: error }) : error;
+    return signal?.aborted && error === signal.reason
+      ? new CallAbortedError({ operation, maybeProcessed: false, cause: error })
+      : error;
   }
 
-  #withRetries<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined): Promise<ApiResponse<z.output<S>>> {
+  #withRetries<S extends z.ZodType>(
+    spec: CallSpec<S>,
+    payload: string | undefined,
+    token: string | undefined,
+  ): Promise<ApiResponse<z.output<S>>> {
     return withRetry((attempt) => this.#attempt(spec, payload, token, attempt), {
       policy: this.#retry,
       limiter: this.#links.limiter,
@@ -181,17 +199,35 @@ export class ApiTransport {
       ...(spec.once ? { retryable: isRateLimit } : spec.billed ? { retryable: isRetryableUnbilled } : {}),
       onRetry: ({ attempt, delayMs, error }) => {
         if (error instanceof RateLimitedError) this.#links.onRateLimited();
-        this.#emit({ type: 'retry', operation: spec.operation, attempt, delayMs, code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN' });
+        this.#emit({
+          type: 'retry',
+          operation: spec.operation,
+          attempt,
+          delayMs,
+          code: error instanceof SeedlineClientError ? error.code : 'UNKNOWN',
+        });
       },
     });
   }
 
-  async #attempt<S extends z.ZodType>(spec: CallSpec<S>, payload: string | undefined, token: string | undefined, attempt: number): Promise<ApiResponse<z.output<S>>> {
+  async #attempt<S extends z.ZodType>(
+    spec: CallSpec<S>,
+    payload: string | undefined,
+    token: string | undefined,
+    attempt: number,
+  ): Promise<ApiResponse<z.output<S>>> {
     this.#emit({ type: 'request', operation: spec.operation, method: spec.method, path: spec.path, attempt });
     const started = Date.now();
     const raw = await boundedRequest(
       this.baseUrl + spec.path + queryString(spec.query),
-      { method: spec.method, headers: this.#headers(spec, payload, token), body: payload, dispatcher: this.#agent, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs },
+      {
+        method: spec.method,
+        headers: this.#headers(spec, payload, token),
+        body: payload,
+        dispatcher: this.#agent,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+      },
       { operation: spec.operation, origin: this.#origin, limits: this.#limits },
     );
     const requestIdHeader = raw.headers['x-request-id'];
@@ -206,13 +242,20 @@ export class ApiTransport {
       requestId: Array.isArray(requestIdHeader) ? requestIdHeader[0] : requestIdHeader,
     });
     if (spec.decode && raw.status >= 200 && raw.status < 300 && raw.bodyError === undefined) {
-      const decoded = await spec.decode(Buffer.from(raw.body.buffer, raw.body.byteOffset, raw.body.byteLength).toString('utf8'));
+      const decoded = await spec.decode(
+        Buffer.from(raw.body.buffer, raw.body.byteOffset, raw.body.byteLength).toString('utf8'),
+      );
       if (decoded) {
         decoded.meta.requestId ??= Array.isArray(requestIdHeader) ? requestIdHeader[0] : requestIdHeader;
         return decoded;
       }
     }
-    return parseResponse(raw, { operation: spec.operation, schema: spec.schema, bare: spec.bare ?? false, secrets: [this.#apiKey, token] });
+    return parseResponse(raw, {
+      operation: spec.operation,
+      schema: spec.schema,
+      bare: spec.bare ?? false,
+      secrets: [this.#apiKey, token],
+    });
   }
 
   #headers(spec: CallSpec<z.ZodType>, payload: string | undefined, token: string | undefined): Record<string, string> {

@@ -44,8 +44,13 @@ export interface AttemptContext {
  * const raw = await boundedRequest(`${base}/v1/account`, { method: 'GET' }, { operation: 'getAccount', origin: base, limits: { maxAnswerBytes: 1 << 20, deadlineMs: 5_000 } });
  * ```
  */
-export async function boundedRequest(url: string, init: BoundedRequestInit, context: AttemptContext): Promise<RawResponse> {
-  if (context.limits.signal?.aborted) throw new CallAbortedError({ operation: context.operation, maybeProcessed: false });
+export async function boundedRequest(
+  url: string,
+  init: BoundedRequestInit,
+  context: AttemptContext,
+): Promise<RawResponse> {
+  if (context.limits.signal?.aborted)
+    throw new CallAbortedError({ operation: context.operation, maybeProcessed: false });
   const guard = new AttemptGuard(context);
   try {
     const answer = await send(url, init, guard, context.origin);
@@ -103,7 +108,8 @@ class AttemptGuard {
   readonly #controller = new AbortController();
   readonly #context: AttemptContext;
   readonly #timer: ReturnType<typeof setTimeout>;
-  readonly #onStop = () => this.#cutWith(new CallAbortedError({ operation: this.#context.operation, maybeProcessed: true }));
+  readonly #onStop = () =>
+    this.#cutWith(new CallAbortedError({ operation: this.#context.operation, maybeProcessed: true }));
   #status = 0;
   /** Body bytes received; undefined until the headers arrive. */
   #received: number | undefined;
@@ -147,12 +153,22 @@ class AttemptGuard {
   }
 
   #overdue(): AnswerOverdueError {
-    return new AnswerOverdueError({ operation: this.#context.operation, deadlineMs: this.#context.limits.deadlineMs, receivedBytes: this.#received });
+    return new AnswerOverdueError({
+      operation: this.#context.operation,
+      deadlineMs: this.#context.limits.deadlineMs,
+      receivedBytes: this.#received,
+    });
   }
 
   #tooLarge(receivedBytes: number, declared: boolean): AnswerTooLargeError {
     const { operation, limits } = this.#context;
-    return new AnswerTooLargeError({ operation, status: this.#status, maxBytes: limits.maxAnswerBytes, receivedBytes, declared });
+    return new AnswerTooLargeError({
+      operation,
+      status: this.#status,
+      maxBytes: limits.maxAnswerBytes,
+      receivedBytes,
+      declared,
+    });
   }
 }
 

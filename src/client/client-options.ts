@@ -41,7 +41,16 @@ export interface ApiClientOptions {
 /** What the client reports through `onEvent`. Contains no key, token or secret. */
 export type ClientEvent =
   | { type: 'request'; operation: string; method: string; path: string; attempt: number }
-  | { type: 'response'; operation: string; method: string; path: string; attempt: number; status: number; durationMs: number; requestId?: string | undefined }
+  | {
+      type: 'response';
+      operation: string;
+      method: string;
+      path: string;
+      attempt: number;
+      status: number;
+      durationMs: number;
+      requestId?: string | undefined;
+    }
   | { type: 'retry'; operation: string; attempt: number; delayMs: number; code: string }
   | { type: 'token-exchanged'; expiresAt: number };
 

@@ -62,7 +62,13 @@ function withIdentityFields(identity: readonly string[]) {
   };
 }
 
-const post = (operation: string, path: string, bodySchema: z.ZodType, schema: z.ZodType, prepare?: KnownEndpoint['prepare']): KnownEndpoint => ({
+const post = (
+  operation: string,
+  path: string,
+  bodySchema: z.ZodType,
+  schema: z.ZodType,
+  prepare?: KnownEndpoint['prepare'],
+): KnownEndpoint => ({
   operation,
   method: 'POST',
   path,
@@ -71,16 +77,33 @@ const post = (operation: string, path: string, bodySchema: z.ZodType, schema: z.
   billed: true,
   ...(prepare ? { prepare } : {}),
 });
-const get = (operation: string, path: string, schema: z.ZodType): KnownEndpoint => ({ operation, method: 'GET', path, schema, billed: false });
+const get = (operation: string, path: string, schema: z.ZodType): KnownEndpoint => ({
+  operation,
+  method: 'GET',
+  path,
+  schema,
+  billed: false,
+});
 
 const searchVariants = (operation: string, path: string, bodySchema: z.ZodType, schema: z.ZodType): KnownEndpoint[] =>
   (['default', 'sales-nav', 'standard'] as const).map((variant) =>
-    post(variant === 'default' ? operation : `${operation}:${variant}`, variant === 'default' ? path : `${path}/${variant}`, bodySchema, schema),
+    post(
+      variant === 'default' ? operation : `${operation}:${variant}`,
+      variant === 'default' ? path : `${path}/${variant}`,
+      bodySchema,
+      schema,
+    ),
   );
 
 const ENDPOINTS: readonly KnownEndpoint[] = [
   post('enrichProfile', '/v1/profiles/enrich', ProfileEnrichBody, Profile, withIdentityFields(PROFILE_IDENTITY_FIELDS)),
-  post('enrichCompany', '/v1/companies/enrich', CompanyEnrichBody, Company, withIdentityFields(COMPANY_IDENTITY_FIELDS)),
+  post(
+    'enrichCompany',
+    '/v1/companies/enrich',
+    CompanyEnrichBody,
+    Company,
+    withIdentityFields(COMPANY_IDENTITY_FIELDS),
+  ),
   post('enrichPost', '/v1/posts/enrich', PostEnrichBody, Post),
   post('companyHeadcount', '/v1/companies/headcount', HeadcountBody, HeadcountResult),
   ...searchVariants('searchPeople', '/v1/search/people', PeopleSearchBody, PeopleSearchResult),
@@ -91,7 +114,12 @@ const ENDPOINTS: readonly KnownEndpoint[] = [
   post('companyPosts', '/v1/companies/posts', CompanyPostsBody, CompanyPostsPage),
   post('postComments', '/v1/posts/comments', PostCommentsBody, PostCommentsPage),
   post('postReactions', '/v1/posts/reactions', PostReactionsBody, PostReactionsPage),
-  post('profileRecommendations', '/v1/profiles/recommendations', ProfileRecommendationsBody, ProfileRecommendationsPage),
+  post(
+    'profileRecommendations',
+    '/v1/profiles/recommendations',
+    ProfileRecommendationsBody,
+    ProfileRecommendationsPage,
+  ),
   post('profileInterests', '/v1/profiles/interests', ProfileInterestsBody, ProfileInterestsPage),
   get('listTriggers', '/v1/triggers', z.array(Trigger)),
   get('listSignals', '/v1/signals', z.array(Signal)),

@@ -5,7 +5,6 @@ export { SeedlineClientError } from './client-error.js';
 export * from './transport-errors.js';
 export { redactSecrets } from '../util/redact-secrets.js';
 
-
 /** What the client knows about an error answer of the service. */
 export interface ServiceErrorInit {
   /** HTTP status of the answer. */
@@ -37,11 +36,18 @@ export class ServiceError extends SeedlineClientError {
   /** `Retry-After` in milliseconds; undefined when absent. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(init: ServiceErrorInit, options: { code?: string; retryable?: boolean; summary?: string; advice?: string } = {}) {
+  constructor(
+    init: ServiceErrorInit,
+    options: { code?: string; retryable?: boolean; summary?: string; advice?: string } = {},
+  ) {
     const serviceMessage = init.serviceMessage ?? '';
     const isServer = init.status >= 500;
     const summary = options.summary ?? `The service answered ${init.status} ${init.type}`;
-    const advice = options.advice ?? (isServer ? 'Retry later; if it persists, contact support with the request id.' : 'Check the request; retrying it unchanged will not help.');
+    const advice =
+      options.advice ??
+      (isServer
+        ? 'Retry later; if it persists, contact support with the request id.'
+        : 'Check the request; retrying it unchanged will not help.');
     super(composeMessage(summary, init, serviceMessage, advice));
     this.code = options.code ?? (isServer ? 'SEEDLINE_SERVER_ERROR' : 'SEEDLINE_CLIENT_ERROR');
     this.retryable = options.retryable ?? false;
@@ -128,7 +134,8 @@ export class UnprocessableTargetError extends ServiceError {
 /** 429 `rate_limited`: over the request, search or concurrent-batch limit. Retried after `Retry-After`. */
 export class RateLimitedError extends ServiceError {
   constructor(init: ServiceErrorInit) {
-    const wait = init.retryAfterMs !== undefined ? `Wait ${Math.ceil(init.retryAfterMs / 1000)} s (Retry-After)` : 'Wait';
+    const wait =
+      init.retryAfterMs !== undefined ? `Wait ${Math.ceil(init.retryAfterMs / 1000)} s (Retry-After)` : 'Wait';
     super(init, {
       code: 'SEEDLINE_RATE_LIMITED',
       retryable: true,
@@ -223,6 +230,7 @@ export function serviceErrorFrom(init: ServiceErrorInit): ServiceError {
  */
 export function canonicalErrorType(error: unknown): ErrorType | undefined {
   if (!(error instanceof ServiceError)) return undefined;
-  for (const [type, errorClass] of Object.entries(SERVICE_ERROR_CLASSES)) if (error.constructor === errorClass) return type as ErrorType;
+  for (const [type, errorClass] of Object.entries(SERVICE_ERROR_CLASSES))
+    if (error.constructor === errorClass) return type as ErrorType;
   return undefined;
 }

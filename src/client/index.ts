@@ -55,7 +55,12 @@ export { RateLimiter } from './rate-limiter.js';
 export type { RateLimiterOptions, RateLimiterStats } from './rate-limiter.js';
 export { CreditMeter } from './credit-meter.js';
 export type { OperationCredits } from './credit-meter.js';
-export { computeSignature, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, signWebhook, verifyWebhook } from './webhook-signature.js';
+export {
+  computeSignature,
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  signWebhook,
+  verifyWebhook,
+} from './webhook-signature.js';
 export type { VerifyWebhookOptions, WebhookVerifyFailureReason, WebhookVerifyResult } from './webhook-signature.js';
 export { parseResponse } from './response-parser.js';
 export type { ParseOptions, RawResponse } from './response-parser.js';

@@ -178,7 +178,13 @@ export class RateLimiter {
 
   #makeQueue(cap: number, autoStart: boolean): PQueue {
     if (!Number.isFinite(cap)) return new PQueue({ concurrency: this.#concurrency, autoStart });
-    return new PQueue({ concurrency: this.#concurrency, interval: this.#intervalMs, intervalCap: cap, strict: true, autoStart });
+    return new PQueue({
+      concurrency: this.#concurrency,
+      interval: this.#intervalMs,
+      intervalCap: cap,
+      strict: true,
+      autoStart,
+    });
   }
 
   #pruneRecent(now: number): number {

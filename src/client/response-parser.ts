@@ -64,7 +64,10 @@ function header(headers: RawResponse['headers'], name: string): string | undefin
  * subclass for an error envelope, `UnexpectedResponseError` for a non-JSON or truncated body,
  * `ApiResponseShapeError` for a 2xx body that does not fit its schema. Never throws anything else.
  */
-export function parseResponse<S extends z.ZodType>(raw: RawResponse, options: ParseOptions<S>): ApiResponse<z.output<S>> {
+export function parseResponse<S extends z.ZodType>(
+  raw: RawResponse,
+  options: ParseOptions<S>,
+): ApiResponse<z.output<S>> {
   const secrets = options.secrets ?? [];
   const headerRequestId = header(raw.headers, 'x-request-id');
   const retryAfterMs = parseRetryAfter(header(raw.headers, 'retry-after'), options.nowMs);
@@ -123,7 +126,11 @@ export function parseResponse<S extends z.ZodType>(raw: RawResponse, options: Pa
       status: raw.status,
       bodySnippet: snippet(),
       requestId: headerRequestId,
-      reason: isJson ? 'a JSON body that is not an error envelope' : text.length === 0 ? 'an empty body' : 'a non-JSON body',
+      reason: isJson
+        ? 'a JSON body that is not an error envelope'
+        : text.length === 0
+          ? 'an empty body'
+          : 'a non-JSON body',
       retryAfterMs,
     });
   }
@@ -140,7 +147,12 @@ export function parseResponse<S extends z.ZodType>(raw: RawResponse, options: Pa
   if (options.bare) {
     const parsed = options.schema.safeParse(json);
     if (!parsed.success) {
-      throw new ApiResponseShapeError({ operation: options.operation, reason: describeIssues(parsed.error), raw: json, requestId: headerRequestId });
+      throw new ApiResponseShapeError({
+        operation: options.operation,
+        reason: describeIssues(parsed.error),
+        raw: json,
+        requestId: headerRequestId,
+      });
     }
     return { data: parsed.data, meta: headerRequestId ? { requestId: headerRequestId } : {} };
   }

@@ -1,5 +1,13 @@
 import { sleep } from '../util/sleep.js';
-import { AnswerOverdueError, AnswerTooLargeError, NetworkError, RateLimitedError, SeedlineClientError, ServiceError, UnexpectedResponseError } from './errors.js';
+import {
+  AnswerOverdueError,
+  AnswerTooLargeError,
+  NetworkError,
+  RateLimitedError,
+  SeedlineClientError,
+  ServiceError,
+  UnexpectedResponseError,
+} from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -48,7 +56,10 @@ export function resolveRetryPolicy(policy: Partial<RetryPolicy> = {}): RetryPoli
  * Parses `Retry-After` (delta seconds, possibly fractional, or an HTTP date) into milliseconds from
  * `nowMs`. Undefined when absent or unparseable; a date in the past gives 0.
  */
-export function parseRetryAfter(value: string | readonly string[] | undefined, nowMs: number = Date.now()): number | undefined {
+export function parseRetryAfter(
+  value: string | readonly string[] | undefined,
+  nowMs: number = Date.now(),
+): number | undefined {
   const raw = (Array.isArray(value) ? value[0] : value) as string | undefined;
   if (raw === undefined) return undefined;
   const text = raw.trim();
@@ -85,7 +96,11 @@ export function isRetryableUnbilled(error: unknown): boolean {
 
 /** Whether an error is a 429 answer (enveloped or not). */
 export function isRateLimit(error: unknown): boolean {
-  return error instanceof RateLimitedError || (error instanceof ServiceError && error.status === 429) || (error instanceof UnexpectedResponseError && error.status === 429);
+  return (
+    error instanceof RateLimitedError ||
+    (error instanceof ServiceError && error.status === 429) ||
+    (error instanceof UnexpectedResponseError && error.status === 429)
+  );
 }
 
 /** `Retry-After` of an error, when the service sent one. */
@@ -114,7 +129,13 @@ export type RetryDecision = { retry: true; delayMs: number } | { retry: false; r
  * `waitedMs` between earlier attempts. The delay is clipped to what is left of `maxTotalWaitMs`,
  * but never below `Retry-After`: if the floor does not fit, the loop gives up.
  */
-export function decideRetry(input: { error: unknown; attempt: number; waitedMs: number; policy: RetryPolicy; retryable?: (error: unknown) => boolean }): RetryDecision {
+export function decideRetry(input: {
+  error: unknown;
+  attempt: number;
+  waitedMs: number;
+  policy: RetryPolicy;
+  retryable?: (error: unknown) => boolean;
+}): RetryDecision {
   const { error, attempt, waitedMs, policy } = input;
   if (!(input.retryable ?? isRetryable)(error)) return { retry: false, reason: 'not-retryable' };
   if (attempt >= policy.maxAttempts) return { retry: false, reason: 'max-attempts' };
@@ -153,7 +174,13 @@ export async function withRetry<T>(attempt: (n: number) => Promise<T>, options: 
     try {
       return options.limiter ? await options.limiter.schedule(() => attempt(n), options.signal) : await attempt(n);
     } catch (error) {
-      const decision = decideRetry({ error, attempt: n, waitedMs, policy, ...(options.retryable ? { retryable: options.retryable } : {}) });
+      const decision = decideRetry({
+        error,
+        attempt: n,
+        waitedMs,
+        policy,
+        ...(options.retryable ? { retryable: options.retryable } : {}),
+      });
       if (isRateLimit(error) && options.limiter) {
         // The whole account is over its limit: hold every queued request, not only this one.
         options.limiter.recordRateLimited(retryAfterOf(error) ?? policy.baseDelayMs);

@@ -34,12 +34,16 @@ export class UnexpectedResponseError extends SeedlineClientError {
       init.status >= 200 && init.status < 300
         ? 'The call may have been processed and billed; check the account balance before repeating it.'
         : 'Retry later; if it persists, check --base-url points at the service and not at a proxy page.';
-    super(`The service answered ${init.status} with ${init.reason}: ${JSON.stringify(init.bodySnippet)}. ${advice}${request}`, { cause: init.cause });
+    super(
+      `The service answered ${init.status} with ${init.reason}: ${JSON.stringify(init.bodySnippet)}. ${advice}${request}`,
+      { cause: init.cause },
+    );
     this.status = init.status;
     this.bodySnippet = init.bodySnippet;
     this.requestId = init.requestId;
     this.retryAfterMs = init.retryAfterMs;
-    this.retryable = init.retryable ?? (RETRYABLE_STATUSES.has(init.status) && !(init.status >= 200 && init.status < 300));
+    this.retryable =
+      init.retryable ?? (RETRYABLE_STATUSES.has(init.status) && !(init.status >= 200 && init.status < 300));
   }
 }
 
@@ -58,7 +62,12 @@ export const RETRYABLE_NETWORK_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /** Socket error codes of a connection that was never made: the request cannot have reached the service. */
-export const UNSENT_NETWORK_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_CONNECT_TIMEOUT']);
+export const UNSENT_NETWORK_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** A connection-level failure before any answer (refused, reset, DNS, timeout). */
 export class NetworkError extends SeedlineClientError {
@@ -87,7 +96,11 @@ export class NetworkError extends SeedlineClientError {
 
 /** Bytes as people read them: `64 MiB`, `512 KiB`, `900 bytes`. */
 function formatBytes(bytes: number): string {
-  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;
@@ -149,7 +162,10 @@ export class AnswerOverdueError extends SeedlineClientError {
   readonly receivedBytes: number | undefined;
 
   constructor(init: { operation: string; deadlineMs: number; receivedBytes?: number | undefined }) {
-    const where = init.receivedBytes === undefined ? 'no answer had started' : `${init.receivedBytes} bytes of the body had arrived`;
+    const where =
+      init.receivedBytes === undefined
+        ? 'no answer had started'
+        : `${init.receivedBytes} bytes of the body had arrived`;
     super(
       `The answer to ${init.operation} did not arrive within api.call_deadline (${formatDeadline(init.deadlineMs)}): ${where}. ` +
         `Raise api.call_deadline in the config if the service is this slow for this call. ${MAYBE_BILLED}`,
@@ -179,8 +195,13 @@ export class CallAbortedError extends SeedlineClientError {
   readonly operation: string;
 
   constructor(init: { operation: string; maybeProcessed: boolean; cause?: unknown }) {
-    const sent = init.maybeProcessed ? 'its request had gone out, so it may have been processed and billed' : 'its request was never sent';
-    super(`The call to ${init.operation} was abandoned because a stop was requested (SIGTERM, Ctrl-C or the caller's signal): ${sent}.`, { cause: init.cause });
+    const sent = init.maybeProcessed
+      ? 'its request had gone out, so it may have been processed and billed'
+      : 'its request was never sent';
+    super(
+      `The call to ${init.operation} was abandoned because a stop was requested (SIGTERM, Ctrl-C or the caller's signal): ${sent}.`,
+      { cause: init.cause },
+    );
     this.operation = init.operation;
     this.maybeProcessed = init.maybeProcessed;
   }
@@ -225,7 +246,9 @@ export class RequestValidationError extends SeedlineClientError {
   readonly reason: string;
 
   constructor(init: { operation: string; reason: string }) {
-    super(`The ${init.operation} request body is invalid: ${init.reason}. Fix it (the service refuses unknown or malformed fields); nothing was sent.`);
+    super(
+      `The ${init.operation} request body is invalid: ${init.reason}. Fix it (the service refuses unknown or malformed fields); nothing was sent.`,
+    );
     this.operation = init.operation;
     this.reason = init.reason;
   }

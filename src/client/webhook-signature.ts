@@ -20,7 +20,11 @@ export function computeSignature(secret: string, signedPayload: string | Uint8Ar
  * const header = signWebhook('whsec_abc', JSON.stringify(event));
  * ```
  */
-export function signWebhook(secret: string, rawBody: string | Uint8Array, timestampSeconds: number = Math.floor(Date.now() / 1000)): string {
+export function signWebhook(
+  secret: string,
+  rawBody: string | Uint8Array,
+  timestampSeconds: number = Math.floor(Date.now() / 1000),
+): string {
   const t = Math.floor(timestampSeconds);
   return `t=${t},v1=${hmacOver(secret, t, rawBody)}`;
 }
@@ -70,7 +74,9 @@ export type SignatureHeaderResult =
  * if (!header.ok) return reply.code(401).send(header.reason);
  * ```
  */
-export function checkSignatureHeader(options: Pick<VerifyWebhookOptions, 'header' | 'toleranceSeconds' | 'now'>): SignatureHeaderResult {
+export function checkSignatureHeader(
+  options: Pick<VerifyWebhookOptions, 'header' | 'toleranceSeconds' | 'now'>,
+): SignatureHeaderResult {
   const header = Array.isArray(options.header) ? options.header[0] : (options.header as string | undefined | null);
   if (!header) return fail('missing_header', 'The signature header is missing.');
   let timestamp: number | undefined;
@@ -90,9 +96,14 @@ export function checkSignatureHeader(options: Pick<VerifyWebhookOptions, 'header
   if (timestamp === undefined) return fail('malformed_header', 'The signature header has no timestamp (t=).');
   if (signatures.length === 0) return fail('no_signatures', 'The signature header has no v1 signature.', timestamp);
   const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
-  const now = options.now instanceof Date ? Math.floor(options.now.getTime() / 1000) : (options.now ?? Math.floor(Date.now() / 1000));
-  if (now - timestamp > tolerance) return fail('timestamp_too_old', `The signature timestamp is older than ${tolerance} s.`, timestamp);
-  if (timestamp - now > tolerance) return fail('timestamp_in_future', `The signature timestamp is more than ${tolerance} s in the future.`, timestamp);
+  const now =
+    options.now instanceof Date
+      ? Math.floor(options.now.getTime() / 1000)
+      : (options.now ?? Math.floor(Date.now() / 1000));
+  if (now - timestamp > tolerance)
+    return fail('timestamp_too_old', `The signature timestamp is older than ${tolerance} s.`, timestamp);
+  if (timestamp - now > tolerance)
+    return fail('timestamp_in_future', `The signature timestamp is more than ${tolerance} s in the future.`, timestamp);
   return { ok: true, timestamp, signatures };
 }
 
@@ -111,7 +122,9 @@ export function verifyWebhook(options: VerifyWebhookOptions): WebhookVerifyResul
   const header = checkSignatureHeader(options);
   if (!header.ok) return header;
   const { timestamp, signatures } = header;
-  const secrets = (typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets]).filter((s) => s.length > 0);
+  const secrets = (typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets]).filter(
+    (s) => s.length > 0,
+  );
   if (secrets.length === 0) return fail('no_secret', 'No webhook secret is configured for verification.', timestamp);
   let matched = false;
   for (const secret of secrets) {
@@ -119,7 +132,8 @@ export function verifyWebhook(options: VerifyWebhookOptions): WebhookVerifyResul
     // Compare against every candidate without stopping early, so timing does not reveal which matched.
     for (const candidate of signatures) matched = timingSafeEqual(expected, candidate) || matched;
   }
-  if (!matched) return fail('signature_mismatch', 'No signature matches the body with the configured secret(s).', timestamp);
+  if (!matched)
+    return fail('signature_mismatch', 'No signature matches the body with the configured secret(s).', timestamp);
   return { ok: true, timestamp };
 }
 
@@ -127,6 +141,10 @@ function hmacOver(secret: string, timestamp: number, rawBody: string | Uint8Arra
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
 }
 
-function fail(reason: WebhookVerifyFailureReason, message: string, timestamp?: number): { ok: false; reason: WebhookVerifyFailureReason; message: string; timestamp?: number } {
+function fail(
+  reason: WebhookVerifyFailureReason,
+  message: string,
+  timestamp?: number,
+): { ok: false; reason: WebhookVerifyFailureReason; message: string; timestamp?: number } {
   return timestamp === undefined ? { ok: false, reason, message } : { ok: false, reason, message, timestamp };
 }

@@ -6,7 +6,9 @@ export class ConfigError extends Error {
   readonly problems: readonly string[];
 
   constructor(file: string, problems: readonly string[]) {
-    super(`${file} is not a valid seedline config:\n${problems.map((p) => `  - ${p}`).join('\n')}\nFix the keys above and run again; nothing was called.`);
+    super(
+      `${file} is not a valid seedline config:\n${problems.map((p) => `  - ${p}`).join('\n')}\nFix the keys above and run again; nothing was called.`,
+    );
     this.name = 'ConfigError';
     this.problems = problems;
   }
@@ -17,6 +19,8 @@ export type KeyPath = readonly PropertyKey[];
 
 /** The key a path names, as messages spell it: `streams.activity.kinds[0]`; `(root)` for the whole file. */
 export function keyOf(path: KeyPath): string {
-  const key = path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`)).join('');
+  const key = path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`))
+    .join('');
   return key || '(root)';
 }

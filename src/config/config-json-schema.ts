@@ -26,7 +26,8 @@ export function configJsonSchema(manifests?: Manifests): JsonSchema {
     $schema: generated.$schema,
     $id: 'https://seedline.dev/schemas/seedline.config.schema.json',
     title: 'seedline config',
-    description: 'A seedline config file: api, destination, seeds, streams, budget, batch, webhooks, signals, schedule. See the README.',
+    description:
+      'A seedline config file: api, destination, seeds, streams, budget, batch, webhooks, signals, schedule. See the README.',
     ...Object.fromEntries(Object.entries(schema).filter(([key]) => key !== '$schema')),
   };
 }
@@ -35,7 +36,9 @@ export function configJsonSchema(manifests?: Manifests): JsonSchema {
 function allowPlaceholders(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(allowPlaceholders);
   if (node === null || typeof node !== 'object') return node;
-  const walked = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, allowPlaceholders(value)])) as JsonSchema;
+  const walked = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, allowPlaceholders(value)]),
+  ) as JsonSchema;
   if (!['number', 'integer', 'boolean'].includes(String(walked.type))) return walked;
   const { default: fallback, description, ...typed } = walked;
   return {

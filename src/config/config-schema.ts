@@ -21,13 +21,23 @@ const Duration = z.string().refine(isDuration, { message: 'expected a duration s
 const FilePath = z
   .string()
   .min(1)
-  .refine((path) => !/^~[^/]/.test(path), 'expected ~/… for a path in your home folder (~user is not expanded), or a path relative to the config file')
+  .refine(
+    (path) => !/^~[^/]/.test(path),
+    'expected ~/… for a path in your home folder (~user is not expanded), or a path relative to the config file',
+  )
   .transform((path) => (path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(1)) : path));
 
 /** A seed list: inline values, a CSV file column, or a SQL query on the warehouse. */
 export const SeedSource = z.union(
-  [z.array(z.string().min(1)), z.strictObject({ file: FilePath, column: z.string().min(1).default('url') }), z.strictObject({ sql: z.string().min(1) })],
-  { error: 'expected a list of seeds ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }) or a query on the warehouse ({ sql: "select url from …" })' },
+  [
+    z.array(z.string().min(1)),
+    z.strictObject({ file: FilePath, column: z.string().min(1).default('url') }),
+    z.strictObject({ sql: z.string().min(1) }),
+  ],
+  {
+    error:
+      'expected a list of seeds ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }) or a query on the warehouse ({ sql: "select url from …" })',
+  },
 );
 export type SeedSource = z.infer<typeof SeedSource>;
 
@@ -46,7 +56,10 @@ export const SearchDefinition = z
     max_results: z.number().int().min(1).max(1000).default(25),
     variant: z.enum(['default', 'sales-nav', 'standard']).default('default'),
   })
-  .refine((s) => (s.filters === undefined) !== (s.search_url === undefined), { path: ['filters'], message: 'give exactly one of filters or search_url' });
+  .refine((s) => (s.filters === undefined) !== (s.search_url === undefined), {
+    path: ['filters'],
+    message: 'give exactly one of filters or search_url',
+  });
 
 /** A bare `profiles:` (YAML null) is present, so it runs with its defaults, like `profiles: {}`. */
 const bareKeysAsEmpty = (streams: unknown) =>
@@ -62,7 +75,9 @@ export type StreamsConfig = Record<string, StreamOptions | undefined>;
  * (a stream runs when its key is present, a bare key included); any other key is refused.
  */
 export function streamsConfigFor(manifests: Manifests): z.ZodType<StreamsConfig> {
-  const shape = Object.fromEntries([...manifests].map(([name, manifest]) => [name, streamOptionsSchema(manifest).optional()]));
+  const shape = Object.fromEntries(
+    [...manifests].map(([name, manifest]) => [name, streamOptionsSchema(manifest).optional()]),
+  );
   return z.preprocess(bareKeysAsEmpty, z.strictObject(shape)) as unknown as z.ZodType<StreamsConfig>;
 }
 
@@ -95,7 +110,10 @@ export const WebhooksConfig = z.strictObject({
    */
   spool_dir: FilePath.default('.seedline/spool'),
   /** Path the receiver answers on. Default: `/webhooks`. */
-  path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'expected a path starting with /, e.g. /webhooks').default('/webhooks'),
+  path: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~\/-]*$/, 'expected a path starting with /, e.g. /webhooks')
+    .default('/webhooks'),
   /** Port to listen on (`--port` overrides; 0 picks a free one). Default: 8788. */
   port: z.number().int().min(0).max(65535).default(8788),
   /** Requests `serve` handles at once; more are answered 503 (the service delivers them again later). Connections are capped at 4× this. Default: 256. */
@@ -105,7 +123,8 @@ export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
 /** The profiles declared Signals watch: a seed source (as `seeds.*`), or every `seeds.profiles` seed. */
 export const SignalTargets = z.union([SeedSource, z.strictObject({ from_seeds: z.literal('profiles') })], {
-  error: 'expected a list of profiles ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }), a query on the warehouse ({ sql: "select url from …" }) or every seeds.profiles seed ({ from_seeds: profiles })',
+  error:
+    'expected a list of profiles ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }), a query on the warehouse ({ sql: "select url from …" }) or every seeds.profiles seed ({ from_seeds: profiles })',
 });
 export type SignalTargets = z.infer<typeof SignalTargets>;
 
@@ -122,7 +141,10 @@ const isTimeZone = (zone: string) => {
 const TargetTemplate = z
   .string()
   .min(1)
-  .refine((text) => [...text.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'key' || m[1] === 'seed'), 'expected only {key} and {seed} as placeholders');
+  .refine(
+    (text) => [...text.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'key' || m[1] === 'seed'),
+    'expected only {key} and {seed} as placeholders',
+  );
 
 /** Signals as config (`seedline signals plan|apply`): one profile Signal per target, all carrying `tag`. */
 export const SignalsConfig = z.strictObject({
@@ -176,11 +198,19 @@ export type SignalsConfig = z.infer<typeof SignalsConfig>;
 /** One group of `schedule:`: streams synced together on a cron expression (`seedline schedule`). */
 export const ScheduleGroup = z.strictObject({
   /** Cron expression: five fields, or six with seconds first (`0 *\/6 * * *`), checked by every command that reads the config. Required. */
-  cron: z.string().refine((text) => validateCron(text), 'expected a cron expression of five fields (six with seconds first), such as "0 */6 * * *"'),
+  cron: z
+    .string()
+    .refine(
+      (text) => validateCron(text),
+      'expected a cron expression of five fields (six with seconds first), such as "0 */6 * * *"',
+    ),
   /** Streams the group syncs (each configured under `streams:`). Required. */
   streams: z.array(z.string().min(1)).min(1, 'expected at least one stream name'),
   /** IANA time zone the expression is read in. Default: `UTC`. */
-  timezone: z.string().refine(isTimeZone, { message: 'expected an IANA time zone such as Europe/Berlin' }).default('UTC'),
+  timezone: z
+    .string()
+    .refine(isTimeZone, { message: 'expected an IANA time zone such as Europe/Berlin' })
+    .default('UTC'),
   /** A tick missed while no scheduler ran is made up once at start. Default: false. */
   catch_up: z.boolean().default(false),
 });
@@ -193,7 +223,8 @@ function isServiceUrl(text: string): boolean {
   return (url.protocol === 'https:' && /^https:\/\/[^/]/.test(text) && url.hostname !== '') || LOOPBACK.test(text);
 }
 
-const BASE_URL = 'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)';
+const BASE_URL =
+  'expected "sandbox" or an https URL (plain http only to localhost: the API key would travel in clear text)';
 
 /** A Postgres connection URL with its scheme and a host (without them pg reads the text as a host name and fails far later). */
 function isPostgresUrl(text: string): boolean {
@@ -206,131 +237,154 @@ function duckDbCatalogOf(path: string): string {
 }
 
 /** The whole seedline config file, its `streams:` as `streams` allows. */
-const configSchema = (streams: z.ZodType<StreamsConfig>) => z.strictObject({
-  api: z.strictObject({
-    base_url: z.string().refine((url) => url === 'sandbox' || isServiceUrl(url), BASE_URL),
-    api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
-    auth: z.enum(['api-key', 'token']).default('api-key'),
-    max_concurrency: z.number().int().min(1).max(256).default(16),
-    /**
-     * Billed single calls (searches, activity and company-post pages, single retries of batch
-     * items) on the wire at once, across streams. Each answer is journaled as it arrives, so what a
-     * crash (kill -9, power loss) can make a later run buy again is only the answers still on the
-     * wire: at most this many calls' worst case, which `plan` prints. 1 keeps that to one call at
-     * the price of speed. Default: `max_concurrency`.
-     */
-    max_billed_in_flight: z.number().int().min(1).max(256).optional(),
-    /**
-     * Most bytes one answer of the service may have: a longer body is cut off as it streams in
-     * (never buffered whole) and the call fails with `SEEDLINE_ANSWER_TOO_LARGE`, after retries
-     * when it is safe to repeat. At most 536870888, the longest text Node can parse. Default: 67108864 (64 MiB).
-     */
-    max_answer_bytes: z
-      .number()
-      .int()
-      .min(1024, 'expected at least 1024 bytes (default 67108864, 64 MiB)')
-      // buffer.constants.MAX_STRING_LENGTH: a longer body cannot become the text JSON.parse reads.
-      .max(536_870_888, 'expected at most 536870888 bytes, the longest answer Node can parse')
-      .default(64 * 1024 * 1024),
-    /**
-     * Time one attempt of a call may take, headers and body together: a hung or dripping answer
-     * fails with `SEEDLINE_ANSWER_OVERDUE` at this deadline (after retries when it is safe to
-     * repeat); each retry gets the whole deadline again. At most 24h. Default: 120s.
-     */
-    call_deadline: Duration.refine(
-      // A text that is no duration at all is named once, by Duration's own message.
-      (text) => !isDuration(text) || (parseDuration(text) > 0 && parseDuration(text) <= 86_400_000),
-      'expected a duration above 0s and at most 24h, such as 120s',
-    ).default('120s'),
-    sandbox: EmbeddedSandboxConfig.prefault({}),
-  }),
-  destination: z.discriminatedUnion('type', [
-    z.strictObject({
-      type: z.literal('duckdb'),
-      path: FilePath,
-      schema: SchemaName,
-      // DuckDB settings for the file (memory_limit, threads, checkpoint_threshold, …), over seedline's defaults.
-      settings: z
-        .record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: 'expected a setting value such as 128MB, 4 or true' }).transform(String))
-        .superRefine((settings, ctx) => {
-          for (const name of Object.keys(settings)) {
-            if (!/^[a-z_]{1,64}$/.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'expected a DuckDB setting name such as memory_limit' });
-          }
+const configSchema = (streams: z.ZodType<StreamsConfig>) =>
+  z.strictObject({
+    api: z.strictObject({
+      base_url: z.string().refine((url) => url === 'sandbox' || isServiceUrl(url), BASE_URL),
+      api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
+      auth: z.enum(['api-key', 'token']).default('api-key'),
+      max_concurrency: z.number().int().min(1).max(256).default(16),
+      /**
+       * Billed single calls (searches, activity and company-post pages, single retries of batch
+       * items) on the wire at once, across streams. Each answer is journaled as it arrives, so what a
+       * crash (kill -9, power loss) can make a later run buy again is only the answers still on the
+       * wire: at most this many calls' worst case, which `plan` prints. 1 keeps that to one call at
+       * the price of speed. Default: `max_concurrency`.
+       */
+      max_billed_in_flight: z.number().int().min(1).max(256).optional(),
+      /**
+       * Most bytes one answer of the service may have: a longer body is cut off as it streams in
+       * (never buffered whole) and the call fails with `SEEDLINE_ANSWER_TOO_LARGE`, after retries
+       * when it is safe to repeat. At most 536870888, the longest text Node can parse. Default: 67108864 (64 MiB).
+       */
+      max_answer_bytes: z
+        .number()
+        .int()
+        .min(1024, 'expected at least 1024 bytes (default 67108864, 64 MiB)')
+        // buffer.constants.MAX_STRING_LENGTH: a longer body cannot become the text JSON.parse reads.
+        .max(536_870_888, 'expected at most 536870888 bytes, the longest answer Node can parse')
+        .default(64 * 1024 * 1024),
+      /**
+       * Time one attempt of a call may take, headers and body together: a hung or dripping answer
+       * fails with `SEEDLINE_ANSWER_OVERDUE` at this deadline (after retries when it is safe to
+       * repeat); each retry gets the whole deadline again. At most 24h. Default: 120s.
+       */
+      call_deadline: Duration.refine(
+        // A text that is no duration at all is named once, by Duration's own message.
+        (text) => !isDuration(text) || (parseDuration(text) > 0 && parseDuration(text) <= 86_400_000),
+        'expected a duration above 0s and at most 24h, such as 120s',
+      ).default('120s'),
+      sandbox: EmbeddedSandboxConfig.prefault({}),
+    }),
+    destination: z.discriminatedUnion('type', [
+      z
+        .strictObject({
+          type: z.literal('duckdb'),
+          path: FilePath,
+          schema: SchemaName,
+          // DuckDB settings for the file (memory_limit, threads, checkpoint_threshold, …), over seedline's defaults.
+          settings: z
+            .record(
+              z.string(),
+              z
+                .union([z.string(), z.number(), z.boolean()], {
+                  error: 'expected a setting value such as 128MB, 4 or true',
+                })
+                .transform(String),
+            )
+            .superRefine((settings, ctx) => {
+              for (const name of Object.keys(settings)) {
+                if (!/^[a-z_]{1,64}$/.test(name))
+                  ctx.addIssue({
+                    code: 'custom',
+                    path: [name],
+                    message: 'expected a DuckDB setting name such as memory_limit',
+                  });
+              }
+            })
+            .optional(),
         })
-        .optional(),
-    }).superRefine((destination, ctx) => {
-      const catalog = duckDbCatalogOf(destination.path);
-      if (catalog.toLowerCase() !== destination.schema.toLowerCase()) return;
-      ctx.addIssue({
-        code: 'custom',
-        path: ['path'],
-        message: `DuckDB names the database after its file ("${catalog}"), the same name as destination.schema "${destination.schema}", and then cannot tell the two apart; rename the file (e.g. warehouse.duckdb) or set destination.schema to another name`,
-      });
-    }),
-    z.strictObject({
-      type: z.literal('postgres'),
-      url: z.string().refine(isPostgresUrl, 'expected a URL such as postgres://user@127.0.0.1:5432/db (postgres:// or postgresql://, then the host)'),
-      schema: SchemaName,
-    }),
-  ]),
-  seeds: z
-    .strictObject({
-      profiles: SeedSource.optional(),
-      companies: SeedSource.optional(),
-      posts: SeedSource.optional(),
-      headcount: z.array(HeadcountSeed).optional(),
-    })
-    .prefault({}),
-  /**
-   * Folder of your own stream manifests (`<name>.stream.yaml`, and `_definitions.yaml`), relative
-   * to the config file: their streams are configured under `streams:` like the built-in ones.
-   * Default: none (the built-in streams only).
-   */
-  streams_dir: FilePath.optional(),
-  streams,
-  budget: z
-    .strictObject({
-      /** Credits one run may spend at most. Default: no limit. */
-      max_credits_per_run: z.number().int().min(0).optional(),
-      /** Credits all runs of a calendar month (UTC) may spend, counted from `_seedline_runs`. Default: no limit. */
-      max_credits_per_month: z.number().int().min(0).optional(),
-      /** Credits the account keeps: a run never lets `credits_remaining` fall below this. Default: no floor. */
-      keep_balance: z.number().int().min(0).optional(),
-    })
-    .prefault({}),
-  batch: z
-    .strictObject({
-      chunk_size: z.number().int().min(1).max(1000).default(1000),
-      poll_interval_ms: z.number().int().min(10).default(500),
-      // Where the service posts `batch.completed` (e.g. the public URL of `seedline serve`); optional: results are polled anyway.
-      webhook_url: z.url({ protocol: /^https?$/ }).optional(),
-      /**
-       * Times an item whose failure the service billed anyway (an enrichment item that failed with
-       * 500, 504 or upstream_error bills at submission) is asked again alone in the same run,
-       * through its single endpoint (billed only on success). Plan and budget count each retry at
-       * the item's price; 0 leaves such items for the next run. Default: 1.
-       */
-      retry_billed_failures: z.number().int().min(0).max(3).default(1),
-      /**
-       * Worker threads that parse, validate and shape batch results pages for their writes, so the
-       * main thread keeps to the HTTP calls, the ledger and the database: for backfills where
-       * loading, not the service, is the bottleneck. They take a job's pages once the stream's table
-       * is made in this process (by the unit of an earlier page), and end with the run. Each costs
-       * ~45-70 MB of memory. Default: 0 (the main thread does it all): a sync waits on the service
-       * far more than on its pages.
-       */
-      shaping_workers: z.number().int().min(0).max(16).default(0),
-    })
-    .prefault({}),
-  /** Settings of `seedline serve`; optional, and required only by that command. */
-  webhooks: WebhooksConfig.optional(),
-  /** Declared Signals of `seedline signals plan|apply`; optional, and required only by that command. */
-  signals: SignalsConfig.optional(),
-  /** Named stream groups of `seedline schedule`; optional, and required only by that command without `--cron`. */
-  schedule: z
-    .record(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a group name of a-z, 0-9, _ or - (at most 64)'), ScheduleGroup)
-    .optional(),
-});
+        .superRefine((destination, ctx) => {
+          const catalog = duckDbCatalogOf(destination.path);
+          if (catalog.toLowerCase() !== destination.schema.toLowerCase()) return;
+          ctx.addIssue({
+            code: 'custom',
+            path: ['path'],
+            message: `DuckDB names the database after its file ("${catalog}"), the same name as destination.schema "${destination.schema}", and then cannot tell the two apart; rename the file (e.g. warehouse.duckdb) or set destination.schema to another name`,
+          });
+        }),
+      z.strictObject({
+        type: z.literal('postgres'),
+        url: z
+          .string()
+          .refine(
+            isPostgresUrl,
+            'expected a URL such as postgres://user@127.0.0.1:5432/db (postgres:// or postgresql://, then the host)',
+          ),
+        schema: SchemaName,
+      }),
+    ]),
+    seeds: z
+      .strictObject({
+        profiles: SeedSource.optional(),
+        companies: SeedSource.optional(),
+        posts: SeedSource.optional(),
+        headcount: z.array(HeadcountSeed).optional(),
+      })
+      .prefault({}),
+    /**
+     * Folder of your own stream manifests (`<name>.stream.yaml`, and `_definitions.yaml`), relative
+     * to the config file: their streams are configured under `streams:` like the built-in ones.
+     * Default: none (the built-in streams only).
+     */
+    streams_dir: FilePath.optional(),
+    streams,
+    budget: z
+      .strictObject({
+        /** Credits one run may spend at most. Default: no limit. */
+        max_credits_per_run: z.number().int().min(0).optional(),
+        /** Credits all runs of a calendar month (UTC) may spend, counted from `_seedline_runs`. Default: no limit. */
+        max_credits_per_month: z.number().int().min(0).optional(),
+        /** Credits the account keeps: a run never lets `credits_remaining` fall below this. Default: no floor. */
+        keep_balance: z.number().int().min(0).optional(),
+      })
+      .prefault({}),
+    batch: z
+      .strictObject({
+        chunk_size: z.number().int().min(1).max(1000).default(1000),
+        poll_interval_ms: z.number().int().min(10).default(500),
+        // Where the service posts `batch.completed` (e.g. the public URL of `seedline serve`); optional: results are polled anyway.
+        webhook_url: z.url({ protocol: /^https?$/ }).optional(),
+        /**
+         * Times an item whose failure the service billed anyway (an enrichment item that failed with
+         * 500, 504 or upstream_error bills at submission) is asked again alone in the same run,
+         * through its single endpoint (billed only on success). Plan and budget count each retry at
+         * the item's price; 0 leaves such items for the next run. Default: 1.
+         */
+        retry_billed_failures: z.number().int().min(0).max(3).default(1),
+        /**
+         * Worker threads that parse, validate and shape batch results pages for their writes, so the
+         * main thread keeps to the HTTP calls, the ledger and the database: for backfills where
+         * loading, not the service, is the bottleneck. They take a job's pages once the stream's table
+         * is made in this process (by the unit of an earlier page), and end with the run. Each costs
+         * ~45-70 MB of memory. Default: 0 (the main thread does it all): a sync waits on the service
+         * far more than on its pages.
+         */
+        shaping_workers: z.number().int().min(0).max(16).default(0),
+      })
+      .prefault({}),
+    /** Settings of `seedline serve`; optional, and required only by that command. */
+    webhooks: WebhooksConfig.optional(),
+    /** Declared Signals of `seedline signals plan|apply`; optional, and required only by that command. */
+    signals: SignalsConfig.optional(),
+    /** Named stream groups of `seedline schedule`; optional, and required only by that command without `--cron`. */
+    schedule: z
+      .record(
+        z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected a group name of a-z, 0-9, _ or - (at most 64)'),
+        ScheduleGroup,
+      )
+      .optional(),
+  });
 export type SeedlineConfig = z.infer<ReturnType<typeof configSchema>>;
 
 /** The config schema with the streams of `manifests` (the built-in ones and a `streams_dir`'s). */

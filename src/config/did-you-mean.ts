@@ -1,6 +1,15 @@
 import type { z } from 'zod';
 
-type Def = { type: string; innerType?: Schema; in?: Schema; out?: Schema; shape?: Record<string, Schema>; element?: Schema; valueType?: Schema; options?: Schema[] };
+type Def = {
+  type: string;
+  innerType?: Schema;
+  in?: Schema;
+  out?: Schema;
+  shape?: Record<string, Schema>;
+  element?: Schema;
+  valueType?: Schema;
+  options?: Schema[];
+};
 type Schema = { _zod: { def: Def } };
 
 /**
@@ -19,7 +28,8 @@ export function closestKey(schema: z.ZodType, path: readonly PropertyKey[], unkn
   let best: { key: string; distance: number } | undefined;
   for (const key of known) {
     const distance = editDistance(unknown.toLowerCase(), key.toLowerCase());
-    if (distance <= Math.max(1, Math.floor(key.length / 3)) && (!best || distance < best.distance)) best = { key, distance };
+    if (distance <= Math.max(1, Math.floor(key.length / 3)) && (!best || distance < best.distance))
+      best = { key, distance };
   }
   return best?.key;
 }
@@ -54,7 +64,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = current;
   }
   return previous[b.length]!;

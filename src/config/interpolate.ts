@@ -40,8 +40,14 @@ export function interpolate(value: unknown, env: NodeJS.ProcessEnv): Interpolate
  * @returns whether any value changed (validate again then)
  */
 export function typeLonePlaceholder(interpolated: Interpolated, path: KeyPath, kind: TypedKind): boolean {
-  if (!interpolated.lone.some((lone) => lone.length === path.length && lone.every((part, i) => part === path[i]))) return false;
-  const parent = path.slice(0, -1).reduce<unknown>((node, part) => (node as Record<PropertyKey, unknown>)[part], interpolated.value) as Record<PropertyKey, unknown>;
+  if (!interpolated.lone.some((lone) => lone.length === path.length && lone.every((part, i) => part === path[i])))
+    return false;
+  const parent = path
+    .slice(0, -1)
+    .reduce<unknown>((node, part) => (node as Record<PropertyKey, unknown>)[part], interpolated.value) as Record<
+    PropertyKey,
+    unknown
+  >;
   const last = path[path.length - 1]!;
   const typed = spelled(parent[last], kind);
   if (typed === undefined) return false;
@@ -49,7 +55,12 @@ export function typeLonePlaceholder(interpolated: Interpolated, path: KeyPath, k
   return true;
 }
 
-function walk(value: unknown, env: NodeJS.ProcessEnv, found: Omit<Interpolated, 'value'>, path: PropertyKey[]): unknown {
+function walk(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  found: Omit<Interpolated, 'value'>,
+  path: PropertyKey[],
+): unknown {
   if (typeof value === 'string') {
     if (WHOLE.test(value)) found.lone.push(path);
     return substitute(value, env, found.missing, keyOf(path));

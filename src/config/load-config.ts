@@ -37,7 +37,11 @@ const toLog: ConfigWarn = (line) => {
  * check them against what the service takes; throws `ConfigError` naming every bad key.
  * @param warn where warnings go (seeds no stream reads). Default: the log.
  */
-export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, warn: ConfigWarn = toLog): Promise<LoadedConfig> {
+export async function loadConfig(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  warn: ConfigWarn = toLog,
+): Promise<LoadedConfig> {
   const absolute = resolve(path);
   let text: string;
   try {
@@ -55,7 +59,12 @@ export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.
  * Validates config text (YAML); throws `ConfigError` naming every bad key.
  * @param warn where warnings go (seeds no stream reads). Default: nowhere.
  */
-export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env, warn: ConfigWarn = () => {}): SeedlineConfig {
+export function parseConfig(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  warn: ConfigWarn = () => {},
+): SeedlineConfig {
   let raw: unknown;
   try {
     raw = parseYaml(text);
@@ -63,7 +72,9 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     throw new ConfigError(file, [`YAML syntax: ${(error as Error).message.split('\n')[0]}`]);
   }
   const interpolated = interpolate(raw ?? {}, env);
-  const problems = interpolated.missing.map((m) => `${m.key}: environment variable ${m.variable} is not set and has no default (\${${m.variable}:-default})`);
+  const problems = interpolated.missing.map(
+    (m) => `${m.key}: environment variable ${m.variable} is not set and has no default (\${${m.variable}:-default})`,
+  );
   const schema = configSchemaOf(interpolated, file);
   const result = validate(schema, interpolated);
   if (result.success) problems.push(...missingSeedProblems(result.data));
@@ -78,7 +89,9 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
 /** Streams run in the order the config writes them (each after those it reads): validation gives the schema's order. */
 function inWrittenOrder(config: SeedlineConfig, raw: unknown): void {
   const written = Object.keys((raw as { streams?: Record<string, unknown> }).streams ?? {});
-  config.streams = Object.fromEntries(written.filter((name) => name in config.streams).map((name) => [name, config.streams[name]]));
+  config.streams = Object.fromEntries(
+    written.filter((name) => name in config.streams).map((name) => [name, config.streams[name]]),
+  );
 }
 
 /** The config's secret values, so no log line shows them: the API key, webhook secrets, a Postgres password. */
@@ -86,7 +99,8 @@ function secretsOf(config: SeedlineConfig): string[] {
   const destination = config.destination as { url?: string };
   let password: string | undefined;
   try {
-    password = destination.url === undefined ? undefined : decodeURIComponent(new URL(destination.url).password) || undefined;
+    password =
+      destination.url === undefined ? undefined : decodeURIComponent(new URL(destination.url).password) || undefined;
   } catch {
     password = undefined;
   }
@@ -99,7 +113,8 @@ function secretsOf(config: SeedlineConfig): string[] {
  */
 function configSchemaOf(interpolated: Interpolated, file: string): typeof SeedlineConfig {
   const value = interpolated.value as { streams_dir?: unknown } | null;
-  if (value === null || typeof value !== 'object' || typeof value.streams_dir !== 'string' || value.streams_dir === '') return SeedlineConfig;
+  if (value === null || typeof value !== 'object' || typeof value.streams_dir !== 'string' || value.streams_dir === '')
+    return SeedlineConfig;
   const dir = resolve(dirname(resolve(file)), value.streams_dir.replace(/^~(?=\/|$)/, homedir()));
   value.streams_dir = dir;
   try {
@@ -132,7 +147,10 @@ function withSuggestion(schema: typeof SeedlineConfig, path: readonly PropertyKe
 /** One issue as `key: message` lines; unions and record keys report what is wrong inside them. */
 function describeIssue(schema: typeof SeedlineConfig, issue: z.core.$ZodIssue): string[] {
   const key = keyOf(issue.path);
-  if (issue.code === 'unrecognized_keys') return [`${key}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => withSuggestion(schema, issue.path, k)).join(', ')}`];
+  if (issue.code === 'unrecognized_keys')
+    return [
+      `${key}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => withSuggestion(schema, issue.path, k)).join(', ')}`,
+    ];
   if (issue.code === 'invalid_key') return issue.issues.map((inner) => `${key}: ${inner.message}`);
   if (issue.code === 'invalid_union') return describeUnion(schema, issue);
   return [`${key}: ${issue.message}`];

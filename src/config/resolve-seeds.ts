@@ -8,6 +8,11 @@ export { SeedSourceError, SeedSqlRefusedError, type SeedQuery } from './seed-lis
  * held whole: for readers of a short list (signals targets). A sync streams its seeds (`SeedList`).
  * @param key the config key, for messages (`seeds.profiles`)
  */
-export async function resolveSeeds(key: string, source: SeedSource, baseDir: string, query: SeedQuery): Promise<string[]> {
+export async function resolveSeeds(
+  key: string,
+  source: SeedSource,
+  baseDir: string,
+  query: SeedQuery,
+): Promise<string[]> {
   return (await SeedList.open(key, source, baseDir, query)).toArray();
 }

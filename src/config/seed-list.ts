@@ -82,9 +82,12 @@ function clean(values: readonly string[]): string[] {
 async function* csvRows(key: string, path: string): AsyncGenerator<string[][]> {
   const rows = new CsvRows();
   try {
-    for await (const piece of createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 })) yield rows.push(piece as string);
+    for await (const piece of createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 }))
+      yield rows.push(piece as string);
   } catch {
-    throw new SeedSourceError(`${key}.file: cannot read ${path}: check the path (relative paths resolve against the config file's folder)`);
+    throw new SeedSourceError(
+      `${key}.file: cannot read ${path}: check the path (relative paths resolve against the config file's folder)`,
+    );
   }
   yield rows.end();
 }
@@ -123,9 +126,16 @@ async function* csvChunks(key: string, path: string, index: number, size: number
 /** The first column of a query's rows, as text (nulls dropped), a chunk at a time. */
 async function* sqlChunks(key: string, sql: string, query: SeedQuery, size: number): AsyncGenerator<string[]> {
   try {
-    for await (const rows of query(sql, size)) yield clean(rows.map((row) => row[0]).filter((v) => v !== null && v !== undefined).map(String));
+    for await (const rows of query(sql, size))
+      yield clean(
+        rows
+          .map((row) => row[0])
+          .filter((v) => v !== null && v !== undefined)
+          .map(String),
+      );
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'SEEDLINE_QUERY_NOT_READ_ONLY') throw new SeedSqlRefusedError(`${key}.sql: ${(error as Error).message}`);
+    if ((error as { code?: unknown }).code === 'SEEDLINE_QUERY_NOT_READ_ONLY')
+      throw new SeedSqlRefusedError(`${key}.sql: ${(error as Error).message}`);
     throw new SeedSourceError(`${key}.sql failed on the warehouse: ${(error as Error).message}`);
   }
 }

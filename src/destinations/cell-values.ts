@@ -21,7 +21,8 @@ const JSON_LONE_SURROGATE = /(?<!\\)(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
  * An ISO 8601 date or date-time: date, then optionally `T` (or a space), hours and minutes, optional seconds and
  * fraction, and an optional `Z` or UTC offset.
  */
-const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 /** Checks and converts one value for a column of `type`; throws a Rejection when it does not fit. */
 export function cell(value: unknown, type: LogicalType, column: string, rejectNul: boolean): CellValue {
@@ -29,8 +30,12 @@ export function cell(value: unknown, type: LogicalType, column: string, rejectNu
   switch (type) {
     case 'text':
       if (typeof value === 'string') {
-        if (rejectNul && value.includes('\u0000')) throw new Rejection(`column ${column}: text contains U+0000, which the warehouse cannot store`);
-        if (!value.isWellFormed()) throw new Rejection(`column ${column}: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store`);
+        if (rejectNul && value.includes('\u0000'))
+          throw new Rejection(`column ${column}: text contains U+0000, which the warehouse cannot store`);
+        if (!value.isWellFormed())
+          throw new Rejection(
+            `column ${column}: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store`,
+          );
         return value;
       }
       if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
@@ -58,8 +63,14 @@ export function cell(value: unknown, type: LogicalType, column: string, rejectNu
       if (value instanceof Date) ms = value.getTime();
       else if (typeof value === 'string') ms = parseIsoTimestamp(value);
       else throw new Rejection(`column ${column}: expected an ISO 8601 timestamp, got ${kindOf(value)}`);
-      if (Number.isNaN(ms)) throw new Rejection(`column ${column}: not an ISO 8601 timestamp: ${JSON.stringify(String(value).slice(0, 64))}`);
-      if (ms < MIN_TIMESTAMP || ms > MAX_TIMESTAMP) throw new Rejection(`column ${column}: timestamp ${JSON.stringify(String(value).slice(0, 64))} is outside years 1-9999`);
+      if (Number.isNaN(ms))
+        throw new Rejection(
+          `column ${column}: not an ISO 8601 timestamp: ${JSON.stringify(String(value).slice(0, 64))}`,
+        );
+      if (ms < MIN_TIMESTAMP || ms > MAX_TIMESTAMP)
+        throw new Rejection(
+          `column ${column}: timestamp ${JSON.stringify(String(value).slice(0, 64))} is outside years 1-9999`,
+        );
       return ms;
     }
     case 'json':
@@ -77,13 +88,18 @@ export function stringifyJson(value: unknown, column: string, rejectNul: boolean
     try {
       text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
     } catch (error) {
-      throw new Rejection(`column ${column}: value cannot be written as JSON (${error instanceof Error ? error.message : String(error)})`);
+      throw new Rejection(
+        `column ${column}: value cannot be written as JSON (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
   }
   if (text === undefined) return 'null';
-  if (rejectNul && text.includes('\\u0000') && JSON_NUL.test(text)) throw new Rejection(`column ${column}: JSON contains U+0000, which the warehouse cannot store`);
+  if (rejectNul && text.includes('\\u0000') && JSON_NUL.test(text))
+    throw new Rejection(`column ${column}: JSON contains U+0000, which the warehouse cannot store`);
   if (text.includes('\\ud') && JSON_LONE_SURROGATE.test(text)) {
-    throw new Rejection(`column ${column}: JSON contains an unpaired UTF-16 surrogate (half of an emoji or other character), which the warehouse cannot store`);
+    throw new Rejection(
+      `column ${column}: JSON contains an unpaired UTF-16 surrogate (half of an emoji or other character), which the warehouse cannot store`,
+    );
   }
   return text;
 }
@@ -112,12 +128,26 @@ export function parseIsoTimestamp(text: string): number {
   const match = ISO_TIMESTAMP.exec(text);
   if (!match) return Number.NaN;
   const [, year, month, day, hours = '0', minutes = '0', seconds = '0', fraction = '', offset = 'Z'] = match;
-  const parts = [Number(year), Number(month) - 1, Number(day), Number(hours), Number(minutes), Number(seconds)] as const;
+  const parts = [
+    Number(year),
+    Number(month) - 1,
+    Number(day),
+    Number(hours),
+    Number(minutes),
+    Number(seconds),
+  ] as const;
   const date = new Date(0);
   // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
   date.setUTCFullYear(parts[0], parts[1], parts[2]);
   date.setUTCHours(parts[3], parts[4], parts[5], Number(fraction.slice(0, 3).padEnd(3, '0')));
-  const fields = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
+  const fields = [
+    date.getUTCFullYear(),
+    date.getUTCMonth(),
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+  ];
   if (fields.some((field, i) => field !== parts[i])) return Number.NaN;
   return date.getTime() - offsetMinutes(offset) * 60_000;
 }

@@ -16,7 +16,11 @@ import { PostgresDestination } from './postgres/postgres-destination.js';
 export async function createDestination(config: DestinationConfig): Promise<Destination> {
   switch (config.type) {
     case 'duckdb':
-      return new DuckDbDestination({ path: config.path, schema: config.schema ?? 'seedline', ...(config.settings ? { settings: config.settings } : {}) });
+      return new DuckDbDestination({
+        path: config.path,
+        schema: config.schema ?? 'seedline',
+        ...(config.settings ? { settings: config.settings } : {}),
+      });
     case 'postgres':
       return new PostgresDestination({ url: config.url, schema: config.schema ?? 'seedline' });
   }

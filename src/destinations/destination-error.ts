@@ -39,7 +39,11 @@ export class DestinationLockedError extends DestinationError {
    */
   constructor(target: string, holder: string, options?: { cause?: unknown; retry?: string }) {
     const retry = options?.retry ? `, or ${options.retry}` : '';
-    super('SEEDLINE_DESTINATION_LOCKED', `${target} is locked by another writer: ${holder}. Wait for it to finish or stop it${retry}.`, options && 'cause' in options ? { cause: options.cause } : undefined);
+    super(
+      'SEEDLINE_DESTINATION_LOCKED',
+      `${target} is locked by another writer: ${holder}. Wait for it to finish or stop it${retry}.`,
+      options && 'cause' in options ? { cause: options.cause } : undefined,
+    );
     this.holder = holder;
     this.target = target;
   }
@@ -48,7 +52,10 @@ export class DestinationLockedError extends DestinationError {
 /** A wait for the writer lock was ended by its abort signal before the lock was free. */
 export class LockWaitAbortedError extends DestinationError {
   constructor(target: string) {
-    super('SEEDLINE_LOCK_WAIT_ABORTED', `Stopped waiting for the writer lock of ${target}: the wait was cancelled (stop requested). Nothing was written.`);
+    super(
+      'SEEDLINE_LOCK_WAIT_ABORTED',
+      `Stopped waiting for the writer lock of ${target}: the wait was cancelled (stop requested). Nothing was written.`,
+    );
   }
 }
 
@@ -61,7 +68,9 @@ export class DestinationLockLostError extends DestinationError {
 
   /** @param options.unit whether a load unit was refused (rolled back) because of the loss. Default: false. */
   constructor(target: string, reason: string, options?: { unit?: boolean }) {
-    const outcome = options?.unit ? 'this load unit was rolled back and nothing of it was committed' : 'this destination writes nothing more';
+    const outcome = options?.unit
+      ? 'this load unit was rolled back and nothing of it was committed'
+      : 'this destination writes nothing more';
     super(
       'SEEDLINE_DESTINATION_LOCK_LOST',
       `The writer lock on ${target} was lost (its connection dropped: ${reason}), so another writer may hold it now: ${outcome}. Run again; if the lock keeps dropping, check the server's idle_session_timeout and the connection to the database.`,
@@ -95,7 +104,10 @@ export class InvalidTableDefinitionError extends DestinationError {
 /** `write` was called for a table that `ensureTable` has not prepared in this process. */
 export class UnknownTableError extends DestinationError {
   constructor(table: string) {
-    super('SEEDLINE_UNKNOWN_TABLE', `Table ${table} is not known to this destination: call ensureTable() with its definition before writing to it.`);
+    super(
+      'SEEDLINE_UNKNOWN_TABLE',
+      `Table ${table} is not known to this destination: call ensureTable() with its definition before writing to it.`,
+    );
   }
 }
 
@@ -127,21 +139,32 @@ export class DestinationSettleError extends DestinationError {
 /** A `query` failed. */
 export class DestinationQueryError extends DestinationError {
   constructor(cause: unknown) {
-    super('SEEDLINE_DESTINATION_QUERY_FAILED', `Query failed: ${describeCause(cause)}. Check the SQL and its parameters.`, { cause });
+    super(
+      'SEEDLINE_DESTINATION_QUERY_FAILED',
+      `Query failed: ${describeCause(cause)}. Check the SQL and its parameters.`,
+      { cause },
+    );
   }
 }
 
 /** SQL a user wrote (`seedline query`, `seeds.*.sql`) that is not one read-only statement: refused, nothing run. */
 export class NotReadOnlyError extends DestinationError {
   constructor(what: string) {
-    super('SEEDLINE_QUERY_NOT_READ_ONLY', `Only one read-only statement (a select) runs here, and this is ${what}: nothing was run. Write one select; change the warehouse with its own tools.`);
+    super(
+      'SEEDLINE_QUERY_NOT_READ_ONLY',
+      `Only one read-only statement (a select) runs here, and this is ${what}: nothing was run. Write one select; change the warehouse with its own tools.`,
+    );
   }
 }
 
 /** The warehouse could not be opened or reached. */
 export class DestinationUnavailableError extends DestinationError {
   constructor(target: string, cause: unknown) {
-    super('SEEDLINE_DESTINATION_UNAVAILABLE', `Cannot open ${target}: ${describeCause(cause)}. Check the destination settings and that the database is running.`, { cause });
+    super(
+      'SEEDLINE_DESTINATION_UNAVAILABLE',
+      `Cannot open ${target}: ${describeCause(cause)}. Check the destination settings and that the database is running.`,
+      { cause },
+    );
   }
 }
 

@@ -83,7 +83,13 @@ export interface Destination {
    * `prepareWrite` would have made it from `size` records. `records` gives those records again,
    * for the rare write whose table changed since (it is shaped anew); it is not called otherwise.
    */
-  adoptWrite(shaping: WriteShaping, shaped: ShapedWrite, size: number, records: () => readonly Record<string, unknown>[], runId: string): PreparedWrite;
+  adoptWrite(
+    shaping: WriteShaping,
+    shaped: ShapedWrite,
+    size: number,
+    records: () => readonly Record<string, unknown>[],
+    runId: string,
+  ): PreparedWrite;
 
   /**
    * Runs SQL a user wrote, read-only by construction: exactly one statement, and a select (DuckDB:
@@ -100,7 +106,10 @@ export interface Destination {
   /** Whether a table of this name is in the destination's schema. */
   hasTable(table: string): Promise<boolean>;
   /** Runs seedline's own SQL (bound `$1`-style parameters) and returns plain rows. */
-  query<Row extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  query<Row extends Record<string, unknown> = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<Row[]>;
 
   /** Reads saved stream state, keyed by partition. */
   readState(stream: string): Promise<Map<string, StateRow>>;
@@ -291,7 +300,11 @@ export type ShapedWrite = ShapedBatch;
  * its repairs (REPAIRED); symbols do not cross `postMessage`, so a worker hands back the
  * partitions of the rejected records beside them.
  */
-export function shapeForWrite(shaping: WriteShaping, records: readonly Record<string, unknown>[], runId: string): ShapedWrite {
+export function shapeForWrite(
+  shaping: WriteShaping,
+  records: readonly Record<string, unknown>[],
+  runId: string,
+): ShapedWrite {
   return shapeRecords(shaping.layout, records, { runId, loadedAt: 0, rejectNul: shaping.rejectNul });
 }
 
@@ -309,7 +322,11 @@ export interface LoadUnit {
    * Writes records with the table's write mode. A record whose value does not fit its column's
    * type goes to `_seedline_rejected` with the reason; the rest load.
    */
-  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite, options?: WriteOptions): Promise<WriteOutcome>;
+  write(
+    table: string,
+    records: readonly Record<string, unknown>[] | PreparedWrite,
+    options?: WriteOptions,
+  ): Promise<WriteOutcome>;
   /** Records that failed validation upstream (schema parse), kept with their raw JSON and reason. */
   reject(rows: readonly RejectedRow[]): Promise<void>;
   /** Appends counts of fields repaired so that records load (`_seedline_repairs`). */
@@ -460,7 +477,15 @@ export interface RunRow {
 
 /** Connection settings of a destination. */
 export type DestinationConfig =
-  | { type: 'duckdb'; path: string; schema?: string; /** DuckDB settings over the defaults (e.g. `{ memory_limit: '1GB' }`). Default: none. */ settings?: Record<string, string> }
+  | {
+      type: 'duckdb';
+      path: string;
+      schema?: string;
+      /** DuckDB settings over the defaults (e.g. `{ memory_limit: '1GB' }`). Default: none. */ settings?: Record<
+        string,
+        string
+      >;
+    }
   | { type: 'postgres'; url: string; schema?: string };
 
 /** Validates and double-quotes an identifier, for the few statements built outside a backend. */

@@ -39,7 +39,12 @@ export class MergeKeyFilters {
    * Indices of the keys that may be in `table` (the others certainly are not); null when there
    * is no filter and every key must be probed.
    */
-  async candidates(table: string, keys: readonly (readonly CellValue[])[], count: number, source: KeyColumnSource): Promise<number[] | null> {
+  async candidates(
+    table: string,
+    keys: readonly (readonly CellValue[])[],
+    count: number,
+    source: KeyColumnSource,
+  ): Promise<number[] | null> {
     const entry = this.entry(table);
     const rows = await source.count();
     if (!entry.filters || entry.rows !== rows) {

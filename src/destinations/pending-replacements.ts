@@ -72,13 +72,24 @@ export class PendingReplacements {
    * Lists `count` keys of `batch` (one array per key column) as replacing their earlier rows,
    * inside the unit's transaction; called before the batch's rows are loaded.
    */
-  async record(session: SqlSession, layout: TableLayout, batch: ShapedBatch, keys: readonly (readonly CellValue[])[], count: number): Promise<void> {
+  async record(
+    session: SqlSession,
+    layout: TableLayout,
+    batch: ShapedBatch,
+    keys: readonly (readonly CellValue[])[],
+    count: number,
+  ): Promise<void> {
     const parent = batch.parent;
     const loadedAt = parent.columns[parent.shape.columns.findIndex((c) => c.name === '_loaded_at')]![0]!;
-    const columns: PhysicalColumn[] = [...layout.primaryKey.map((pk) => parent.shape.columns.find((c) => c.name === pk)!), { name: '_loaded_at', type: 'timestamp' }];
+    const columns: PhysicalColumn[] = [
+      ...layout.primaryKey.map((pk) => parent.shape.columns.find((c) => c.name === pk)!),
+      { name: '_loaded_at', type: 'timestamp' },
+    ];
     const pending = pendingTableOf(layout.name);
     await session.run(
-      sql`create table if not exists ${this.target(pending)} as select ${sql.join(columns.map((c) => sql.ref(c.name)))} from ${this.target(layout.name)} limit 0`.compile(this.context.db),
+      sql`create table if not exists ${this.target(pending)} as select ${sql.join(columns.map((c) => sql.ref(c.name)))} from ${this.target(layout.name)} limit 0`.compile(
+        this.context.db,
+      ),
     );
     const rows: ShapedRows = {
       shape: { name: pending, columns },
@@ -87,7 +98,10 @@ export class PendingReplacements {
       constant: columns.map((_, i) => i === columns.length - 1),
       stamped: [],
     };
-    await session.bulkInsert({ schema: this.context.schema, table: pending, columns: columns.map((c) => c.name) }, rows);
+    await session.bulkInsert(
+      { schema: this.context.schema, table: pending, columns: columns.map((c) => c.name) },
+      rows,
+    );
   }
 
   /** Whether the schema holds a pending table (one cheap catalog read, before a settle is prepared). */
@@ -121,12 +135,19 @@ export class PendingReplacements {
       }
       const keys = columns.filter((c) => c !== '_loaded_at');
       const isChild = (child: string, childColumns: readonly string[]) =>
-        child.startsWith(`${table}__`) && childColumns.includes('_loaded_at') && keys.every((k) => childColumns.includes(`_parent_${k}`));
-      const children = [...catalog].filter(([child, childColumns]) => isChild(child, childColumns)).map(([child]) => child);
+        child.startsWith(`${table}__`) &&
+        childColumns.includes('_loaded_at') &&
+        keys.every((k) => childColumns.includes(`_parent_${k}`));
+      const children = [...catalog]
+        .filter(([child, childColumns]) => isChild(child, childColumns))
+        .map(([child]) => child);
       try {
         const rowsBefore = await this.rowCount(session, table);
         const parts = Math.max(1, Math.ceil((await this.rowCount(session, name)) / KEYS_PER_PART));
-        for (let part = 0; part < parts; part++) await this.transaction(session, () => this.replace(session, { pending: name, table, keys, children }, part, parts));
+        for (let part = 0; part < parts; part++)
+          await this.transaction(session, () =>
+            this.replace(session, { pending: name, table, keys, children }, part, parts),
+          );
         await this.execute(session, sql`drop table ${this.target(name)}`);
         settled.push({ table, rowsBefore, rowsAfter: await this.rowCount(session, table) });
       } catch (error) {
@@ -140,7 +161,12 @@ export class PendingReplacements {
    * Deletes from a table and its children the rows of one part of its pending keys that their
    * latest write did not load, and takes those keys off the list.
    */
-  private async replace(session: SqlSession, { pending, table, keys, children }: PendingTable, part: number, parts: number): Promise<void> {
+  private async replace(
+    session: SqlSession,
+    { pending, table, keys, children }: PendingTable,
+    part: number,
+    parts: number,
+  ): Promise<void> {
     const refs = sql.join(keys.map((k) => sql.ref(k)));
     const inPart = sql`hash(${refs}) % ${sql.lit(parts)} = ${sql.lit(part)}`;
     await this.execute(
@@ -153,9 +179,15 @@ export class PendingReplacements {
         sql` and `,
       )} and ${sql.ref(`${alias}._loaded_at`)} is distinct from ${sql.ref('w.latest')}`;
     for (const child of children) {
-      await this.execute(session, sql`delete from ${this.target(child)} as c using ${sql.table(LATEST)} as w where ${replaced('c', (k) => `_parent_${k}`)}`);
+      await this.execute(
+        session,
+        sql`delete from ${this.target(child)} as c using ${sql.table(LATEST)} as w where ${replaced('c', (k) => `_parent_${k}`)}`,
+      );
     }
-    await this.execute(session, sql`delete from ${this.target(table)} as t using ${sql.table(LATEST)} as w where ${replaced('t', (k) => k)}`);
+    await this.execute(
+      session,
+      sql`delete from ${this.target(table)} as t using ${sql.table(LATEST)} as w where ${replaced('t', (k) => k)}`,
+    );
     await this.execute(session, sql`delete from ${this.target(pending)} where ${inPart}`);
     await this.execute(session, sql`drop table ${sql.table(LATEST)}`);
   }
@@ -189,7 +221,9 @@ export class PendingReplacements {
   }
 
   private async rowCount(session: SqlSession, table: string): Promise<number> {
-    const [row] = await session.all(sql`select count(*) as ${sql.ref('n')} from ${this.target(table)}`.compile(this.context.db));
+    const [row] = await session.all(
+      sql`select count(*) as ${sql.ref('n')} from ${this.target(table)}`.compile(this.context.db),
+    );
     return Number(row!.n);
   }
 

@@ -1,5 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { asReceived, contractReason, mergeKept, REPAIRED, UNFIT, type ContractMode, type RepairCount, type SchemaContract } from './destination.js';
+import {
+  asReceived,
+  contractReason,
+  mergeKept,
+  REPAIRED,
+  UNFIT,
+  type ContractMode,
+  type RepairCount,
+  type SchemaContract,
+} from './destination.js';
 import type { ChildLayout, LogicalType, ObjectNode, TableLayout, TableShape } from './table-layout.js';
 import { childKeyColumns, childShape, parentShape } from './table-layout.js';
 import type { CellValue } from './cell-values.js';
@@ -90,7 +99,12 @@ function planOf(layout: TableLayout): Plan {
   const children = layout.children.map((child) => {
     const shape = childShape(layout, child);
     const keys = shape.columns.length - child.columns.length - 4;
-    return { shape, node: compileNode(child.node, new Map(child.columns.map((c, i) => [c.name, keys + 1 + i])), childIndex, ''), width: shape.columns.length, name: child.name };
+    return {
+      shape,
+      node: compileNode(child.node, new Map(child.columns.map((c, i) => [c.name, keys + 1 + i])), childIndex, ''),
+      width: shape.columns.length,
+      name: child.name,
+    };
   });
   const columnIndex = new Map(layout.columns.map((c, i) => [c.name, offset + i]));
   plan = {
@@ -106,22 +120,35 @@ function planOf(layout: TableLayout): Plan {
   return plan;
 }
 
-function compileNode(node: ObjectNode, columnIndex: Map<string, number>, childIndex: Map<ChildLayout, number>, prefix: string): NodePlan {
+function compileNode(
+  node: ObjectNode,
+  columnIndex: Map<string, number>,
+  childIndex: Map<ChildLayout, number>,
+  prefix: string,
+): NodePlan {
   const steps: Step[] = [];
   for (const [key, field] of node.fields) {
-    if (field.kind === 'column') steps.push({ kind: 'column', key, column: columnIndex.get(field.column.name)!, type: field.column.type, name: field.column.name });
+    if (field.kind === 'column')
+      steps.push({
+        kind: 'column',
+        key,
+        column: columnIndex.get(field.column.name)!,
+        type: field.column.type,
+        name: field.column.name,
+      });
     else if (field.kind === 'object') {
       const nested = compileNode(field.node, columnIndex, childIndex, `${prefix}${key}.`);
       steps.push({ kind: 'object', key, node: nested, path: `${prefix}${key}`, columns: columnsOf(nested) });
-    }
-    else steps.push({ kind: 'child', key, child: childIndex.get(field.child)!, path: `${prefix}${key}` });
+    } else steps.push({ kind: 'child', key, child: childIndex.get(field.child)!, path: `${prefix}${key}` });
   }
   return { steps, known: new Set(node.fields.keys()) };
 }
 
 /** The columns an object's fields fill, nested objects included (not child tables). */
 function columnsOf(node: NodePlan): number[] {
-  return node.steps.flatMap((step) => (step.kind === 'column' ? [step.column] : step.kind === 'object' ? step.columns : []));
+  return node.steps.flatMap((step) =>
+    step.kind === 'column' ? [step.column] : step.kind === 'object' ? step.columns : [],
+  );
 }
 
 /** Where a record's values go while it is shaped; truncated back when the record is rejected. */
@@ -145,12 +172,21 @@ interface FillContext {
  * unparseable timestamp, …) is returned in `rejected` with the reason instead of throwing. In
  * merge and history mode, the last record of a primary key wins.
  */
-export function shapeRecords(layout: TableLayout, records: readonly Record<string, unknown>[], options: ShapeOptions): ShapedBatch {
+export function shapeRecords(
+  layout: TableLayout,
+  records: readonly Record<string, unknown>[],
+  options: ShapeOptions,
+): ShapedBatch {
   const plan = planOf(layout);
   const history = layout.writeMode === 'history';
   const keyed = layout.writeMode === 'merge' || history;
   const noKey = layout.primaryKey.length === 0 && layout.children.length > 0;
-  const ctx: FillContext = { plan, rejectNul: options.rejectNul ?? false, contract: layout.contract, pending: new Map() };
+  const ctx: FillContext = {
+    plan,
+    rejectNul: options.rejectNul ?? false,
+    contract: layout.contract,
+    pending: new Map(),
+  };
   const repairs = new Map<string, number>();
   // Sized once (V8 keeps arrays of up to ~100k elements in fast mode): rows are then stored in bounds, without growing.
   const capacity = records.length <= 50_000 ? records.length : 0;
@@ -169,13 +205,15 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
     const row = parent.row;
     for (let k = 0; k < children.length; k++) childStarts[k] = children[k]!.row;
     try {
-      if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Rejection('record is not an object');
+      if (record === null || typeof record !== 'object' || Array.isArray(record))
+        throw new Rejection('record is not an object');
       const columns = parent.columns;
       if (noKey) columns[0]![row] = randomUUID();
       ctx.pending.clear();
       const extra = fill(plan.node, record, columns, row, children, ctx, '');
       for (let i = 0; i < plan.pk.length; i++) {
-        if (columns[plan.pk[i]!]![row] === null) throw new Rejection(`primary-key column ${layout.primaryKey[i]} is null`);
+        if (columns[plan.pk[i]!]![row] === null)
+          throw new Rejection(`primary-key column ${layout.primaryKey[i]} is null`);
       }
       columns[plan.offset + layout.columns.length]![row] = extra === undefined ? null : extraJson(extra, ctx.rejectNul);
       // Children were filled with their item columns only: add the parent key and index now that the record is accepted.
@@ -188,15 +226,20 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
         }
       }
       // The record as received, misfits included: a misfit that changes is a new version too.
-      if (history) columns[plan.offset + layout.columns.length + 5]![row] = rowHash(asReceived(record) as Record<string, unknown>);
+      if (history)
+        columns[plan.offset + layout.columns.length + 5]![row] = rowHash(asReceived(record) as Record<string, unknown>);
       if (keyed) {
-        const key = plan.pk.length === 1 ? String(columns[plan.pk[0]!]![row]) : JSON.stringify(plan.pk.map((i) => String(columns[i]![row])));
+        const key =
+          plan.pk.length === 1
+            ? String(columns[plan.pk[0]!]![row])
+            : JSON.stringify(plan.pk.map((i) => String(columns[i]![row])));
         const previous = byKey.get(key);
         if (previous !== undefined) replaced.push(previous);
         byKey.set(key, row);
       }
       parent.row++;
-      for (const key of (record as { [REPAIRED]?: readonly string[] })[REPAIRED] ?? []) ctx.pending.set(key, (ctx.pending.get(key) ?? 0) + 1);
+      for (const key of (record as { [REPAIRED]?: readonly string[] })[REPAIRED] ?? [])
+        ctx.pending.set(key, (ctx.pending.get(key) ?? 0) + 1);
       for (const [key, count] of ctx.pending) repairs.set(key, (repairs.get(key) ?? 0) + count);
     } catch (error) {
       for (const column of parent.columns) if (column.length > row) column.length = row;
@@ -234,7 +277,14 @@ export function shapeRecords(layout: TableLayout, records: readonly Record<strin
     }
     return shaped;
   });
-  return { parent: parentRows, children: childRows, rejected, records: parent.row, keys: plan.pk.map((i) => parentRows.columns[i]!), repairs: repairCounts(layout.name, repairs) };
+  return {
+    parent: parentRows,
+    children: childRows,
+    rejected,
+    records: parent.row,
+    keys: plan.pk.map((i) => parentRows.columns[i]!),
+    repairs: repairCounts(layout.name, repairs),
+  };
 }
 
 /** Keeps the rows `keep` accepts, in order. */
@@ -264,7 +314,8 @@ function finish(shape: TableShape, target: Target, first: number, [runId, loaded
  * the time it is written at, so history versions keep the order of their writes.
  */
 export function stampLoadTime(batch: ShapedBatch, loadedAt: number): void {
-  for (const rows of [batch.parent, ...batch.children]) for (const column of rows.stamped) rows.columns[column]!.fill(loadedAt);
+  for (const rows of [batch.parent, ...batch.children])
+    for (const column of rows.stamped) rows.columns[column]!.fill(loadedAt);
 }
 
 /**
@@ -272,7 +323,15 @@ export function stampLoadTime(batch: ShapedBatch, loadedAt: number): void {
  * columns only). Returns what the row keeps in `_extra` (or undefined): fields outside the
  * schema, and values that did not fit, as the contract says.
  */
-function fill(node: NodePlan, value: Record<string, unknown>, columns: CellValue[][], row: number, children: Target[] | null, ctx: FillContext, path: string): Record<string, unknown> | undefined {
+function fill(
+  node: NodePlan,
+  value: Record<string, unknown>,
+  columns: CellValue[][],
+  row: number,
+  children: Target[] | null,
+  ctx: FillContext,
+  path: string,
+): Record<string, unknown> | undefined {
   // `keep` takes and returns `extra`, not a closure over it: one closure per object filled was garbage to collect.
   let extra: Record<string, unknown> | undefined;
   for (const step of node.steps) {
@@ -285,14 +344,16 @@ function fill(node: NodePlan, value: Record<string, unknown>, columns: CellValue
       const isKey = path === '' && step.kind === 'column' && ctx.plan.pk.includes(step.column);
       if (!(error instanceof Rejection) || error instanceof ContractRejection || isKey) throw error;
       clearStep(step, columns, row);
-      if (unfit(ctx, 'dataType', `${path}${step.key}`, error.message) === 'evolve') extra = keep(extra, step.key, fieldValue);
+      if (unfit(ctx, 'dataType', `${path}${step.key}`, error.message) === 'evolve')
+        extra = keep(extra, step.key, fieldValue);
     }
   }
   const upstream = (value as { [UNFIT]?: Record<string, unknown> })[UNFIT];
   if (upstream) for (const key of Object.keys(upstream)) extra = keep(extra, key, upstream[key]);
   for (const key in value) {
     if (node.known.has(key) || value[key] === undefined) continue;
-    if (unfit(ctx, 'columns', `${path}${key}`, `field ${path}${key} is not in the schema`) === 'evolve') extra = keep(extra, key, value[key]);
+    if (unfit(ctx, 'columns', `${path}${key}`, `field ${path}${key} is not in the schema`) === 'evolve')
+      extra = keep(extra, key, value[key]);
   }
   return extra;
 }
@@ -305,12 +366,26 @@ function keep(extra: Record<string, unknown> | undefined, key: string, kept: unk
 }
 
 /** One field into its column(s) or child rows; returns what its nested object keeps in `_extra`. Throws a Rejection when it does not fit. */
-function fillStep(step: Step, fieldValue: unknown, columns: CellValue[][], row: number, children: Target[] | null, ctx: FillContext, path: string): Record<string, unknown> | undefined {
+function fillStep(
+  step: Step,
+  fieldValue: unknown,
+  columns: CellValue[][],
+  row: number,
+  children: Target[] | null,
+  ctx: FillContext,
+  path: string,
+): Record<string, unknown> | undefined {
   // Every column of a row is written once, NULL included (the arrays are not pre-filled).
   if (step.kind === 'column') {
     // Most values are plain strings in text columns: take them without the general checks.
     if (fieldValue === null || fieldValue === undefined) columns[step.column]![row] = null;
-    else if (step.type === 'text' && typeof fieldValue === 'string' && !(ctx.rejectNul && fieldValue.includes('\u0000')) && fieldValue.isWellFormed()) columns[step.column]![row] = fieldValue;
+    else if (
+      step.type === 'text' &&
+      typeof fieldValue === 'string' &&
+      !(ctx.rejectNul && fieldValue.includes('\u0000')) &&
+      fieldValue.isWellFormed()
+    )
+      columns[step.column]![row] = fieldValue;
     else columns[step.column]![row] = cell(fieldValue, step.type, step.name, ctx.rejectNul);
     return undefined;
   }
@@ -319,23 +394,39 @@ function fillStep(step: Step, fieldValue: unknown, columns: CellValue[][], row: 
       clearStep(step, columns, row);
       return undefined;
     }
-    if (typeof fieldValue !== 'object' || Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an object, got ${kindOf(fieldValue)}`);
+    if (typeof fieldValue !== 'object' || Array.isArray(fieldValue))
+      throw new Rejection(`field ${step.path}: expected an object, got ${kindOf(fieldValue)}`);
     return fill(step.node, fieldValue as Record<string, unknown>, columns, row, children, ctx, `${path}${step.key}.`);
   }
   if (fieldValue === null || fieldValue === undefined || children === null) return undefined;
-  if (!Array.isArray(fieldValue)) throw new Rejection(`field ${step.path}: expected an array, got ${kindOf(fieldValue)}`);
+  if (!Array.isArray(fieldValue))
+    throw new Rejection(`field ${step.path}: expected an array, got ${kindOf(fieldValue)}`);
   return fillChildRows(step, fieldValue, children, ctx, path);
 }
 
 /** The list's objects as child rows; an item that is not an object is left out of the table and, under `evolve`, kept by its index. */
-function fillChildRows(step: Extract<Step, { kind: 'child' }>, items: unknown[], children: Target[], ctx: FillContext, path: string): Record<string, unknown> | undefined {
+function fillChildRows(
+  step: Extract<Step, { kind: 'child' }>,
+  items: unknown[],
+  children: Target[],
+  ctx: FillContext,
+  path: string,
+): Record<string, unknown> | undefined {
   const target = children[step.child]!;
   const child = ctx.plan.children[step.child]!;
   let outside: Record<string, unknown> | undefined;
   const itemPath = `${path}${step.key}[].`;
   items.forEach((item, index) => {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-      if (unfit(ctx, 'dataType', `${path}${step.key}[]`, `field ${step.path}: expected objects in the list, got ${kindOf(item)}`) === 'evolve') (outside ??= newExtra())[index] = item;
+      if (
+        unfit(
+          ctx,
+          'dataType',
+          `${path}${step.key}[]`,
+          `field ${step.path}: expected objects in the list, got ${kindOf(item)}`,
+        ) === 'evolve'
+      )
+        (outside ??= newExtra())[index] = item;
       return;
     }
     const r = target.row;
@@ -360,7 +451,8 @@ function clearStep(step: Step, columns: CellValue[][], row: number): void {
  */
 function unfit(ctx: FillContext, scope: 'columns' | 'dataType', field: string, reason: string): ContractMode {
   const mode = ctx.contract[scope];
-  if (mode === 'discard_row' || mode === 'freeze') throw new ContractRejection(contractReason(reason, scope === 'dataType' ? 'data_type' : 'columns', mode));
+  if (mode === 'discard_row' || mode === 'freeze')
+    throw new ContractRejection(contractReason(reason, scope === 'dataType' ? 'data_type' : 'columns', mode));
   const key = `${field}\t${mode === 'evolve' ? 'kept_in_extra' : 'discarded'}`;
   // Fields outside the schema kept in `_extra` are what evolve always did: not a repair.
   if (scope === 'columns' && mode === 'evolve') return mode;
@@ -376,7 +468,6 @@ function repairCounts(table: string, repairs: Map<string, number>): RepairCount[
   });
 }
 
-
 /** An object for fields outside the schema: without a prototype, so a field named `__proto__` is kept like any other. */
 function newExtra(): Record<string, unknown> {
   return Object.create(null) as Record<string, unknown>;
@@ -388,7 +479,9 @@ function newExtra(): Record<string, unknown> {
  * a field moving from `_extra` to a column of its own adds no version, and neither does another key order.
  */
 function rowHash(record: Record<string, unknown>): string {
-  return createHash('sha1').update(JSON.stringify(canonical(record))).digest('hex');
+  return createHash('sha1')
+    .update(JSON.stringify(canonical(record)))
+    .digest('hex');
 }
 
 /** `value` with object keys sorted, null and undefined members dropped, bigints as text and dates as ISO 8601. */

@@ -18,7 +18,14 @@ import type {
   WriteShaping,
 } from './destination.js';
 import { isFrozenRejection, PARTITION, shapeForWrite } from './destination.js';
-import { DestinationError, DestinationQueryError, DestinationSettleError, DestinationWriteError, NotReadOnlyError, UnknownTableError } from './destination-error.js';
+import {
+  DestinationError,
+  DestinationQueryError,
+  DestinationSettleError,
+  DestinationWriteError,
+  NotReadOnlyError,
+  UnknownTableError,
+} from './destination-error.js';
 import { assertIdentifier } from './identifiers.js';
 import { SqlLoadUnit } from './sql-load-unit.js';
 import type { ShapedBatch } from './record-shaper.js';
@@ -87,7 +94,8 @@ export abstract class SqlDestination implements Destination {
     if (!this.traits.deferredMerge) return;
     try {
       await this.withSession(async (session) => {
-        if (await this.parts.writeModes.unsettled(session)) await this.asWriter(() => this.parts.writeModes.settle(session));
+        if (await this.parts.writeModes.unsettled(session))
+          await this.asWriter(() => this.parts.writeModes.settle(session));
       });
     } catch (error) {
       if (error instanceof DestinationError) throw error;
@@ -126,7 +134,10 @@ export abstract class SqlDestination implements Destination {
     return new SqlLoadUnit(this, this.parts.store, session, runId, () => this.assertWriterLock());
   }
 
-  async query<Row extends Record<string, unknown> = Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+  async query<Row extends Record<string, unknown> = Record<string, unknown>>(
+    text: string,
+    params: readonly unknown[] = [],
+  ): Promise<Row[]> {
     return this.withSession(async (session) => {
       try {
         return (await session.all({ sql: text, parameters: params })) as Row[];
@@ -221,14 +232,24 @@ export abstract class SqlDestination implements Destination {
   }
 
   async hasTable(table: string): Promise<boolean> {
-    const rows = await this.query('select 1 as found from information_schema.tables where table_schema = $1 and table_name = $2', [this.schema, table]);
+    const rows = await this.query(
+      'select 1 as found from information_schema.tables where table_schema = $1 and table_name = $2',
+      [this.schema, table],
+    );
     return rows.length > 0;
   }
 
   prepareWrite(table: string, records: readonly Record<string, unknown>[], runId: string): PreparedWrite {
     const layout = this.layoutOf(table);
     try {
-      return new SqlPreparedWrite(table, runId, records.length, () => records, layout, this.shape(layout, records, runId));
+      return new SqlPreparedWrite(
+        table,
+        runId,
+        records.length,
+        () => records,
+        layout,
+        this.shape(layout, records, runId),
+      );
     } catch (error) {
       // What a unit's write would have thrown: shaping only rejects records, anything else is a failure of the write.
       throw new DestinationWriteError(`Writing ${records.length} records to ${table}`, error);
@@ -240,32 +261,60 @@ export abstract class SqlDestination implements Destination {
     return layout && { table, layout, rejectNul: this.traits.rejectNul };
   }
 
-  adoptWrite(shaping: WriteShaping, shaped: ShapedWrite, size: number, records: () => readonly Record<string, unknown>[], runId: string): PreparedWrite {
+  adoptWrite(
+    shaping: WriteShaping,
+    shaped: ShapedWrite,
+    size: number,
+    records: () => readonly Record<string, unknown>[],
+    runId: string,
+  ): PreparedWrite {
     return new SqlPreparedWrite(shaping.table, runId, size, records, shaping.layout, shaped);
   }
 
   /** Writes one batch of records, or a write prepared by `prepareWrite`, inside a unit's transaction. */
-  async writeInUnit(session: SqlSession, runId: string, table: string, input: readonly Record<string, unknown>[] | PreparedWrite, stream = table): Promise<WriteOutcome> {
+  async writeInUnit(
+    session: SqlSession,
+    runId: string,
+    table: string,
+    input: readonly Record<string, unknown>[] | PreparedWrite,
+    stream = table,
+  ): Promise<WriteOutcome> {
     const layout = this.layoutOf(table);
     const prepared = preparedFor(input, table, runId);
-    const lookup = session.prepareBulk?.([layout.name, ...layout.children.map((c) => c.name)].map((name) => this.parts.writeModes.bulkTarget(name)));
+    const lookup = session.prepareBulk?.(
+      [layout.name, ...layout.children.map((c) => c.name)].map((name) => this.parts.writeModes.bulkTarget(name)),
+    );
     // Settled even when shaping throws, so its failure is not left unhandled.
     lookup?.catch(() => undefined);
     // A pipelined session sends a statement from a microtask: let the lookup go out now, so the server answers it
     // while the records are shaped instead of after.
     if (lookup) await undefined;
     // A write prepared before its table evolved (a new column) is shaped again.
-    const batch = prepared?.layout === layout ? prepared.batch : this.shape(layout, prepared ? prepared.records() : (input as readonly Record<string, unknown>[]), runId);
+    const batch =
+      prepared?.layout === layout
+        ? prepared.batch
+        : this.shape(layout, prepared ? prepared.records() : (input as readonly Record<string, unknown>[]), runId);
     stampLoadTime(batch, this.nextTimestamp());
     await lookup;
     if (batch.rejected.length > 0) {
       const now = new Date();
-      const rows = batch.rejected.map((r) => rejectedToDb({ runId, stream, table, record: safeJson(r.record), reason: r.reason, partition: partitionOf(r.record) }, now));
+      const rows = batch.rejected.map((r) =>
+        rejectedToDb(
+          { runId, stream, table, record: safeJson(r.record), reason: r.reason, partition: partitionOf(r.record) },
+          now,
+        ),
+      );
       await this.parts.store.insertRejected(session, rows);
     }
     const rows = batch.records > 0 ? await this.parts.writeModes.apply(session, layout, batch, runId) : 0;
     const frozen = batch.rejected.filter((r) => isFrozenRejection(r.reason)).length;
-    return { records: batch.records, rows, rejected: batch.rejected.length, ...(batch.repairs.length > 0 ? { repairs: batch.repairs } : {}), ...(frozen > 0 ? { frozen } : {}) };
+    return {
+      records: batch.records,
+      rows,
+      rejected: batch.rejected.length,
+      ...(batch.repairs.length > 0 ? { repairs: batch.repairs } : {}),
+      ...(frozen > 0 ? { frozen } : {}),
+    };
   }
 
   private layoutOf(table: string): TableLayout {
@@ -289,7 +338,11 @@ export abstract class SqlDestination implements Destination {
         qualified: (table) => this.qualified(table),
         withSession: (fn) => this.withSession(fn),
       };
-      this.madeParts = { store: new SqlSystemStore(context), tableSetup: new SqlTableSetup(context), writeModes: new SqlWriteModes(context, this.physical) };
+      this.madeParts = {
+        store: new SqlSystemStore(context),
+        tableSetup: new SqlTableSetup(context),
+        writeModes: new SqlWriteModes(context, this.physical),
+      };
     }
     return this.madeParts;
   }
@@ -320,11 +373,18 @@ class SqlPreparedWrite implements PreparedWrite {
 }
 
 /** The prepared write `input` is (null for plain records), checked against the unit writing it. */
-function preparedFor(input: readonly Record<string, unknown>[] | PreparedWrite, table: string, runId: string): SqlPreparedWrite | null {
+function preparedFor(
+  input: readonly Record<string, unknown>[] | PreparedWrite,
+  table: string,
+  runId: string,
+): SqlPreparedWrite | null {
   if (Array.isArray(input)) return null;
-  if (!(input instanceof SqlPreparedWrite)) throw new TypeError('LoadUnit.write takes records or a write prepared by Destination.prepareWrite');
+  if (!(input instanceof SqlPreparedWrite))
+    throw new TypeError('LoadUnit.write takes records or a write prepared by Destination.prepareWrite');
   if (input.table !== table || input.runId !== runId) {
-    throw new TypeError(`A write prepared for table ${input.table} in run ${input.runId} cannot be written to table ${table} in run ${runId}`);
+    throw new TypeError(
+      `A write prepared for table ${input.table} in run ${input.runId} cannot be written to table ${table} in run ${runId}`,
+    );
   }
   if (input.written) throw new TypeError(`A write prepared for table ${table} was already written: prepare it again`);
   input.written = true;
@@ -341,6 +401,7 @@ function safeJson(record: unknown): string {
 
 /** The partition the engine set on a row (see PARTITION), as JSON text; null when none. */
 function partitionOf(record: unknown): string | null {
-  const partition = record !== null && typeof record === 'object' ? (record as { [PARTITION]?: unknown })[PARTITION] : undefined;
+  const partition =
+    record !== null && typeof record === 'object' ? (record as { [PARTITION]?: unknown })[PARTITION] : undefined;
   return partition === undefined ? null : safeJson(partition);
 }

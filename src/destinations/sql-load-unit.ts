@@ -1,4 +1,15 @@
-import type { AnswerRow, BatchRow, LoadUnit, PreparedWrite, RejectedRow, RepairRow, SeedRow, StateRow, WriteOptions, WriteOutcome } from './destination.js';
+import type {
+  AnswerRow,
+  BatchRow,
+  LoadUnit,
+  PreparedWrite,
+  RejectedRow,
+  RepairRow,
+  SeedRow,
+  StateRow,
+  WriteOptions,
+  WriteOutcome,
+} from './destination.js';
 import { DestinationError, DestinationWriteError, UnitClosedError } from './destination-error.js';
 import type { SqlDestination } from './sql-destination.js';
 import type { SqlSession } from './sql-session.js';
@@ -24,15 +35,26 @@ export class SqlLoadUnit implements LoadUnit {
     private readonly assertWriterLock: () => void,
   ) {}
 
-  write(table: string, records: readonly Record<string, unknown>[] | PreparedWrite, options: WriteOptions = {}): Promise<WriteOutcome> {
+  write(
+    table: string,
+    records: readonly Record<string, unknown>[] | PreparedWrite,
+    options: WriteOptions = {},
+  ): Promise<WriteOutcome> {
     const count = Array.isArray(records) ? records.length : (records as PreparedWrite).size;
-    return this.guard(`Writing ${count} records to ${table}`, () => this.destination.writeInUnit(this.session, this.runId, table, records, options.stream));
+    return this.guard(`Writing ${count} records to ${table}`, () =>
+      this.destination.writeInUnit(this.session, this.runId, table, records, options.stream),
+    );
   }
 
   reject(rows: readonly RejectedRow[]): Promise<void> {
     if (rows.length === 0) return this.guard('Saving rejected records', async () => undefined);
     const now = new Date();
-    return this.guard('Saving rejected records', () => this.store.insertRejected(this.session, rows.map((row) => rejectedToDb(row, now))));
+    return this.guard('Saving rejected records', () =>
+      this.store.insertRejected(
+        this.session,
+        rows.map((row) => rejectedToDb(row, now)),
+      ),
+    );
   }
 
   dropRejected(rows: readonly RejectedRow[]): Promise<void> {
@@ -43,22 +65,40 @@ export class SqlLoadUnit implements LoadUnit {
 
   saveRepairs(rows: readonly RepairRow[]): Promise<void> {
     const now = new Date();
-    return this.guard('Saving repair counts', () => this.store.insertSystemRows(this.session, systemTables.repairs, rows.map((row) => repairToDb(row, now))));
+    return this.guard('Saving repair counts', () =>
+      this.store.insertSystemRows(
+        this.session,
+        systemTables.repairs,
+        rows.map((row) => repairToDb(row, now)),
+      ),
+    );
   }
 
   saveState(rows: readonly StateRow[]): Promise<void> {
     const now = new Date();
-    return this.upsert('Saving stream state', systemTables.state, rows.map((row) => stateToDb(row, now)));
+    return this.upsert(
+      'Saving stream state',
+      systemTables.state,
+      rows.map((row) => stateToDb(row, now)),
+    );
   }
 
   saveSeeds(rows: readonly SeedRow[]): Promise<void> {
     const now = new Date();
-    return this.upsert('Saving the seed ledger', systemTables.seeds, rows.map((row) => seedToDb(row, now)));
+    return this.upsert(
+      'Saving the seed ledger',
+      systemTables.seeds,
+      rows.map((row) => seedToDb(row, now)),
+    );
   }
 
   saveBatches(rows: readonly BatchRow[]): Promise<void> {
     const now = new Date();
-    return this.upsert('Saving the batch ledger', systemTables.batches, rows.map((row) => batchToDb(row, now)));
+    return this.upsert(
+      'Saving the batch ledger',
+      systemTables.batches,
+      rows.map((row) => batchToDb(row, now)),
+    );
   }
 
   saveAnswers(rows: readonly AnswerRow[]): Promise<void> {
@@ -68,14 +108,16 @@ export class SqlLoadUnit implements LoadUnit {
   dropState(stream: string, partitions: readonly string[]): Promise<void> {
     return this.guard('Removing stream state', async () => {
       await this.sendUpserts();
-      for (let i = 0; i < partitions.length; i += 500) await this.session.run(this.store.dropStateStatement(stream, partitions.slice(i, i + 500)));
+      for (let i = 0; i < partitions.length; i += 500)
+        await this.session.run(this.store.dropStateStatement(stream, partitions.slice(i, i + 500)));
     });
   }
 
   dropAnswers(stream: string, callKeys: readonly string[]): Promise<void> {
     return this.guard('Removing loaded answers', async () => {
       await this.sendUpserts();
-      for (let i = 0; i < callKeys.length; i += 500) await this.session.run(this.store.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
+      for (let i = 0; i < callKeys.length; i += 500)
+        await this.session.run(this.store.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
     });
   }
 
@@ -147,4 +189,3 @@ export class SqlLoadUnit implements LoadUnit {
     }
   }
 }
-

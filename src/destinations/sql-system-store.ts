@@ -3,7 +3,15 @@ import type { AnswerRow, BatchPosition, BatchRow, RejectedRow, RunRow, SeedRow, 
 import { cell } from './cell-values.js';
 import type { SqlContext, SqlSession, Statement } from './sql-session.js';
 import type { SystemTable } from './system-tables.js';
-import { answerFromDb, batchFromDb, runFromDb, runToDb, seedFromDb, stateFromDb, systemTables } from './system-tables.js';
+import {
+  answerFromDb,
+  batchFromDb,
+  runFromDb,
+  runToDb,
+  seedFromDb,
+  stateFromDb,
+  systemTables,
+} from './system-tables.js';
 
 /**
  * The system tables of a SQL destination: creating them (and the columns an older release
@@ -26,20 +34,37 @@ export class SqlSystemStore {
       for (const table of tables) {
         let builder = this.context.db.schema.createTable(this.context.qualified(table.name)).ifNotExists();
         for (const [name, type, notNull] of table.columns) {
-          builder = builder.addColumn(name, sql.raw(this.context.traits.sqlType(type)), (col) => (notNull ? col.notNull() : col));
+          builder = builder.addColumn(name, sql.raw(this.context.traits.sqlType(type)), (col) =>
+            notNull ? col.notNull() : col,
+          );
         }
-        if (table.primaryKey.length > 0) builder = builder.addPrimaryKeyConstraint(`${table.name}_pkey`, table.primaryKey as never[]);
+        if (table.primaryKey.length > 0)
+          builder = builder.addPrimaryKeyConstraint(`${table.name}_pkey`, table.primaryKey as never[]);
         await session.run(builder.compile());
       }
       // A destination made by an older release lacks columns added since: add them (nullable).
       // IF NOT EXISTS: another process starting after the same upgrade may add them first.
       const existing = await session.all(
-        this.context.db.selectFrom('information_schema.columns').select(['table_name', 'column_name']).where('table_schema', '=', this.context.schema).where('table_name', 'in', tables.map((t) => t.name)).compile(),
+        this.context.db
+          .selectFrom('information_schema.columns')
+          .select(['table_name', 'column_name'])
+          .where('table_schema', '=', this.context.schema)
+          .where(
+            'table_name',
+            'in',
+            tables.map((t) => t.name),
+          )
+          .compile(),
       );
       const has = new Set(existing.map((row) => `${String(row.table_name)}.${String(row.column_name)}`));
       for (const table of tables) {
         for (const [name, type] of table.columns) {
-          if (!has.has(`${table.name}.${name}`)) await session.run(sql`alter table ${sql.table(this.context.qualified(table.name))} add column if not exists ${sql.id(name)} ${sql.raw(this.context.traits.sqlType(type))}`.compile(this.context.db));
+          if (!has.has(`${table.name}.${name}`))
+            await session.run(
+              sql`alter table ${sql.table(this.context.qualified(table.name))} add column if not exists ${sql.id(name)} ${sql.raw(this.context.traits.sqlType(type))}`.compile(
+                this.context.db,
+              ),
+            );
         }
       }
     });
@@ -48,20 +73,39 @@ export class SqlSystemStore {
 
   /** See `Destination.readState`. */
   async readState(stream: string): Promise<Map<string, StateRow>> {
-    const rows = await this.readSystem(this.context.db.selectFrom(this.context.qualified(systemTables.state.name)).selectAll().where('stream', '=', stream).compile());
+    const rows = await this.readSystem(
+      this.context.db
+        .selectFrom(this.context.qualified(systemTables.state.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .compile(),
+    );
     return new Map(rows.map(stateFromDb).map((row) => [row.partition, row]));
   }
 
   /** See `Destination.readStateByKey`. */
   async readStateByKey(stream: string, keys: readonly string[]): Promise<Map<string, StateRow>> {
     if (keys.length === 0) return new Map();
-    const rows = await this.readSystem(this.context.db.selectFrom(this.context.qualified(systemTables.state.name)).selectAll().where('stream', '=', stream).where('partition', 'in', keys).compile());
+    const rows = await this.readSystem(
+      this.context.db
+        .selectFrom(this.context.qualified(systemTables.state.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .where('partition', 'in', keys)
+        .compile(),
+    );
     return new Map(rows.map(stateFromDb).map((row) => [row.partition, row]));
   }
 
   /** See `Destination.readSeeds`. */
   async readSeeds(stream: string): Promise<Map<string, SeedRow>> {
-    const rows = await this.readSystem(this.context.db.selectFrom(this.context.qualified(systemTables.seeds.name)).selectAll().where('stream', '=', stream).compile());
+    const rows = await this.readSystem(
+      this.context.db
+        .selectFrom(this.context.qualified(systemTables.seeds.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .compile(),
+    );
     return new Map(rows.map(seedFromDb).map((row) => [row.seedKey, row]));
   }
 
@@ -82,7 +126,14 @@ export class SqlSystemStore {
   /** See `Destination.readSeedsByKey`. */
   async readSeedsByKey(stream: string, keys: readonly string[]): Promise<Map<string, SeedRow>> {
     if (keys.length === 0) return new Map();
-    const rows = await this.readSystem(this.context.db.selectFrom(this.context.qualified(systemTables.seeds.name)).selectAll().where('stream', '=', stream).where('seed_key', 'in', keys).compile());
+    const rows = await this.readSystem(
+      this.context.db
+        .selectFrom(this.context.qualified(systemTables.seeds.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .where('seed_key', 'in', keys)
+        .compile(),
+    );
     return new Map(rows.map(seedFromDb).map((row) => [row.seedKey, row]));
   }
 
@@ -110,7 +161,12 @@ export class SqlSystemStore {
         .where('stream', '=', stream)
         .where('status', 'in', ['intent', 'submitted'])
         .$if(after !== null, (query) =>
-          query.where((eb) => eb.or([eb('created_at', '>', after!.createdAt), eb.and([eb('created_at', '=', after!.createdAt), eb('idempotency_key', '>', after!.idempotencyKey)])])),
+          query.where((eb) =>
+            eb.or([
+              eb('created_at', '>', after!.createdAt),
+              eb.and([eb('created_at', '=', after!.createdAt), eb('idempotency_key', '>', after!.idempotencyKey)]),
+            ]),
+          ),
         )
         .orderBy('created_at')
         .orderBy('idempotency_key')
@@ -122,18 +178,32 @@ export class SqlSystemStore {
 
   /** See `Destination.readAnswers`. */
   async readAnswers(stream: string): Promise<Map<string, AnswerRow>> {
-    const rows = await this.readSystem(this.context.db.selectFrom(this.context.qualified(systemTables.answers.name)).selectAll().where('stream', '=', stream).compile());
+    const rows = await this.readSystem(
+      this.context.db
+        .selectFrom(this.context.qualified(systemTables.answers.name))
+        .selectAll()
+        .where('stream', '=', stream)
+        .compile(),
+    );
     return new Map(rows.map(answerFromDb).map((row) => [row.callKey, row]));
   }
 
   /** The statement deleting a stream's state rows by partition. */
   dropStateStatement(stream: string, partitions: readonly string[]): Statement {
-    return this.context.db.deleteFrom(this.context.qualified(systemTables.state.name)).where('stream', '=', stream).where('partition', 'in', partitions).compile();
+    return this.context.db
+      .deleteFrom(this.context.qualified(systemTables.state.name))
+      .where('stream', '=', stream)
+      .where('partition', 'in', partitions)
+      .compile();
   }
 
   /** The statement deleting a stream's journaled answers by call key. */
   dropAnswersStatement(stream: string, callKeys: readonly string[]): Statement {
-    return this.context.db.deleteFrom(this.context.qualified(systemTables.answers.name)).where('stream', '=', stream).where('call_key', 'in', callKeys).compile();
+    return this.context.db
+      .deleteFrom(this.context.qualified(systemTables.answers.name))
+      .where('stream', '=', stream)
+      .where('call_key', 'in', callKeys)
+      .compile();
   }
 
   /** See `Destination.saveRun`. */
@@ -164,7 +234,12 @@ export class SqlSystemStore {
   /** Appends rows (in the table's column shape) to a system table without a key. */
   async insertSystemRows(session: SqlSession, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 500) {
-      await session.run(this.context.db.insertInto(this.context.qualified(table.name)).values(rows.slice(i, i + 500)).compile());
+      await session.run(
+        this.context.db
+          .insertInto(this.context.qualified(table.name))
+          .values(rows.slice(i, i + 500))
+          .compile(),
+      );
     }
   }
 
@@ -182,7 +257,11 @@ export class SqlSystemStore {
 
   /** An upsert of system-table rows on the table's primary key; the last of duplicate keys wins. */
   upsert(table: SystemTable, rows: Record<string, unknown>[]): Statement {
-    return this.context.db.insertInto(this.context.qualified(table.name)).values(lastOfEachKey(table, rows)).onConflict(this.onConflictUpdate(table)).compile();
+    return this.context.db
+      .insertInto(this.context.qualified(table.name))
+      .values(lastOfEachKey(table, rows))
+      .onConflict(this.onConflictUpdate(table))
+      .compile();
   }
 
   /**
@@ -201,20 +280,42 @@ export class SqlSystemStore {
     const names = columns.map((c) => c.name);
     const stage = `_seedline_system_stage_${++this.stagingCounter}`;
     const target = this.context.qualified(table.name);
-    await session.run(sql`create temporary table ${sql.table(stage)} as select ${sql.join(names.map((n) => sql.ref(n)))} from ${sql.table(target)} limit 0`.compile(this.context.db));
+    await session.run(
+      sql`create temporary table ${sql.table(stage)} as select ${sql.join(names.map((n) => sql.ref(n)))} from ${sql.table(target)} limit 0`.compile(
+        this.context.db,
+      ),
+    );
     await session.bulkInsert(
       { schema: null, table: stage, columns: names },
-      { shape: { name: table.name, columns }, columns: columns.map((c) => unique.map((row) => cell(row[c.name], c.type, c.name, false))), length: unique.length, constant: columns.map(() => false), stamped: [] },
+      {
+        shape: { name: table.name, columns },
+        columns: columns.map((c) => unique.map((row) => cell(row[c.name], c.type, c.name, false))),
+        length: unique.length,
+        constant: columns.map(() => false),
+        stamped: [],
+      },
     );
     const fromStage = this.context.db.selectFrom(stage).select(names);
-    await session.run(this.context.db.insertInto(target).columns(names).expression(fromStage).onConflict(this.onConflictUpdate(table)).compile());
+    await session.run(
+      this.context.db
+        .insertInto(target)
+        .columns(names)
+        .expression(fromStage)
+        .onConflict(this.onConflictUpdate(table))
+        .compile(),
+    );
     await session.run(sql`drop table ${sql.table(stage)}`.compile(this.context.db));
   }
 
   /** On a key already there, every column but the key and `created_at` takes the new row's value. */
   private onConflictUpdate(table: SystemTable): Parameters<InsertQueryBuilder<any, any, any>['onConflict']>[0] {
-    const updated = table.columns.map(([name]) => name).filter((name) => !table.primaryKey.includes(name) && name !== 'created_at');
-    return (oc) => oc.columns(table.primaryKey as string[]).doUpdateSet(Object.fromEntries(updated.map((name) => [name, sql.ref(`excluded.${name}`)])));
+    const updated = table.columns
+      .map(([name]) => name)
+      .filter((name) => !table.primaryKey.includes(name) && name !== 'created_at');
+    return (oc) =>
+      oc
+        .columns(table.primaryKey as string[])
+        .doUpdateSet(Object.fromEntries(updated.map((name) => [name, sql.ref(`excluded.${name}`)])));
   }
 
   private async readSystem(statement: Statement): Promise<Record<string, unknown>[]> {

@@ -31,13 +31,19 @@ export class SqlTableSetup {
         const existing = await this.columnsOf(session, shape.name);
         if (existing.size === 0) {
           await this.createTable(session, layout, shape, child);
-          physical.set(shape.name, shape.columns.map((c) => c.name));
+          physical.set(
+            shape.name,
+            shape.columns.map((c) => c.name),
+          );
         } else {
           const order = [...existing.keys()];
           for (const column of shape.columns) {
             if (existing.has(column.name)) continue;
             await session.run(
-              this.context.db.schema.alterTable(this.context.qualified(shape.name)).addColumn(column.name, sql.raw(this.context.traits.sqlType(column.type))).compile(),
+              this.context.db.schema
+                .alterTable(this.context.qualified(shape.name))
+                .addColumn(column.name, sql.raw(this.context.traits.sqlType(column.type)))
+                .compile(),
             );
             order.push(column.name);
           }
@@ -77,21 +83,41 @@ export class SqlTableSetup {
     return new Map(rows.map((row) => [String(row.column_name), String(row.data_type)]));
   }
 
-  private async createTable(session: SqlSession, layout: TableLayout, shape: TableShape, child: boolean): Promise<void> {
+  private async createTable(
+    session: SqlSession,
+    layout: TableLayout,
+    shape: TableShape,
+    child: boolean,
+  ): Promise<void> {
     let builder = this.context.db.schema.createTable(this.context.qualified(shape.name)).ifNotExists();
-    for (const column of shape.columns) builder = builder.addColumn(column.name, sql.raw(this.context.traits.sqlType(column.type)));
+    for (const column of shape.columns)
+      builder = builder.addColumn(column.name, sql.raw(this.context.traits.sqlType(column.type)));
     const merge = layout.writeMode === 'merge' && !child;
-    if (this.context.traits.indexes && merge) builder = builder.addPrimaryKeyConstraint(indexName(shape.name, 'pkey'), layout.primaryKey as never[]);
+    if (this.context.traits.indexes && merge)
+      builder = builder.addPrimaryKeyConstraint(indexName(shape.name, 'pkey'), layout.primaryKey as never[]);
     await session.run(builder.compile());
     if (!this.context.traits.indexes) return;
-    const keys = child ? childKeyColumns(layout).map((c) => c.name) : layout.writeMode === 'history' ? layout.primaryKey : [];
+    const keys = child
+      ? childKeyColumns(layout).map((c) => c.name)
+      : layout.writeMode === 'history'
+        ? layout.primaryKey
+        : [];
     if (keys.length > 0) {
-      await session.run(this.context.db.schema.createIndex(indexName(shape.name, 'key')).ifNotExists().on(this.context.qualified(shape.name)).columns(keys).compile());
+      await session.run(
+        this.context.db.schema
+          .createIndex(indexName(shape.name, 'key'))
+          .ifNotExists()
+          .on(this.context.qualified(shape.name))
+          .columns(keys)
+          .compile(),
+      );
     }
   }
 }
 
 function indexName(table: string, suffix: string): string {
   const name = `${table}_${suffix}`;
-  return name.length <= 63 ? name : `${table.slice(0, 40)}_${createHash('sha1').update(table).digest('hex').slice(0, 12)}_${suffix}`;
+  return name.length <= 63
+    ? name
+    : `${table.slice(0, 40)}_${createHash('sha1').update(table).digest('hex').slice(0, 12)}_${suffix}`;
 }

@@ -41,7 +41,8 @@ export class SqlWriteModes {
    */
   async settle(session: SqlSession): Promise<void> {
     if (!this.context.traits.deferredMerge) return;
-    for (const { table, rowsBefore, rowsAfter } of await this.pending.settle(session)) this.keyFilters.settled(table, rowsBefore, rowsAfter);
+    for (const { table, rowsBefore, rowsAfter } of await this.pending.settle(session))
+      this.keyFilters.settled(table, rowsBefore, rowsAfter);
   }
 
   /** Where rows of a data table are bulk-loaded: the table and its columns in physical order. */
@@ -53,7 +54,10 @@ export class SqlWriteModes {
   private async load(session: SqlSession, rows: ShapedRows): Promise<number> {
     if (rows.length === 0) return 0;
     const target = this.bulkTarget(rows.shape.name);
-    await session.bulkInsert(target.columns.length > 0 ? target : { ...target, columns: rows.shape.columns.map((c) => c.name) }, rows);
+    await session.bulkInsert(
+      target.columns.length > 0 ? target : { ...target, columns: rows.shape.columns.map((c) => c.name) },
+      rows,
+    );
     return rows.length;
   }
 
@@ -125,10 +129,17 @@ export class SqlWriteModes {
         const childKeys = childKeyColumns(layout).map((c) => c.name);
         if (this.context.traits.arrayKeys && keyColumns.length === 1) {
           const type = keyColumns[0]!.type;
-          const values = batch.keys[0]!.map((value) => (type === 'timestamp' ? new Date(value as number).toISOString() : typeof value === 'bigint' ? String(value) : value));
+          const values = batch.keys[0]!.map((value) =>
+            type === 'timestamp'
+              ? new Date(value as number).toISOString()
+              : typeof value === 'bigint'
+                ? String(value)
+                : value,
+          );
           const arrayType = sql.raw(`${this.context.traits.sqlType(type)}[]`);
           // The cast makes it `= any(array)` probing the column's index, not `= any(subquery)`.
-          const matches = (column: string): RawBuilder<unknown> => sql`${sql.ref(`t.${column}`)} = any((select ${sql.ref('k')} from ${sql.table('_seedline_keys')})::${arrayType})`;
+          const matches = (column: string): RawBuilder<unknown> =>
+            sql`${sql.ref(`t.${column}`)} = any((select ${sql.ref('k')} from ${sql.table('_seedline_keys')})::${arrayType})`;
           // One probe of the parent's key index decides whether anything is deleted: the other deletes are gated on it
           // (a one-time filter), so keys that are all new (a first load, the common case) cost one index probe per key, not
           // one per key and table. Child rows are found through their parent, as in the staged path below.
@@ -162,11 +173,18 @@ export class SqlWriteModes {
    * children through their parent's key. Child rows whose parent row was deleted by hand are not
    * looked for.
    */
-  private async mergeStaged(session: SqlSession, layout: TableLayout, batch: ShapedBatch, loads: readonly (() => Promise<number>)[]): Promise<number> {
+  private async mergeStaged(
+    session: SqlSession,
+    layout: TableLayout,
+    batch: ShapedBatch,
+    loads: readonly (() => Promise<number>)[],
+  ): Promise<number> {
     const parent = batch.parent.shape.name;
     const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.context.qualified(name))}`;
     const keyColumns = layout.primaryKey.map((pk) => batch.parent.shape.columns.find((c) => c.name === pk)!);
-    const filtered = this.context.traits.keyFilter && keyColumns.every((c) => c.type === 'text' || c.type === 'bigint' || c.type === 'double');
+    const filtered =
+      this.context.traits.keyFilter &&
+      keyColumns.every((c) => c.type === 'text' || c.type === 'bigint' || c.type === 'double');
     const source = filtered ? this.keyColumnSource(session, parent, layout.primaryKey) : null;
     const candidates = source ? await this.keyFilters.candidates(parent, batch.keys, batch.records, source) : null;
     const keys = candidates === null ? batch.keys : batch.keys.map((column) => candidates.map((i) => column[i]!));
@@ -176,29 +194,56 @@ export class SqlWriteModes {
     else if (count > 0) total += await this.deleteKeys(session, layout, batch, keyColumns, keys, count);
     total += await this.steps(loads);
     if (source) {
-      const [row] = await session.all(sql`select count(*) as ${sql.ref('n')} from ${target(parent)}`.compile(this.context.db));
+      const [row] = await session.all(
+        sql`select count(*) as ${sql.ref('n')} from ${target(parent)}`.compile(this.context.db),
+      );
       this.keyFilters.written(parent, batch.keys, batch.records, Number(row!.n));
     }
     return total;
   }
 
   /** Stages `keys`, and when one of them is in the parent table deletes their rows from every table of the layout. */
-  private async deleteKeys(session: SqlSession, layout: TableLayout, batch: ShapedBatch, keyColumns: PhysicalColumn[], keys: CellValue[][], count: number): Promise<number> {
+  private async deleteKeys(
+    session: SqlSession,
+    layout: TableLayout,
+    batch: ShapedBatch,
+    keyColumns: PhysicalColumn[],
+    keys: CellValue[][],
+    count: number,
+  ): Promise<number> {
     const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.context.db));
     const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.context.qualified(name))}`;
     const childKeys = childKeyColumns(layout).map((c) => c.name);
     const staged = this.stagingName();
-    await this.stage(session, { shape: { name: batch.parent.shape.name, columns: keyColumns }, columns: keys, length: count, constant: keyColumns.map(() => false), stamped: [] }, staged);
+    await this.stage(
+      session,
+      {
+        shape: { name: batch.parent.shape.name, columns: keyColumns },
+        columns: keys,
+        length: count,
+        constant: keyColumns.map(() => false),
+        stamped: [],
+      },
+      staged,
+    );
     const match = (columns: readonly string[]): RawBuilder<unknown> =>
       columns.length === 1
-        ? this.context.traits.inList(sql.ref(`t.${columns[0]!}`), sql`select ${sql.ref(`k.${layout.primaryKey[0]!}`)} from ${sql.table(staged)} as k`)
+        ? this.context.traits.inList(
+            sql.ref(`t.${columns[0]!}`),
+            sql`select ${sql.ref(`k.${layout.primaryKey[0]!}`)} from ${sql.table(staged)} as k`,
+          )
         : sql`exists (select 1 from ${sql.table(staged)} as k where ${sql.join(
             columns.map((column, i) => sql`${sql.ref(`k.${layout.primaryKey[i]!}`)} = ${sql.ref(`t.${column}`)}`),
             sql` and `,
           )})`;
-    const existing = await session.all(sql`select 1 as ${sql.ref('found')} from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)} limit 1`.compile(this.context.db));
+    const existing = await session.all(
+      sql`select 1 as ${sql.ref('found')} from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)} limit 1`.compile(
+        this.context.db,
+      ),
+    );
     if (existing.length > 0) {
-      for (const child of batch.children) await run(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`);
+      for (const child of batch.children)
+        await run(sql`delete from ${target(child.shape.name)} as t where ${match(childKeys)}`);
       await run(sql`delete from ${target(batch.parent.shape.name)} as t where ${match(layout.primaryKey)}`);
     }
     await run(sql`drop table ${sql.table(staged)}`);
@@ -210,20 +255,34 @@ export class SqlWriteModes {
     const target = sql`${sql.table(this.context.qualified(table))}`;
     return {
       count: async () => {
-        const [row] = await session.all(sql`select count(*) as ${sql.ref('n')} from ${target}`.compile(this.context.db));
+        const [row] = await session.all(
+          sql`select count(*) as ${sql.ref('n')} from ${target}`.compile(this.context.db),
+        );
         return Number(row!.n);
       },
-      scan: (each) => session.scan!(sql`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${target}`.compile(this.context.db), each),
+      scan: (each) =>
+        session.scan!(
+          sql`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${target}`.compile(this.context.db),
+          each,
+        ),
     };
   }
 
   private async applyHistory(session: SqlSession, layout: TableLayout, batch: ShapedBatch): Promise<number> {
     const run = (query: RawBuilder<unknown>): Promise<number> => session.run(query.compile(this.context.db));
     const target = (name: string): RawBuilder<unknown> => sql`${sql.table(this.context.qualified(name))}`;
-    const columnList = (shape: TableShape, alias: string): RawBuilder<unknown> => sql.join(shape.columns.map((c) => sql.ref(`${alias}.${c.name}`)));
-    const keyMatch = (left: string, leftColumns: readonly string[], right: string, rightColumns: readonly string[]): RawBuilder<unknown> =>
+    const columnList = (shape: TableShape, alias: string): RawBuilder<unknown> =>
+      sql.join(shape.columns.map((c) => sql.ref(`${alias}.${c.name}`)));
+    const keyMatch = (
+      left: string,
+      leftColumns: readonly string[],
+      right: string,
+      rightColumns: readonly string[],
+    ): RawBuilder<unknown> =>
       sql.join(
-        leftColumns.map((column, i) => sql`${sql.ref(`${left}.${column}`)} = ${sql.ref(`${right}.${rightColumns[i]!}`)}`),
+        leftColumns.map(
+          (column, i) => sql`${sql.ref(`${left}.${column}`)} = ${sql.ref(`${right}.${rightColumns[i]!}`)}`,
+        ),
         sql` and `,
       );
     const parentKeys = layout.primaryKey;

@@ -125,7 +125,12 @@ export function stateToDb(row: StateRow, now: Date): DbRow {
 
 /** StateRow of a `_seedline_state` row. */
 export function stateFromDb(row: DbRow): StateRow {
-  return { stream: String(row.stream), partition: String(row.partition), cursor: String(row.cursor), updatedAt: toDate(row.updated_at) ?? new Date(0) };
+  return {
+    stream: String(row.stream),
+    partition: String(row.partition),
+    cursor: String(row.cursor),
+    updatedAt: toDate(row.updated_at) ?? new Date(0),
+  };
 }
 
 /** `_seedline_seeds` row of a SeedRow. */
@@ -232,7 +237,17 @@ export function runFromDb(row: DbRow): RunRow {
 
 /** `_seedline_answers` row of an AnswerRow. */
 export function answerToDb(row: AnswerRow): DbRow {
-  return { stream: row.stream, call_key: row.callKey, partition: row.partition, call: row.call, args: row.args, answer: row.answer, credits: row.credits, run_id: row.runId, received_at: row.receivedAt };
+  return {
+    stream: row.stream,
+    call_key: row.callKey,
+    partition: row.partition,
+    call: row.call,
+    args: row.args,
+    answer: row.answer,
+    credits: row.credits,
+    run_id: row.runId,
+    received_at: row.receivedAt,
+  };
 }
 
 /** AnswerRow of a `_seedline_answers` row. */
@@ -252,12 +267,28 @@ export function answerFromDb(row: DbRow): AnswerRow {
 
 /** `_seedline_repairs` row of a RepairRow. */
 export function repairToDb(row: RepairRow, now: Date): DbRow {
-  return { run_id: row.runId, stream: row.stream, table: row.table, field: row.field, change: row.change, count: row.count, recorded_at: now };
+  return {
+    run_id: row.runId,
+    stream: row.stream,
+    table: row.table,
+    field: row.field,
+    change: row.change,
+    count: row.count,
+    recorded_at: now,
+  };
 }
 
 /** `_seedline_rejected` row of a RejectedRow. */
 export function rejectedToDb(row: RejectedRow, now: Date): DbRow {
-  return { run_id: row.runId, stream: row.stream, table: row.table, record: row.record, reason: row.reason, rejected_at: now, partition: row.partition ?? null };
+  return {
+    run_id: row.runId,
+    stream: row.stream,
+    table: row.table,
+    record: row.record,
+    reason: row.reason,
+    rejected_at: now,
+    partition: row.partition ?? null,
+  };
 }
 
 function nullableString(value: unknown): string | null {

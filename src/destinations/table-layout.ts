@@ -88,8 +88,13 @@ export function tableLayout(definition: TableDefinition): TableLayout {
   const primaryKey = definition.primaryKey.map((field) => {
     const column = columnNameOf(field.replace(/\./g, '__'));
     const found = columns.find((c) => c.name === column);
-    if (!found) throw new InvalidTableDefinitionError(name, `primary-key field ${JSON.stringify(field)} is not a scalar column of the schema`);
-    if (found.type === 'json') throw new InvalidTableDefinitionError(name, `primary-key field ${JSON.stringify(field)} is JSON, not a scalar`);
+    if (!found)
+      throw new InvalidTableDefinitionError(
+        name,
+        `primary-key field ${JSON.stringify(field)} is not a scalar column of the schema`,
+      );
+    if (found.type === 'json')
+      throw new InvalidTableDefinitionError(name, `primary-key field ${JSON.stringify(field)} is JSON, not a scalar`);
     return column;
   });
   if ((definition.writeMode === 'merge' || definition.writeMode === 'history') && primaryKey.length === 0) {
@@ -98,7 +103,15 @@ export function tableLayout(definition: TableDefinition): TableLayout {
   if (!['merge', 'append', 'replace', 'history'].includes(definition.writeMode)) {
     throw new InvalidTableDefinitionError(name, `unknown write mode ${JSON.stringify(definition.writeMode)}`);
   }
-  return { name, writeMode: definition.writeMode, primaryKey, node, columns, children, contract: definition.contract ?? EVOLVE };
+  return {
+    name,
+    writeMode: definition.writeMode,
+    primaryKey,
+    node,
+    columns,
+    children,
+    contract: definition.contract ?? EVOLVE,
+  };
 }
 
 /** Columns of the parent table as created: data columns, `_extra`, `_run_id`, `_loaded_at`, and the history columns. */
@@ -107,14 +120,21 @@ export function parentShape(layout: TableLayout): TableShape {
   if (layout.primaryKey.length === 0 && layout.children.length > 0) columns.push({ name: '_row_id', type: 'text' });
   columns.push(...layout.columns, ...systemColumns());
   if (layout.writeMode === 'history') {
-    columns.push({ name: '_valid_from', type: 'timestamp' }, { name: '_valid_to', type: 'timestamp' }, { name: '_row_hash', type: 'text' });
+    columns.push(
+      { name: '_valid_from', type: 'timestamp' },
+      { name: '_valid_to', type: 'timestamp' },
+      { name: '_row_hash', type: 'text' },
+    );
   }
   return { name: layout.name, columns };
 }
 
 /** Columns of a child table as created: parent key, `_index`, the item's columns, `_extra`, `_run_id`, `_loaded_at`. */
 export function childShape(layout: TableLayout, child: ChildLayout): TableShape {
-  return { name: child.name, columns: [...childKeyColumns(layout), { name: '_index', type: 'bigint' }, ...child.columns, ...systemColumns()] };
+  return {
+    name: child.name,
+    columns: [...childKeyColumns(layout), { name: '_index', type: 'bigint' }, ...child.columns, ...systemColumns()],
+  };
 }
 
 /** The columns linking a child row to its parent row (`_parent_<pk>`…, plus `_parent_valid_from` in history mode). */
@@ -159,14 +179,18 @@ function objectNode(
       fields.set(key, { kind: 'column', column });
     } else if (field.kind === 'object') {
       assertIdentifier(columnName, 'column');
-      fields.set(key, { kind: 'object', node: objectNode(field.shape, `${columnName}__`, table, columns, children, insideChild) });
+      fields.set(key, {
+        kind: 'object',
+        node: objectNode(field.shape, `${columnName}__`, table, columns, children, insideChild),
+      });
     } else if (field.item.kind === 'object' && !insideChild) {
       const childName = assertIdentifier(`${table}__${columnName}`, 'child table');
       const childColumns: PhysicalColumn[] = [];
       const node = objectNode(field.item.shape, '', childName, childColumns, children, true);
       const child: ChildLayout = { name: childName, node, columns: childColumns };
       for (const reserved of ['_index', '_extra', '_run_id', '_loaded_at']) {
-        if (childColumns.some((c) => c.name === reserved)) throw new InvalidTableDefinitionError(childName, `field ${reserved} collides with a system column`);
+        if (childColumns.some((c) => c.name === reserved))
+          throw new InvalidTableDefinitionError(childName, `field ${reserved} collides with a system column`);
       }
       children.push(child);
       fields.set(key, { kind: 'child', child });
@@ -178,7 +202,8 @@ function objectNode(
   }
   const seen = new Set<string>();
   for (const column of columns) {
-    if (seen.has(column.name)) throw new InvalidTableDefinitionError(table, `two fields map to the column ${column.name}`);
+    if (seen.has(column.name))
+      throw new InvalidTableDefinitionError(table, `two fields map to the column ${column.name}`);
     seen.add(column.name);
   }
   return { fields };
@@ -239,7 +264,8 @@ function unwrap(schema: ZodInternals): Unwrapped {
         // `null` as one option (`type: [string, "null"]`) only makes the column nullable, as nullable() does.
         const options = (def.options as ZodInternals[]).filter((o) => o._zod.def.type !== 'null').map(unwrap);
         const first = options[0];
-        if (first?.kind === 'scalar' && options.every((o) => o.kind === 'scalar' && o.type === first.type)) return first;
+        if (first?.kind === 'scalar' && options.every((o) => o.kind === 'scalar' && o.type === first.type))
+          return first;
         return { kind: 'scalar', type: 'json' };
       }
       default:

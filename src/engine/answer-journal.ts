@@ -48,7 +48,12 @@ export class AnswerJournal {
   ) {}
 
   /** Opens a stream's journal with the answers earlier runs paid for and did not load; `count` adds what each call of this run cost. */
-  static async open(stream: string, ctx: StreamContext, writer: LoadWriter, count: (charge: Charge) => void): Promise<AnswerJournal> {
+  static async open(
+    stream: string,
+    ctx: StreamContext,
+    writer: LoadWriter,
+    count: (charge: Charge) => void,
+  ): Promise<AnswerJournal> {
     return new AnswerJournal(stream, ctx, writer, await ctx.destination.readAnswers(stream), count);
   }
 
@@ -104,7 +109,9 @@ export class AnswerJournal {
     if (present.length > 0) await unit.dropAnswers(this.stream, present);
   }
 
-  private async keep(answer: JournaledCall & { key: string; response: ServiceResponse; credits: number; receivedAt: Date }): Promise<void> {
+  private async keep(
+    answer: JournaledCall & { key: string; response: ServiceResponse; credits: number; receivedAt: Date },
+  ): Promise<void> {
     const row: AnswerRow = {
       stream: this.stream,
       callKey: answer.key,

@@ -67,6 +67,15 @@ export class BatchCosts {
   /** An item's params: rendered from the manifest (or given by a re-read item), as its single endpoint would send them. */
   paramsFor(partition: Partition): Record<string, unknown> {
     const given = partition.values.params as Record<string, unknown> | undefined;
-    return given ?? itemParams(this.manifest, renderTemplate(this.manifest.params, { partition: partition.values, options: this.ctx.options }) as Record<string, unknown>);
+    return (
+      given ??
+      itemParams(
+        this.manifest,
+        renderTemplate(this.manifest.params, { partition: partition.values, options: this.ctx.options }) as Record<
+          string,
+          unknown
+        >,
+      )
+    );
   }
 }

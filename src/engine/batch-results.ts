@@ -14,12 +14,15 @@ export const RESULTS_PAGE_SIZE = 500;
  * against the rate limit: another read follows at once only after a full page, otherwise after a
  * wait that grows while nothing resolves.
  */
-export async function readJobResults<Page extends BatchResultEntry[] | { entries: readonly unknown[] } = BatchResultEntry[]>(
+export async function readJobResults<
+  Page extends BatchResultEntry[] | { entries: readonly unknown[] } = BatchResultEntry[],
+>(
   ctx: Pick<StreamContext, 'client' | 'batch' | 'stop'>,
   jobId: string,
   cursor: string | undefined,
   load: (page: Page, next: string | null) => Promise<void>,
-  read: (query: ResultsQuery) => Promise<ServiceResponse<Page>> = (query) => ctx.client.getBatchResults(jobId, query) as Promise<ServiceResponse<Page>>,
+  read: (query: ResultsQuery) => Promise<ServiceResponse<Page>> = (query) =>
+    ctx.client.getBatchResults(jobId, query) as Promise<ServiceResponse<Page>>,
 ): Promise<void> {
   let idle = 0;
   for (;;) {
@@ -30,7 +33,8 @@ export async function readJobResults<Page extends BatchResultEntry[] | { entries
     if (next === null) return;
     if (ctx.stop?.aborted) throw new RunStoppedError();
     cursor = next;
-    if (entries < RESULTS_PAGE_SIZE) await sleep(Math.min(ctx.batch.pollIntervalMs * 2 ** (entries > 0 ? 0 : idle++), 5_000));
+    if (entries < RESULTS_PAGE_SIZE)
+      await sleep(Math.min(ctx.batch.pollIntervalMs * 2 ** (entries > 0 ? 0 : idle++), 5_000));
     if (entries > 0) idle = 0;
   }
 }

@@ -18,7 +18,14 @@ import { BatchCosts } from './batch-costs.js';
 import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
 import { creditsOf, errorType, type ServiceResponse } from './service-calls.js';
-import { addCharge, noteError, noteStoppedOnRequest, addLoad, type StreamContext, type StreamOutcome } from './stream-context.js';
+import {
+  addCharge,
+  noteError,
+  noteStoppedOnRequest,
+  addLoad,
+  type StreamContext,
+  type StreamOutcome,
+} from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import type { ShaperSpec } from './page-shaping-pool.js';
 import { entryFacts, type EntryFacts, type ResultEntry, type ValuesOf, valuesLookup } from './results-page-shaping.js';
@@ -61,7 +68,10 @@ export class BatchRunner {
     private readonly outcome: StreamOutcome,
   ) {
     this.costs = new BatchCosts(manifest, ctx);
-    this.shaperSpec = { table: manifest.table, context: { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } } };
+    this.shaperSpec = {
+      table: manifest.table,
+      context: { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } },
+    };
     this.shaper = new TableShaper(this.shaperSpec.table, this.shaperSpec.context);
     this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
     this.ledger = new SeedLedger(manifest, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
@@ -105,19 +115,30 @@ export class BatchRunner {
       const params = JSON.parse(row.args) as Record<string, unknown>;
       const { values } = partitionOf({ operation: row.call, params, ref: row.partition });
       const { data } = JSON.parse(row.answer) as ServiceResponse;
-      await this.loadEntry({ ref: row.partition, status: 'succeeded', credits_used: row.credits, data }, values, null, row.callKey);
+      await this.loadEntry(
+        { ref: row.partition, status: 'succeeded', credits_used: row.credits, data },
+        values,
+        null,
+        row.callKey,
+      );
     }
     this.release(held);
   }
 
   private async answerJournal(): Promise<AnswerJournal> {
-    this.journal ??= await AnswerJournal.open(this.manifest.name, this.ctx, this.writer, (charge) => addCharge(this.outcome, charge));
+    this.journal ??= await AnswerJournal.open(this.manifest.name, this.ctx, this.writer, (charge) =>
+      addCharge(this.outcome, charge),
+    );
     return this.journal;
   }
 
   /** Seeds of lost jobs whose results were never loaded, as partitions to submit again. */
   async orphanedSeeds(): Promise<Partition[]> {
-    const ledger = await readSeedRows(this.ctx.destination, this.manifest.name, this.lost.flatMap((batch) => itemsOf(batch).map((item) => item.ref)));
+    const ledger = await readSeedRows(
+      this.ctx.destination,
+      this.manifest.name,
+      this.lost.flatMap((batch) => itemsOf(batch).map((item) => item.ref)),
+    );
     return this.lost.flatMap((batch) =>
       itemsOf(batch)
         .filter((item) => ledger.get(item.ref)?.jobId === batch.jobId && ledger.get(item.ref)?.status === 'submitted')
@@ -167,7 +188,13 @@ export class BatchRunner {
    */
   async resume(batch: BatchRow, reservation?: Reservation): Promise<void> {
     let submitted = batch.status === 'submitted' && batch.jobId ? batch : undefined;
-    const books = JobBooks.open(this.ctx, this.outcome, batch, (item) => this.costs.itemCost(item.params).worst, reservation);
+    const books = JobBooks.open(
+      this.ctx,
+      this.outcome,
+      batch,
+      (item) => this.costs.itemCost(item.params).worst,
+      reservation,
+    );
     let completed = false;
     let resend: Partition[] = [];
     let held: string[] = [];
@@ -191,7 +218,10 @@ export class BatchRunner {
       if (errorType(error) !== 'not_found' || submitted !== batch) throw error;
       await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
       this.lost.push(batch);
-      this.ctx.reporter.notice(this.manifest.name, `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`);
+      this.ctx.reporter.notice(
+        this.manifest.name,
+        `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`,
+      );
     } finally {
       books.close(completed);
       this.release(held);
@@ -255,11 +285,19 @@ export class BatchRunner {
   private async retryEach(retry: Partition[]): Promise<void> {
     this.transient = [];
     if (retry.length === 0) return;
-    this.ctx.reporter.notice(this.manifest.name, `retrying ${retry.length} items that failed for a passing reason, one by one (billed only on success)`);
+    this.ctx.reporter.notice(
+      this.manifest.name,
+      `retrying ${retry.length} items that failed for a passing reason, one by one (billed only on success)`,
+    );
     const single = this.manifest.single;
     const queue = new PQueue({ concurrency: this.ctx.concurrency });
     for (const partition of retry) {
-      void queue.add(() => (single ? this.retrySingly(partition, single.path) : this.markFailed(partition, 'no single endpoint to retry through')).catch((error: Error) => this.chunkFailed(error, [partition])));
+      void queue.add(() =>
+        (single
+          ? this.retrySingly(partition, single.path)
+          : this.markFailed(partition, 'no single endpoint to retry through')
+        ).catch((error: Error) => this.chunkFailed(error, [partition])),
+      );
     }
     await queue.onIdle();
   }
@@ -283,7 +321,14 @@ export class BatchRunner {
   settleStatus(): void {
     const { outcome } = this;
     if (this.failedChunks > 0 && outcome.records === 0) outcome.status = 'failed';
-    else if (this.failedChunks > 0 || this.ledger.deferred || outcome.failed > 0 || outcome.stopped || outcome.stoppedOnRequest) outcome.status = 'partial';
+    else if (
+      this.failedChunks > 0 ||
+      this.ledger.deferred ||
+      outcome.failed > 0 ||
+      outcome.stopped ||
+      outcome.stoppedOnRequest
+    )
+      outcome.status = 'partial';
   }
 
   /** One single call through the answer journal: a crash after its answer arrived loads that answer next run, unpaid. */
@@ -292,7 +337,11 @@ export class BatchRunner {
     const params = this.costs.paramsFor(partition);
     let answer;
     try {
-      answer = await (await this.answerJournal()).call({ name: this.manifest.operation, partition: partition.key, args: params, worst }, () => this.ctx.client.request({ method: 'POST', path, body: params, billed: true }));
+      answer = await (
+        await this.answerJournal()
+      ).call({ name: this.manifest.operation, partition: partition.key, args: params, worst }, () =>
+        this.ctx.client.request({ method: 'POST', path, body: params, billed: true }),
+      );
     } catch (error) {
       // Some single calls bill a 422 (headcount); the journal counted a call lost on the way at its worst case.
       const type = errorType(error);
@@ -305,13 +354,26 @@ export class BatchRunner {
       return;
     }
     const credits = creditsOf(worst, { response: answer.response });
-    await this.loadEntry({ ref: partition.key, status: 'succeeded', credits_used: credits, data: answer.response.data }, partition.values, null, answer.key);
+    await this.loadEntry(
+      { ref: partition.key, status: 'succeeded', credits_used: credits, data: answer.response.data },
+      partition.values,
+      null,
+      answer.key,
+    );
   }
 
   private async markFailed(partition: Partition, error: string): Promise<void> {
     this.outcome.failed++;
     noteError(this.outcome, `${String(partition.values.seed)}: ${error}`);
-    await this.commit([], { seeds: [this.ledger.seedRow(partition.key, String(partition.values.seed), { status: 'failed', error, ...this.ledger.answeredAt(error) })] });
+    await this.commit([], {
+      seeds: [
+        this.ledger.seedRow(partition.key, String(partition.values.seed), {
+          status: 'failed',
+          error,
+          ...this.ledger.answeredAt(error),
+        }),
+      ],
+    });
   }
 
   /** Sends an intent; answers the submitted row, or the seeds to send again when the service refused one item. */
@@ -332,7 +394,9 @@ export class BatchRunner {
     const submitted: BatchRow = { ...batch, status: 'submitted', jobId: job.data.job_id };
     await this.commit([], {
       batches: [submitted],
-      seeds: body.items.map((item) => this.ledger.seedRow(item.ref, seedOf(item), { status: 'submitted', jobId: job.data.job_id })),
+      seeds: body.items.map((item) =>
+        this.ledger.seedRow(item.ref, seedOf(item), { status: 'submitted', jobId: job.data.job_id }),
+      ),
     });
     return submitted;
   }
@@ -342,13 +406,25 @@ export class BatchRunner {
    * seeds stay pending for a later run; on a 400 naming `items[N]` that seed fails and the others
    * are answered for sending again in a new intent; otherwise every seed fails with the reason.
    */
-  private async retire(batch: BatchRow, items: BatchItemBody[], type: string, error: Error): Promise<{ resend: Partition[]; failed: number }> {
+  private async retire(
+    batch: BatchRow,
+    items: BatchItemBody[],
+    type: string,
+    error: Error,
+  ): Promise<{ resend: Partition[]; failed: number }> {
     const culprit = type === 'invalid_request' ? /items\[(\d+)\]/.exec(error.message)?.[1] : undefined;
-    const failed = type === 'insufficient_credits' ? [] : culprit === undefined ? items : items.filter((_, i) => i === Number(culprit));
+    const failed =
+      type === 'insufficient_credits'
+        ? []
+        : culprit === undefined
+          ? items
+          : items.filter((_, i) => i === Number(culprit));
     const reason = `${type}: ${error.message}`;
     await this.commit([], {
       batches: [{ ...batch, status: 'failed' }],
-      seeds: failed.map((item) => this.ledger.seedRow(item.ref, seedOf(item), { status: 'failed', error: reason, fetchedAt: this.ctx.now() })),
+      seeds: failed.map((item) =>
+        this.ledger.seedRow(item.ref, seedOf(item), { status: 'failed', error: reason, fetchedAt: this.ctx.now() }),
+      ),
     });
     this.outcome.failed += failed.length;
     for (const item of failed) noteError(this.outcome, `${seedOf(item)}: ${reason}`);
@@ -362,14 +438,31 @@ export class BatchRunner {
     const items = itemValues(batch);
     const valuesOf = valuesLookup(items);
     const load = (page: BatchResultEntry[] | ShapedPage, next: string | null) => {
-      if (!Array.isArray(page)) return this.commitResults(batch, shapedGroups(page, valuesOf, this.shaper), this.seedRows(page.entries, valuesOf, batch), next, books, page.entries);
+      if (!Array.isArray(page))
+        return this.commitResults(
+          batch,
+          shapedGroups(page, valuesOf, this.shaper),
+          this.seedRows(page.entries, valuesOf, batch),
+          next,
+          books,
+          page.entries,
+        );
       const loads = page.map((entry) => this.shapeEntry(entry, valuesOf(entry.ref), batch.jobId ?? null));
-      return this.commitResults(batch, loads.flatMap((l) => (l.group ? [l.group] : [])), loads.map((l) => l.seed), next, books, page);
+      return this.commitResults(
+        batch,
+        loads.flatMap((l) => (l.group ? [l.group] : [])),
+        loads.map((l) => l.seed),
+        next,
+        books,
+        page,
+      );
     };
     const decode = workerDecoder(this.ctx, this.manifest.name, this.shaper, this.shaperSpec, items);
     const { client } = this.ctx;
     if (!decode || !client.getBatchResultsDecoded) return readJobResults(this.ctx, jobId, cursor, load);
-    await readJobResults(this.ctx, jobId, cursor, load, (query) => client.getBatchResultsDecoded!<ShapedPage>(jobId, query, decode));
+    await readJobResults(this.ctx, jobId, cursor, load, (query) =>
+      client.getBatchResultsDecoded!<ShapedPage>(jobId, query, decode),
+    );
   }
 
   private seedRows(entries: readonly EntryFacts[], valuesOf: ValuesOf, batch: BatchRow): SeedRow[] {
@@ -377,8 +470,19 @@ export class BatchRunner {
   }
 
   /** Commits a results page's rows and ledger rows with the cursor after it, then books what its entries billed. */
-  private async commitResults(batch: BatchRow, groups: ShapedRecords[], seeds: SeedRow[], cursor: string | null, books: JobBooks, entries: readonly Pick<BatchResultEntry, 'ref' | 'credits_used'>[]): Promise<void> {
-    const saved: BatchRow = { ...batch, resultsCursor: cursor ?? batch.resultsCursor ?? null, status: cursor === null ? 'completed' : 'submitted' };
+  private async commitResults(
+    batch: BatchRow,
+    groups: ShapedRecords[],
+    seeds: SeedRow[],
+    cursor: string | null,
+    books: JobBooks,
+    entries: readonly Pick<BatchResultEntry, 'ref' | 'credits_used'>[],
+  ): Promise<void> {
+    const saved: BatchRow = {
+      ...batch,
+      resultsCursor: cursor ?? batch.resultsCursor ?? null,
+      status: cursor === null ? 'completed' : 'submitted',
+    };
     await this.commit(groups, { batches: [saved], seeds });
     // Booked once the results are committed: a crash before that reads (and books) them again next run.
     books.book(entries);
@@ -388,14 +492,23 @@ export class BatchRunner {
     this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
   }
 
-  private async loadEntry(entry: ResultEntry, values: Record<string, unknown>, jobId: string | null, answerKey?: string): Promise<void> {
+  private async loadEntry(
+    entry: ResultEntry,
+    values: Record<string, unknown>,
+    jobId: string | null,
+    answerKey?: string,
+  ): Promise<void> {
     const load = this.shapeEntry(entry, values, jobId);
     await this.commit(load.group ? [load.group] : [], { seeds: [load.seed], answers: answerKey ? [answerKey] : [] });
     this.ctx.reporter.streamProgress(this.manifest.name, { done: ++this.done, credits: this.outcome.credits });
   }
 
   /** The rows and the ledger row of one result entry. */
-  private shapeEntry(entry: ResultEntry, values: Record<string, unknown>, jobId: string | null): { group?: ShapedRecords; seed: SeedRow } {
+  private shapeEntry(
+    entry: ResultEntry,
+    values: Record<string, unknown>,
+    jobId: string | null,
+  ): { group?: ShapedRecords; seed: SeedRow } {
     const group = entry.status === 'succeeded' ? this.shaper.shape(values, [entry.data]) : undefined;
     return { ...(group ? { group } : {}), seed: this.seedRowOf(entryFacts(entry, group), values, jobId) };
   }
@@ -405,7 +518,12 @@ export class BatchRunner {
     const seed = String(values.seed);
     if (facts.status === 'succeeded') {
       const error = facts.rejection ? `record rejected: ${facts.rejection}` : null;
-      return this.ledger.seedRow(facts.ref, seed, { jobId, fetchedAt: this.ctx.now(), status: 'fetched', canonicalUrl: facts.canonicalUrl, error }, facts.credits_used);
+      return this.ledger.seedRow(
+        facts.ref,
+        seed,
+        { jobId, fetchedAt: this.ctx.now(), status: 'fetched', canonicalUrl: facts.canonicalUrl, error },
+        facts.credits_used,
+      );
     }
     const type = facts.error?.type ?? 'failed';
     const error = `${type}: ${facts.error?.message ?? 'no message'}`;
@@ -414,12 +532,21 @@ export class BatchRunner {
       this.outcome.failed++;
       noteError(this.outcome, `${seed}: ${error}`);
     }
-    return this.ledger.seedRow(facts.ref, seed, { jobId, status: 'failed', error, ...this.ledger.answeredAt(error) }, facts.credits_used);
+    return this.ledger.seedRow(
+      facts.ref,
+      seed,
+      { jobId, status: 'failed', error, ...this.ledger.answeredAt(error) },
+      facts.credits_used,
+    );
   }
 
   private intentFor(seeds: Partition[]): BatchRow {
     const sorted = [...seeds].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const items: BatchItemBody[] = sorted.map((p) => ({ operation: this.manifest.operation, params: this.costs.paramsFor(p), ref: p.key }));
+    const items: BatchItemBody[] = sorted.map((p) => ({
+      operation: this.manifest.operation,
+      params: this.costs.paramsFor(p),
+      ref: p.key,
+    }));
     const webhookUrl = this.ctx.batch.webhookUrl;
     const body = JSON.stringify(webhookUrl ? { items, webhook_url: webhookUrl } : { items });
     // Keys derive from what is asked and from the ledger rows of those seeds (last fetch and last
@@ -432,10 +559,22 @@ export class BatchRunner {
       })
       .join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
-    return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null };
+    return {
+      idempotencyKey,
+      stream: this.manifest.name,
+      bodyHash: sha256(body),
+      body,
+      status: 'intent',
+      itemCount: items.length,
+      jobId: null,
+      resultsCursor: null,
+    };
   }
 
-  private async commit(groups: ShapedRecords[], ledgers: { batches?: BatchRow[]; seeds?: SeedRow[]; answers?: string[] }): Promise<void> {
+  private async commit(
+    groups: ShapedRecords[],
+    ledgers: { batches?: BatchRow[]; seeds?: SeedRow[]; answers?: string[] },
+  ): Promise<void> {
     const counts = await this.writer.inUnit(groups, async (unit) => {
       if (ledgers.seeds?.length) await unit.saveSeeds(ledgers.seeds);
       if (ledgers.batches?.length) await unit.saveBatches(ledgers.batches);

@@ -15,7 +15,11 @@ import { emptyOutcome, type StreamContext, type StreamOutcome, type StreamPlan }
  * page, each page committed with the seed ledger and the results cursor. A restarted run
  * re-attaches to recorded jobs and resubmits unanswered intents with the same Idempotency-Key.
  */
-export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
+export async function runBatchStream(
+  manifest: BatchStreamNode,
+  ctx: StreamContext,
+  outcome = emptyOutcome(manifest.name),
+): Promise<StreamOutcome> {
   const runner = new BatchRunner(manifest, ctx, outcome);
   // Answers of single retries an earlier run paid for and did not load load first: their seeds are then fresh.
   if (!ctx.resumeOnly) await runner.loadJournaled();
@@ -33,12 +37,18 @@ export async function runBatchStream(manifest: BatchStreamNode, ctx: StreamConte
 }
 
 /** The rest of `runBatchStream`, once its seeds' scan is open (none when it only resumes jobs). */
-async function runScanned(manifest: BatchStreamNode, ctx: StreamContext, outcome: StreamOutcome, opened: { runner: BatchRunner; open: BatchRow[]; held: number; scan: SeedScan | undefined }): Promise<StreamOutcome> {
+async function runScanned(
+  manifest: BatchStreamNode,
+  ctx: StreamContext,
+  outcome: StreamOutcome,
+  opened: { runner: BatchRunner; open: BatchRow[]; held: number; scan: SeedScan | undefined },
+): Promise<StreamOutcome> {
   const { runner, open, held, scan } = opened;
   const plan = scan ? await runner.planSeeds(scan, open, ctx.budget.remaining - held) : undefined;
   outcome.worstCaseCredits = runner.costs.costOfPlan(plan, 'worst') + runner.costs.retriesOfOpen(open);
   outcome.estimatedCredits = runner.costs.costOfPlan(plan, 'expected');
-  if (plan?.cut.deferred) stopForBudget(ctx, outcome, ctx.budget.stopError(plan.cut.firstDeferredWorst, plan.cut.deferred, held));
+  if (plan?.cut.deferred)
+    stopForBudget(ctx, outcome, ctx.budget.stopError(plan.cut.firstDeferredWorst, plan.cut.deferred, held));
   ctx.reporter.streamStarted(manifest.name, (plan?.cut.taken ?? 0) + open.reduce((n, b) => n + b.itemCount, 0));
 
   // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
@@ -46,7 +56,10 @@ async function runScanned(manifest: BatchStreamNode, ctx: StreamContext, outcome
   const enqueue = (chunkSeeds: Partition[], chunkJob: (seeds: Partition[]) => Promise<void>) => {
     // p-queue keeps finished tasks referenced until its queue compacts (up to ~100 of them): a task lets go of its
     // chunk when it starts, or a million seeds' chunks pile up behind those references.
-    let task: { seeds: Partition[]; job: (seeds: Partition[]) => Promise<void> } | null = { seeds: chunkSeeds, job: chunkJob };
+    let task: { seeds: Partition[]; job: (seeds: Partition[]) => Promise<void> } | null = {
+      seeds: chunkSeeds,
+      job: chunkJob,
+    };
     void queue.add(() => {
       const { seeds, job } = task!;
       task = null;
@@ -80,7 +93,8 @@ async function runScanned(manifest: BatchStreamNode, ctx: StreamContext, outcome
     }
     // Jobs the service no longer knows (expired, or an embedded sandbox that restarted) lost their
     // results: their seeds are fetched again, within the budget.
-    for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize)) enqueue(seeds, (taken) => runner.submitAndRead(taken));
+    for (const seeds of chunk(runner.withinBudget(await runner.orphanedSeeds()), ctx.batch.chunkSize))
+      enqueue(seeds, (taken) => runner.submitAndRead(taken));
     await queue.onIdle();
     await runner.retryTransientFailures();
     await runner.recordDeferred();
@@ -130,7 +144,9 @@ function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
   const open = await readOpenBatches(ctx.destination, stream);
   // Resume-only reads jobs already submitted (the named ones, when named) and never sends an unsent intent: that would spend.
-  return ctx.resumeOnly ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId))) : open;
+  return ctx.resumeOnly
+    ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId)))
+    : open;
 }
 
 /** Submission is free, so seeds are spread over every job slot the account allows: five jobs of 200 resolve about five times sooner than one of 1,000. */

@@ -77,7 +77,12 @@ export class Budget {
 
   /** The run's books now: what the service said it billed, and what it may have billed besides (calls in flight included). */
   get books(): Books {
-    return { billed: this.billedCredits + this.earlierBilled, earlierBilled: this.earlierBilled, atRisk: this.atRiskCredits + this.reserved, settledForEarlier: this.earlierSettled };
+    return {
+      billed: this.billedCredits + this.earlierBilled,
+      earlierBilled: this.earlierBilled,
+      atRisk: this.atRiskCredits + this.reserved,
+      settledForEarlier: this.earlierSettled,
+    };
   }
 
   /**
@@ -188,7 +193,11 @@ export interface Books {
  * `available` credits: the first item that does not fit ends the cut, so a cheap low-priority
  * item never jumps ahead of a dear high-priority one.
  */
-export function cutToFit<T>(items: readonly T[], worstOf: (item: T) => number, available: number): { take: T[]; defer: T[] } {
+export function cutToFit<T>(
+  items: readonly T[],
+  worstOf: (item: T) => number,
+  available: number,
+): { take: T[]; defer: T[] } {
   let left = available;
   let i = 0;
   for (; i < items.length; i++) {

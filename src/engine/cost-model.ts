@@ -52,7 +52,11 @@ export function parseCreditText(text: string): OperationCost {
   const figures = [...text.matchAll(/(\d+)\s*credits?\b/gi)].map((m) => Number(m[1]));
   if (figures.length === 0) return { credits: 0, unit: 'free', pageSize: DEFAULT_RESULTS };
   const head = text.split(/[;.]/)[0] ?? text;
-  const unit: CostUnit = /per\s+page/i.test(head) ? 'page' : /per\s+(job|result|item)s?\s+returned/i.test(head) ? 'result' : 'call';
+  const unit: CostUnit = /per\s+page/i.test(head)
+    ? 'page'
+    : /per\s+(job|result|item)s?\s+returned/i.test(head)
+      ? 'result'
+      : 'call';
   const pageSize = Number(/up to (\d+)/i.exec(head)?.[1] ?? DEFAULT_RESULTS);
   return { credits: Math.max(...figures), unit, pageSize };
 }

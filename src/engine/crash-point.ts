@@ -2,7 +2,14 @@
  * Named points where the crash-safety tests kill the process with SIGKILL (a real `kill -9`, no
  * cleanup), chosen by `SEEDLINE_TEST_CRASH_AT=<point>[:<nth>]`. Without the variable this does nothing.
  */
-export type CrashPoint = 'after-answer' | 'after-intent' | 'after-submit' | 'mid-results' | 'mid-page' | 'signals-after-answer' | 'signals-after-chunk';
+export type CrashPoint =
+  | 'after-answer'
+  | 'after-intent'
+  | 'after-submit'
+  | 'mid-results'
+  | 'mid-page'
+  | 'signals-after-answer'
+  | 'signals-after-chunk';
 
 const counts = new Map<CrashPoint, number>();
 

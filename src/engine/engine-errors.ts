@@ -10,8 +10,13 @@ export class BudgetExhaustedError extends Error {
    * @param left seeds or partitions left pending because of it, when known
    */
   constructor(needed: number, remaining: number, limit: string = 'budget.max_credits_per_run', left?: number) {
-    const remedy = limit === 'budget.keep_balance' ? 'Lower budget.keep_balance or top up the account' : `Raise ${limit} or run again later`;
-    super(`the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain under ${limit}; ${pendingText(left)}. ${remedy}; work already loaded is kept.`);
+    const remedy =
+      limit === 'budget.keep_balance'
+        ? 'Lower budget.keep_balance or top up the account'
+        : `Raise ${limit} or run again later`;
+    super(
+      `the run's credit budget is exhausted: the next call needs up to ${needed} credits and ${remaining} remain under ${limit}; ${pendingText(left)}. ${remedy}; work already loaded is kept.`,
+    );
     this.name = 'BudgetExhaustedError';
   }
 }
@@ -56,5 +61,7 @@ export class RunStoppedError extends Error {
 }
 
 function pendingText(left: number | undefined): string {
-  return left === undefined ? 'the remaining seeds stay pending for a later run' : `${left} seeds stay pending for a later run`;
+  return left === undefined
+    ? 'the remaining seeds stay pending for a later run'
+    : `${left} seeds stay pending for a later run`;
 }

@@ -17,7 +17,11 @@ export function refreshAfterMs(template: unknown, options: Record<string, unknow
 export const REFRESH_TOLERANCE = 0.05;
 
 /** Whether something done at `doneAt` is still fresh `now` under `refreshMs`, less the tolerance (never without a refresh_after). */
-export function isRecent(doneAt: Date | string | null | undefined, refreshMs: number | undefined, now: Date | number): boolean {
+export function isRecent(
+  doneAt: Date | string | null | undefined,
+  refreshMs: number | undefined,
+  now: Date | number,
+): boolean {
   if (!doneAt || refreshMs === undefined) return false;
   const at = typeof doneAt === 'string' ? Date.parse(doneAt) : doneAt.getTime();
   return (typeof now === 'number' ? now : now.getTime()) - at < refreshMs * (1 - REFRESH_TOLERANCE);

@@ -15,7 +15,13 @@ export interface RecordedItem {
 const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
 
 /** Submission answers that prove no job was created (so nothing billed). */
-const CREATES_NOTHING = new Set(['invalid_request', 'insufficient_credits', 'idempotency_conflict', 'rate_limited', 'invalid_api_key']);
+const CREATES_NOTHING = new Set([
+  'invalid_request',
+  'insufficient_credits',
+  'idempotency_conflict',
+  'rate_limited',
+  'invalid_api_key',
+]);
 
 /** The items of a recorded intent or job. */
 export function itemsOf(batch: BatchRow): RecordedItem[] {
@@ -54,7 +60,13 @@ export class JobBooks {
   }
 
   /** The books of `batch`; `reservation` is this run's, when it recorded the intent itself. Throws a budget stop when an earlier run's intent does not fit. */
-  static open(ctx: StreamContext, outcome: StreamOutcome, batch: BatchRow, worstOf: (item: RecordedItem) => number, reservation?: Reservation): JobBooks {
+  static open(
+    ctx: StreamContext,
+    outcome: StreamOutcome,
+    batch: BatchRow,
+    worstOf: (item: RecordedItem) => number,
+    reservation?: Reservation,
+  ): JobBooks {
     const items = itemsOf(batch);
     const submitted = batch.status === 'submitted' && Boolean(batch.jobId);
     if (!reservation && !submitted) {
@@ -62,7 +74,15 @@ export class JobBooks {
       reservation = ctx.budget.reserve(worst);
       ctx.budget.bookEarlier(0, worst);
     }
-    return new JobBooks(ctx, outcome, batch, new Map(items.map((item) => [item.ref, item])), worstOf, reservation, submitted);
+    return new JobBooks(
+      ctx,
+      outcome,
+      batch,
+      new Map(items.map((item) => [item.ref, item])),
+      worstOf,
+      reservation,
+      submitted,
+    );
   }
 
   /**

@@ -10,7 +10,11 @@ export const BATCH_PAGE = 20;
  * starts after the last key of the one before, so no row is read twice or skipped, and a page
  * costs the same at the end of a million rows as at the start.
  */
-export async function* seedLedgerPages(destination: Destination, stream: string, pageSize = LEDGER_PAGE): AsyncGenerator<SeedRow[]> {
+export async function* seedLedgerPages(
+  destination: Destination,
+  stream: string,
+  pageSize = LEDGER_PAGE,
+): AsyncGenerator<SeedRow[]> {
   let after: string | null = null;
   for (;;) {
     const page = await destination.readSeedPage(stream, after, pageSize);
@@ -21,7 +25,11 @@ export async function* seedLedgerPages(destination: Destination, stream: string,
 }
 
 /** Every open batch row of a stream (an unsent intent or a job whose results are not all read), a page at a time, oldest first. */
-export async function* openBatchPages(destination: Destination, stream: string, pageSize = BATCH_PAGE): AsyncGenerator<BatchRow[]> {
+export async function* openBatchPages(
+  destination: Destination,
+  stream: string,
+  pageSize = BATCH_PAGE,
+): AsyncGenerator<BatchRow[]> {
   let after: BatchPosition | null = null;
   for (;;) {
     const page = await destination.readOpenBatchPage(stream, after, pageSize);
@@ -40,17 +48,31 @@ export async function readOpenBatches(destination: Destination, stream: string):
 }
 
 /** The ledger rows of `keys`, read a page of keys at a time; keys without a row are absent. */
-export function readSeedRows(destination: Destination, stream: string, keys: Iterable<string>, pageSize = LEDGER_PAGE): Promise<Map<string, SeedRow>> {
+export function readSeedRows(
+  destination: Destination,
+  stream: string,
+  keys: Iterable<string>,
+  pageSize = LEDGER_PAGE,
+): Promise<Map<string, SeedRow>> {
   return readByKey(keys, pageSize, (page) => destination.readSeedsByKey(stream, page));
 }
 
 /** The state rows of partition `keys`, read a page of keys at a time; keys without a row are absent. */
-export function readStateRows(destination: Destination, stream: string, keys: Iterable<string>, pageSize = LEDGER_PAGE): Promise<Map<string, StateRow>> {
+export function readStateRows(
+  destination: Destination,
+  stream: string,
+  keys: Iterable<string>,
+  pageSize = LEDGER_PAGE,
+): Promise<Map<string, StateRow>> {
   return readByKey(keys, pageSize, (page) => destination.readStateByKey(stream, page));
 }
 
 /** The rows `read` answers for `keys`, asked a page of keys at a time. */
-async function readByKey<Row>(keys: Iterable<string>, pageSize: number, read: (page: string[]) => Promise<Map<string, Row>>): Promise<Map<string, Row>> {
+async function readByKey<Row>(
+  keys: Iterable<string>,
+  pageSize: number,
+  read: (page: string[]) => Promise<Map<string, Row>>,
+): Promise<Map<string, Row>> {
   const rows = new Map<string, Row>();
   let page: string[] = [];
   const flush = async () => {

@@ -1,4 +1,15 @@
-import { asReceived, contractReason, isFrozenRejection, PARTITION, type ContractMode, type Destination, type LoadUnit, type PreparedWrite, type RepairCount, type TableDefinition } from '../destinations/destination.js';
+import {
+  asReceived,
+  contractReason,
+  isFrozenRejection,
+  PARTITION,
+  type ContractMode,
+  type Destination,
+  type LoadUnit,
+  type PreparedWrite,
+  type RepairCount,
+  type TableDefinition,
+} from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import { withRows, type ShapedRecords } from './table-shaper.js';
 
@@ -59,14 +70,27 @@ export class LoadWriter {
    * write through the unit it is given: it may run twice, the first time in a shared unit that
    * is rolled back.
    */
-  async inUnit(groups: readonly ShapedRecords[], fill: (unit: LoadUnit) => Promise<void>, options: { alone?: boolean } = {}): Promise<LoadCounts> {
+  async inUnit(
+    groups: readonly ShapedRecords[],
+    fill: (unit: LoadUnit) => Promise<void>,
+    options: { alone?: boolean } = {},
+  ): Promise<LoadCounts> {
     const byTable = mergeByTable(groups);
     // Shaping rows needs no connection: once the tables exist it is done before waiting for the lock, while another unit
     // commits. One unit at a time, so concurrent pages do not all hold shaped copies of their rows while they wait.
-    const early = this.shapedWaiting === 0 && byTable.every((g) => this.ensured.has(g.table.name)) ? this.prepare(byTable) : null;
+    const early =
+      this.shapedWaiting === 0 && byTable.every((g) => this.ensured.has(g.table.name)) ? this.prepare(byTable) : null;
     if (early) this.shapedWaiting++;
     return new Promise<LoadCounts>((resolve, reject) => {
-      this.waiting.push({ byTable, early, fill, records: recordsOf(byTable), alone: options.alone === true, resolve, reject });
+      this.waiting.push({
+        byTable,
+        early,
+        fill,
+        records: recordsOf(byTable),
+        alone: options.alone === true,
+        resolve,
+        reject,
+      });
       this.queueTurn();
     });
   }
@@ -88,7 +112,9 @@ export class LoadWriter {
     const joins = (next: UnitRequest, records: number) => !next.alone && records + next.records <= GROUP_RECORDS;
     let records = this.waiting[0]!.records;
     let count = 1;
-    if (!this.waiting[0]!.alone) while (count < Math.min(GROUP_UNITS, this.waiting.length) && joins(this.waiting[count]!, records)) records += this.waiting[count++]!.records;
+    if (!this.waiting[0]!.alone)
+      while (count < Math.min(GROUP_UNITS, this.waiting.length) && joins(this.waiting[count]!, records))
+        records += this.waiting[count++]!.records;
     const taken = this.waiting.splice(0, count);
     this.shapedWaiting -= taken.filter((request) => request.early).length;
     return taken;
@@ -162,8 +188,15 @@ export class LoadWriter {
       const mode = this.refused.get(group.table.name);
       if (mode !== undefined) return { group: keptOut(withRows(group), mode), write: null };
       const { shaped } = group;
-      if (shaped) return { group, write: this.destination.adoptWrite(shaped.shaping, shaped.write, shaped.size, shaped.records, this.runId) };
-      return { group, write: group.rows.length > 0 ? this.destination.prepareWrite(group.table.name, group.rows, this.runId) : null };
+      if (shaped)
+        return {
+          group,
+          write: this.destination.adoptWrite(shaped.shaping, shaped.write, shaped.size, shaped.records, this.runId),
+        };
+      return {
+        group,
+        write: group.rows.length > 0 ? this.destination.prepareWrite(group.table.name, group.rows, this.runId) : null,
+      };
     });
   }
 
@@ -182,13 +215,21 @@ export class LoadWriter {
       }
       if (group.rejected.length > 0) {
         await unit.reject(
-          group.rejected.map((r) => ({ runId: this.runId, stream: this.stream, table: r.table, record: JSON.stringify(r.record) ?? 'null', reason: r.reason, partition: r.partition ? JSON.stringify(r.partition) : null })),
+          group.rejected.map((r) => ({
+            runId: this.runId,
+            stream: this.stream,
+            table: r.table,
+            record: JSON.stringify(r.record) ?? 'null',
+            reason: r.reason,
+            partition: r.partition ? JSON.stringify(r.partition) : null,
+          })),
         );
         totals.rejected += group.rejected.length;
         totals.frozen += group.rejected.filter((r) => isFrozenRejection(r.reason)).length;
       }
     }
-    if (repairs.length > 0) await unit.saveRepairs(repairs.map((r) => ({ ...r, runId: this.runId, stream: this.stream })));
+    if (repairs.length > 0)
+      await unit.saveRepairs(repairs.map((r) => ({ ...r, runId: this.runId, stream: this.stream })));
     totals.repaired = repairs.reduce((sum, r) => sum + r.count, 0);
     return totals;
   }
@@ -198,10 +239,28 @@ export class LoadWriter {
 function keptOut(group: ShapedRecords, mode: ContractMode): ShapedRecords {
   const { table, rows } = group;
   if (rows.length === 0) return group;
-  if (mode === 'discard_value') return { ...group, rows: [], repairs: [...(group.repairs ?? []), { table: table.name, field: '*', change: 'discarded', count: rows.length }] };
+  if (mode === 'discard_value')
+    return {
+      ...group,
+      rows: [],
+      repairs: [...(group.repairs ?? []), { table: table.name, field: '*', change: 'discarded', count: rows.length }],
+    };
   const reason = contractReason(`table ${table.name} is not in the destination yet`, 'tables', mode);
-  const partitionOf = (record: Record<string, unknown>) => (record as { [PARTITION]?: Record<string, unknown> })[PARTITION];
-  return { ...group, rows: [], rejected: [...group.rejected, ...rows.map((record) => ({ table: table.name, record: asReceived(record), reason, partition: partitionOf(record) }))] };
+  const partitionOf = (record: Record<string, unknown>) =>
+    (record as { [PARTITION]?: Record<string, unknown> })[PARTITION];
+  return {
+    ...group,
+    rows: [],
+    rejected: [
+      ...group.rejected,
+      ...rows.map((record) => ({
+        table: table.name,
+        record: asReceived(record),
+        reason,
+        partition: partitionOf(record),
+      })),
+    ],
+  };
 }
 
 /** A unit asked for through `inUnit`, waiting for its turn. */
@@ -241,7 +300,12 @@ function mergeByTable(groups: readonly ShapedRecords[]): ShapedRecords[] {
     if (!merged && group.shaped && alone(group.table.name)) byTable.set(group.table.name, group);
     else if (!merged) {
       const { rows, rejected, repairs } = withRows(group);
-      byTable.set(group.table.name, { table: group.table, rows: [...rows], rejected: [...rejected], repairs: [...(repairs ?? [])] });
+      byTable.set(group.table.name, {
+        table: group.table,
+        rows: [...rows],
+        rejected: [...rejected],
+        repairs: [...(repairs ?? [])],
+      });
     } else {
       merged.rows.push(...withRows(group).rows);
       merged.rejected.push(...group.rejected);

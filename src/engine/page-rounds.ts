@@ -18,7 +18,6 @@ const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error
 /** Rounds a page that failed for a passing reason is asked in, in all, before its partition fails for this run. */
 const ATTEMPTS = 3;
 
-
 /** One pass's answer from a round: what it loads, and the answers it came from (journal keys of any single call it made, when they arrived). */
 export interface RoundAnswer {
   partition: Partition;
@@ -30,7 +29,12 @@ export interface RoundAnswer {
 export interface RoundRunner {
   openPass(partition: Partition, resume?: boolean): Pass;
   argsOf(pass: Pass): Record<string, unknown>;
-  takeAnswer(pass: Pass, args: Record<string, unknown>, response: { data: unknown; meta: Record<string, never> }, answers: PaidAnswer[]): Promise<TakenAnswer>;
+  takeAnswer(
+    pass: Pass,
+    args: Record<string, unknown>,
+    response: { data: unknown; meta: Record<string, never> },
+    answers: PaidAnswer[],
+  ): Promise<TakenAnswer>;
   recordFailure(partition: Partition, error: Error): Promise<void>;
   /** Commits a results page: the passes' rows and states with the batch row that says how far it was read (and drops their journaled answers). */
   commitRound(taken: readonly RoundAnswer[], batch: BatchRow): Promise<void>;
@@ -82,7 +86,10 @@ export class PageRounds {
         const partition = byKey.get(key);
         if (partition) this.paths.set(item.operation, pathOf(this.manifest, partition, this.ctx.options));
         if (!partition) {
-          this.ctx.reporter.notice(this.manifest.name, `${key}: no longer a partition of this stream, so its page in batch job ${batch.jobId ?? batch.idempotencyKey} is not loaded`);
+          this.ctx.reporter.notice(
+            this.manifest.name,
+            `${key}: no longer a partition of this stream, so its page in batch job ${batch.jobId ?? batch.idempotencyKey} is not loaded`,
+          );
           continue;
         }
         const pass = this.runner.openPass(partition, true);
@@ -100,7 +107,9 @@ export class PageRounds {
   }
 
   private async openBatches(): Promise<BatchRow[]> {
-    return (await this.ctx.destination.readBatches(this.manifest.name)).filter((b) => b.status === 'intent' || b.status === 'submitted');
+    return (await this.ctx.destination.readBatches(this.manifest.name)).filter(
+      (b) => b.status === 'intent' || b.status === 'submitted',
+    );
   }
 
   /** Asks the partitions' pages round by round, until every pass has ended (or the budget stops them). */
@@ -121,7 +130,8 @@ export class PageRounds {
     const asked = passes.map((pass) => ({ pass, item: this.itemOf(pass) }));
     const worst = (a: { item: Item }) => this.worstOfItem(a.item);
     const { take, defer } = cutToFit(asked, worst, this.ctx.budget.remaining);
-    if (defer.length > 0) stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(worst(defer[0]!), defer.length));
+    if (defer.length > 0)
+      stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(worst(defer[0]!), defer.length));
     if (take.length === 0) return [];
     const batch = this.intentFor(take.map((a) => a.item));
     const reservation = this.ctx.budget.reserve(this.worstOf(batch));
@@ -162,7 +172,10 @@ export class PageRounds {
       } else if (errorType(error) === 'not_found') {
         // The service no longer knows the job: its pages are asked again by the next round or run.
         await this.runner.saveBatch({ ...submitted, status: 'failed' });
-        this.ctx.reporter.notice(this.manifest.name, `batch job ${submitted.jobId} no longer exists at the service: its pages will be asked again`);
+        this.ctx.reporter.notice(
+          this.manifest.name,
+          `batch job ${submitted.jobId} no longer exists at the service: its pages will be asked again`,
+        );
         return [];
       }
       throw error;
@@ -173,7 +186,9 @@ export class PageRounds {
   }
 
   private async submit(batch: BatchRow): Promise<BatchRow> {
-    const job = await this.ctx.client.submitBatch(JSON.parse(batch.body) as { items: Record<string, unknown>[] }, { idempotencyKey: batch.idempotencyKey });
+    const job = await this.ctx.client.submitBatch(JSON.parse(batch.body) as { items: Record<string, unknown>[] }, {
+      idempotencyKey: batch.idempotencyKey,
+    });
     crashPoint('after-submit');
     const submitted: BatchRow = { ...batch, status: 'submitted', jobId: job.data.job_id };
     await this.runner.saveBatch(submitted);
@@ -181,7 +196,13 @@ export class PageRounds {
   }
 
   /** Loads a page of results: answers go to their passes, failures are recorded; answers the passes that go on. */
-  private async loadResults(batch: BatchRow, entries: BatchResultEntry[], next: string | null, passes: ReadonlyMap<string, Pass>, books: JobBooks): Promise<Pass[]> {
+  private async loadResults(
+    batch: BatchRow,
+    entries: BatchResultEntry[],
+    next: string | null,
+    passes: ReadonlyMap<string, Pass>,
+    books: JobBooks,
+  ): Promise<Pass[]> {
     const taken: (RoundAnswer & { pass: Pass })[] = [];
     const failed: { pass: Pass; entry: BatchResultEntry }[] = [];
     // A page's answer is as old as its job: a pass it ends ends when the job was sent, so the next window covers what came after.
@@ -194,10 +215,21 @@ export class PageRounds {
         continue;
       }
       const response = { data: entry.data, meta: {} };
-      const answers: PaidAnswer[] = [{ response: { data: entry.data, meta: { creditsUsed: entry.credits_used } }, receivedAt }];
-      taken.push({ partition: pass.partition, pass, answers, taken: await this.runner.takeAnswer(pass, this.runner.argsOf(pass), response, answers) });
+      const answers: PaidAnswer[] = [
+        { response: { data: entry.data, meta: { creditsUsed: entry.credits_used } }, receivedAt },
+      ];
+      taken.push({
+        partition: pass.partition,
+        pass,
+        answers,
+        taken: await this.runner.takeAnswer(pass, this.runner.argsOf(pass), response, answers),
+      });
     }
-    const saved: BatchRow = { ...batch, resultsCursor: next ?? batch.resultsCursor ?? null, status: next === null ? 'completed' : 'submitted' };
+    const saved: BatchRow = {
+      ...batch,
+      resultsCursor: next ?? batch.resultsCursor ?? null,
+      status: next === null ? 'completed' : 'submitted',
+    };
     await this.runner.commitRound(taken, saved);
     batch.resultsCursor = saved.resultsCursor;
     books.book(entries);
@@ -246,7 +278,17 @@ export class PageRounds {
     const body = JSON.stringify({ items });
     const round = ++this.rounds;
     const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.manifest.name, run: this.ctx.runId, round, items })).slice(0, 40)}`;
-    return { idempotencyKey, stream: this.manifest.name, bodyHash: sha256(body), body, status: 'intent', itemCount: items.length, jobId: null, resultsCursor: null, createdAt: this.ctx.now() };
+    return {
+      idempotencyKey,
+      stream: this.manifest.name,
+      bodyHash: sha256(body),
+      body,
+      status: 'intent',
+      itemCount: items.length,
+      jobId: null,
+      resultsCursor: null,
+      createdAt: this.ctx.now(),
+    };
   }
 }
 
@@ -259,7 +301,6 @@ function parseRef(ref: string): { key: string; page: number } {
   const at = ref.indexOf(':');
   return { page: Number(ref.slice(0, at)), key: ref.slice(at + 1) };
 }
-
 
 /** A failed result entry as the error its single call would have thrown (typed, so it is judged the same way). */
 function failureOf(entry: BatchResultEntry): Error {

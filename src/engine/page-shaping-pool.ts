@@ -26,7 +26,8 @@ export interface ShapingRequest {
 }
 
 /** A worker's answer: the page shaped, null (the client reads it), or why it failed (`ended`: the pool, not the page). */
-export type ShapingAnswer = { id: number; decoded: { data: ShapedResultsPage; meta: Meta } | null } | { id: number; error: string; ended?: true };
+export type ShapingAnswer =
+  { id: number; decoded: { data: ShapedResultsPage; meta: Meta } | null } | { id: number; error: string; ended?: true };
 
 /** A page to shape, as the batch runner asks it. */
 export interface PageToShape {
@@ -145,7 +146,9 @@ export class PageShapingPool {
       this.waiting.delete(answer.id);
       waiter?.resolve(answer);
     });
-    worker.on('messageerror', (error) => this.fail(`an answer of a worker thread could not be read (${error.message})`));
+    worker.on('messageerror', (error) =>
+      this.fail(`an answer of a worker thread could not be read (${error.message})`),
+    );
     worker.on('error', (error) => this.fail(`a worker thread failed (${error.message})`));
     worker.on('exit', (code) => {
       if (!this.closed) this.fail(`a worker thread exited with code ${code}`);
@@ -159,7 +162,12 @@ export class PageShapingPool {
     if (layoutId === undefined) this.layoutIds.set(shaping.layout, (layoutId = this.nextLayoutId++));
     const known = target.layouts.has(layoutId);
     target.layouts.add(layoutId);
-    return { table: shaping.table, layoutId, ...(known ? {} : { layout: shaping.layout }), rejectNul: shaping.rejectNul };
+    return {
+      table: shaping.table,
+      layoutId,
+      ...(known ? {} : { layout: shaping.layout }),
+      rejectNul: shaping.rejectNul,
+    };
   }
 
   /** The stream's later pages are read on the main thread: its next page would fail the same way. */
@@ -200,9 +208,17 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
  * inherit the loader, nor take `--import` in Node 20).
  */
 function workerThread(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./page-shaping-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./page-shaping-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
   // tsx's ESM api (`tsx/esm/api` resolves to its CommonJS build here, whose register() cannot find its loader).
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const entry = new URL('./page-shaping-worker.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`, { eval: true, resourceLimits: WORKER_LIMITS });
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
+    { eval: true, resourceLimits: WORKER_LIMITS },
+  );
 }

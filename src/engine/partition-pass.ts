@@ -70,15 +70,30 @@ export interface PageState {
  * now (`days_since_last`): what a call asks apart from that names its answer in the journal, so
  * an answer paid for yesterday still answers the same page today.
  */
-export function renderArgs(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState, page: PageState, { withoutClock = false } = {}): Record<string, unknown> {
+export function renderArgs(
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  partition: Partition,
+  saved: PartitionState,
+  page: PageState,
+  { withoutClock = false } = {},
+): Record<string, unknown> {
   const render = (since: string | undefined) => {
     // A full refresh asks as a first run does: no `newest`, no `days_since_last` (jobs' posted_within_days).
-    const state = ctx.fullRefresh ? {} : { newest: saved.newest, days_since_last: withoutClock ? undefined : daysSince(since, ctx.now()) };
-    return renderTemplate(manifest.request.body ?? manifest.request.query ?? {}, { partition: partition.values, options: ctx.options, state, page }) as Record<string, unknown>;
+    const state = ctx.fullRefresh
+      ? {}
+      : { newest: saved.newest, days_since_last: withoutClock ? undefined : daysSince(since, ctx.now()) };
+    return renderTemplate(manifest.request.body ?? manifest.request.query ?? {}, {
+      partition: partition.values,
+      options: ctx.options,
+      state,
+      page,
+    }) as Record<string, unknown>;
   };
   let args = render(saved.completed_at);
   // A window cut at a smaller cap is asked again, from the last pass that was not cut, once the cap is raised.
-  if (!ctx.fullRefresh && reopensHeldWindow(manifest.cap, saved.held, ctx.options, args)) args = render(saved.held.since);
+  if (!ctx.fullRefresh && reopensHeldWindow(manifest.cap, saved.held, ctx.options, args))
+    args = render(saved.held.since);
   if (manifest.paginator.type === 'page_token' && page.number > 1) {
     args.page = page.number;
     if (page.token) args.pagination_token = page.token;
@@ -101,7 +116,12 @@ export function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, part
  * the cut and the stopping point is skipped. A pass without one (a first pass) ends at page
  * `max_pages`: there `max_pages` is how far back the history goes.
  */
-export function pagesThisRun(manifest: RequestStreamNode, saved: PartitionState, page: PageState, maxPages: number | undefined): number | undefined {
+export function pagesThisRun(
+  manifest: RequestStreamNode,
+  saved: PartitionState,
+  page: PageState,
+  maxPages: number | undefined,
+): number | undefined {
   if (maxPages === undefined) return undefined;
   if (hasStoppingPoint(manifest, saved)) return maxPages;
   return Math.max(1, maxPages - page.number + 1);
@@ -112,7 +132,11 @@ export function hasStoppingPoint(manifest: RequestStreamNode, saved: PartitionSt
 }
 
 /** The saved states of partition `keys` (read a page of keys at a time); a partition without one is absent. */
-export async function readStates(destination: Destination, stream: string, keys: Iterable<string>): Promise<Map<string, PartitionState>> {
+export async function readStates(
+  destination: Destination,
+  stream: string,
+  keys: Iterable<string>,
+): Promise<Map<string, PartitionState>> {
   const rows = await readStateRows(destination, stream, keys);
   return new Map([...rows].map(([key, row]) => [key, parseState(row.cursor)]));
 }
@@ -129,7 +153,12 @@ export function stateRow(stream: string, partition: string, state: PartitionStat
   return { stream, partition, cursor: JSON.stringify(state) };
 }
 
-export function isFresh(state: PartitionState | undefined, partition: Partition, refreshMs: number | undefined, now: Date): boolean {
+export function isFresh(
+  state: PartitionState | undefined,
+  partition: Partition,
+  refreshMs: number | undefined,
+  now: Date,
+): boolean {
   const last = state?.completed_at;
   if (!last || state?.pending) return false;
   // A closed window (last month) is final once a pass read it after it closed.
@@ -142,10 +171,26 @@ export function isFresh(state: PartitionState | undefined, partition: Partition,
  * (the next runs ask only what is newer, and the cut window again once the cap is raised) or
  * leaves a closed window not final (it is read again next run).
  */
-export function endOfPass(saved: PartitionState, passNewest: string | undefined, partition: Partition, read: CapRead, now: Date, asked: WindowAsked): PartitionState {
-  const state: PartitionState = { completed_at: now.toISOString(), newest: maxIso(saved.newest, passNewest), window_closed: partition.final === true && !read.cut };
+export function endOfPass(
+  saved: PartitionState,
+  passNewest: string | undefined,
+  partition: Partition,
+  read: CapRead,
+  now: Date,
+  asked: WindowAsked,
+): PartitionState {
+  const state: PartitionState = {
+    completed_at: now.toISOString(),
+    newest: maxIso(saved.newest, passNewest),
+    window_closed: partition.final === true && !read.cut,
+  };
   // An answer not cut read its whole window: a held window it covered (all of it, or the held one) is done.
-  const held = read.cut && read.onCut === 'hold' ? heldAfterCut(saved, read.at ?? 0, asked) : asked === 'new' ? saved.held : undefined;
+  const held =
+    read.cut && read.onCut === 'hold'
+      ? heldAfterCut(saved, read.at ?? 0, asked)
+      : asked === 'new'
+        ? saved.held
+        : undefined;
   if (held) state.held = held;
   return state;
 }

@@ -2,7 +2,15 @@ import { SEED_CHUNK } from '../config/seed-list.js';
 import type { PartitionNode } from '../manifest/manifest-schema.js';
 import { regroup } from '../util/regroup.js';
 import { SpoolFile } from '../util/spool-file.js';
-import { holds, parentPartitions, resolvePartitions, seedListOf, seedPartition, type Partition, type PartitionContext } from './partitions.js';
+import {
+  holds,
+  parentPartitions,
+  resolvePartitions,
+  seedListOf,
+  seedPartition,
+  type Partition,
+  type PartitionContext,
+} from './partitions.js';
 import { RepeatFinder } from './repeat-finder.js';
 
 /** Reads the given columns of a table's rows, a chunk at a time, in one query (none when the table does not exist). */
@@ -47,7 +55,8 @@ export class PartitionScan {
     try {
       const source = await sourceOf(node, context, tables, spools);
       const repeats = new RepeatFinder();
-      for await (const partitions of source(SEED_CHUNK)) for (const partition of partitions) repeats.survey(partition.key);
+      for await (const partitions of source(SEED_CHUNK))
+        for (const partition of partitions) repeats.survey(partition.key);
       repeats.surveyed();
       return new PartitionScan(source, repeats, spools);
     } catch (error) {
@@ -77,7 +86,12 @@ export class PartitionScan {
   }
 }
 
-async function sourceOf(node: PartitionNode, context: PartitionContext, tables: TableChunks, spools: SpoolFile[]): Promise<ChunkSource> {
+async function sourceOf(
+  node: PartitionNode,
+  context: PartitionContext,
+  tables: TableChunks,
+  spools: SpoolFile[],
+): Promise<ChunkSource> {
   if (!holds(node, context)) return async function* () {};
   if (node.type === 'seeds') {
     const list = seedListOf(context.seeds[node.seeds]);
@@ -85,14 +99,16 @@ async function sourceOf(node: PartitionNode, context: PartitionContext, tables: 
     const spool = await SpoolFile.fill(list.chunks());
     spools.push(spool);
     return async function* (size) {
-      for await (const seeds of regroup(spool.chunks(), size)) yield seeds.map((seed) => seedPartition(node, String(seed)));
+      for await (const seeds of regroup(spool.chunks(), size))
+        yield seeds.map((seed) => seedPartition(node, String(seed)));
     };
   }
   if (node.type === 'parent') {
     const spool = await SpoolFile.fill(tables(node.table, node.columns));
     spools.push(spool);
     return async function* (size) {
-      for await (const rows of regroup(spool.chunks(), size)) yield parentPartitions(node, rows as Record<string, unknown>[], context);
+      for await (const rows of regroup(spool.chunks(), size))
+        yield parentPartitions(node, rows as Record<string, unknown>[], context);
     };
   }
   if (node.type === 'union') {

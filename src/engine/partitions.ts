@@ -26,7 +26,10 @@ export interface PartitionContext {
   now: Date;
 }
 
-type Resolver<T extends PartitionNode['type']> = (node: Extract<PartitionNode, { type: T }>, ctx: PartitionContext) => Promise<Partition[]>;
+type Resolver<T extends PartitionNode['type']> = (
+  node: Extract<PartitionNode, { type: T }>,
+  ctx: PartitionContext,
+) => Promise<Partition[]>;
 
 const resolvers = {
   seeds: async (node, ctx) => {
@@ -49,7 +52,10 @@ const resolvers = {
     return monthWindows(ctx.now, count);
   },
   single: async (node, ctx) => {
-    const values = (renderTemplate(node.values ?? {}, { options: ctx.options, seeds: ctx.seeds }) ?? {}) as Record<string, unknown>;
+    const values = (renderTemplate(node.values ?? {}, { options: ctx.options, seeds: ctx.seeds }) ?? {}) as Record<
+      string,
+      unknown
+    >;
     return [{ key: '*', values: { ...values, key: '*' } }];
   },
   union: async (node, ctx) => (await Promise.all(node.of.map((child) => resolvePartitions(child, ctx)))).flat(),
@@ -59,7 +65,11 @@ type SeedsNode = Extract<PartitionNode, { type: 'seeds' }>;
 type ParentNode = Extract<PartitionNode, { type: 'parent' }>;
 
 /** The partitions of rows of a `parent` node's table: one a row, or one a row and expanded value. */
-export function parentPartitions(node: ParentNode, rows: readonly Record<string, unknown>[], ctx: Pick<PartitionContext, 'options'>): Partition[] {
+export function parentPartitions(
+  node: ParentNode,
+  rows: readonly Record<string, unknown>[],
+  ctx: Pick<PartitionContext, 'options'>,
+): Partition[] {
   const base = rows.map((row) => {
     const key = keyText(renderTemplate(node.key, { row }));
     return { key, values: { ...row, key } };
@@ -90,7 +100,11 @@ export async function resolvePartitions(node: PartitionNode, ctx: PartitionConte
 
 /** Whether a node's `when` holds (a node without one always does). */
 export function holds(node: PartitionNode, ctx: Pick<PartitionContext, 'options' | 'seeds'>): boolean {
-  return !('when' in node) || node.when === undefined || isTruthy(renderTemplate(node.when, { options: ctx.options, seeds: ctx.seeds }));
+  return (
+    !('when' in node) ||
+    node.when === undefined ||
+    isTruthy(renderTemplate(node.when, { options: ctx.options, seeds: ctx.seeds }))
+  );
 }
 
 /** Whether a rendered `when` holds: empty lists, empty strings, false, null and undefined do not. */

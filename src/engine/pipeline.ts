@@ -13,7 +13,14 @@ import { planRequestStream, runRequestStream } from './request-runner.js';
 import { booksFields, RunRecorder } from './run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
 import { PageShapingPool } from './page-shaping-pool.js';
-import { emptyOutcome, noteError, type Reporter, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import {
+  emptyOutcome,
+  noteError,
+  type Reporter,
+  type StreamContext,
+  type StreamOutcome,
+  type StreamPlan,
+} from './stream-context.js';
 
 /** What a sync or a plan works on; nothing here calls the service. */
 export interface SyncOptions {
@@ -86,14 +93,23 @@ export interface RunResult {
 }
 
 const runners = {
-  batch: (manifest, ctx, outcome) => runBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx, outcome),
-  request: (manifest, ctx, outcome) => runRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, outcome),
-} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext, outcome: StreamOutcome) => Promise<StreamOutcome>>;
+  batch: (manifest, ctx, outcome) =>
+    runBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx, outcome),
+  request: (manifest, ctx, outcome) =>
+    runRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, outcome),
+} satisfies Record<
+  StreamManifest['type'],
+  (m: StreamManifest, ctx: StreamContext, outcome: StreamOutcome) => Promise<StreamOutcome>
+>;
 
 const planners = {
   batch: (manifest, ctx) => planBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx),
-  request: (manifest, ctx, upstream) => planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, upstream),
-} satisfies Record<StreamManifest['type'], (m: StreamManifest, ctx: StreamContext, upstream: readonly StreamPlan[]) => Promise<StreamPlan>>;
+  request: (manifest, ctx, upstream) =>
+    planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, upstream),
+} satisfies Record<
+  StreamManifest['type'],
+  (m: StreamManifest, ctx: StreamContext, upstream: readonly StreamPlan[]) => Promise<StreamPlan>
+>;
 
 const silentReporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
 const noCalls = new Proxy({} as ServiceClient, {
@@ -125,7 +141,12 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   await record.save({});
   const budget = new Budget(limits, (books) => record.committed(books));
   const workers = prepared.options.config.batch.shaping_workers;
-  const shapingPool = workers > 0 ? new PageShapingPool(workers, (scope, reason) => io.reporter.notice(scope, `results pages are shaped on the main thread from now on: ${reason}`)) : undefined;
+  const shapingPool =
+    workers > 0
+      ? new PageShapingPool(workers, (scope, reason) =>
+          io.reporter.notice(scope, `results pages are shaped on the main thread from now on: ${reason}`),
+        )
+      : undefined;
   const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shapingPool);
   const outcomes: StreamOutcome[] = [];
   try {
@@ -134,27 +155,36 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       // The outcome is shared with the runner, so a stream that throws still reports what it spent.
       const outcome = emptyOutcome(manifest.name);
       if (prepared.options.resumeOnly && manifest.type !== 'batch') outcome.status = 'skipped';
-      else await runners[manifest.type](manifest, contextFor(manifest.name), outcome).catch((error: Error) => {
-        outcome.status = 'failed';
-        noteError(outcome, error.message);
-      });
-      // Before the next stream reads the tables (a child stream reads its parent's): see Destination.settle. Unsettled,
-      // they could hold a key's earlier rows beside its new ones: the run stops (what it loaded is kept).
-      const settled = await writeLock.run(() => destination.settle()).then(
-        () => null,
-        (error: Error) => {
+      else
+        await runners[manifest.type](manifest, contextFor(manifest.name), outcome).catch((error: Error) => {
           outcome.status = 'failed';
           noteError(outcome, error.message);
-          return error;
-        },
-      );
+        });
+      // Before the next stream reads the tables (a child stream reads its parent's): see Destination.settle. Unsettled,
+      // they could hold a key's earlier rows beside its new ones: the run stops (what it loaded is kept).
+      const settled = await writeLock
+        .run(() => destination.settle())
+        .then(
+          () => null,
+          (error: Error) => {
+            outcome.status = 'failed';
+            noteError(outcome, error.message);
+            return error;
+          },
+        );
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
       await record.save({ streams: JSON.stringify(outcomes) });
       if (settled) throw settled;
     }
   } catch (error) {
-    await record.save({ finishedAt: new Date(), status: 'failed', streams: JSON.stringify(outcomes), ...booksFields(budget.books), error: (error as Error).message });
+    await record.save({
+      finishedAt: new Date(),
+      status: 'failed',
+      streams: JSON.stringify(outcomes),
+      ...booksFields(budget.books),
+      error: (error as Error).message,
+    });
     throw error;
   } finally {
     await shapingPool?.close();
@@ -185,23 +215,37 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
 
 /** What a run would do now, per stream, with its worst-case and expected credits: no call is made. */
 export async function planSync(prepared: PreparedSync, costs: CostModel = CostModel.builtIn()): Promise<StreamPlan[]> {
-  const contextFor = contextFactory(prepared, { client: noCalls, reporter: silentReporter, costs }, 'plan', new Date(), new Budget(undefined));
+  const contextFor = contextFactory(
+    prepared,
+    { client: noCalls, reporter: silentReporter, costs },
+    'plan',
+    new Date(),
+    new Budget(undefined),
+  );
   const plans: StreamPlan[] = [];
-  for (const manifest of prepared.streams) plans.push(await planners[manifest.type](manifest, contextFor(manifest.name), plans));
+  for (const manifest of prepared.streams)
+    plans.push(await planners[manifest.type](manifest, contextFor(manifest.name), plans));
   return plans;
 }
 
 /** The streams to run: configured ones (optionally narrowed by `only`), dependencies first. */
 export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' | 'only'>): StreamManifest[] {
-  const configured = Object.keys(options.config.streams).filter((name) => options.config.streams[name as keyof typeof options.config.streams] !== undefined);
+  const configured = Object.keys(options.config.streams).filter(
+    (name) => options.config.streams[name as keyof typeof options.config.streams] !== undefined,
+  );
   for (const name of options.only ?? []) {
-    if (!options.manifests.has(name)) throw new UnknownStreamError(`--streams: unknown stream "${name}" (known: ${[...options.manifests.keys()].join(', ')})`);
-    if (!configured.includes(name)) throw new UnknownStreamError(`--streams: stream "${name}" is not configured under streams: in the config`);
+    if (!options.manifests.has(name))
+      throw new UnknownStreamError(
+        `--streams: unknown stream "${name}" (known: ${[...options.manifests.keys()].join(', ')})`,
+      );
+    if (!configured.includes(name))
+      throw new UnknownStreamError(`--streams: stream "${name}" is not configured under streams: in the config`);
   }
   const wanted = new Set(options.only?.length ? options.only : configured);
   const ordered: StreamManifest[] = [];
   const visit = (name: string, path: string[]) => {
-    if (path.includes(name)) throw new StreamDefinitionError(`streams depend on each other in a cycle: ${[...path, name].join(' → ')}`);
+    if (path.includes(name))
+      throw new StreamDefinitionError(`streams depend on each other in a cycle: ${[...path, name].join(' → ')}`);
     const manifest = options.manifests.get(name);
     if (!manifest || ordered.includes(manifest)) return;
     manifest.depends_on.filter((d) => wanted.has(d)).forEach((d) => visit(d, [...path, name]));
@@ -216,10 +260,14 @@ export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' 
  * this calendar month (UTC) spent according to `_seedline_runs`; the balance at the start less
  * `keep_balance` (an unknown balance allows nothing: the floor cannot be proven).
  */
-export async function budgetLimits(options: Pick<SyncOptions, 'config' | 'destination' | 'now'>, balance: number | undefined): Promise<BudgetLimits> {
+export async function budgetLimits(
+  options: Pick<SyncOptions, 'config' | 'destination' | 'now'>,
+  balance: number | undefined,
+): Promise<BudgetLimits> {
   const { max_credits_per_run: perRun, max_credits_per_month: perMonth, keep_balance: keep } = options.config.budget;
   const limits: BudgetLimits = { perRun };
-  if (perMonth !== undefined) limits.monthLeft = perMonth - (await creditsThisMonth(options.destination, (options.now ?? (() => new Date()))()));
+  if (perMonth !== undefined)
+    limits.monthLeft = perMonth - (await creditsThisMonth(options.destination, (options.now ?? (() => new Date()))()));
   if (keep !== undefined) limits.balanceLeft = balance === undefined ? 0 : balance - keep;
   return limits;
 }
@@ -248,11 +296,21 @@ export async function creditsThisMonth(destination: Destination, now: Date): Pro
   const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
   const inMonth = (at: Date | null | undefined) => at !== null && at !== undefined && at.getTime() >= monthStart;
   let total = 0;
-  for (const run of await destination.readRuns(100_000)) if (inMonth(run.startedAt) || inMonth(run.finishedAt)) total += Math.max(0, (run.creditsUsed ?? 0) + (run.creditsAtRisk ?? 0) - (run.creditsSettledEarlier ?? 0));
+  for (const run of await destination.readRuns(100_000))
+    if (inMonth(run.startedAt) || inMonth(run.finishedAt))
+      total += Math.max(0, (run.creditsUsed ?? 0) + (run.creditsAtRisk ?? 0) - (run.creditsSettledEarlier ?? 0));
   return total;
 }
 
-function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runStartedAt: Date, budget: Budget, writeLock = new Mutex(), shapingPool?: PageShapingPool): (stream: string) => StreamContext {
+function contextFactory(
+  prepared: PreparedSync,
+  io: SyncIo,
+  runId: string,
+  runStartedAt: Date,
+  budget: Budget,
+  writeLock = new Mutex(),
+  shapingPool?: PageShapingPool,
+): (stream: string) => StreamContext {
   const { config } = prepared.options;
   const costs = io.costs ?? CostModel.builtIn();
   const billed = new PQueue({ concurrency: billedInFlight(config) });
@@ -271,7 +329,13 @@ function contextFactory(prepared: PreparedSync, io: SyncIo, runId: string, runSt
     fullRefresh: prepared.options.fullRefresh ?? false,
     concurrency: config.api.max_concurrency,
     billedCalls,
-    batch: { chunkSize: config.batch.chunk_size, pollIntervalMs: config.batch.poll_interval_ms, concurrentJobs: io.concurrentBatchJobs ?? 1, retryBilledFailures: config.batch.retry_billed_failures, ...(config.batch.webhook_url ? { webhookUrl: config.batch.webhook_url } : {}) },
+    batch: {
+      chunkSize: config.batch.chunk_size,
+      pollIntervalMs: config.batch.poll_interval_ms,
+      concurrentJobs: io.concurrentBatchJobs ?? 1,
+      retryBilledFailures: config.batch.retry_billed_failures,
+      ...(config.batch.webhook_url ? { webhookUrl: config.batch.webhook_url } : {}),
+    },
     now: prepared.options.now ?? (() => new Date()),
     resumeOnly: prepared.options.resumeOnly ?? false,
     ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),
@@ -299,7 +363,11 @@ async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unk
 async function markInterruptedRuns(destination: Destination): Promise<void> {
   // Every run still `running`, however many runs came since (a killed run must not stay running).
   for (const run of await destination.readRuns(100_000, 'running')) {
-    await destination.saveRun({ ...run, status: 'interrupted', error: run.error ?? 'the process ended before the run finished; the next run resumed its work' });
+    await destination.saveRun({
+      ...run,
+      status: 'interrupted',
+      error: run.error ?? 'the process ended before the run finished; the next run resumed its work',
+    });
   }
 }
 

@@ -40,10 +40,20 @@ export interface CapIo {
  * Applies a stream's `cap` to one answer: `records` came for `args`; when they are as many as the
  * service returns at most, the rest was cut off and no page leads to it.
  */
-export async function readPastCap(node: CapNode, partition: Partition, options: Record<string, unknown>, args: Record<string, unknown>, records: unknown[], io: CapIo): Promise<CapRead> {
+export async function readPastCap(
+  node: CapNode,
+  partition: Partition,
+  options: Record<string, unknown>,
+  args: Record<string, unknown>,
+  records: unknown[],
+  io: CapIo,
+): Promise<CapRead> {
   if (node.type === 'none') return { records, cut: false, onCut: 'hold' };
   const at = Number(renderTemplate(node.at, { args, options }));
-  if (!Number.isInteger(at) || at < 1) throw new StreamDefinitionError(`stream "${io.stream}": cap.at must render to a positive whole number of records (got ${String(at)})`);
+  if (!Number.isInteger(at) || at < 1)
+    throw new StreamDefinitionError(
+      `stream "${io.stream}": cap.at must render to a positive whole number of records (got ${String(at)})`,
+    );
   const say = (pieceArgs: Record<string, unknown>, count: number) =>
     io.notice(io.stream, String(renderTemplate(node.notice, { partition: partition.values, args: pieceArgs, count })));
   if (records.length < at) return { records, cut: false, onCut: node.type === 'hold_window' ? 'hold' : 'open' };
@@ -53,7 +63,10 @@ export async function readPastCap(node: CapNode, partition: Partition, options: 
   }
   const from = Date.parse(String(args[node.from]));
   const to = Date.parse(String(args[node.to]));
-  if (Number.isNaN(from) || Number.isNaN(to)) throw new StreamDefinitionError(`stream "${io.stream}": cap split_window needs ISO instants in args.${node.from} and args.${node.to}`);
+  if (Number.isNaN(from) || Number.isNaN(to))
+    throw new StreamDefinitionError(
+      `stream "${io.stream}": cap split_window needs ISO instants in args.${node.from} and args.${node.to}`,
+    );
   let cut = false;
   // Halves, each split again only when it is cut too: at most about two calls per day of the window.
   const read = async (start: number, end: number, known?: unknown[]): Promise<unknown[][]> => {
@@ -70,11 +83,20 @@ export async function readPastCap(node: CapNode, partition: Partition, options: 
     return [...(await read(start, middle)), ...(await read(middle, end))];
   };
   const pieces = await read(from, to, records);
-  return { records: pieces.length === 1 ? pieces[0]! : mergeByKey(pieces.flat(), node.key, node.sum), cut, onCut: 'open' };
+  return {
+    records: pieces.length === 1 ? pieces[0]! : mergeByKey(pieces.flat(), node.key, node.sum),
+    cut,
+    onCut: 'open',
+  };
 }
 
 /** Whether a held window is asked again with `args`: only when their cap is larger than the one that cut it. */
-export function reopensHeldWindow(node: CapNode, held: HeldWindow | undefined, options: Record<string, unknown>, args: Record<string, unknown>): held is HeldWindow {
+export function reopensHeldWindow(
+  node: CapNode,
+  held: HeldWindow | undefined,
+  options: Record<string, unknown>,
+  args: Record<string, unknown>,
+): held is HeldWindow {
   if (held === undefined || node.type !== 'hold_window') return false;
   return Number(renderTemplate(node.at, { args, options })) > held.at;
 }

@@ -17,10 +17,17 @@ const MAX_ROUNDS = 4;
  *
  * @param relaxed the schema with every field but the key nullable (see {@link relaxSchema})
  */
-export function repairRecord(record: unknown, error: z.ZodError, relaxed: z.ZodType, primaryKey: readonly string[], mode: ContractMode): Repaired {
+export function repairRecord(
+  record: unknown,
+  error: z.ZodError,
+  relaxed: z.ZodType,
+  primaryKey: readonly string[],
+  mode: ContractMode,
+): Repaired {
   const reason = describeIssues(error);
   if (record === null || typeof record !== 'object' || Array.isArray(record)) return { reason };
-  if (error.issues.some((issue) => issue.path.length === 0 || primaryKey.includes(String(issue.path[0])))) return { reason };
+  if (error.issues.some((issue) => issue.path.length === 0 || primaryKey.includes(String(issue.path[0]))))
+    return { reason };
   let candidate = record as Record<string, unknown>;
   const taken: { path: string[]; raw: unknown }[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -31,7 +38,8 @@ export function repairRecord(record: unknown, error: z.ZodError, relaxed: z.ZodT
       return { row, fields: taken.map(({ path }) => path.join('.')) };
     }
     // null or absent where the schema wants a value is a NULL column, not a misfit: only values of the wrong shape meet the contract.
-    if (round === 0 && (mode === 'discard_row' || mode === 'freeze')) return { reason: contractReason(describeIssues(parsed.error), 'data_type', mode) };
+    if (round === 0 && (mode === 'discard_row' || mode === 'freeze'))
+      return { reason: contractReason(describeIssues(parsed.error), 'data_type', mode) };
     // Paths read from the round's candidate before any is taken out; a path under one already taken adds nothing.
     const start = candidate;
     for (const issue of parsed.error.issues) {
@@ -54,7 +62,10 @@ export function relaxSchema(schema: z.ZodType, primaryKey: readonly string[]): z
   const object = unwrap(schema);
   if (!(object instanceof z.ZodObject)) return schema;
   const shape = Object.fromEntries(
-    Object.entries(object.shape as Record<string, z.ZodType>).map(([key, field]) => [key, primaryKey.includes(key) ? field : relaxField(field)]),
+    Object.entries(object.shape as Record<string, z.ZodType>).map(([key, field]) => [
+      key,
+      primaryKey.includes(key) ? field : relaxField(field),
+    ]),
   );
   return z.looseObject(shape);
 }
@@ -63,11 +74,18 @@ function relaxField(field: z.ZodType): z.ZodType {
   const inner = unwrap(field);
   if (inner instanceof z.ZodObject) return relaxSchema(inner, []).nullable().optional();
   // A map's values (a Trigger's diff) land in a JSON column as they are: whatever they hold fits it.
-  if (inner instanceof z.ZodRecord) return z.record(inner.keyType as z.ZodString, z.unknown()).nullable().optional();
+  if (inner instanceof z.ZodRecord)
+    return z
+      .record(inner.keyType as z.ZodString, z.unknown())
+      .nullable()
+      .optional();
   if (inner instanceof z.ZodArray) {
     const element = unwrap(inner.element as z.ZodType);
     const item = element instanceof z.ZodObject ? relaxSchema(element, []) : element;
-    return z.array(z.union([item, z.unknown()])).nullable().optional();
+    return z
+      .array(z.union([item, z.unknown()]))
+      .nullable()
+      .optional();
   }
   return field.nullable().optional();
 }
@@ -106,7 +124,8 @@ function without(value: Record<string, unknown>, path: readonly string[]): Recor
   const [key, ...rest] = path as [string, ...string[]];
   const copy = { ...value };
   if (rest.length === 0) copy[key] = undefined;
-  else if (copy[key] !== null && typeof copy[key] === 'object' && !Array.isArray(copy[key])) copy[key] = without(copy[key] as Record<string, unknown>, rest);
+  else if (copy[key] !== null && typeof copy[key] === 'object' && !Array.isArray(copy[key]))
+    copy[key] = without(copy[key] as Record<string, unknown>, rest);
   return copy;
 }
 
@@ -124,7 +143,10 @@ function keepUnfit(row: Record<string, unknown>, path: readonly string[], raw: u
   let into = (holder[UNFIT] ??= Object.create(null) as Record<string, unknown>);
   for (const key of path.slice(0, -1)) {
     const next = Object.hasOwn(into, key) ? into[key] : undefined;
-    into = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : (into[key] = Object.create(null) as Record<string, unknown>);
+    into =
+      next !== null && typeof next === 'object'
+        ? (next as Record<string, unknown>)
+        : (into[key] = Object.create(null) as Record<string, unknown>);
   }
   into[path[path.length - 1]!] = raw;
 }

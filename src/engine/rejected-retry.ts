@@ -50,7 +50,10 @@ export async function retryRejected(
   for (const stream of await rejectedStreams(destination, filter)) {
     const manifest = manifests.get(stream);
     if (!manifest || NOT_RECORDS.has(stream)) continue;
-    const shaper = new TableShaper(manifest.table, { options: streamOptions(stream), run: { id: run.id, started_at: run.startedAt.toISOString() } });
+    const shaper = new TableShaper(manifest.table, {
+      options: streamOptions(stream),
+      run: { id: run.id, started_at: run.startedAt.toISOString() },
+    });
     const taken: StoredRejection[] = [];
     const groups: ShapedRecords[] = [];
     for (const [partition, rows] of byPartition(await readRejected(destination, { ...filter, stream }))) {
@@ -59,7 +62,12 @@ export async function retryRejected(
       const fitting = rows.filter((row) => row.table === table);
       if (fitting.length === 0) continue;
       taken.push(...fitting);
-      groups.push(shaper.shape(partition, fitting.map((row) => JSON.parse(row.record) as unknown)));
+      groups.push(
+        shaper.shape(
+          partition,
+          fitting.map((row) => JSON.parse(row.record) as unknown),
+        ),
+      );
     }
     if (taken.length === 0) continue;
     const writer = new LoadWriter(destination, run.id, stream, new Mutex());
@@ -73,7 +81,10 @@ export async function retryRejected(
 /** Streams with rows in `_seedline_rejected` matching the filter. */
 export async function rejectedStreams(destination: Destination, filter: RejectedFilter): Promise<string[]> {
   const { where, params } = filterSql(filter);
-  const rows = await destination.query<{ stream: string }>(`select distinct stream from ${rejectedTable(destination)}${where} order by stream`, params);
+  const rows = await destination.query<{ stream: string }>(
+    `select distinct stream from ${rejectedTable(destination)}${where} order by stream`,
+    params,
+  );
   return rows.map((row) => row.stream);
 }
 
@@ -89,12 +100,26 @@ export function listRejected(destination: Destination, filter: RejectedFilter): 
 
 async function readRejected(destination: Destination, filter: RejectedFilter): Promise<StoredRejection[]> {
   const { where, params } = filterSql(filter);
-  const rows = await destination.query<{ run_id: string; stream: string; table: string; record: string; reason: string; partition: string | null }>(
+  const rows = await destination.query<{
+    run_id: string;
+    stream: string;
+    table: string;
+    record: string;
+    reason: string;
+    partition: string | null;
+  }>(
     // Oldest first: a key rejected twice loads its newer record last.
     `select run_id, stream, "table", record, reason, partition from ${rejectedTable(destination)}${where} order by rejected_at`,
     params,
   );
-  return rows.map((row) => ({ runId: row.run_id, stream: row.stream, table: row.table, record: row.record, reason: row.reason, partition: row.partition }));
+  return rows.map((row) => ({
+    runId: row.run_id,
+    stream: row.stream,
+    table: row.table,
+    record: row.record,
+    reason: row.reason,
+    partition: row.partition,
+  }));
 }
 
 /** Rows grouped by the partition they were shaped for (`{}` for rows kept before partitions were recorded), in their order. */
@@ -124,6 +149,9 @@ function filterSql(filter: RejectedFilter): { where: string; params: unknown[] }
   const conditions: string[] = [];
   const params: unknown[] = [];
   if (filter.stream !== undefined) conditions.push(`stream = $${params.push(filter.stream)}`);
-  if (filter.reason !== undefined) conditions.push(`reason like $${params.push(`%${filter.reason.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)} escape '\\'`);
+  if (filter.reason !== undefined)
+    conditions.push(
+      `reason like $${params.push(`%${filter.reason.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)} escape '\\'`,
+    );
   return { where: conditions.length > 0 ? ` where ${conditions.join(' and ')}` : '', params };
 }

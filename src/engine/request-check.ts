@@ -14,7 +14,10 @@ const PLACEHOLDER = 'https://www.network.example/in/placeholder';
  * the client would send to a known endpoint. One `key: message` line per refused request, the key
  * naming the config entry it came from (`streams.people_search.searches[1]`).
  */
-export async function requestProblems(config: { streams: Record<string, Record<string, unknown> | undefined>; seeds: Record<string, unknown> }, manifests: Manifests): Promise<string[]> {
+export async function requestProblems(
+  config: { streams: Record<string, Record<string, unknown> | undefined>; seeds: Record<string, unknown> },
+  manifests: Manifests,
+): Promise<string[]> {
   const problems: string[] = [];
   for (const [name, options] of Object.entries(config.streams)) {
     const manifest = manifests.get(name);
@@ -30,8 +33,15 @@ export async function requestProblems(config: { streams: Record<string, Record<s
 
 /** Partitions from the config's own values; a seed list or parent table gives one placeholder row. */
 function placeholderContext(options: Record<string, unknown>, seeds: Record<string, unknown>): PartitionContext {
-  const seedLists = Object.fromEntries(Object.entries(seeds).map(([key, value]) => [key, Array.isArray(value) && key === 'headcount' ? value : [PLACEHOLDER]]));
-  const readTable = async (_table: string, columns: readonly string[]) => [Object.fromEntries(columns.map((column) => [column, PLACEHOLDER]))];
+  const seedLists = Object.fromEntries(
+    Object.entries(seeds).map(([key, value]) => [
+      key,
+      Array.isArray(value) && key === 'headcount' ? value : [PLACEHOLDER],
+    ]),
+  );
+  const readTable = async (_table: string, columns: readonly string[]) => [
+    Object.fromEntries(columns.map((column) => [column, PLACEHOLDER])),
+  ];
   return { options, seeds: seedLists, readTable, now: new Date() };
 }
 
@@ -40,21 +50,34 @@ function refusal(manifest: StreamManifest, options: Record<string, unknown>, par
   const context = { partition: partition.values, options, state: {}, page: { number: 1 } };
   const route =
     manifest.type === 'batch'
-      ? manifest.single && { method: 'POST', path: manifest.single.path, body: renderTemplate(manifest.params, context) }
-      : { method: manifest.request.method, path: renderTemplate(manifest.request.path, context), body: renderTemplate(manifest.request.body ?? manifest.request.query ?? {}, context) };
+      ? manifest.single && {
+          method: 'POST',
+          path: manifest.single.path,
+          body: renderTemplate(manifest.params, context),
+        }
+      : {
+          method: manifest.request.method,
+          path: renderTemplate(manifest.request.path, context),
+          body: renderTemplate(manifest.request.body ?? manifest.request.query ?? {}, context),
+        };
   if (!route || typeof route.path !== 'string') return undefined;
   const endpoint = knownEndpoint(route.method, route.path);
   if (!endpoint?.bodySchema) return undefined;
   const body = endpoint.prepare ? endpoint.prepare({ ...(route.body as Record<string, unknown>) }) : route.body;
   const checked = endpoint.bodySchema.safeParse(body);
   if (checked.success) return undefined;
-  const issues = checked.error.issues.map((issue) => `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`);
+  const issues = checked.error.issues.map(
+    (issue) => `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`,
+  );
   return `the service would refuse the request ${route.method} ${route.path} this asks (${issues.join('; ')}): check the stream's options`;
 }
 
 /** The config key a partition comes from: the list entry of a `{{ options.x }}` list, else the stream. */
 function keyOf(manifest: StreamManifest, name: string, index: number): string {
   const node = manifest.partitions;
-  const option = node.type === 'list' && typeof node.values === 'string' ? /^\{\{\s*options\.([\w]+)\s*\}\}$/.exec(node.values)?.[1] : undefined;
+  const option =
+    node.type === 'list' && typeof node.values === 'string'
+      ? /^\{\{\s*options\.([\w]+)\s*\}\}$/.exec(node.values)?.[1]
+      : undefined;
   return option ? `streams.${name}.${option}[${index}]` : `streams.${name}`;
 }

@@ -57,12 +57,23 @@ export class RequestPartitions {
 
   /** Opens the scan of the stream's partitions. */
   static async open(manifest: RequestStreamNode, ctx: StreamContext): Promise<RequestPartitions> {
-    return new RequestPartitions(manifest, ctx, await PartitionScan.open(manifest.partitions, partitionContext(ctx), tableChunks(ctx)));
+    return new RequestPartitions(
+      manifest,
+      ctx,
+      await PartitionScan.open(manifest.partitions, partitionContext(ctx), tableChunks(ctx)),
+    );
   }
 
   /** Counts the partitions due and the credits of their passes. */
   async plan(): Promise<RequestPlan> {
-    const plan: RequestPlan = { partitions: 0, todo: 0, cost: { worst: 0, expected: 0, perCall: 0 }, next: [], first: undefined, stalest: new Float64Array(0) };
+    const plan: RequestPlan = {
+      partitions: 0,
+      todo: 0,
+      cost: { worst: 0, expected: 0, perCall: 0 },
+      next: [],
+      first: undefined,
+      stalest: new Float64Array(0),
+    };
     const times: number[] = [];
     const positions: number[] = [];
     const oldest: Stale[] = [];
@@ -97,7 +108,8 @@ export class RequestPartitions {
   }
 
   private async *neverCompleted(): AsyncGenerator<DuePartition[]> {
-    for await (const chunk of this.withStates()) yield chunk.filter(({ partition, saved }) => completedAt(saved) === undefined && this.isDue(partition, saved));
+    for await (const chunk of this.withStates())
+      yield chunk.filter(({ partition, saved }) => completedAt(saved) === undefined && this.isDue(partition, saved));
   }
 
   private async *stalest(plan: RequestPlan, window: number): AsyncGenerator<DuePartition[]> {
@@ -105,8 +117,14 @@ export class RequestPartitions {
       const gathered = await this.atPositions(plan.stalest.subarray(from, from + window));
       for (let i = 0; i < gathered.length; i += SEED_CHUNK) {
         const chunk = gathered.slice(i, i + SEED_CHUNK);
-        const states = await readStates(this.ctx.destination, this.manifest.name, chunk.map((p) => p.key));
-        const due = chunk.map((partition) => ({ partition, saved: states.get(partition.key) })).filter(({ partition, saved }) => this.isDue(partition, saved));
+        const states = await readStates(
+          this.ctx.destination,
+          this.manifest.name,
+          chunk.map((p) => p.key),
+        );
+        const due = chunk
+          .map((partition) => ({ partition, saved: states.get(partition.key) }))
+          .filter(({ partition, saved }) => this.isDue(partition, saved));
         if (due.length > 0) yield due;
       }
     }
@@ -115,8 +133,13 @@ export class RequestPartitions {
   /** The partitions of these keys with their states (those no longer partitions of the stream are absent). */
   async find(keys: ReadonlySet<string>): Promise<DuePartition[]> {
     const found: Partition[] = [];
-    if (keys.size > 0) for await (const partitions of this.scan.chunks()) found.push(...partitions.filter((p) => keys.has(p.key)));
-    const states = await readStates(this.ctx.destination, this.manifest.name, found.map((p) => p.key));
+    if (keys.size > 0)
+      for await (const partitions of this.scan.chunks()) found.push(...partitions.filter((p) => keys.has(p.key)));
+    const states = await readStates(
+      this.ctx.destination,
+      this.manifest.name,
+      found.map((p) => p.key),
+    );
     return found.map((partition) => ({ partition, saved: states.get(partition.key) }));
   }
 
@@ -126,12 +149,19 @@ export class RequestPartitions {
   }
 
   private isDue(partition: Partition, saved: PartitionState | undefined): boolean {
-    return this.ctx.fullRefresh || !isFresh(saved, partition, refreshAfterMs(this.manifest.refresh_after, this.ctx.options), this.ctx.now());
+    return (
+      this.ctx.fullRefresh ||
+      !isFresh(saved, partition, refreshAfterMs(this.manifest.refresh_after, this.ctx.options), this.ctx.now())
+    );
   }
 
   private async *withStates(): AsyncGenerator<DuePartition[]> {
     for await (const partitions of this.scan.chunks()) {
-      const states = await readStates(this.ctx.destination, this.manifest.name, partitions.map((p) => p.key));
+      const states = await readStates(
+        this.ctx.destination,
+        this.manifest.name,
+        partitions.map((p) => p.key),
+      );
       yield partitions.map((partition) => ({ partition, saved: states.get(partition.key) }));
     }
   }
@@ -157,17 +187,28 @@ export class RequestPartitions {
  * may read (see `pagesThisRun`), the expected case the first page only (an incremental pass
  * usually stops there).
  */
-export function passCost(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition, saved: PartitionState): PassCost {
+export function passCost(
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  partition: Partition,
+  saved: PartitionState,
+): PassCost {
   const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
   const args = renderArgs(manifest, ctx, partition, saved, page);
   const call = costOfCall(ctx.costs, manifest.cost, pathOf(manifest, partition, ctx.options), args);
   const maxPages = maxPagesOf(manifest, ctx, partition);
   if (maxPages === undefined && call.worst > 0) {
-    throw new StreamDefinitionError(`stream "${manifest.name}": its call costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`);
+    throw new StreamDefinitionError(
+      `stream "${manifest.name}": its call costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`,
+    );
   }
   // A page asked as a batch item (via: batch) is never a single call on the wire.
   const single = !(ctx.options.via === 'batch' && batchItemOf(manifest, partition, ctx.options, args));
-  return { worst: call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1), expected: call.expected, perCall: single ? call.worst : 0 };
+  return {
+    worst: call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1),
+    expected: call.expected,
+    perCall: single ? call.worst : 0,
+  };
 }
 
 /** Adds a pass's cost to a total. */

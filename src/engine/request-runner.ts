@@ -11,7 +11,16 @@ import { resolvePartitions, type Partition } from './partitions.js';
 import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
 import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
 import { costOfCall, errorType, requestOf, UNPROCESSABLE } from './service-calls.js';
-import { addCharge, addLoad, emptyOutcome, noteError, noteStoppedOnRequest, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
+import {
+  addCharge,
+  addLoad,
+  emptyOutcome,
+  noteError,
+  noteStoppedOnRequest,
+  type StreamContext,
+  type StreamOutcome,
+  type StreamPlan,
+} from './stream-context.js';
 import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { partitionContext } from './partition-context.js';
 import { addCost, passCost, RequestPartitions, type DuePartition, type PassCost } from './request-plan.js';
@@ -41,7 +50,11 @@ import {
  * and credits. `upstream` are the plans of the streams before it in the run: partitions of parent
  * rows they would load first are counted too (at most those of one parent row per parent unit).
  */
-export async function planRequestStream(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[] = []): Promise<StreamPlan> {
+export async function planRequestStream(
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  upstream: readonly StreamPlan[] = [],
+): Promise<StreamPlan> {
   const partitions = await RequestPartitions.open(manifest, ctx);
   const plan = await partitions.plan().finally(() => partitions.close());
   const toCome = await partitionsToCome(manifest, ctx, upstream);
@@ -63,21 +76,36 @@ export async function planRequestStream(manifest: RequestStreamNode, ctx: Stream
  * would fetch may add one parent row, expanded (e.g. one partition per activity kind) and paged
  * up to `max_pages`. An upper bound: a refetched parent row already has its partitions.
  */
-async function partitionsToCome(manifest: RequestStreamNode, ctx: StreamContext, upstream: readonly StreamPlan[]): Promise<{ units: number } & PassCost> {
+async function partitionsToCome(
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  upstream: readonly StreamPlan[],
+): Promise<{ units: number } & PassCost> {
   const node = manifest.partitions;
   const parents = upstream.filter((p) => manifest.depends_on.includes(p.stream)).reduce((n, p) => n + p.units, 0);
   const fromParents = node.type === 'parent' || (node.type === 'union' && node.of.every((n) => n.type === 'parent'));
   if (!fromParents || parents === 0) return { units: 0, worst: 0, expected: 0, perCall: 0 };
   // One planned row per parent table (a union counts each of its tables: an upper bound).
-  const readTable = async (_table: string, columns: readonly string[]) => [Object.fromEntries(columns.map((column) => [column, `planned-${column}`]))];
+  const readTable = async (_table: string, columns: readonly string[]) => [
+    Object.fromEntries(columns.map((column) => [column, `planned-${column}`])),
+  ];
   const perParent = await resolvePartitions(node, { ...partitionContext(ctx), readTable });
   const cost = { worst: 0, expected: 0, perCall: 0 };
   for (const partition of perParent) addCost(cost, passCost(manifest, ctx, partition, {}));
-  return { units: parents * perParent.length, worst: parents * cost.worst, expected: parents * cost.expected, perCall: cost.perCall };
+  return {
+    units: parents * perParent.length,
+    worst: parents * cost.worst,
+    expected: parents * cost.expected,
+    perCall: cost.perCall,
+  };
 }
 
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
-export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamContext, outcome = emptyOutcome(manifest.name)): Promise<StreamOutcome> {
+export async function runRequestStream(
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  outcome = emptyOutcome(manifest.name),
+): Promise<StreamOutcome> {
   const partitions = await RequestPartitions.open(manifest, ctx);
   try {
     return await runOver(partitions, manifest, ctx, outcome);
@@ -86,12 +114,22 @@ export async function runRequestStream(manifest: RequestStreamNode, ctx: StreamC
   }
 }
 
-async function runOver(partitions: RequestPartitions, manifest: RequestStreamNode, ctx: StreamContext, outcome: StreamOutcome): Promise<StreamOutcome> {
+async function runOver(
+  partitions: RequestPartitions,
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  outcome: StreamOutcome,
+): Promise<StreamOutcome> {
   // Rounds an earlier run left open were paid for: their pages load first, so the partitions they finish are fresh now.
   // Until they are done no other page is asked: it could be one of theirs, bought again.
   const unfinished = await resumeOpenRounds(partitions, manifest, ctx, outcome).then(
     () => undefined,
-    async (error: Error) => (error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : ((await budgetStopOf(error, ctx)) ?? Promise.reject(error))),
+    async (error: Error) =>
+      error instanceof RunStoppedError
+        ? error
+        : ctx.stop?.aborted
+          ? new RunStoppedError()
+          : ((await budgetStopOf(error, ctx)) ?? Promise.reject(error)),
   );
   if (unfinished instanceof RunStoppedError) {
     noteStoppedOnRequest(outcome, unfinished);
@@ -109,10 +147,16 @@ async function runOver(partitions: RequestPartitions, manifest: RequestStreamNod
   outcome.estimatedCredits = plan.cost.expected;
   ctx.reporter.streamStarted(manifest.name, plan.todo);
 
-  const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
+  const shaper = new TableShaper(manifest.table, {
+    options: ctx.options,
+    run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() },
+  });
   const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
-  const buffer = plan.first && shaper.definitionFor(plan.first.values).writeMode === 'replace' ? { groups: [], states: [], answers: [] } : undefined;
+  const buffer =
+    plan.first && shaper.definitionFor(plan.first.values).writeMode === 'replace'
+      ? { groups: [], states: [], answers: [] }
+      : undefined;
   if (buffer && plan.cost.worst > 0) {
     throw new StreamDefinitionError(
       `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call costs credits: ` +
@@ -126,7 +170,12 @@ async function runOver(partitions: RequestPartitions, manifest: RequestStreamNod
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
   let budgetStop: BudgetStop | RunStoppedError | undefined;
-  const stopOf = async (error: unknown) => (error instanceof RunStoppedError ? error : ctx.stop?.aborted ? new RunStoppedError() : await budgetStopOf(error, ctx));
+  const stopOf = async (error: unknown) =>
+    error instanceof RunStoppedError
+      ? error
+      : ctx.stop?.aborted
+        ? new RunStoppedError()
+        : await budgetStopOf(error, ctx);
   const runAlone = async (partition: Partition) => {
     if (budgetStop) return runner.forget(partition.key);
     if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
@@ -193,9 +242,21 @@ async function runOver(partitions: RequestPartitions, manifest: RequestStreamNod
 }
 
 /** Loads the batch rounds (see `PageRounds`) an earlier run of this stream left open. */
-async function resumeOpenRounds(partitions: RequestPartitions, manifest: RequestStreamNode, ctx: StreamContext, outcome: StreamOutcome): Promise<void> {
-  if (ctx.resumeOnly || !(await ctx.destination.readBatches(manifest.name)).some((b) => b.status === 'intent' || b.status === 'submitted')) return;
-  const shaper = new TableShaper(manifest.table, { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } });
+async function resumeOpenRounds(
+  partitions: RequestPartitions,
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  outcome: StreamOutcome,
+): Promise<void> {
+  if (
+    ctx.resumeOnly ||
+    !(await ctx.destination.readBatches(manifest.name)).some((b) => b.status === 'intent' || b.status === 'submitted')
+  )
+    return;
+  const shaper = new TableShaper(manifest.table, {
+    options: ctx.options,
+    run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() },
+  });
   const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
   const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
   const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, journal);
@@ -277,7 +338,12 @@ class PartitionRunner implements RoundRunner {
    * Takes the answer to a pass's call: the records to load, the state to commit with them, and
    * whether the pass goes on (it is then moved to its next page).
    */
-  async takeAnswer(pass: Pass, args: Record<string, unknown>, response: PageAnswer, answers: PaidAnswer[]): Promise<TakenAnswer> {
+  async takeAnswer(
+    pass: Pass,
+    args: Record<string, unknown>,
+    response: PageAnswer,
+    answers: PaidAnswer[],
+  ): Promise<TakenAnswer> {
     const { partition, saved, page } = pass;
     const read = await this.readPastCap(partition, args, this.recordsIn(response, partition), answers);
     const { fresh, reachedKnown, newest } = this.incremental(read.records, saved, partition);
@@ -290,7 +356,14 @@ class PartitionRunner implements RoundRunner {
     const next = atLimit && pass.reachedStop ? undefined : more;
     const state: PartitionState = next
       ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
-      : endOfPass(saved, passNewest, partition, read, firstAnswerAt(answers, this.ctx.now()), this.windowAsked(saved, args));
+      : endOfPass(
+          saved,
+          passNewest,
+          partition,
+          read,
+          firstAnswerAt(answers, this.ctx.now()),
+          this.windowAsked(saved, args),
+        );
     const shaped = this.shaper.shape(partition.values, fresh);
     if (next && atLimit) this.cutAtMaxPages++;
     if (!next || atLimit) return { shaped, state, more: false };
@@ -333,7 +406,10 @@ class PartitionRunner implements RoundRunner {
       async (unit) => {
         await unit.saveState(taken.map((t) => stateRow(this.manifest.name, t.partition.key, t.taken.state)));
         await unit.saveBatches([batch]);
-        await this.journal.drop(unit, taken.flatMap((t) => t.answers.map((a) => a.key)));
+        await this.journal.drop(
+          unit,
+          taken.flatMap((t) => t.answers.map((a) => a.key)),
+        );
       },
     );
     addLoad(this.outcome, counts);
@@ -360,7 +436,12 @@ class PartitionRunner implements RoundRunner {
   }
 
   /** An answer cut at the service's cap: read its window again in pieces, or hold the window (`cap` of the manifest). */
-  private readPastCap(partition: Partition, args: Record<string, unknown>, records: unknown[], answers: PaidAnswer[]): Promise<CapRead> {
+  private readPastCap(
+    partition: Partition,
+    args: Record<string, unknown>,
+    records: unknown[],
+    answers: PaidAnswer[],
+  ): Promise<CapRead> {
     return readPastCap(this.manifest.cap, partition, this.ctx.options, args, records, {
       stream: this.manifest.name,
       // A cut answer needs the user's action (a larger cap): said now, and again under Problems in the summary.
@@ -373,10 +454,21 @@ class PartitionRunner implements RoundRunner {
   }
 
   /** One call through the answer journal; its answer is added to `answers` (the page's, dropped as it loads). */
-  private async fetch(partition: Partition, args: Record<string, unknown>, answers: PaidAnswer[], asks?: Record<string, unknown>): Promise<PageAnswer> {
+  private async fetch(
+    partition: Partition,
+    args: Record<string, unknown>,
+    answers: PaidAnswer[],
+    asks?: Record<string, unknown>,
+  ): Promise<PageAnswer> {
     const request = requestOf(this.manifest, partition, this.ctx.options, args);
     const worst = costOfCall(this.ctx.costs, this.manifest.cost, request.path, args).worst;
-    const call = { name: `${request.method} ${request.path}`, partition: partition.key, args, worst, ...(asks ? { asks } : {}) };
+    const call = {
+      name: `${request.method} ${request.path}`,
+      partition: partition.key,
+      args,
+      worst,
+      ...(asks ? { asks } : {}),
+    };
     const answer = await this.journal.call(call, () => this.ctx.client.request(request));
     answers.push(answer);
     return answer.response as PageAnswer;
@@ -386,7 +478,11 @@ class PartitionRunner implements RoundRunner {
    * The records of a page to load, whether the page reached items of earlier passes (not newer
    * than the saved `newest`), and its newest stamp. A full refresh loads every record it reads.
    */
-  private incremental(records: unknown[], saved: PartitionState, partition: Partition): { fresh: unknown[]; reachedKnown: boolean; newest?: string } {
+  private incremental(
+    records: unknown[],
+    saved: PartitionState,
+    partition: Partition,
+  ): { fresh: unknown[]; reachedKnown: boolean; newest?: string } {
     const node = this.manifest.incremental;
     if (node.type === 'none') return { fresh: records, reachedKnown: false };
     const fields = stampFields(node.field, partition, this.manifest.name);
@@ -402,13 +498,21 @@ class PartitionRunner implements RoundRunner {
   /** The page after `page` when the service says there is one (page limits are the caller's). */
   private nextPage(response: PageAnswer, page: PageState): PageState | undefined {
     const paginator = this.manifest.paginator;
-    if (paginator.type === 'cursor') return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
+    if (paginator.type === 'cursor')
+      return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
     if (paginator.type === 'none') return undefined;
     const data = response.data as { pagination?: { has_more?: boolean }; pagination_token?: string | null };
-    return data.pagination?.has_more === true ? { number: page.number + 1, token: data.pagination_token ?? null } : undefined;
+    return data.pagination?.has_more === true
+      ? { number: page.number + 1, token: data.pagination_token ?? null }
+      : undefined;
   }
 
-  private async commit(partition: Partition, shaped: ShapedRecords, state: PartitionState, answers: readonly PaidAnswer[]): Promise<void> {
+  private async commit(
+    partition: Partition,
+    shaped: ShapedRecords,
+    state: PartitionState,
+    answers: readonly PaidAnswer[],
+  ): Promise<void> {
     const row = stateRow(this.manifest.name, partition.key, state);
     const keys = answers.map((a) => a.key);
     if (this.buffer) {
@@ -421,7 +525,11 @@ class PartitionRunner implements RoundRunner {
     this.current.set(partition.key, state);
   }
 
-  private async writeUnit(groups: ShapedRecords[], states: StateRow[], answers: readonly (string | undefined)[]): Promise<void> {
+  private async writeUnit(
+    groups: ShapedRecords[],
+    states: StateRow[],
+    answers: readonly (string | undefined)[],
+  ): Promise<void> {
     const counts = await this.writer.inUnit(groups, async (unit) => {
       await unit.saveState(states);
       await this.journal.drop(unit, answers);

@@ -56,13 +56,26 @@ export function valuesLookup(items: Iterable<readonly [string, Record<string, un
 /** The facts of an entry; `group` is its record shaped (for a succeeded one). */
 export function entryFacts(entry: ResultEntry, group?: ShapedRecords): EntryFacts {
   const base = { ref: entry.ref, status: entry.status, credits_used: entry.credits_used };
-  if (entry.status !== 'succeeded') return { ...base, canonicalUrl: null, error: { type: entry.error?.type ?? 'failed', message: entry.error?.message ?? 'no message' } };
+  if (entry.status !== 'succeeded')
+    return {
+      ...base,
+      canonicalUrl: null,
+      error: { type: entry.error?.type ?? 'failed', message: entry.error?.message ?? 'no message' },
+    };
   const rejection = group?.rejected[0]?.reason;
-  return { ...base, canonicalUrl: (entry.data as { url?: string } | undefined)?.url ?? null, ...(rejection ? { rejection } : {}) };
+  return {
+    ...base,
+    canonicalUrl: (entry.data as { url?: string } | undefined)?.url ?? null,
+    ...(rejection ? { rejection } : {}),
+  };
 }
 
 /** The entries' facts, and their records shaped by `shaper` grouped by table (the first entry naming each). */
-export function shapeEntries(entries: readonly ResultEntry[], valuesOf: ValuesOf, shaper: TableShaper): { facts: EntryFacts[]; tables: Map<string, { ref: string; group: ShapedRecords }> } {
+export function shapeEntries(
+  entries: readonly ResultEntry[],
+  valuesOf: ValuesOf,
+  shaper: TableShaper,
+): { facts: EntryFacts[]; tables: Map<string, { ref: string; group: ShapedRecords }> } {
   const facts: EntryFacts[] = [];
   const tables = new Map<string, { ref: string; group: ShapedRecords }>();
   for (const entry of entries) {
@@ -73,7 +86,11 @@ export function shapeEntries(entries: readonly ResultEntry[], valuesOf: ValuesOf
     const group = shaper.shape(valuesOf(entry.ref), [entry.data]);
     facts.push(entryFacts(entry, group));
     const seen = tables.get(group.table.name);
-    if (!seen) tables.set(group.table.name, { ref: entry.ref, group: { table: group.table, rows: [...group.rows], rejected: [...group.rejected] } });
+    if (!seen)
+      tables.set(group.table.name, {
+        ref: entry.ref,
+        group: { table: group.table, rows: [...group.rows], rejected: [...group.rejected] },
+      });
     else {
       seen.group.rows.push(...group.rows);
       seen.group.rejected.push(...group.rejected);
@@ -86,14 +103,22 @@ export function shapeEntries(entries: readonly ResultEntry[], valuesOf: ValuesOf
  * A results page's entries shaped all the way to the destination's writes (`shapings`, by table);
  * null when a record belongs to a table `shapings` lacks (its first write has not made it yet).
  */
-export function shapeResultsPage(entries: readonly ResultEntry[], valuesOf: ValuesOf, shaper: TableShaper, shapings: ReadonlyMap<string, WriteShaping>, runId: string): ShapedResultsPage | null {
+export function shapeResultsPage(
+  entries: readonly ResultEntry[],
+  valuesOf: ValuesOf,
+  shaper: TableShaper,
+  shapings: ReadonlyMap<string, WriteShaping>,
+  runId: string,
+): ShapedResultsPage | null {
   const { facts, tables } = shapeEntries(entries, valuesOf, shaper);
   const shaped: ShapedPageTable[] = [];
   for (const [table, { ref, group }] of tables) {
     const shaping = shapings.get(table);
     if (!shaping) return null;
     const write = group.rows.length > 0 ? shapeForWrite(shaping, group.rows, runId) : null;
-    const rejectedPartitions = write ? write.rejected.map((r) => (r.record as { [PARTITION]?: unknown } | null)?.[PARTITION]) : [];
+    const rejectedPartitions = write
+      ? write.rejected.map((r) => (r.record as { [PARTITION]?: unknown } | null)?.[PARTITION])
+      : [];
     shaped.push({ table, ref, write, size: group.rows.length, rejectedPartitions, rejected: group.rejected });
   }
   return { entries: facts, tables: shaped };
@@ -104,7 +129,13 @@ export function shapeResultsPage(entries: readonly ResultEntry[], valuesOf: Valu
  * and shaped (`shapeResultsPage`); null when it does not parse or fit, for the client to read it
  * and say what is wrong, or when a table has no shaping yet.
  */
-export function decodeResultsPage(text: string, valuesOf: ValuesOf, shaper: TableShaper, shapings: ReadonlyMap<string, WriteShaping>, runId: string): { data: ShapedResultsPage; meta: Meta } | null {
+export function decodeResultsPage(
+  text: string,
+  valuesOf: ValuesOf,
+  shaper: TableShaper,
+  shapings: ReadonlyMap<string, WriteShaping>,
+  runId: string,
+): { data: ShapedResultsPage; meta: Meta } | null {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -124,13 +155,19 @@ export function decodeResultsPage(text: string, valuesOf: ValuesOf, shaper: Tabl
 export function writeWithPartitions(shaped: ShapedPageTable): ShapedWrite | null {
   shaped.write?.rejected.forEach((rejection, i) => {
     const partition = shaped.rejectedPartitions[i];
-    if (partition !== undefined && rejection.record !== null && typeof rejection.record === 'object') (rejection.record as { [PARTITION]?: unknown })[PARTITION] = partition;
+    if (partition !== undefined && rejection.record !== null && typeof rejection.record === 'object')
+      (rejection.record as { [PARTITION]?: unknown })[PARTITION] = partition;
   });
   return shaped.write;
 }
 
 /** The records of `table` in a results page's text (already validated), shaped again by `shaper`. */
-export function recordsOfPage(text: string, table: string, valuesOf: ValuesOf, shaper: TableShaper): Record<string, unknown>[] {
+export function recordsOfPage(
+  text: string,
+  table: string,
+  valuesOf: ValuesOf,
+  shaper: TableShaper,
+): Record<string, unknown>[] {
   const entries = (JSON.parse(text) as { data: ResultEntry[] }).data;
   return shapeEntries(entries, valuesOf, shaper).tables.get(table)?.group.rows ?? [];
 }

@@ -11,7 +11,10 @@ export function seedKey(kind: SeedKind, seed: string): string {
   const trimmed = seed.trim();
   if (kind === 'raw') return trimmed;
   const url = tryUrl(trimmed);
-  if (!url) return safeDecode(trimmed.replace(/[?#].*$/, '')).replace(/\/+$/, '').toLowerCase();
+  if (!url)
+    return safeDecode(trimmed.replace(/[?#].*$/, ''))
+      .replace(/\/+$/, '')
+      .toLowerCase();
   const path = safeDecode(url.pathname).replace(/\/+$/, '');
   if (kind === 'post') return `${url.hostname.replace(/^www\./, '').toLowerCase()}${path}`;
   const parts = path.split('/').filter(Boolean);
@@ -22,7 +25,11 @@ export function seedKey(kind: SeedKind, seed: string): string {
 
 /** Reads a seed as a URL the way the service does: with or without a scheme (`www.x/in/a`, `in/a`). */
 function tryUrl(text: string): URL | undefined {
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : text.includes('/') ? `https://${hostFor(text)}` : undefined;
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text)
+    ? text
+    : text.includes('/')
+      ? `https://${hostFor(text)}`
+      : undefined;
   if (!withScheme) return undefined;
   try {
     return new URL(withScheme);

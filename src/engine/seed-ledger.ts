@@ -14,7 +14,12 @@ import type { StreamContext, StreamOutcome } from './stream-context.js';
 /** Error types after which a seed is not fetched again until its refresh_after passes (it was paid for). */
 const PERMANENT_FAILURES = new Set(['unprocessable_target', 'not_found', 'invalid_request', 'idempotency_conflict']);
 /** Error types of items worth another attempt in the same run. */
-export const TRANSIENT_FAILURES: ReadonlySet<string> = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
+export const TRANSIENT_FAILURES: ReadonlySet<string> = new Set([
+  'upstream_timeout',
+  'internal_error',
+  'upstream_error',
+  'rate_limited',
+]);
 
 /**
  * The seed ledger of one batch stream in one run: which seeds need a fetch and which of them the
@@ -75,7 +80,12 @@ export class SeedLedger {
     for await (const chunk of scan.chunks()) {
       for (const seed of chunk) {
         // A seed file edited during the run can repeat a seed the survey never saw: one in play is not taken twice.
-        if (this.rows.has(seed.partition.key) || takenKeys.has(seed.partition.key) || this.triage!.classify(seed) !== 'todo') continue;
+        if (
+          this.rows.has(seed.partition.key) ||
+          takenKeys.has(seed.partition.key) ||
+          this.triage!.classify(seed) !== 'todo'
+        )
+          continue;
         if (!takes(plan.cut, ranks.of(seed))) {
           this.defer([seed.partition]);
           continue;
@@ -136,10 +146,16 @@ export class SeedLedger {
     const refreshMs = refreshAfterMs(this.manifest.refresh_after, this.ctx.options);
     // One clock for the plan and the submissions: a seed fresh when planned stays fresh when chunked.
     const now = this.ctx.now();
-    const written = (row: SeedRow | undefined) => (row?.updatedAt?.getTime() ?? -Infinity) >= this.ctx.runStartedAt.getTime();
+    const written = (row: SeedRow | undefined) =>
+      (row?.updatedAt?.getTime() ?? -Infinity) >= this.ctx.runStartedAt.getTime();
     return {
       // A row this run wrote (a journaled answer loaded, a seed done earlier in the run) is never fetched again in it.
-      classify: ({ partition, row }) => (inFlight.has(partition.key) ? 'in_flight' : written(row) || (!this.ctx.fullRefresh && this.isFresh(row, refreshMs, now)) ? 'fresh' : 'todo'),
+      classify: ({ partition, row }) =>
+        inFlight.has(partition.key)
+          ? 'in_flight'
+          : written(row) || (!this.ctx.fullRefresh && this.isFresh(row, refreshMs, now))
+            ? 'fresh'
+            : 'todo',
       worst: (p) => this.costs.costOfSeed(p).worst,
       expected: (p) => this.costs.costOfSeed(p).expected,
     };
@@ -153,7 +169,11 @@ export class SeedLedger {
     const { take, defer } = cutToFit(seeds, (p) => this.costs.worstOf(p), this.ctx.budget.remaining - held);
     if (defer.length > 0) {
       this.defer(defer);
-      stopForBudget(this.ctx, this.outcome, this.ctx.budget.stopError(this.costs.worstOf(defer[0]!), defer.length, held));
+      stopForBudget(
+        this.ctx,
+        this.outcome,
+        this.ctx.budget.stopError(this.costs.worstOf(defer[0]!), defer.length, held),
+      );
     }
     return take;
   }
@@ -171,12 +191,21 @@ export class SeedLedger {
   async recordDeferred(lostJobs: readonly BatchRow[]): Promise<void> {
     if (this.deferredSeeds.length === 0) return;
     const lost = new Set(lostJobs.flatMap((b) => (b.jobId ? [b.jobId] : [])));
-    const inOpenBatch = new Set((await readOpenBatches(this.ctx.destination, this.manifest.name)).flatMap((b) => itemsOf(b).map((item) => item.ref)));
+    const inOpenBatch = new Set(
+      (await readOpenBatches(this.ctx.destination, this.manifest.name)).flatMap((b) =>
+        itemsOf(b).map((item) => item.ref),
+      ),
+    );
     for (let i = 0; i < this.deferredSeeds.length; i += LEDGER_PAGE) {
       const deferred = this.deferredSeeds.slice(i, i + LEDGER_PAGE);
       await this.hold(deferred.map((p) => p.key));
       const rows = deferred
-        .filter((p) => !this.settledThisRun(p.key) && !this.inOpenJob(p.key, lost) && !(inOpenBatch.has(p.key) && isAnswered(this.rows.get(p.key))))
+        .filter(
+          (p) =>
+            !this.settledThisRun(p.key) &&
+            !this.inOpenJob(p.key, lost) &&
+            !(inOpenBatch.has(p.key) && isAnswered(this.rows.get(p.key))),
+        )
         .map((p) => this.seedRow(p.key, String(p.values.seed), { status: 'pending', jobId: null, error: null }));
       if (rows.length > 0) await this.write(rows);
       this.release(deferred.map((p) => p.key));

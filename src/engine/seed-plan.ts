@@ -62,7 +62,15 @@ interface Rank {
  * @param available credits the budget can spend on them (Infinity without a limit)
  */
 export async function planSeeds(scan: SeedScan, triage: SeedTriage, available: number): Promise<SeedPlan> {
-  const plan: SeedPlan = { todo: 0, skipped: 0, worst: 0, expected: 0, maxWorst: 0, next: [], cut: { taken: 0, deferred: 0, firstDeferredWorst: 0, neverFetched: Infinity } };
+  const plan: SeedPlan = {
+    todo: 0,
+    skipped: 0,
+    worst: 0,
+    expected: 0,
+    maxWorst: 0,
+    next: [],
+    cut: { taken: 0, deferred: 0, firstDeferredWorst: 0, neverFetched: Infinity },
+  };
   const ranks = new Ranker();
   let freshWorst = 0;
   let staleWorst = 0;
@@ -80,7 +88,11 @@ export async function planSeeds(scan: SeedScan, triage: SeedTriage, available: n
       const rank = ranks.of(seed);
       if (rank.stale) {
         staleWorst += worst;
-        keepOldest(staleNext, { seed: String(seed.partition.values.seed ?? seed.partition.key), at: rank.at, rank: rank.rank });
+        keepOldest(staleNext, {
+          seed: String(seed.partition.values.seed ?? seed.partition.key),
+          at: rank.at,
+          rank: rank.rank,
+        });
         continue;
       }
       if (plan.next.length < 3) plan.next.push(String(seed.partition.values.seed ?? seed.partition.key));
@@ -115,7 +127,9 @@ export class Ranker {
   /** The rank of the next seed needing a fetch (call once per seed, in the list's order). */
   of(seed: LedgerSeed): Rank {
     const at = seed.row?.fetchedAt?.getTime();
-    return at === undefined ? { stale: false, rank: this.fresh++, at: -Infinity } : { stale: true, rank: this.stale++, at };
+    return at === undefined
+      ? { stale: false, rank: this.fresh++, at: -Infinity }
+      : { stale: true, rank: this.stale++, at };
   }
 }
 
@@ -150,7 +164,10 @@ async function cutStale(scan: SeedScan, triage: SeedTriage, left: number, plan: 
   plan.cut.taken = plan.todo - order.length + taken;
 }
 
-function keepOldest(oldest: { seed: string; at: number; rank: number }[], entry: { seed: string; at: number; rank: number }): void {
+function keepOldest(
+  oldest: { seed: string; at: number; rank: number }[],
+  entry: { seed: string; at: number; rank: number },
+): void {
   oldest.push(entry);
   oldest.sort((a, b) => a.at - b.at || a.rank - b.rank);
   if (oldest.length > 3) oldest.pop();

@@ -42,7 +42,11 @@ export class SeedScan {
   /** One pass: the partitions in the list's order, repeats dropped, a chunk at a time with their ledger rows. */
   async *chunks(size = SEED_CHUNK): AsyncGenerator<LedgerSeed[]> {
     for await (const partitions of this.partitions.chunks(size)) {
-      const rows = await readSeedRows(this.ctx.destination, this.stream, partitions.map((p) => p.key));
+      const rows = await readSeedRows(
+        this.ctx.destination,
+        this.stream,
+        partitions.map((p) => p.key),
+      );
       yield partitions.map((partition) => ({ partition, row: rows.get(partition.key) }));
     }
   }

@@ -33,10 +33,20 @@ export interface ServiceClient {
   /** Any data endpoint, by method and path. */
   request(call: ServiceRequest): Promise<ServiceResponse>;
   getAccount(): Promise<ServiceResponse>;
-  submitBatch(body: { items: Body[]; webhook_url?: string }, options: { idempotencyKey?: string }): Promise<ServiceResponse<BatchJob>>;
-  getBatchResults(jobId: string, query?: { cursor?: string; limit?: number; status?: 'succeeded' | 'failed' }): Promise<ServiceResponse<BatchResultEntry[]>>;
+  submitBatch(
+    body: { items: Body[]; webhook_url?: string },
+    options: { idempotencyKey?: string },
+  ): Promise<ServiceResponse<BatchJob>>;
+  getBatchResults(
+    jobId: string,
+    query?: { cursor?: string; limit?: number; status?: 'succeeded' | 'failed' },
+  ): Promise<ServiceResponse<BatchResultEntry[]>>;
   /** `getBatchResults`, its body read by `decode` unless that answers null. Default: absent (every page parsed by the client). */
-  getBatchResultsDecoded?<T>(jobId: string, query: { cursor?: string; limit?: number }, decode: (text: string) => Promise<ServiceResponse<T> | null>): Promise<ServiceResponse<T | BatchResultEntry[]>>;
+  getBatchResultsDecoded?<T>(
+    jobId: string,
+    query: { cursor?: string; limit?: number },
+    decode: (text: string) => Promise<ServiceResponse<T> | null>,
+  ): Promise<ServiceResponse<T | BatchResultEntry[]>>;
   /** The account as last read (at connect, and again after a 429). Default: unknown. */
   readonly account?: { rate_limit: { concurrent_batch_jobs: number } } | undefined;
 }
@@ -51,16 +61,28 @@ export interface BatchItemOf {
 export function pathOf(manifest: RequestStreamNode, partition: Partition, options: Body): string {
   const path = renderTemplate(manifest.request.path, { partition: partition.values, options });
   if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw new StreamDefinitionError(`stream "${manifest.name}": its request path renders to ${JSON.stringify(path)} for ${partition.key}, not a path such as /v1/search/jobs`);
+    throw new StreamDefinitionError(
+      `stream "${manifest.name}": its request path renders to ${JSON.stringify(path)} for ${partition.key}, not a path such as /v1/search/jobs`,
+    );
   }
   return path;
 }
 
 /** The request of a request stream's call with these `args` (its body, or its query for a GET). */
-export function requestOf(manifest: RequestStreamNode, partition: Partition, options: Body, args: Body): ServiceRequest {
+export function requestOf(
+  manifest: RequestStreamNode,
+  partition: Partition,
+  options: Body,
+  args: Body,
+): ServiceRequest {
   const { method } = manifest.request;
   const billed = manifest.cost.per !== 'free';
-  return { method, path: pathOf(manifest, partition, options), billed, ...(method === 'GET' ? { query: args } : { body: args }) };
+  return {
+    method,
+    path: pathOf(manifest, partition, options),
+    billed,
+    ...(method === 'GET' ? { query: args } : { body: args }),
+  };
 }
 
 /**
@@ -68,12 +90,21 @@ export function requestOf(manifest: RequestStreamNode, partition: Partition, opt
  * billed all the same; undefined when the stream (or this partition, e.g. a search variant) has
  * no batch operation.
  */
-export function batchItemOf(manifest: RequestStreamNode, partition: Partition, options: Body, args: Body): (BatchItemOf & { failuresBilled: boolean }) | undefined {
+export function batchItemOf(
+  manifest: RequestStreamNode,
+  partition: Partition,
+  options: Body,
+  args: Body,
+): (BatchItemOf & { failuresBilled: boolean }) | undefined {
   if (!manifest.batch) return undefined;
   const context = { partition: partition.values, options };
   const operation = renderTemplate(manifest.batch.operation, context);
   if (typeof operation !== 'string' || operation === '') return undefined;
-  return { operation, params: args, failuresBilled: renderTemplate(manifest.batch.failed_items_billed, context) === true };
+  return {
+    operation,
+    params: args,
+    failuresBilled: renderTemplate(manifest.batch.failed_items_billed, context) === true,
+  };
 }
 
 /**
@@ -89,7 +120,12 @@ export function itemParams(manifest: BatchStreamNode, params: Body): Body {
 /** What one call of a stream costs: the manifest's `cost`, sized by its `results` over `args`, never below the service's own figure for `path`. */
 export function costOfCall(costs: CostModel, cost: CostNode, path: string | undefined, args: Body): Cost {
   const results = cost.results === undefined ? undefined : Number(renderTemplate(cost.results, { args }));
-  return costs.price({ path, cost: { credits: cost.credits, unit: cost.per, pageSize: cost.page_size }, sized: cost.results !== undefined, results });
+  return costs.price({
+    path,
+    cost: { credits: cost.credits, unit: cost.per, pageSize: cost.page_size },
+    sized: cost.results !== undefined,
+    results,
+  });
 }
 
 /**
@@ -98,7 +134,13 @@ export function costOfCall(costs: CostModel, cost: CostNode, path: string | unde
  */
 export function recoverPaidResponse(error: unknown): ServiceResponse {
   const raw = (error as { code?: string; raw?: unknown }).raw as Partial<ServiceResponse> | undefined;
-  if ((error as { code?: string }).code !== 'SEEDLINE_RESPONSE_SHAPE' || !raw || typeof raw !== 'object' || !('data' in raw)) throw error;
+  if (
+    (error as { code?: string }).code !== 'SEEDLINE_RESPONSE_SHAPE' ||
+    !raw ||
+    typeof raw !== 'object' ||
+    !('data' in raw)
+  )
+    throw error;
   return { data: raw.data, meta: (raw.meta ?? {}) as ServiceResponse['meta'] };
 }
 
@@ -123,7 +165,16 @@ export function errorType(error: unknown): string | undefined {
 export const UNPROCESSABLE = 'unprocessable_target';
 
 /** Error types the spec's errors table says are never billed; each reaches the engine as the service's own error answer. */
-const NEVER_BILLED = new Set(['invalid_request', 'invalid_api_key', 'insufficient_credits', 'not_found', 'rate_limited', 'internal_error', 'upstream_timeout', 'upstream_error']);
+const NEVER_BILLED = new Set([
+  'invalid_request',
+  'invalid_api_key',
+  'insufficient_credits',
+  'not_found',
+  'rate_limited',
+  'internal_error',
+  'upstream_timeout',
+  'upstream_error',
+]);
 
 /**
  * What a call cost, as far as the service has said. `billed` is what it reported (`meta.creditsUsed`,

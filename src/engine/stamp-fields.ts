@@ -8,6 +8,9 @@ export function stampFields(field: StampField, partition: Partition, stream: str
   if (Array.isArray(field)) return field;
   const value = String(renderTemplate(field.by, { partition: partition.values }));
   const fields = field.cases[value];
-  if (!fields) throw new StreamDefinitionError(`stream "${stream}": incremental.field has no case for "${value}" (cases: ${Object.keys(field.cases).join(', ')})`);
+  if (!fields)
+    throw new StreamDefinitionError(
+      `stream "${stream}": incremental.field has no case for "${value}" (cases: ${Object.keys(field.cases).join(', ')})`,
+    );
   return fields;
 }

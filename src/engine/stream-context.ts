@@ -102,7 +102,13 @@ export interface StreamContext {
    * `batch.completed` URL (default: none), and how often an item whose failure was billed is asked
    * again alone (`batch.retry_billed_failures`, default 1).
    */
-  batch: { chunkSize: number; pollIntervalMs: number; concurrentJobs: number; webhookUrl?: string; retryBilledFailures?: number };
+  batch: {
+    chunkSize: number;
+    pollIntervalMs: number;
+    concurrentJobs: number;
+    webhookUrl?: string;
+    retryBilledFailures?: number;
+  };
   /** Now (injectable for tests). */
   now(): Date;
   /** Only read the results of batch jobs recorded by earlier runs: submit nothing, retry nothing. Default: false. */
@@ -122,7 +128,20 @@ export interface StreamContext {
 
 /** A fresh outcome with zero counts. */
 export function emptyOutcome(stream: string): StreamOutcome {
-  return { stream, status: 'succeeded', records: 0, rows: 0, skipped: 0, failed: 0, rejected: 0, credits: 0, creditsAtRisk: 0, errors: [], estimatedCredits: 0, worstCaseCredits: 0 };
+  return {
+    stream,
+    status: 'succeeded',
+    records: 0,
+    rows: 0,
+    skipped: 0,
+    failed: 0,
+    rejected: 0,
+    credits: 0,
+    creditsAtRisk: 0,
+    errors: [],
+    estimatedCredits: 0,
+    worstCaseCredits: 0,
+  };
 }
 
 /** Adds what a call cost to an outcome. */
@@ -135,7 +154,10 @@ export function addCharge(outcome: StreamOutcome, charge: { billed: number; atRi
  * Adds a load's counts to an outcome. Records `schema_contract: freeze` refused make the stream
  * `partial` with the advice, so a frozen contract that bites is seen, not only counted.
  */
-export function addLoad(outcome: StreamOutcome, load: { records: number; rows: number; rejected: number; repaired?: number; frozen?: number }): void {
+export function addLoad(
+  outcome: StreamOutcome,
+  load: { records: number; rows: number; rejected: number; repaired?: number; frozen?: number },
+): void {
   outcome.records += load.records;
   outcome.rows += load.rows;
   outcome.rejected += load.rejected;

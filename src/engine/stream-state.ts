@@ -37,7 +37,12 @@ export async function summarizeState(destination: Destination, stream: string): 
   }
   const states = [...(await destination.readState(stream)).values()];
   for (const state of states) seen(state.updatedAt);
-  return { stream, seeds: byStatus, partitions: states.length, lastUpdatedAt: last === -Infinity ? null : new Date(last).toISOString() };
+  return {
+    stream,
+    seeds: byStatus,
+    partitions: states.length,
+    lastUpdatedAt: last === -Infinity ? null : new Date(last).toISOString(),
+  };
 }
 
 /**
@@ -46,7 +51,12 @@ export async function summarizeState(destination: Destination, stream: string): 
  * passes) are deleted, in one unit. Nothing is deleted from the data tables: the next run merges
  * what it fetches over the rows there.
  */
-export async function resetStreamState(destination: Destination, manifest: StreamManifest, runId: string, seed?: string): Promise<ResetOutcome> {
+export async function resetStreamState(
+  destination: Destination,
+  manifest: StreamManifest,
+  runId: string,
+  seed?: string,
+): Promise<ResetOutcome> {
   const stream = manifest.name;
   const matches = keyMatcher(manifest, seed);
   const seeds = [...(await destination.readSeeds(stream)).values()].filter((row) => matches(row.seedKey));
@@ -76,7 +86,8 @@ function keyMatcher(manifest: StreamManifest, seed: string | undefined): (key: s
     return (key) => key === wanted;
   }
   if (partitions?.type === 'parent') {
-    const kind: SeedKind = partitions.table === 'companies' ? 'company' : partitions.table === 'profiles' ? 'profile' : 'raw';
+    const kind: SeedKind =
+      partitions.table === 'companies' ? 'company' : partitions.table === 'profiles' ? 'profile' : 'raw';
     const wanted = seedKey(kind, seed);
     return (key) => seedKey(kind, key.split('|')[0]!) === wanted;
   }

@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import { describeIssues, Timestamp } from '../../schemas/common.js';
-import { EVOLVE, PARTITION, REPAIRED, type ContractMode, type RepairCount, type SchemaContract, type ShapedWrite, type TableDefinition, type WriteMode, type WriteShaping } from '../destinations/destination.js';
+import {
+  EVOLVE,
+  PARTITION,
+  REPAIRED,
+  type ContractMode,
+  type RepairCount,
+  type SchemaContract,
+  type ShapedWrite,
+  type TableDefinition,
+  type WriteMode,
+  type WriteShaping,
+} from '../destinations/destination.js';
 import type { TableNode } from '../manifest/manifest-schema.js';
 import { schemaByName } from '../manifest/schema-registry.js';
 import { renderTemplate, type TemplateContext } from '../manifest/template.js';
@@ -82,11 +93,23 @@ export class TableShaper {
     const cached = this.definitions.get(name);
     if (cached) return cached;
     const writeMode = String(renderTemplate(this.node.write_mode, ctx)) as WriteMode;
-    if (!WRITE_MODES.includes(writeMode)) throw new StreamDefinitionError(`table ${name}: write_mode "${writeMode}" is not one of ${WRITE_MODES.join(', ')}`);
+    if (!WRITE_MODES.includes(writeMode))
+      throw new StreamDefinitionError(
+        `table ${name}: write_mode "${writeMode}" is not one of ${WRITE_MODES.join(', ')}`,
+      );
     const base = schemaByName(String(renderTemplate(this.node.schema, ctx)));
-    if (!(base instanceof z.ZodObject)) throw new StreamDefinitionError(`table ${name}: schema must be an object schema`);
-    const added = Object.fromEntries(Object.entries(this.node.columns).map(([column, spec]) => [column, columnSchema(spec)]));
-    const definition: TableDefinition = { name, schema: base.extend(added), primaryKey: this.node.primary_key, writeMode, contract: this.contract };
+    if (!(base instanceof z.ZodObject))
+      throw new StreamDefinitionError(`table ${name}: schema must be an object schema`);
+    const added = Object.fromEntries(
+      Object.entries(this.node.columns).map(([column, spec]) => [column, columnSchema(spec)]),
+    );
+    const definition: TableDefinition = {
+      name,
+      schema: base.extend(added),
+      primaryKey: this.node.primary_key,
+      writeMode,
+      contract: this.contract,
+    };
     this.definitions.set(name, definition);
     return definition;
   }
@@ -107,7 +130,13 @@ export class TableShaper {
         rows.push(withPartition(parsed.data as Record<string, unknown>, partition));
         continue;
       }
-      const repaired = repairRecord(withColumns, parsed.error, this.relaxedOf(table), table.primaryKey, this.contract.dataType);
+      const repaired = repairRecord(
+        withColumns,
+        parsed.error,
+        this.relaxedOf(table),
+        table.primaryKey,
+        this.contract.dataType,
+      );
       if ('reason' in repaired) {
         rejected.push({ table: table.name, record, reason: repaired.reason, partition });
         continue;
@@ -139,7 +168,8 @@ export class TableShaper {
 function renderColumn(spec: unknown, ctx: TemplateContext): unknown {
   if (spec !== null && typeof spec === 'object' && !Array.isArray(spec)) {
     const node = spec as Record<string, unknown>;
-    if (Array.isArray(node.hash)) return sha256(stableJson(node.hash.map((part) => renderTemplate(part, ctx) ?? null))).slice(0, 32);
+    if (Array.isArray(node.hash))
+      return sha256(stableJson(node.hash.map((part) => renderTemplate(part, ctx) ?? null))).slice(0, 32);
     if (Array.isArray(node.coalesce)) {
       return node.coalesce.map((part) => renderTemplate(part, ctx)).find((v) => v !== undefined && v !== null) ?? null;
     }
@@ -150,15 +180,27 @@ function renderColumn(spec: unknown, ctx: TemplateContext): unknown {
 }
 
 function columnSchema(spec: unknown): z.ZodType {
-  const type = spec !== null && typeof spec === 'object' && 'type' in spec ? (spec as { type: unknown }).type : undefined;
+  const type =
+    spec !== null && typeof spec === 'object' && 'type' in spec ? (spec as { type: unknown }).type : undefined;
   if (type === 'timestamp') return Timestamp.nullable();
-  return z.union([z.string(), z.number().transform(String)]).nullable().meta({ sqlType: 'text' });
+  return z
+    .union([z.string(), z.number().transform(String)])
+    .nullable()
+    .meta({ sqlType: 'text' });
 }
 
 /** The stream's `schema_contract` option (validated by the config schema), evolve where unset. */
 function contractOf(options: Record<string, unknown>): SchemaContract {
-  const configured = (options.schema_contract ?? {}) as { tables?: ContractMode; columns?: ContractMode; data_type?: ContractMode };
-  return { tables: configured.tables ?? EVOLVE.tables, columns: configured.columns ?? EVOLVE.columns, dataType: configured.data_type ?? EVOLVE.dataType };
+  const configured = (options.schema_contract ?? {}) as {
+    tables?: ContractMode;
+    columns?: ContractMode;
+    data_type?: ContractMode;
+  };
+  return {
+    tables: configured.tables ?? EVOLVE.tables,
+    columns: configured.columns ?? EVOLVE.columns,
+    dataType: configured.data_type ?? EVOLVE.dataType,
+  };
 }
 
 /** The row with the partition it was shaped for (see PARTITION): a row the destination rejects is kept with it. */

@@ -39,7 +39,10 @@ export function manifestsSync(source?: ManifestSource): Manifests {
   if (dir === undefined || dir === BUILTIN_STREAMS_DIR) return new Map(builtIn);
   const user = readFolder(dir, readDefinitions(BUILTIN_STREAMS_DIR));
   for (const name of user.keys()) {
-    if (builtIn.has(name)) throw new ManifestError(`${join(dir, `${name}.stream.yaml`)}: a built-in stream is already named "${name}"; give yours another name (and file name)`);
+    if (builtIn.has(name))
+      throw new ManifestError(
+        `${join(dir, `${name}.stream.yaml`)}: a built-in stream is already named "${name}"; give yours another name (and file name)`,
+      );
   }
   return new Map([...builtIn, ...user]);
 }
@@ -47,10 +50,15 @@ export function manifestsSync(source?: ManifestSource): Manifests {
 function readFolder(dir: string, inherited: Record<string, unknown>): Manifests {
   const cached = loaded.get(dir);
   if (cached) return cached;
-  if (!existsSync(dir)) throw new ManifestError(`${dir}: no such folder (streams_dir names the folder of your *.stream.yaml files, relative to the config file)`);
+  if (!existsSync(dir))
+    throw new ManifestError(
+      `${dir}: no such folder (streams_dir names the folder of your *.stream.yaml files, relative to the config file)`,
+    );
   const definitions = { ...inherited, ...readDefinitions(dir) };
   const manifests: Manifests = new Map();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.stream.yaml')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.stream.yaml'))
+    .sort()) {
     const manifest = readManifest(dir, file, definitions);
     manifests.set(manifest.name, manifest);
   }
@@ -71,17 +79,22 @@ function readManifest(dir: string, file: string, definitions: Record<string, unk
   const at = (keys: readonly PropertyKey[]) => `${path}:${lineOf(doc, lines, keys)}`;
   const raw = resolveRefs(doc.toJS(), definitions, path);
   const result = StreamManifest.safeParse(raw);
-  if (!result.success) throw new ManifestError(result.error.issues.map((issue) => `${at(issue.path)}: ${keyOf(issue.path)}: ${issue.message}`).join('\n'));
+  if (!result.success)
+    throw new ManifestError(
+      result.error.issues.map((issue) => `${at(issue.path)}: ${keyOf(issue.path)}: ${issue.message}`).join('\n'),
+    );
   const manifest = result.data;
   const name = file.replace(/\.stream\.yaml$/, '');
-  if (manifest.name !== name) throw new ManifestError(`${at(['name'])}: name "${manifest.name}" must equal the file name "${name}"`);
+  if (manifest.name !== name)
+    throw new ManifestError(`${at(['name'])}: name "${manifest.name}" must equal the file name "${name}"`);
   try {
     streamOptionsSchema(manifest);
   } catch (error) {
     if (!(error instanceof OptionSchemaError)) throw error;
     throw new ManifestError(`${at(error.at.split('.'))}: ${error.message}`);
   }
-  if (typeof manifest.table.schema !== 'string') manifest.table.schema = recordSchemaFile(dir, manifest.table.schema.file, manifest.name, at(['table', 'schema']));
+  if (typeof manifest.table.schema !== 'string')
+    manifest.table.schema = recordSchemaFile(dir, manifest.table.schema.file, manifest.name, at(['table', 'schema']));
   return manifest;
 }
 
@@ -91,13 +104,17 @@ function recordSchemaFile(dir: string, file: string, stream: string, at: string)
   try {
     document = JSON.parse(readFileSync(join(dir, file), 'utf8'));
   } catch (error) {
-    throw new ManifestError(`${at}: table.schema: cannot read ${file} beside the manifest as JSON (${(error as NodeJS.ErrnoException).code ?? 'not valid JSON'})`);
+    throw new ManifestError(
+      `${at}: table.schema: cannot read ${file} beside the manifest as JSON (${(error as NodeJS.ErrnoException).code ?? 'not valid JSON'})`,
+    );
   }
   let schema: z.ZodType;
   try {
     schema = z.fromJSONSchema(document as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (error) {
-    throw new ManifestError(`${at}: table.schema: ${file} is not a JSON Schema seedline can read (${(error as Error).message.split('\n')[0]})`);
+    throw new ManifestError(
+      `${at}: table.schema: ${file} is not a JSON Schema seedline can read (${(error as Error).message.split('\n')[0]})`,
+    );
   }
   return defineSchema(`${stream}:${file}`, schema);
 }
@@ -112,7 +129,10 @@ function parseYamlFile(path: string): { doc: Document; lines: LineCounter } {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
   const problem = doc.errors[0];
-  if (problem) throw new ManifestError(`${path}:${problem.linePos?.[0]?.line ?? 1}: YAML syntax: ${problem.message.split('\n')[0]}`);
+  if (problem)
+    throw new ManifestError(
+      `${path}:${problem.linePos?.[0]?.line ?? 1}: YAML syntax: ${problem.message.split('\n')[0]}`,
+    );
   return { doc, lines };
 }
 

@@ -17,7 +17,10 @@ export const TableNode = z.strictObject({
    * The record schema: a name in the schema registry (may be a template), or `{ file }`, a JSON
    * Schema file beside the manifest.
    */
-  schema: z.union([z.string(), z.strictObject({ file: z.string().regex(/\.json$/, 'expected a .json file beside the manifest') })]),
+  schema: z.union([
+    z.string(),
+    z.strictObject({ file: z.string().regex(/\.json$/, 'expected a .json file beside the manifest') }),
+  ]),
   /** Primary-key fields (merge and history). */
   primary_key: z.array(z.string()).default([]),
   /** Write mode; may be a template resolving to one of the modes. */
@@ -141,7 +144,10 @@ export const CostNode = z
     page_size: z.number().int().min(1).default(25),
     results: Template.optional(),
   })
-  .refine((cost) => cost.per === 'free' || cost.credits > 0, { path: ['credits'], message: 'expected credits above 0 (or per: free)' });
+  .refine((cost) => cost.per === 'free' || cost.credits > 0, {
+    path: ['credits'],
+    message: 'expected credits above 0 (or per: free)',
+  });
 export type CostNode = z.infer<typeof CostNode>;
 
 /**
@@ -149,7 +155,12 @@ export type CostNode = z.infer<typeof CostNode>;
  * `type`, `enum`, `default`, `minimum`, `items`, … and `format: duration`. `schema_contract` is
  * added to every stream.
  */
-export const OptionsNode = z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'expected an option name of a-z, 0-9 and _'), z.record(z.string(), z.unknown())).default({});
+export const OptionsNode = z
+  .record(
+    z.string().regex(/^[a-z][a-z0-9_]*$/, 'expected an option name of a-z, 0-9 and _'),
+    z.record(z.string(), z.unknown()),
+  )
+  .default({});
 
 /** Fields every stream has. */
 const streamBase = {
@@ -194,8 +205,14 @@ export const RequestNode = z
     body: Template.optional(),
     query: Template.optional(),
   })
-  .refine((request) => !(request.method === 'GET' && request.body !== undefined), { path: ['body'], message: 'a GET request has no body: use query' })
-  .refine((request) => !(request.method === 'POST' && request.query !== undefined), { path: ['query'], message: 'a POST request sends its arguments as body' });
+  .refine((request) => !(request.method === 'GET' && request.body !== undefined), {
+    path: ['body'],
+    message: 'a GET request has no body: use query',
+  })
+  .refine((request) => !(request.method === 'POST' && request.query !== undefined), {
+    path: ['query'],
+    message: 'a POST request sends its arguments as body',
+  });
 export type RequestNode = z.infer<typeof RequestNode>;
 
 /**

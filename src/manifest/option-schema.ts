@@ -59,8 +59,11 @@ function withoutKey(node: JsonSchemaNode, key: string): JsonSchemaNode {
 }
 
 function nodeSchema(node: JsonSchemaNode, at: string): z.ZodType {
-  if (node === null || typeof node !== 'object' || Array.isArray(node)) throw new OptionSchemaError(at, 'expected a JSON Schema object such as { type: integer, default: 10 }');
-  for (const key of Object.keys(node)) if (!KEYWORDS.has(key)) throw new OptionSchemaError(at, `"${key}" is not a keyword options may use (known: ${[...KEYWORDS].join(', ')})`);
+  if (node === null || typeof node !== 'object' || Array.isArray(node))
+    throw new OptionSchemaError(at, 'expected a JSON Schema object such as { type: integer, default: 10 }');
+  for (const key of Object.keys(node))
+    if (!KEYWORDS.has(key))
+      throw new OptionSchemaError(at, `"${key}" is not a keyword options may use (known: ${[...KEYWORDS].join(', ')})`);
   let schema = baseSchema(node, at);
   if (typeof node.description === 'string') schema = schema.describe(node.description);
   if (node.default !== undefined) schema = withDefault(schema, node.default, at);
@@ -69,7 +72,11 @@ function nodeSchema(node: JsonSchemaNode, at: string): z.ZodType {
 
 function withDefault(schema: z.ZodType, value: unknown, at: string): z.ZodType {
   const checked = schema.safeParse(value);
-  if (!checked.success) throw new OptionSchemaError(`${at}.default`, `the default ${JSON.stringify(value)} does not fit the option's own schema`);
+  if (!checked.success)
+    throw new OptionSchemaError(
+      `${at}.default`,
+      `the default ${JSON.stringify(value)} does not fit the option's own schema`,
+    );
   return schema.default(value as never);
 }
 
@@ -89,24 +96,33 @@ function baseSchema(node: JsonSchemaNode, at: string): z.ZodType {
     case 'object':
       return objectSchema(node, at);
     default:
-      throw new OptionSchemaError(at, `expected type string, integer, number, boolean, array or object (or an enum), not ${JSON.stringify(node.type)}`);
+      throw new OptionSchemaError(
+        at,
+        `expected type string, integer, number, boolean, array or object (or an enum), not ${JSON.stringify(node.type)}`,
+      );
   }
 }
 
 function enumSchema(values: unknown, at: string): z.ZodType {
-  if (!Array.isArray(values) || values.length === 0) throw new OptionSchemaError(`${at}.enum`, 'expected a list of values');
+  if (!Array.isArray(values) || values.length === 0)
+    throw new OptionSchemaError(`${at}.enum`, 'expected a list of values');
   if (values.every((v) => typeof v === 'string')) return z.enum(values as [string, ...string[]]);
-  return z.union(values.map((v) => z.literal(v as string | number | boolean)) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]);
+  return z.union(
+    values.map((v) => z.literal(v as string | number | boolean)) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]],
+  );
 }
 
 function stringSchema(node: JsonSchemaNode, at: string): z.ZodType {
-  if (node.format === 'duration') return z.string().refine(isDuration, { message: 'expected a duration such as 12h, 7d or 0s' });
-  if (node.format !== undefined) throw new OptionSchemaError(`${at}.format`, `only format: duration is known, not ${JSON.stringify(node.format)}`);
+  if (node.format === 'duration')
+    return z.string().refine(isDuration, { message: 'expected a duration such as 12h, 7d or 0s' });
+  if (node.format !== undefined)
+    throw new OptionSchemaError(`${at}.format`, `only format: duration is known, not ${JSON.stringify(node.format)}`);
   let schema = z.string();
   if (typeof node.minLength === 'number') schema = schema.min(node.minLength);
   if (typeof node.maxLength === 'number') schema = schema.max(node.maxLength);
   if (typeof node.pattern === 'string') {
-    const message = typeof node.errorMessage === 'string' ? node.errorMessage : `expected text matching ${node.pattern}`;
+    const message =
+      typeof node.errorMessage === 'string' ? node.errorMessage : `expected text matching ${node.pattern}`;
     schema = schema.regex(new RegExp(node.pattern, 'u'), message);
   }
   return schema;
@@ -120,7 +136,9 @@ function numberSchema(node: JsonSchemaNode): z.ZodType {
 }
 
 function arraySchema(node: JsonSchemaNode, at: string): z.ZodType {
-  let schema = z.array(node.items === undefined ? z.unknown() : nodeSchema(node.items as JsonSchemaNode, `${at}.items`));
+  let schema = z.array(
+    node.items === undefined ? z.unknown() : nodeSchema(node.items as JsonSchemaNode, `${at}.items`),
+  );
   if (typeof node.minItems === 'number') schema = schema.min(node.minItems);
   if (typeof node.maxItems === 'number') schema = schema.max(node.maxItems);
   return schema;
@@ -145,12 +163,21 @@ function withExactlyOne(object: z.ZodType, node: JsonSchemaNode, at: string): z.
   const branches = node.oneOf as JsonSchemaNode[];
   const keys = Array.isArray(branches) ? branches.map((b) => b?.required) : [];
   if (keys.length === 0 || !keys.every((k) => Array.isArray(k) && k.length > 0)) {
-    throw new OptionSchemaError(`${at}.oneOf`, 'options support oneOf only as a choice of required keys ([{ required: [a] }, { required: [b] }])');
+    throw new OptionSchemaError(
+      `${at}.oneOf`,
+      'options support oneOf only as a choice of required keys ([{ required: [a] }, { required: [b] }])',
+    );
   }
-  const message = typeof node.errorMessage === 'string' ? node.errorMessage : `give exactly one of ${keys.map((k) => (k as string[]).join(' and ')).join(' or ')}`;
+  const message =
+    typeof node.errorMessage === 'string'
+      ? node.errorMessage
+      : `give exactly one of ${keys.map((k) => (k as string[]).join(' and ')).join(' or ')}`;
   const path = (keys[0] as string[])[0]!;
   return object.refine(
-    (value) => keys.filter((branch) => (branch as string[]).every((key) => (value as Record<string, unknown>)[key] !== undefined)).length === 1,
+    (value) =>
+      keys.filter((branch) =>
+        (branch as string[]).every((key) => (value as Record<string, unknown>)[key] !== undefined),
+      ).length === 1,
     { path: [path], message },
   );
 }

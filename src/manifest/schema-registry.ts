@@ -59,6 +59,9 @@ export function defineSchema(name: string, schema: z.ZodType): string {
 /** Looks a schema up by name; throws naming the known ones. */
 export function schemaByName(name: string): z.ZodType {
   const schema = (schemaRegistry as Record<string, z.ZodType>)[name] ?? defined.get(name);
-  if (!schema) throw new ManifestError(`unknown schema "${name}": known schemas are ${Object.keys(schemaRegistry).join(', ')} (or a JSON Schema file: schema: { file: x.schema.json })`);
+  if (!schema)
+    throw new ManifestError(
+      `unknown schema "${name}": known schemas are ${Object.keys(schemaRegistry).join(', ')} (or a JSON Schema file: schema: { file: x.schema.json })`,
+    );
   return schema;
 }

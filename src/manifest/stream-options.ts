@@ -12,8 +12,17 @@ const ContractMode = z.enum(['evolve', 'discard_value', 'discard_row', 'freeze']
  * to `_seedline_rejected`, `freeze` does too and makes the stream `partial`. One mode sets all three.
  */
 export const SchemaContractConfig = z
-  .union([ContractMode, z.strictObject({ tables: ContractMode.default('evolve'), columns: ContractMode.default('evolve'), data_type: ContractMode.default('evolve') })])
-  .transform((contract) => (typeof contract === 'string' ? { tables: contract, columns: contract, data_type: contract } : contract));
+  .union([
+    ContractMode,
+    z.strictObject({
+      tables: ContractMode.default('evolve'),
+      columns: ContractMode.default('evolve'),
+      data_type: ContractMode.default('evolve'),
+    }),
+  ])
+  .transform((contract) =>
+    typeof contract === 'string' ? { tables: contract, columns: contract, data_type: contract } : contract,
+  );
 
 /** The options of one configured stream, defaults applied. */
 export interface StreamOptions {
@@ -30,8 +39,16 @@ const compiled = new WeakMap<StreamManifest, z.ZodType<StreamOptions>>();
 export function streamOptionsSchema(manifest: StreamManifest): z.ZodType<StreamOptions> {
   const known = compiled.get(manifest);
   if (known) return known;
-  const shape = Object.fromEntries(Object.entries(manifest.options).map(([name, node]) => [name, optionSchema(node as JsonSchemaNode, `options.${name}`)]));
-  let schema = z.strictObject({ ...shape, schema_contract: SchemaContractConfig.optional() }) as unknown as z.ZodType<StreamOptions>;
+  const shape = Object.fromEntries(
+    Object.entries(manifest.options).map(([name, node]) => [
+      name,
+      optionSchema(node as JsonSchemaNode, `options.${name}`),
+    ]),
+  );
+  let schema = z.strictObject({
+    ...shape,
+    schema_contract: SchemaContractConfig.optional(),
+  }) as unknown as z.ZodType<StreamOptions>;
   if (manifest.description) schema = schema.describe(manifest.description);
   compiled.set(manifest, schema);
   return schema;

@@ -56,7 +56,10 @@ function monthChart(data: ReportData): Promise<Chart> {
       {
         data: { values: data.monthToDateByDay },
         mark: { type: 'line', point: true },
-        encoding: { x: { field: 'day', type: 'ordinal', title: 'day (UTC)' }, y: { field: 'credits', type: 'quantitative', title: 'credits to date' } },
+        encoding: {
+          x: { field: 'day', type: 'ordinal', title: 'day (UTC)' },
+          y: { field: 'credits', type: 'quantitative', title: 'credits to date' },
+        },
       },
       ...(perMonth === undefined ? [] : [budgetRule(perMonth, 'max_credits_per_month', 'y')]),
     ],
@@ -67,7 +70,12 @@ function jobsChart(data: ReportData): Promise<Chart> {
   return chart('jobs', 'Job postings per company: posted in the window, no longer listed', 'rect', data.jobs.length, {
     data: { values: data.jobs },
     mark: { type: 'bar', tooltip: true },
-    encoding: { y: { field: 'company', type: 'nominal', sort: '-x' }, x: { field: 'postings', type: 'quantitative' }, color: { field: 'change', type: 'nominal' }, yOffset: { field: 'change' } },
+    encoding: {
+      y: { field: 'company', type: 'nominal', sort: '-x' },
+      x: { field: 'postings', type: 'quantitative' },
+      color: { field: 'change', type: 'nominal' },
+      yOffset: { field: 'change' },
+    },
   });
 }
 
@@ -78,7 +86,16 @@ function balanceChart(data: ReportData): Promise<Chart> {
       {
         data: { values: data.balance },
         mark: { type: 'line', point: true },
-        encoding: { x: { field: 'at', type: 'temporal', title: 'snapshot (UTC)', axis: { format: '%b %d %H:%M' }, scale: { type: 'utc' } }, y: { field: 'credits', type: 'quantitative', title: 'credits' } },
+        encoding: {
+          x: {
+            field: 'at',
+            type: 'temporal',
+            title: 'snapshot (UTC)',
+            axis: { format: '%b %d %H:%M' },
+            scale: { type: 'utc' },
+          },
+          y: { field: 'credits', type: 'quantitative', title: 'credits' },
+        },
       },
       ...(keep === undefined ? [] : [budgetRule(keep, 'keep_balance', 'y')]),
     ],
@@ -92,21 +109,35 @@ function freshnessChart(data: ReportData): Promise<Chart> {
     encoding: {
       y: { field: 'stream', type: 'nominal' },
       x: { field: 'seeds', type: 'quantitative', stack: 'zero' },
-      color: { field: 'state', type: 'nominal', scale: { domain: ['fresh', 'due', 'pending', 'failed'], range: ['#4c9a2a', '#e0a100', '#7f8c8d', '#c0392b'] } },
+      color: {
+        field: 'state',
+        type: 'nominal',
+        scale: { domain: ['fresh', 'due', 'pending', 'failed'], range: ['#4c9a2a', '#e0a100', '#7f8c8d', '#c0392b'] },
+      },
     },
   });
 }
 
 function agesChart(data: ReportData): Promise<Chart> {
-  const limits = [...new Map(data.ages.map((a) => [a.stream, { stream: a.stream, refreshDays: a.refreshDays }])).values()];
+  const limits = [
+    ...new Map(data.ages.map((a) => [a.stream, { stream: a.stream, refreshDays: a.refreshDays }])).values(),
+  ];
   return chart('ages', 'Fetched seeds by age (half days) against refresh_after (dashed)', 'rect', data.ages.length, {
     layer: [
       {
         data: { values: data.ages },
         mark: { type: 'tick', thickness: 3, tooltip: true },
-        encoding: { x: { field: 'ageDays', type: 'quantitative', title: 'age (days)' }, y: { field: 'stream', type: 'nominal' }, opacity: { field: 'seeds', type: 'quantitative', scale: { range: [0.35, 1] }, title: 'seeds' } },
+        encoding: {
+          x: { field: 'ageDays', type: 'quantitative', title: 'age (days)' },
+          y: { field: 'stream', type: 'nominal' },
+          opacity: { field: 'seeds', type: 'quantitative', scale: { range: [0.35, 1] }, title: 'seeds' },
+        },
       },
-      { data: { values: limits }, mark: { type: 'rule', color: '#c0392b', strokeDash: [4, 3] }, encoding: { x: { field: 'refreshDays', type: 'quantitative' }, y: { field: 'stream', type: 'nominal' } } },
+      {
+        data: { values: limits },
+        mark: { type: 'rule', color: '#c0392b', strokeDash: [4, 3] },
+        encoding: { x: { field: 'refreshDays', type: 'quantitative' }, y: { field: 'stream', type: 'nominal' } },
+      },
     ],
   });
 }
@@ -116,7 +147,11 @@ function failuresChart(data: ReportData): Promise<Chart> {
   return chart('failures', 'Failed seeds and rejected records by reason', 'rect', values.length, {
     data: { values },
     mark: { type: 'bar', tooltip: true },
-    encoding: { y: { field: 'label', type: 'nominal', sort: null, title: null }, x: { field: 'count', type: 'quantitative' }, color: { field: 'kind', type: 'nominal' } },
+    encoding: {
+      y: { field: 'label', type: 'nominal', sort: null, title: null },
+      x: { field: 'count', type: 'quantitative' },
+      color: { field: 'kind', type: 'nominal' },
+    },
   });
 }
 
@@ -124,7 +159,12 @@ function triggersChart(data: ReportData): Promise<Chart> {
   return chart('triggers', 'Triggers per day by watched field', 'rect', data.triggers.length, {
     data: { values: data.triggers },
     mark: { type: 'bar', tooltip: true },
-    encoding: { x: { field: 'day', type: 'ordinal' }, y: { field: 'count', type: 'quantitative', aggregate: 'sum' }, color: { field: 'field', type: 'nominal' }, detail: { field: 'signal' } },
+    encoding: {
+      x: { field: 'day', type: 'ordinal' },
+      y: { field: 'count', type: 'quantitative', aggregate: 'sum' },
+      color: { field: 'field', type: 'nominal' },
+      detail: { field: 'signal' },
+    },
   });
 }
 
@@ -136,7 +176,12 @@ function runsChart(data: ReportData): Promise<Chart> {
   return chart('runs', 'Last runs: expected against billed credits', 'rect', values.length, {
     data: { values },
     mark: { type: 'bar', tooltip: true },
-    encoding: { x: { field: 'run', type: 'ordinal', sort: null, title: 'run started (UTC)' }, xOffset: { field: 'kind' }, y: { field: 'credits', type: 'quantitative' }, color: { field: 'kind', type: 'nominal' } },
+    encoding: {
+      x: { field: 'run', type: 'ordinal', sort: null, title: 'run started (UTC)' },
+      xOffset: { field: 'kind' },
+      y: { field: 'credits', type: 'quantitative' },
+      color: { field: 'kind', type: 'nominal' },
+    },
   });
 }
 
@@ -145,15 +190,33 @@ function budgetRule(value: number, name: string, axis: 'x' | 'y'): Record<string
   return {
     data: { values: [{ value, name }] },
     layer: [
-      { mark: { type: 'rule', color: '#c0392b', strokeDash: [6, 4] }, encoding: { [axis]: { field: 'value', type: 'quantitative' } } },
-      { mark: { type: 'text', align: 'left', dx: 4, dy: -6, color: '#c0392b' }, encoding: { [axis]: { field: 'value', type: 'quantitative' }, text: { field: 'name' } } },
+      {
+        mark: { type: 'rule', color: '#c0392b', strokeDash: [6, 4] },
+        encoding: { [axis]: { field: 'value', type: 'quantitative' } },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 4, dy: -6, color: '#c0392b' },
+        encoding: { [axis]: { field: 'value', type: 'quantitative' }, text: { field: 'name' } },
+      },
     ],
   };
 }
 
 /** Compiles a Vega-Lite spec and renders it to SVG in Node (no browser, no canvas). */
-async function chart(id: string, title: string, mark: string, points: number, spec: Record<string, unknown>): Promise<Chart> {
-  const full = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: WIDTH, height: 220, config: { font: FONT, view: { stroke: null } }, ...spec } as TopLevelSpec;
+async function chart(
+  id: string,
+  title: string,
+  mark: string,
+  points: number,
+  spec: Record<string, unknown>,
+): Promise<Chart> {
+  const full = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    width: WIDTH,
+    height: 220,
+    config: { font: FONT, view: { stroke: null } },
+    ...spec,
+  } as TopLevelSpec;
   const view = new vega.View(vega.parse(compile(full).spec), { renderer: 'none' });
   const svg = (await view.toSVG()).replace('<svg ', `<svg role="img" aria-label="${title}" `);
   view.finalize();

@@ -42,7 +42,13 @@ export interface ReportData {
   freshness: Freshness[];
   /** Fetched seeds by age (half-day buckets, the bucket's start in days) against the stream's `refresh_after`. */
   ages: { stream: string; ageDays: number; seeds: number; refreshDays: number }[];
-  failures: { stream: string; kind: 'failed seed' | 'rejected record'; reason: string; count: number; example: string }[];
+  failures: {
+    stream: string;
+    kind: 'failed seed' | 'rejected record';
+    reason: string;
+    count: number;
+    example: string;
+  }[];
   triggers: { day: string; signal: string; field: string; count: number }[];
   /** Per company: postings posted in the window, and postings its latest pass no longer listed. */
   jobs: { company: string; change: 'posted' | 'no longer listed'; postings: number }[];
@@ -58,11 +64,18 @@ const EXAMPLE_CHARS = 160;
  * Reads what the report shows, one select at a time through `readQuery` (read-only by
  * construction); a table a fresh warehouse does not have yet reads as empty.
  */
-export async function readReportData(destination: Destination, config: SeedlineConfig, days: number, now = new Date()): Promise<ReportData> {
+export async function readReportData(
+  destination: Destination,
+  config: SeedlineConfig,
+  days: number,
+  now = new Date(),
+): Promise<ReportData> {
   const schema = quoteIdentifier(destination.schema, 'schema');
   const since = new Date(now.getTime() - days * DAY_MS);
   const read = async (sql: string) => destination.readQuery(sql).catch(() => [] as Record<string, unknown>[]);
-  const runRows = await read(`select run_id, started_at, finished_at, status, streams, credits_used, credits_estimated, stop_reason from ${schema}._seedline_runs order by started_at desc`);
+  const runRows = await read(
+    `select run_id, started_at, finished_at, status, streams, credits_used, credits_estimated, stop_reason from ${schema}._seedline_runs order by started_at desc`,
+  );
   const runs = runRows.map(runSummary);
   const recent = runRows.filter((row) => toDate(row.started_at).getTime() >= since.getTime());
   const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
@@ -70,15 +83,24 @@ export async function readReportData(destination: Destination, config: SeedlineC
     generatedAt: now.toISOString(),
     days,
     credits: dailyCredits(recent),
-    monthToDate: runRows.filter((row) => toDate(row.started_at).getTime() >= monthStart).reduce((sum, row) => sum + Math.max(0, Number(row.credits_used ?? 0)), 0),
-    budget: { perRun: config.budget.max_credits_per_run, perMonth: config.budget.max_credits_per_month, keepBalance: config.budget.keep_balance },
+    monthToDate: runRows
+      .filter((row) => toDate(row.started_at).getTime() >= monthStart)
+      .reduce((sum, row) => sum + Math.max(0, Number(row.credits_used ?? 0)), 0),
+    budget: {
+      perRun: config.budget.max_credits_per_run,
+      perMonth: config.budget.max_credits_per_month,
+      keepBalance: config.budget.keep_balance,
+    },
     balance: (await read(`select snapshot_at, credits_remaining from ${schema}.account order by snapshot_at`))
       .filter((row) => row.credits_remaining !== null && toDate(row.snapshot_at).getTime() >= since.getTime())
       .map((row) => ({ at: toDate(row.snapshot_at).toISOString(), credits: Number(row.credits_remaining) })),
     ...(await seedFreshness(read, schema, config, now)),
     failures: await failures(read, schema),
     triggers: triggersByDay(await read(`select signal_id, checked_at, diff from ${schema}.triggers`), since),
-    jobs: jobChanges(await read(`select company__name as company, posted_at, _loaded_at, query_key from ${schema}.jobs`), since),
+    jobs: jobChanges(
+      await read(`select company__name as company, posted_at, _loaded_at, query_key from ${schema}.jobs`),
+      since,
+    ),
     monthToDateByDay: cumulative(runRows.filter((row) => toDate(row.started_at).getTime() >= monthStart)),
     runs: runs.slice(0, 20),
   };
@@ -116,7 +138,12 @@ function runSummary(row: Record<string, unknown>): RunSummary {
   };
 }
 
-async function seedFreshness(read: (sql: string) => Promise<Record<string, unknown>[]>, schema: string, config: SeedlineConfig, now: Date): Promise<Pick<ReportData, 'freshness' | 'ages'>> {
+async function seedFreshness(
+  read: (sql: string) => Promise<Record<string, unknown>[]>,
+  schema: string,
+  config: SeedlineConfig,
+  now: Date,
+): Promise<Pick<ReportData, 'freshness' | 'ages'>> {
   const rows = await read(`select stream, status, fetched_at from ${schema}._seedline_seeds`);
   const counts = new Map<string, Freshness>();
   const ages = new Map<string, ReportData['ages'][number]>();
@@ -125,25 +152,47 @@ async function seedFreshness(read: (sql: string) => Promise<Record<string, unkno
     const refresh = (config.streams as Record<string, { refresh_after?: string } | undefined>)[stream]?.refresh_after;
     const refreshMs = refresh ? parseDuration(refresh) : undefined;
     const fetchedAt = row.fetched_at ? toDate(row.fetched_at) : null;
-    const state: Freshness['state'] = row.status === 'failed' ? 'failed' : row.status !== 'fetched' ? 'pending' : isRecent(fetchedAt, refreshMs, now) ? 'fresh' : 'due';
+    const state: Freshness['state'] =
+      row.status === 'failed'
+        ? 'failed'
+        : row.status !== 'fetched'
+          ? 'pending'
+          : isRecent(fetchedAt, refreshMs, now)
+            ? 'fresh'
+            : 'due';
     const count = counts.get(`${stream} ${state}`) ?? { stream, state, seeds: 0 };
     count.seeds++;
     counts.set(`${stream} ${state}`, count);
     if (!fetchedAt || refreshMs === undefined) continue;
     // Buckets, not one point per seed: a warehouse of a million seeds draws as many marks as a small one.
     const ageDays = Math.floor(((now.getTime() - fetchedAt.getTime()) / DAY_MS) * 2) / 2;
-    const bucket = ages.get(`${stream} ${ageDays}`) ?? { stream, ageDays, seeds: 0, refreshDays: round(refreshMs / DAY_MS) };
+    const bucket = ages.get(`${stream} ${ageDays}`) ?? {
+      stream,
+      ageDays,
+      seeds: 0,
+      refreshDays: round(refreshMs / DAY_MS),
+    };
     bucket.seeds++;
     ages.set(`${stream} ${ageDays}`, bucket);
   }
   const byAge = [...ages.values()].sort((a, b) => a.stream.localeCompare(b.stream) || a.ageDays - b.ageDays);
-  return { freshness: [...counts.values()].sort((a, b) => a.stream.localeCompare(b.stream) || a.state.localeCompare(b.state)), ages: byAge };
+  return {
+    freshness: [...counts.values()].sort((a, b) => a.stream.localeCompare(b.stream) || a.state.localeCompare(b.state)),
+    ages: byAge,
+  };
 }
 
 /** Failed seeds by error and rejected records by reason, each with its latest example (values cut, secrets redacted). */
-async function failures(read: (sql: string) => Promise<Record<string, unknown>[]>, schema: string): Promise<ReportData['failures']> {
-  const failed = await read(`select stream, error, seed, updated_at from ${schema}._seedline_seeds where status = 'failed' order by updated_at desc`);
-  const rejected = await read(`select stream, reason, record, rejected_at from ${schema}._seedline_rejected order by rejected_at desc`);
+async function failures(
+  read: (sql: string) => Promise<Record<string, unknown>[]>,
+  schema: string,
+): Promise<ReportData['failures']> {
+  const failed = await read(
+    `select stream, error, seed, updated_at from ${schema}._seedline_seeds where status = 'failed' order by updated_at desc`,
+  );
+  const rejected = await read(
+    `select stream, reason, record, rejected_at from ${schema}._seedline_rejected order by rejected_at desc`,
+  );
   const grouped = new Map<string, ReportData['failures'][number]>();
   const add = (stream: string, kind: 'failed seed' | 'rejected record', reason: string, example: string) => {
     const key = `${kind} ${stream} ${reason}`;
@@ -179,7 +228,11 @@ function triggersByDay(rows: readonly Record<string, unknown>[], since: Date): R
  */
 function jobChanges(rows: readonly Record<string, unknown>[], since: Date): ReportData['jobs'] {
   const latest = new Map<string, number>();
-  for (const row of rows) latest.set(String(row.query_key), Math.max(latest.get(String(row.query_key)) ?? 0, toDate(row._loaded_at).getTime()));
+  for (const row of rows)
+    latest.set(
+      String(row.query_key),
+      Math.max(latest.get(String(row.query_key)) ?? 0, toDate(row._loaded_at).getTime()),
+    );
   const counts = new Map<string, ReportData['jobs'][number]>();
   const add = (company: string, change: 'posted' | 'no longer listed') => {
     const entry = counts.get(`${company} ${change}`) ?? { company, change, postings: 0 };
@@ -202,7 +255,9 @@ function cumulative(rows: readonly Record<string, unknown>[]): ReportData['month
     byDay.set(day, (byDay.get(day) ?? 0) + Math.max(0, Number(row.credits_used ?? 0)));
   }
   let total = 0;
-  return [...byDay].sort(([a], [b]) => a.localeCompare(b)).map(([day, credits]) => ({ day, credits: (total += credits) }));
+  return [...byDay]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([day, credits]) => ({ day, credits: (total += credits) }));
 }
 
 function parseJson<T>(value: unknown): T | undefined {

@@ -15,17 +15,35 @@ export interface PageContext {
  */
 export function renderReportHtml(data: ReportData, charts: readonly Chart[], context: PageContext): string {
   const byId = new Map(charts.map((c) => [c.id, c]));
-  const sections = data.runs.length === 0 ? [firstSteps(context)] : [
-    section('Credits', byId.get('credits'), creditsNumbers(data), 'No credits were billed in this window.'),
-    section('This month', byId.get('month'), '', 'No run this month yet.'),
-    section('Balance', byId.get('balance'), balanceNumbers(data), 'No account snapshots yet: add `account: {}` under streams to record the balance at every run.'),
-    section('Freshness', byId.get('freshness'), freshnessNumbers(data), 'No seed ledger yet.'),
-    section('Seed ages', byId.get('ages'), '', 'No fetched seed has a refresh_after.'),
-    section('Failures and rejected records', byId.get('failures'), failuresNumbers(data), 'No failed seed and no rejected record.'),
-    section('Triggers', byId.get('triggers'), '', 'No Trigger in this window (seedline serve loads them as they come).'),
-    section('Job postings', byId.get('jobs'), '', 'No job postings loaded (streams.jobs).'),
-    section('Last runs', byId.get('runs'), runsTable(data), ''),
-  ];
+  const sections =
+    data.runs.length === 0
+      ? [firstSteps(context)]
+      : [
+          section('Credits', byId.get('credits'), creditsNumbers(data), 'No credits were billed in this window.'),
+          section('This month', byId.get('month'), '', 'No run this month yet.'),
+          section(
+            'Balance',
+            byId.get('balance'),
+            balanceNumbers(data),
+            'No account snapshots yet: add `account: {}` under streams to record the balance at every run.',
+          ),
+          section('Freshness', byId.get('freshness'), freshnessNumbers(data), 'No seed ledger yet.'),
+          section('Seed ages', byId.get('ages'), '', 'No fetched seed has a refresh_after.'),
+          section(
+            'Failures and rejected records',
+            byId.get('failures'),
+            failuresNumbers(data),
+            'No failed seed and no rejected record.',
+          ),
+          section(
+            'Triggers',
+            byId.get('triggers'),
+            '',
+            'No Trigger in this window (seedline serve loads them as they come).',
+          ),
+          section('Job postings', byId.get('jobs'), '', 'No job postings loaded (streams.jobs).'),
+          section('Last runs', byId.get('runs'), runsTable(data), ''),
+        ];
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -61,32 +79,55 @@ function creditsNumbers(data: ReportData): string {
     ['max_credits_per_month', data.budget.perMonth],
     ['max_credits_per_run', data.budget.perRun],
   ].filter(([, value]) => value !== undefined) as [string, number][];
-  return table(['', 'credits'], [[`last ${data.days} days`, total], ...limits, ...[...byStream].sort((a, b) => b[1] - a[1])]);
+  return table(
+    ['', 'credits'],
+    [[`last ${data.days} days`, total], ...limits, ...[...byStream].sort((a, b) => b[1] - a[1])],
+  );
 }
 
 function balanceNumbers(data: ReportData): string {
   const last = data.balance[data.balance.length - 1];
   const first = data.balance[0];
   if (!last || !first) return '';
-  const rows: [string, number][] = [['now', last.credits], [`fell over ${data.days} days`, first.credits - last.credits]];
+  const rows: [string, number][] = [
+    ['now', last.credits],
+    [`fell over ${data.days} days`, first.credits - last.credits],
+  ];
   if (data.budget.keepBalance !== undefined) rows.push(['keep_balance', data.budget.keepBalance]);
   return table(['', 'credits'], rows);
 }
 
 function freshnessNumbers(data: ReportData): string {
   const streams = [...new Set(data.freshness.map((f) => f.stream))];
-  const count = (stream: string, state: string) => data.freshness.find((f) => f.stream === stream && f.state === state)?.seeds ?? 0;
-  return table(['stream', 'fresh', 'due', 'pending', 'failed'], streams.map((s) => [s, count(s, 'fresh'), count(s, 'due'), count(s, 'pending'), count(s, 'failed')]));
+  const count = (stream: string, state: string) =>
+    data.freshness.find((f) => f.stream === stream && f.state === state)?.seeds ?? 0;
+  return table(
+    ['stream', 'fresh', 'due', 'pending', 'failed'],
+    streams.map((s) => [s, count(s, 'fresh'), count(s, 'due'), count(s, 'pending'), count(s, 'failed')]),
+  );
 }
 
 function failuresNumbers(data: ReportData): string {
-  return table(['#', 'stream', 'kind', 'count', 'reason', 'latest example'], data.failures.slice(0, 20).map((f, i) => [i + 1, f.stream, f.kind, f.count, f.reason, f.example]));
+  return table(
+    ['#', 'stream', 'kind', 'count', 'reason', 'latest example'],
+    data.failures.slice(0, 20).map((f, i) => [i + 1, f.stream, f.kind, f.count, f.reason, f.example]),
+  );
 }
 
 function runsTable(data: ReportData): string {
   return table(
     ['started (UTC)', 'status', 'seconds', 'expected', 'billed', 'records', 'stopped'],
-    data.runs.slice(0, 10).map((r) => [r.startedAt.slice(0, 16).replace('T', ' '), r.status, r.durationSeconds ?? '', r.estimatedCredits, r.credits, r.records, r.stopReason]),
+    data.runs
+      .slice(0, 10)
+      .map((r) => [
+        r.startedAt.slice(0, 16).replace('T', ' '),
+        r.status,
+        r.durationSeconds ?? '',
+        r.estimatedCredits,
+        r.credits,
+        r.records,
+        r.stopReason,
+      ]),
   );
 }
 
@@ -98,7 +139,8 @@ seedline report --config ${escape(context.configPath)}</pre></section>`;
 }
 
 function table(head: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
-  const cell = (value: string | number) => `<td${typeof value === 'number' ? ' class="n"' : ''}>${escape(typeof value === 'number' ? value.toLocaleString('en-US') : value)}</td>`;
+  const cell = (value: string | number) =>
+    `<td${typeof value === 'number' ? ' class="n"' : ''}>${escape(typeof value === 'number' ? value.toLocaleString('en-US') : value)}</td>`;
   return `<table><thead><tr>${head.map((h) => `<th>${escape(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((row) => `<tr>${row.map(cell).join('')}</tr>`).join('')}</tbody></table>`;
 }
 

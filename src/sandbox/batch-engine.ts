@@ -73,27 +73,53 @@ export class BatchEngine {
     if (!parsed.success) throw invalidRequest(describeIssues(parsed.error));
     const body = parsed.data;
     const items = this.validateItems(body.items);
-    if (body.webhook_url !== undefined && !/^https?:\/\/[^\s/]+/.test(body.webhook_url)) throw invalidRequest('webhook_url is not a valid URL');
+    if (body.webhook_url !== undefined && !/^https?:\/\/[^\s/]+/.test(body.webhook_url))
+      throw invalidRequest('webhook_url is not a valid URL');
 
     const bodyHash = hash53(stableStringify(body));
     const replay = key === undefined ? undefined : this.replay(account, key, bodyHash);
-    if (replay) return { status: 200, data: this.view(replay), meta: { creditsUsed: 0, creditsRemaining: account.balance, billed: false, reason: 'idempotent_replay' } };
+    if (replay)
+      return {
+        status: 200,
+        data: this.view(replay),
+        meta: { creditsUsed: 0, creditsRemaining: account.balance, billed: false, reason: 'idempotent_replay' },
+      };
 
     const fault = this.state.faults.draw('request');
     if (fault) throw fault;
-    const running = [...this.jobs.values()].filter((job) => job.account === account && job.status !== 'completed').length;
+    const running = [...this.jobs.values()].filter(
+      (job) => job.account === account && job.status !== 'completed',
+    ).length;
     if (running >= this.state.options.concurrentBatchJobs) {
       throw rateLimited(`${running} batch jobs are running; the limit is ${this.state.options.concurrentBatchJobs}`, 5);
     }
     const upfront = items.reduce((sum, item) => sum + item.upfront, 0);
     if (!this.state.billing.canAfford(account, upfront)) {
-      throw new SandboxError('insufficient_credits', `the balance cannot cover this submission (${upfront} credits billed or reserved)`);
+      throw new SandboxError(
+        'insufficient_credits',
+        `the balance cannot cover this submission (${upfront} credits billed or reserved)`,
+      );
     }
 
     const job = this.create(account, items, body.webhook_url ?? null, requestId);
-    if (key !== undefined) this.idempotency.set(`${account.id}|${key}`, { hash: bodyHash, jobId: job.id, expiresAt: this.state.clock.nowMs() + IDEMPOTENCY_TTL_MS });
-    const billedNow = items.filter((item) => item.operation.billAtSubmission).reduce((sum, item) => sum + item.upfront, 0);
-    return { status: 202, data: this.view(job), meta: { ...this.state.billing.meta(account, billedNow), reason: 'batch_accepted', creditsReserved: upfront - billedNow } };
+    if (key !== undefined)
+      this.idempotency.set(`${account.id}|${key}`, {
+        hash: bodyHash,
+        jobId: job.id,
+        expiresAt: this.state.clock.nowMs() + IDEMPOTENCY_TTL_MS,
+      });
+    const billedNow = items
+      .filter((item) => item.operation.billAtSubmission)
+      .reduce((sum, item) => sum + item.upfront, 0);
+    return {
+      status: 202,
+      data: this.view(job),
+      meta: {
+        ...this.state.billing.meta(account, billedNow),
+        reason: 'batch_accepted',
+        creditsReserved: upfront - billedNow,
+      },
+    };
   }
 
   /** A job of `account`; 404 otherwise. */
@@ -131,7 +157,12 @@ export class BatchEngine {
   }
 
   /** Entries resolved after `position`, in resolution order; the next position is null only at the very end. */
-  page(job: Job, status: string | null, position: number, limit: number): { entries: ResultEntry[]; next: number | null } {
+  page(
+    job: Job,
+    status: string | null,
+    position: number,
+    limit: number,
+  ): { entries: ResultEntry[]; next: number | null } {
     const entries: ResultEntry[] = [];
     let at = Math.min(position, job.results.length);
     while (at < job.results.length && entries.length < limit) {
@@ -160,18 +191,31 @@ export class BatchEngine {
         throw invalidRequest(`items[${index}] (${item.operation}): ${(error as Error).message}`);
       }
       const ref = item.ref ?? String(index);
-      if (refs.has(ref)) throw invalidRequest(`items[${index}]: ref ${JSON.stringify(ref)} is not unique within the job`);
+      if (refs.has(ref))
+        throw invalidRequest(`items[${index}]: ref ${JSON.stringify(ref)} is not unique within the job`);
       refs.add(ref);
       const label = target?.url ?? `${item.operation}:${stableStringify(params.data)}`;
       const weight = operation.latencyFactor(params.data) * (target?.slug.startsWith('slow-') ? 3 : 1);
-      return { index, ref, operation, opName: item.operation, params: params.data, target, upfront: operation.worstCase(params.data), resolved: false, weight, label };
+      return {
+        index,
+        ref,
+        operation,
+        opName: item.operation,
+        params: params.data,
+        target,
+        upfront: operation.worstCase(params.data),
+        resolved: false,
+        weight,
+        label,
+      };
     });
   }
 
   private replay(account: SandboxAccount, key: string, bodyHash: number): Job | undefined {
     const known = this.idempotency.get(`${account.id}|${key}`);
     if (!known || known.expiresAt <= this.state.clock.nowMs()) return undefined;
-    if (known.hash !== bodyHash) throw new SandboxError('idempotency_conflict', 'this Idempotency-Key was used with a different body');
+    if (known.hash !== bodyHash)
+      throw new SandboxError('idempotency_conflict', 'this Idempotency-Key was used with a different body');
     return this.jobs.get(known.jobId);
   }
 
@@ -180,7 +224,8 @@ export class BatchEngine {
     const id = state.ids.resource('job');
     for (const item of items) {
       // Rule 1 items bill in full now; every other item holds its worst case until it settles.
-      if (item.operation.billAtSubmission) state.billing.charge(account, item.upfront, this.charge(item, id, requestId));
+      if (item.operation.billAtSubmission)
+        state.billing.charge(account, item.upfront, this.charge(item, id, requestId));
       else state.billing.hold(account, item.upfront);
     }
     const job: Job = {
@@ -213,7 +258,9 @@ export class BatchEngine {
     const perItemMs = latencyMs[1] > 0 ? ((latencyMs[0] + latencyMs[1]) / 2) * timeScale : NOMINAL_ITEM_MS;
     let remaining = 0;
     for (const item of job.items) if (!item.resolved) remaining += item.weight;
-    return new Date(this.state.clock.nowMs() + Math.round((remaining / batchItemConcurrency) * perItemMs)).toISOString();
+    return new Date(
+      this.state.clock.nowMs() + Math.round((remaining / batchItemConcurrency) * perItemMs),
+    ).toISOString();
   }
 
   private charge(item: JobItem, jobId: string, requestId: string) {
@@ -231,7 +278,9 @@ export class BatchEngine {
         await this.resolve(job, item);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.state.options.batchItemConcurrency, job.items.length) }, worker));
+    await Promise.all(
+      Array.from({ length: Math.min(this.state.options.batchItemConcurrency, job.items.length) }, worker),
+    );
     if (this.state.closed) return;
     job.status = 'completed';
     job.completedAt = this.state.clock.now().toISOString();
@@ -241,7 +290,10 @@ export class BatchEngine {
         accountId: job.account.id,
         event: 'batch.completed',
         url: job.webhookUrl,
-        payload: { event: 'batch.completed', job: { job_id: job.id, status: job.status, total: view.total, estimated_completion: job.estimatedCompletion } },
+        payload: {
+          event: 'batch.completed',
+          job: { job_id: job.id, status: job.status, total: view.total, estimated_completion: job.estimatedCompletion },
+        },
         secret: job.account.webhookSecret,
       });
     }
@@ -250,7 +302,13 @@ export class BatchEngine {
   private async resolve(job: Job, item: JobItem): Promise<void> {
     const { state } = this;
     const attemptKey = `${job.account.id}|${item.operation.path}|${hash53(stableStringify(item.params))}`;
-    const entry: ResultEntry = { ref: item.ref, index: item.index, operation: item.opName, status: 'succeeded', credits_used: 0 };
+    const entry: ResultEntry = {
+      ref: item.ref,
+      index: item.index,
+      operation: item.opName,
+      status: 'succeeded',
+      credits_used: 0,
+    };
     try {
       await state.options.beforeBatchItem?.({ ref: item.ref, operation: item.opName });
       const { result } = await performScrape(state, item.operation, item.params, item.target, 'item', attemptKey);

@@ -44,7 +44,8 @@ export class BillingLedger {
   /** How many charges (positive entries, billed or not) were made for `operation` on `target`. */
   countFor(operation: string, target: string): number {
     let count = 0;
-    for (const entry of this.list) if (entry.operation === operation && entry.target === target && entry.credits > 0) count++;
+    for (const entry of this.list)
+      if (entry.operation === operation && entry.target === target && entry.credits > 0) count++;
     return count;
   }
 }

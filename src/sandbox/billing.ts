@@ -30,7 +30,13 @@ export class Billing {
       account.balance -= credits;
       account.usedThisMonth += credits;
     }
-    this.ledger.record({ account: account.id, ...context, credits, billed: account.live, at: this.clock.now().toISOString() });
+    this.ledger.record({
+      account: account.id,
+      ...context,
+      credits,
+      billed: account.live,
+      at: this.clock.now().toISOString(),
+    });
   }
 
   /** Holds `credits` of the balance for a reservation (not a charge). */

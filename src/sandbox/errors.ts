@@ -49,4 +49,5 @@ export const notFound = (message: string) => new SandboxError('not_found', messa
 /** 422 unprocessable_target. */
 export const unprocessable = (message: string) => new SandboxError('unprocessable_target', message);
 /** 429 rate_limited with a `Retry-After` floor in seconds. */
-export const rateLimited = (message: string, retryAfter: number) => new SandboxError('rate_limited', message, retryAfter);
+export const rateLimited = (message: string, retryAfter: number) =>
+  new SandboxError('rate_limited', message, retryAfter);

@@ -37,7 +37,8 @@ export class FaultInjector {
     }
     if (x < r['500']) return new SandboxError('internal_error', 'injected fault: internal error');
     x -= r['500'];
-    if (x < r['504']) return new SandboxError('upstream_timeout', 'injected fault: the live scrape did not finish in time');
+    if (x < r['504'])
+      return new SandboxError('upstream_timeout', 'injected fault: the live scrape did not finish in time');
     x -= r['504'];
     if (x < r.upstream_error) return new SandboxError('upstream_error', 'injected fault: upstream scrape failure');
     return null;

@@ -43,7 +43,8 @@ export function intQuery(query: URLSearchParams, name: string, min: number, max:
   const raw = query.get(name);
   if (raw === null || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw invalidRequest(`${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw invalidRequest(`${name} must be an integer from ${min} to ${max}`);
   return value;
 }
 

@@ -17,7 +17,14 @@ import {
 } from '../../schemas/index.js';
 import type { BatchOperation } from '../../schemas/index.js';
 import { buildActivityPage, buildCompanyPostsPage, profileAuthor } from './fixtures/activity.js';
-import { canonicalCompany, canonicalPost, canonicalProfile, companyFromDomain, companyFromNetworkId, profileFromUrn } from './fixtures/canonical.js';
+import {
+  canonicalCompany,
+  canonicalPost,
+  canonicalProfile,
+  companyFromDomain,
+  companyFromNetworkId,
+  profileFromUrn,
+} from './fixtures/canonical.js';
 import type { PostRef, TargetRef } from './fixtures/canonical.js';
 import { pickFields } from './fixtures/fields.js';
 import { buildCompany } from './fixtures/company.js';
@@ -26,7 +33,14 @@ import type { BuiltPage } from './fixtures/engagement.js';
 import { buildInterestsPage, buildRecommendationsPage } from './fixtures/profile-sections.js';
 import { buildPost, urnOfToken } from './fixtures/post.js';
 import { buildProfile, COUNT_FIELDS, profileName } from './fixtures/profile.js';
-import { countHeadcount, searchCompanies, searchJobs, searchPeople, searchPosts, SEARCH_PAGE_SIZE } from './fixtures/search.js';
+import {
+  countHeadcount,
+  searchCompanies,
+  searchJobs,
+  searchPeople,
+  searchPosts,
+  SEARCH_PAGE_SIZE,
+} from './fixtures/search.js';
 import type { SearchOutcome, SearchVariant } from './fixtures/search.js';
 import type { RepostShape } from './options.js';
 
@@ -75,7 +89,11 @@ export interface Operation<B = any> {
 const pageCost = (pages: number) => 2 * pages;
 const searchPages = (maxResults: number | undefined) => Math.ceil((maxResults ?? 25) / SEARCH_PAGE_SIZE);
 
-function companyRef(body: { url?: string | undefined; domain?: string | undefined; network_id?: string | undefined }): TargetRef {
+function companyRef(body: {
+  url?: string | undefined;
+  domain?: string | undefined;
+  network_id?: string | undefined;
+}): TargetRef {
   if (body.url !== undefined) return canonicalCompany(body.url);
   if (body.domain !== undefined) return companyFromDomain(body.domain);
   return companyFromNetworkId(body.network_id as string);
@@ -123,7 +141,12 @@ function searchOperation<B extends { max_results?: number | undefined }>(
     target: () => null,
     run: (body, env) => {
       const outcome = search(env.seed, body, env.nowMs);
-      const result: OperationResult = { data: outcome.data, credits: pageCost(outcome.pages), reason: 'success', target: label(body, outcome) };
+      const result: OperationResult = {
+        data: outcome.data,
+        credits: pageCost(outcome.pages),
+        reason: 'success',
+        target: label(body, outcome),
+      };
       if (outcome.resolvedSearchUrl !== undefined) result.resolvedSearchUrl = outcome.resolvedSearchUrl;
       return result;
     },
@@ -133,15 +156,32 @@ function searchOperation<B extends { max_results?: number | undefined }>(
 const byResolvedUrl = (_body: unknown, outcome: SearchOutcome) => outcome.resolvedSearchUrl as string;
 
 function peopleSearch(path: string, name: string, variant: SearchVariant) {
-  return searchOperation(path, name, PeopleSearchBody, variant === 'sales-nav', (seed, body, nowMs) => searchPeople(seed, body, variant, nowMs), byResolvedUrl);
+  return searchOperation(
+    path,
+    name,
+    PeopleSearchBody,
+    variant === 'sales-nav',
+    (seed, body, nowMs) => searchPeople(seed, body, variant, nowMs),
+    byResolvedUrl,
+  );
 }
 
 function companySearch(path: string, name: string, variant: SearchVariant) {
-  return searchOperation(path, name, CompanySearchBody, false, (seed, body, nowMs) => searchCompanies(seed, body, variant, nowMs), byResolvedUrl);
+  return searchOperation(
+    path,
+    name,
+    CompanySearchBody,
+    false,
+    (seed, body, nowMs) => searchCompanies(seed, body, variant, nowMs),
+    byResolvedUrl,
+  );
 }
 
 function wantsCounts(body: z.infer<typeof ProfileEnrichBody>): boolean {
-  return body.with_followers_and_connections === true || (body.fields ?? []).some((f) => (COUNT_FIELDS as readonly string[]).includes(f));
+  return (
+    body.with_followers_and_connections === true ||
+    (body.fields ?? []).some((f) => (COUNT_FIELDS as readonly string[]).includes(f))
+  );
 }
 
 const profilesEnrich: Operation<z.infer<typeof ProfileEnrichBody>> = {
@@ -185,7 +225,9 @@ const postsEnrich: Operation<z.infer<typeof PostEnrichBody>> = {
   target: postRef,
   run: (_body, env, target) => {
     const ref = target as PostRef;
-    const author = ref.author ? profileAuthor(env.seed, ref.author) : { name: profileName(env.seed, `urn-${ref.urn}`), url: ref.url };
+    const author = ref.author
+      ? profileAuthor(env.seed, ref.author)
+      : { name: profileName(env.seed, `urn-${ref.urn}`), url: ref.url };
     return { data: buildPost(env.seed, ref, env.nowMs, author), credits: 1, reason: 'post_found', target: ref.url };
   },
 };
@@ -201,7 +243,12 @@ const companiesHeadcount: Operation<z.infer<typeof HeadcountBody>> = {
   target: (body) => canonicalCompany(body.company_url),
   run: (body, env, target) => {
     const ref = target as TargetRef;
-    return { data: countHeadcount(env.seed, ref, body.filters, env.nowMs), credits: 1, reason: 'success', target: ref.url };
+    return {
+      data: countHeadcount(env.seed, ref, body.filters, env.nowMs),
+      credits: 1,
+      reason: 'success',
+      target: ref.url,
+    };
   },
 };
 
@@ -222,7 +269,14 @@ const searchJobsOp: Operation<z.infer<typeof JobSearchBody>> = {
   },
 };
 
-const searchPostsOp = searchOperation('/v1/search/posts', 'search.posts', PostSearchBody, false, searchPosts, (body) => `posts:${body.keywords}`);
+const searchPostsOp = searchOperation(
+  '/v1/search/posts',
+  'search.posts',
+  PostSearchBody,
+  false,
+  searchPosts,
+  (body) => `posts:${body.keywords}`,
+);
 
 const profilesActivity: Operation<z.infer<typeof ActivityBody>> = {
   ...FEED,
@@ -231,7 +285,11 @@ const profilesActivity: Operation<z.infer<typeof ActivityBody>> = {
   schema: ActivityBody,
   creditsDoc: '2 credits per page (up to 25 items); empty pages free; each kind is its own scrape',
   target: (body) => profileRef(body),
-  run: (body, env, target) => feedResult(buildActivityPage(env.seed, target as TargetRef, body.kind, body, env.nowMs, env.reposts), target as TargetRef),
+  run: (body, env, target) =>
+    feedResult(
+      buildActivityPage(env.seed, target as TargetRef, body.kind, body, env.nowMs, env.reposts),
+      target as TargetRef,
+    ),
 };
 
 const companiesPosts: Operation<z.infer<typeof CompanyPostsBody>> = {
@@ -241,7 +299,8 @@ const companiesPosts: Operation<z.infer<typeof CompanyPostsBody>> = {
   schema: CompanyPostsBody,
   creditsDoc: '2 credits per page (up to 25 posts); empty pages free',
   target: (body) => companyRef(body),
-  run: (body, env, target) => feedResult(buildCompanyPostsPage(env.seed, target as TargetRef, body, env.nowMs), target as TargetRef),
+  run: (body, env, target) =>
+    feedResult(buildCompanyPostsPage(env.seed, target as TargetRef, body, env.nowMs), target as TargetRef),
 };
 
 const PAGE_COST_DOC = '2 credits per page (up to 25 items); empty pages free; a 422 is billed like activity';
@@ -253,7 +312,8 @@ const postsComments: Operation<z.infer<typeof PostCommentsBody>> = {
   schema: PostCommentsBody,
   creditsDoc: PAGE_COST_DOC,
   target: postRef,
-  run: (body, env, target) => builtResult(buildPostCommentsPage(env.seed, target as PostRef, body, env.nowMs), target as TargetRef),
+  run: (body, env, target) =>
+    builtResult(buildPostCommentsPage(env.seed, target as PostRef, body, env.nowMs), target as TargetRef),
 };
 
 const postsReactions: Operation<z.infer<typeof PostReactionsBody>> = {
@@ -263,7 +323,8 @@ const postsReactions: Operation<z.infer<typeof PostReactionsBody>> = {
   schema: PostReactionsBody,
   creditsDoc: PAGE_COST_DOC,
   target: postRef,
-  run: (body, env, target) => builtResult(buildPostReactionsPage(env.seed, target as PostRef, body, env.nowMs), target as TargetRef),
+  run: (body, env, target) =>
+    builtResult(buildPostReactionsPage(env.seed, target as PostRef, body, env.nowMs), target as TargetRef),
 };
 
 const profilesRecommendations: Operation<z.infer<typeof ProfileRecommendationsBody>> = {
@@ -274,7 +335,10 @@ const profilesRecommendations: Operation<z.infer<typeof ProfileRecommendationsBo
   creditsDoc: PAGE_COST_DOC,
   target: (body) => canonicalProfile(body.url),
   run: (body, env, target) =>
-    builtResult(buildRecommendationsPage(env.seed, target as TargetRef, body.direction ?? 'received', body, env.nowMs), target as TargetRef),
+    builtResult(
+      buildRecommendationsPage(env.seed, target as TargetRef, body.direction ?? 'received', body, env.nowMs),
+      target as TargetRef,
+    ),
 };
 
 const profilesInterests: Operation<z.infer<typeof ProfileInterestsBody>> = {
@@ -284,7 +348,11 @@ const profilesInterests: Operation<z.infer<typeof ProfileInterestsBody>> = {
   schema: ProfileInterestsBody,
   creditsDoc: PAGE_COST_DOC,
   target: (body) => canonicalProfile(body.url),
-  run: (body, env, target) => builtResult(buildInterestsPage(env.seed, target as TargetRef, body.kind ?? 'companies', body, env.nowMs), target as TargetRef),
+  run: (body, env, target) =>
+    builtResult(
+      buildInterestsPage(env.seed, target as TargetRef, body.kind ?? 'companies', body, env.nowMs),
+      target as TargetRef,
+    ),
 };
 
 const peopleClassic = peopleSearch('/v1/search/people', 'search.people', 'classic');

@@ -89,11 +89,20 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     batchItemConcurrency: Math.max(1, options.batchItemConcurrency ?? 10),
     startTime: new Date(options.startTime ?? '2026-11-01T00:00:00Z'),
     beforeBatchItem: options.beforeBatchItem ?? null,
-    reposts: { original: options.reposts?.original ?? 'nested', reposted_at: options.reposts?.reposted_at ?? true, original_age_days: options.reposts?.original_age_days ?? [0, 0] },
+    reposts: {
+      original: options.reposts?.original ?? 'nested',
+      reposted_at: options.reposts?.reposted_at ?? true,
+      original_age_days: options.reposts?.original_age_days ?? [0, 0],
+    },
   };
 }
 
 /** Fault rates with absent ones set to 0. */
 export function resolveFaults(faults: FaultRates = {}): Required<FaultRates> {
-  return { '429': faults['429'] ?? 0, '500': faults['500'] ?? 0, '504': faults['504'] ?? 0, upstream_error: faults.upstream_error ?? 0 };
+  return {
+    '429': faults['429'] ?? 0,
+    '500': faults['500'] ?? 0,
+    '504': faults['504'] ?? 0,
+    upstream_error: faults.upstream_error ?? 0,
+  };
 }

@@ -40,8 +40,10 @@ export class RateLimiter {
       }
     }
     const resetAt = oldest + BUCKETS;
-    if (!count) return { allowed: true, limit: this.limit, remaining: Math.max(0, this.limit - used), resetAt, retryAfter: 0 };
-    if (used >= this.limit) return { allowed: false, limit: this.limit, remaining: 0, resetAt, retryAfter: Math.max(1, resetAt - second) };
+    if (!count)
+      return { allowed: true, limit: this.limit, remaining: Math.max(0, this.limit - used), resetAt, retryAfter: 0 };
+    if (used >= this.limit)
+      return { allowed: false, limit: this.limit, remaining: 0, resetAt, retryAfter: Math.max(1, resetAt - second) };
     const slot = second % BUCKETS;
     if (window.seconds[slot] !== second) {
       window.seconds[slot] = second;

@@ -43,6 +43,10 @@ export async function performScrape(
   if (latencyMs > 0) await sleep(latencyMs);
   if (slug.startsWith('private-')) throw unprocessable(`target is private: ${target?.url}`);
   if (slug.startsWith('deleted-')) throw unprocessable(`target was deleted: ${target?.url}`);
-  const result = operation.run(body, { seed: state.options.seed, nowMs: state.clock.nowMs(), reposts: state.options.reposts }, target);
+  const result = operation.run(
+    body,
+    { seed: state.options.seed, nowMs: state.clock.nowMs(), reposts: state.options.reposts },
+    target,
+  );
   return { result, latencyMs };
 }

@@ -12,14 +12,24 @@ import type { SandboxState } from './state.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-function send(res: ServerResponse, status: number, payload: unknown, headers: Record<string, string | number> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  payload: unknown,
+  headers: Record<string, string | number> = {},
+): void {
   const body = JSON.stringify(payload);
   res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
 
 /** Writes an error envelope. */
-export function sendError(res: ServerResponse, error: SandboxError, requestId: string, headers: Record<string, string | number> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  error: SandboxError,
+  requestId: string,
+  headers: Record<string, string | number> = {},
+): void {
   const all: Record<string, string | number> = { ...headers, 'x-request-id': requestId };
   if (error.retryAfter !== undefined) all['retry-after'] = error.retryAfter;
   send(res, error.status, { error: { type: error.type, message: error.message, requestId, ...error.extra } }, all);
@@ -63,10 +73,22 @@ function authenticate(state: SandboxState, req: IncomingMessage): SandboxAccount
 }
 
 function rateHeaders(decision: RateDecision): Record<string, number> {
-  return { 'x-ratelimit-limit': decision.limit, 'x-ratelimit-remaining': decision.remaining, 'x-ratelimit-reset': decision.resetAt };
+  return {
+    'x-ratelimit-limit': decision.limit,
+    'x-ratelimit-remaining': decision.remaining,
+    'x-ratelimit-reset': decision.resetAt,
+  };
 }
 
-async function handleV1(state: SandboxState, router: Router, req: IncomingMessage, res: ServerResponse, path: string, query: string, requestId: string): Promise<void> {
+async function handleV1(
+  state: SandboxState,
+  router: Router,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: string,
+  requestId: string,
+): Promise<void> {
   let headers: Record<string, number> = {};
   try {
     const account = authenticate(state, req);
@@ -74,7 +96,8 @@ async function handleV1(state: SandboxState, router: Router, req: IncomingMessag
     // GET /v1/account "may be polled freely": it reports the window without counting against it.
     const decision = state.limiter.hit(account.id, Date.now(), !(method === 'GET' && path === '/v1/account'));
     headers = rateHeaders(decision);
-    if (!decision.allowed) throw new SandboxError('rate_limited', `more than ${decision.limit} requests per minute`, decision.retryAfter);
+    if (!decision.allowed)
+      throw new SandboxError('rate_limited', `more than ${decision.limit} requests per minute`, decision.retryAfter);
     const route = router.match(method, path);
     const raw = await readBody(req);
     if (!route) throw new SandboxError('not_found', `no such endpoint: ${method} ${path}`);
@@ -90,7 +113,12 @@ async function handleV1(state: SandboxState, router: Router, req: IncomingMessag
       body: parseJson(raw),
     };
     const reply = await route.handler(context);
-    send(res, reply.status ?? 200, { data: reply.data, meta: { ...reply.meta, requestId } }, { ...headers, 'x-request-id': requestId });
+    send(
+      res,
+      reply.status ?? 200,
+      { data: reply.data, meta: { ...reply.meta, requestId } },
+      { ...headers, 'x-request-id': requestId },
+    );
   } catch (error) {
     const known = error instanceof SandboxError ? error : new SandboxError('internal_error', 'internal error');
     if (!(error instanceof SandboxError)) console.error('[sandbox]', error);
@@ -107,14 +135,26 @@ export function createSandboxServer(state: SandboxState, router: Router, openapi
     const path = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q + 1);
     if (path.startsWith('/v1/') || path === '/v1') {
-      void handleV1(state, router, req, res, path.length > 4 && path.endsWith('/') ? path.slice(0, -1) : path, query, requestId);
+      void handleV1(
+        state,
+        router,
+        req,
+        res,
+        path.length > 4 && path.endsWith('/') ? path.slice(0, -1) : path,
+        query,
+        requestId,
+      );
     } else if (path.startsWith('/__sandbox/')) {
       void handleAdmin(state, req, res, path, query, requestId);
     } else if (path === '/api/api-auth/authenticate' && req.method === 'POST') {
       void handleTokenExchange(state, req, res, requestId);
     } else if (path === '/openapi.json' && req.method === 'GET') {
       const body = openapi();
-      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': requestId });
+      res.writeHead(200, {
+        'content-type': JSON_TYPE,
+        'content-length': Buffer.byteLength(body),
+        'x-request-id': requestId,
+      });
       res.end(body);
     } else {
       sendError(res, new SandboxError('not_found', `no such endpoint: ${req.method} ${path}`), requestId);

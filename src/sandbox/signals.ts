@@ -10,7 +10,14 @@ import { BATCH_OPERATIONS } from './operations.js';
 import { dropExpired } from './retention.js';
 import { performScrape } from './scrape-runner.js';
 import type { SandboxState } from './state.js';
-import type { CheckResult, SignalInput, SignalRecord, SignalTargetInput, TriggerRecord, UsageEntry } from './signal-records.js';
+import type {
+  CheckResult,
+  SignalInput,
+  SignalRecord,
+  SignalTargetInput,
+  TriggerRecord,
+  UsageEntry,
+} from './signal-records.js';
 import type { DeliveryOutcome, DeliveryRecord } from './webhook-dispatcher.js';
 
 const DAY_MS = 86_400_000;
@@ -27,7 +34,8 @@ export type { CheckResult, SignalInput, SignalRecord, SignalTargetInput, Trigger
 
 /** Days of an allowed interval; 400 otherwise. */
 export function intervalDays(interval: string): number {
-  if (!SignalInterval.safeParse(interval).success) throw invalidRequest(`schedule.interval must be one of ${SignalInterval.options.join(', ')}`);
+  if (!SignalInterval.safeParse(interval).success)
+    throw invalidRequest(`schedule.interval must be one of ${SignalInterval.options.join(', ')}`);
   return Number.parseInt(interval, 10);
 }
 
@@ -59,7 +67,8 @@ export class SignalStore {
     if (mode !== 'field_change') throw invalidRequest('criteria.mode must be field_change');
     const allowed: readonly string[] = target.type === 'profile' ? ProfileWatchedField.options : COMPANY_JOBS_FIELDS;
     const unknown = fields.filter((field) => !allowed.includes(field));
-    if (fields.length === 0 || unknown.length > 0) throw invalidRequest(`criteria.fields must be a non-empty subset of ${allowed.join(', ')}`);
+    if (fields.length === 0 || unknown.length > 0)
+      throw invalidRequest(`criteria.fields must be a non-empty subset of ${allowed.join(', ')}`);
     return target.type === 'profile' ? canonicalProfile(target.site_url) : canonicalCompany(target.company_url);
   }
 
@@ -115,7 +124,10 @@ export class SignalStore {
 
   /** Estimated monthly credits: ceil(30 / interval days) × the cost of one check. */
   estimate(signal: Pick<SignalRecord, 'schedule' | 'target'>): number {
-    return Math.ceil(30 / intervalDays(signal.schedule.interval)) * (signal.target.type === 'profile' ? 1 : COMPANY_JOBS_ESTIMATE);
+    return (
+      Math.ceil(30 / intervalDays(signal.schedule.interval)) *
+      (signal.target.type === 'profile' ? 1 : COMPANY_JOBS_ESTIMATE)
+    );
   }
 
   /** Signal resource; `withSecret` only in a create response. */
@@ -187,17 +199,40 @@ export class SignalStore {
     dropExpired(this.triggers, (trigger) => Date.parse(trigger.checked_at), this.state.clock.nowMs());
     return this.triggers
       .filter((trigger) => trigger.accountId === accountId)
-      .sort((a, b) => (a.checked_at === b.checked_at ? (a.trigger_id < b.trigger_id ? -1 : 1) : a.checked_at < b.checked_at ? -1 : 1));
+      .sort((a, b) =>
+        a.checked_at === b.checked_at ? (a.trigger_id < b.trigger_id ? -1 : 1) : a.checked_at < b.checked_at ? -1 : 1,
+      );
   }
 
   /** Usage rows by external_id in [fromMs, toMs), highest credits first, at most 1000. */
   usageRows(accountId: string, fromMs: number, toMs: number): Array<Record<string, unknown>> {
     dropExpired(this.usage, (entry) => entry.atMs, this.state.clock.nowMs());
-    const rows = new Map<string | null, { external_id: string | null; checks: number; successful_checks: number; failed_checks: number; matched_checks: number; credits_charged: number }>();
+    const rows = new Map<
+      string | null,
+      {
+        external_id: string | null;
+        checks: number;
+        successful_checks: number;
+        failed_checks: number;
+        matched_checks: number;
+        credits_charged: number;
+      }
+    >();
     for (const entry of this.usage) {
       if (entry.accountId !== accountId || entry.atMs < fromMs || entry.atMs >= toMs) continue;
       let row = rows.get(entry.external_id);
-      if (!row) rows.set(entry.external_id, (row = { external_id: entry.external_id, checks: 0, successful_checks: 0, failed_checks: 0, matched_checks: 0, credits_charged: 0 }));
+      if (!row)
+        rows.set(
+          entry.external_id,
+          (row = {
+            external_id: entry.external_id,
+            checks: 0,
+            successful_checks: 0,
+            failed_checks: 0,
+            matched_checks: 0,
+            credits_charged: 0,
+          }),
+        );
       row.checks++;
       if (entry.ok) row.successful_checks++;
       else row.failed_checks++;
@@ -238,7 +273,14 @@ export class SignalStore {
     }
     signal.checkNumber++;
     const atMs = state.clock.nowMs();
-    const usage: UsageEntry = { accountId: account.id, atMs, external_id: signal.external_id, ok: false, matched: false, credits: 0 };
+    const usage: UsageEntry = {
+      accountId: account.id,
+      atMs,
+      external_id: signal.external_id,
+      ok: false,
+      matched: false,
+      credits: 0,
+    };
     dropExpired(this.usage, (entry) => entry.atMs, atMs);
     this.usage.push(usage);
     let values: Record<string, unknown>;
@@ -264,7 +306,8 @@ export class SignalStore {
       return result;
     }
     for (const field of signal.criteria.fields) {
-      if (!isDeepStrictEqual(previous[field], values[field])) result.diff[field] = diffOf(previous[field], values[field]);
+      if (!isDeepStrictEqual(previous[field], values[field]))
+        result.diff[field] = diffOf(previous[field], values[field]);
     }
     result.criteria_matched = Object.keys(result.diff);
     if (result.criteria_matched.length === 0) return result;
@@ -274,7 +317,12 @@ export class SignalStore {
     const trigger = this.recordTrigger(signal, result, atMs);
     result.trigger_id = trigger.trigger_id;
     const { accountId: _owner, ...payloadTrigger } = trigger;
-    const delivery = this.deliver(signal, 'signal.triggered', { event: 'signal.triggered', trigger: payloadTrigger }, true);
+    const delivery = this.deliver(
+      signal,
+      'signal.triggered',
+      { event: 'signal.triggered', trigger: payloadTrigger },
+      true,
+    );
     if (delivery) {
       result.webhook = { status: delivery.status, attempts: delivery.attempts, delivery_id: delivery.id };
       if (awaitDelivery) await delivery.inFlight;
@@ -318,7 +366,10 @@ export class SignalStore {
       accountId: signal.account.id,
       event: 'signal.paused',
       url: fallback,
-      payload: { event: 'signal.paused', signal: { id: signal.id, status: signal.status, paused_reason: signal.paused_reason } },
+      payload: {
+        event: 'signal.paused',
+        signal: { id: signal.id, status: signal.status, paused_reason: signal.paused_reason },
+      },
       secret: signal.account.webhookSecret,
     });
   }
@@ -345,11 +396,25 @@ export class SignalStore {
     const attemptKey = `${signal.id}|check`;
     if (signal.target.type === 'profile') {
       const operation = BATCH_OPERATIONS['profiles.enrich'];
-      const { result } = await performScrape(this.state, operation, { url: signal.ref.url }, signal.ref, 'item', attemptKey);
+      const { result } = await performScrape(
+        this.state,
+        operation,
+        { url: signal.ref.url },
+        signal.ref,
+        'item',
+        attemptKey,
+      );
       return { values: watchedValues(result.data), credits: result.credits };
     }
     const operation = BATCH_OPERATIONS['search.jobs'];
-    const { result } = await performScrape(this.state, operation, { company_url: signal.ref.url }, signal.ref, 'item', attemptKey);
+    const { result } = await performScrape(
+      this.state,
+      operation,
+      { company_url: signal.ref.url },
+      signal.ref,
+      'item',
+      attemptKey,
+    );
     const jobs = (result.data.jobs as Array<{ url: string }>).map((job) => job.url).sort();
     return { values: { jobs }, credits: result.credits };
   }
@@ -367,7 +432,15 @@ export class SignalStore {
   }
 }
 
-function diffOf(before: unknown, after: unknown): { before: unknown; after: unknown; added?: unknown[]; removed?: unknown[] } {
+function diffOf(
+  before: unknown,
+  after: unknown,
+): { before: unknown; after: unknown; added?: unknown[]; removed?: unknown[] } {
   if (!Array.isArray(before) || !Array.isArray(after)) return { before, after };
-  return { before, after, added: after.filter((v) => !before.includes(v)), removed: before.filter((v) => !after.includes(v)) };
+  return {
+    before,
+    after,
+    added: after.filter((v) => !before.includes(v)),
+    removed: before.filter((v) => !after.includes(v)),
+  };
 }

@@ -65,7 +65,9 @@ export class VirtualClock {
     for (;;) {
       this.tasks = this.tasks.filter((task) => !task.cancelled);
       let next: ScheduledTask | undefined;
-      for (const task of this.tasks) if (task.at <= target && (!next || task.at < next.at || (task.at === next.at && task.order < next.order))) next = task;
+      for (const task of this.tasks)
+        if (task.at <= target && (!next || task.at < next.at || (task.at === next.at && task.order < next.order)))
+          next = task;
       if (!next) break;
       this.tasks.splice(this.tasks.indexOf(next), 1);
       if (next.at > this.current) this.current = next.at;

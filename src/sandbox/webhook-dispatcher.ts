@@ -98,13 +98,16 @@ export class WebhookDispatcher {
   /** Forgets terminal records older than the retention window; retrying ones are always kept. */
   private dropExpired(): void {
     const now = this.state.clock.nowMs();
-    for (const [id, record] of this.records) if (record.endedMs !== null && expired(record.endedMs, now)) this.records.delete(id);
+    for (const [id, record] of this.records)
+      if (record.endedMs !== null && expired(record.endedMs, now)) this.records.delete(id);
   }
 
   /** Resolves when no attempt is in flight. */
   async idle(): Promise<void> {
     for (;;) {
-      const pending = [...this.records.values()].map((r) => r.inFlight).filter((p): p is Promise<void> => p !== undefined);
+      const pending = [...this.records.values()]
+        .map((r) => r.inFlight)
+        .filter((p): p is Promise<void> => p !== undefined);
       if (pending.length === 0) return;
       await Promise.all(pending);
     }
@@ -125,7 +128,11 @@ export class WebhookDispatcher {
     try {
       const response = await fetch(record.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-service-event': record.event, 'x-service-signature': signPayload(record.secret, record.body, timestamp) },
+        headers: {
+          'content-type': 'application/json',
+          'x-service-event': record.event,
+          'x-service-signature': signPayload(record.secret, record.body, timestamp),
+        },
         body: record.body,
         signal: AbortSignal.timeout(ACK_TIMEOUT_MS),
       });

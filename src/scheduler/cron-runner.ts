@@ -45,7 +45,9 @@ interface LocalParts {
  * and weekday both have to miss, whether cron reads them with AND or OR.
  */
 function minutesToSkip(fields: ReturnType<typeof parse>, local: LocalParts): number {
-  const dayMisses = !fields.month.includes(local.month) || (!fields.dayOfMonth.includes(local.day) && !fields.dayOfWeek.includes(local.weekday));
+  const dayMisses =
+    !fields.month.includes(local.month) ||
+    (!fields.dayOfMonth.includes(local.day) && !fields.dayOfWeek.includes(local.weekday));
   if (dayMisses) return Math.max(local.minute + 1, local.hour * 60 + local.minute + 1 - 60);
   if (!fields.hour.includes(local.hour)) return local.minute + 1;
   if (fields.minute.includes(local.minute)) return 0;
@@ -73,12 +75,17 @@ export class CronRunner {
 
   constructor(private readonly options: CronRunnerOptions) {
     if (!validate(options.cron)) {
-      throw new InvalidCronError(`"${options.cron}" is not a cron expression: use five fields, e.g. "0 */6 * * *" for every six hours`);
+      throw new InvalidCronError(
+        `"${options.cron}" is not a cron expression: use five fields, e.g. "0 */6 * * *" for every six hours`,
+      );
     }
     const write = options.log ?? logLine;
     this.log = options.name === undefined ? write : (line) => write(`[${options.name}] ${line}`);
     this.lastSecond = Math.max(...parse(options.cron).second);
-    this.task = createTask(options.cron, (context) => this.tick(context.date), { timezone: options.timezone ?? 'UTC', noOverlap: false });
+    this.task = createTask(options.cron, (context) => this.tick(context.date), {
+      timezone: options.timezone ?? 'UTC',
+      noOverlap: false,
+    });
     // Without a listener node-cron only warns and drops the tick until the next matching time (for a nightly group, a day).
     this.task.on('execution:missed', (context) => this.missed(context.date));
   }
@@ -86,7 +93,9 @@ export class CronRunner {
   /** Starts ticking. */
   start(): void {
     void this.task.start();
-    this.log(`scheduled "${this.options.cron}" (${this.options.timezone ?? 'UTC'}); next run ${this.nextRun()?.toISOString() ?? 'never'}`);
+    this.log(
+      `scheduled "${this.options.cron}" (${this.options.timezone ?? 'UTC'}); next run ${this.nextRun()?.toISOString() ?? 'never'}`,
+    );
   }
 
   /** When the next tick is due. */
@@ -105,7 +114,7 @@ export class CronRunner {
     const floor = Math.max(since?.getTime() ?? -Infinity, now.getTime() - MAX_LOOKBACK_MS);
     const fields = parse(this.options.cron);
     const nowMinute = now.getTime() - (now.getTime() % MINUTE_MS);
-    for (let minute = nowMinute; minute > floor - MINUTE_MS; ) {
+    for (let minute = nowMinute; minute > floor - MINUTE_MS;) {
       const local = this.localParts(minute);
       const skip = minutesToSkip(fields, local);
       if (skip > 0) {
@@ -133,7 +142,13 @@ export class CronRunner {
       minute: 'numeric',
     });
     const parts = Object.fromEntries(this.localFormat.formatToParts(instant).map((p) => [p.type, p.value]));
-    return { month: Number(parts.month), day: Number(parts.day), weekday: WEEKDAYS.indexOf(parts.weekday ?? ''), hour: Number(parts.hour), minute: Number(parts.minute) };
+    return {
+      month: Number(parts.month),
+      day: Number(parts.day),
+      weekday: WEEKDAYS.indexOf(parts.weekday ?? ''),
+      hour: Number(parts.hour),
+      minute: Number(parts.minute),
+    };
   }
 
   /** Runs the job now for the tick of `scheduledAt`, unless a run is under way (then the tick is skipped). */

@@ -64,7 +64,12 @@ export class ChunkJournal {
         continue;
       }
       if ('done' in line) open.delete(line.done);
-      else open.set(line.sending, { idempotencyKey: line.sending, body: line.body, sentAt: line.at === undefined ? null : new Date(line.at) });
+      else
+        open.set(line.sending, {
+          idempotencyKey: line.sending,
+          body: line.body,
+          sentAt: line.at === undefined ? null : new Date(line.at),
+        });
     }
     return [...open.values()];
   }
@@ -85,8 +90,11 @@ export class ChunkJournal {
         const holder = await lockHolder(path);
         // A second EEXIST: another apply took the lock at the same time.
         if (holder.state === 'held' || attempt > 0 || (holder.state === 'stale' && !(await removeStaleLock(path)))) {
-          const who = holder.state !== 'held' ? '' : holder.pid === undefined ? ' (pid not yet written)' : ` (pid ${holder.pid})`;
-          throw new JournalLockedError(`another signals apply${who} is using ${this.path}: wait for it to finish (or delete ${path} if it is not running)`);
+          const who =
+            holder.state !== 'held' ? '' : holder.pid === undefined ? ' (pid not yet written)' : ` (pid ${holder.pid})`;
+          throw new JournalLockedError(
+            `another signals apply${who} is using ${this.path}: wait for it to finish (or delete ${path} if it is not running)`,
+          );
         }
       }
     }

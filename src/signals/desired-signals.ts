@@ -13,11 +13,15 @@ import type { DesiredSignals, DesiredTarget } from './signal-diff.js';
 export async function resolveDesiredSignals(loaded: LoadedConfig, query: SeedQuery): Promise<DesiredSignals> {
   const { config, path, baseDir } = loaded;
   const signals = config.signals;
-  if (signals === undefined) throw new ConfigError(path, ['signals: missing: add a signals block (tag, schedule, criteria, targets) to manage Signals from this config']);
+  if (signals === undefined)
+    throw new ConfigError(path, [
+      'signals: missing: add a signals block (tag, schedule, criteria, targets) to manage Signals from this config',
+    ]);
   const source = signals.targets;
   let seeds: string[];
   if (!Array.isArray(source) && 'from_seeds' in source) {
-    if (config.seeds.profiles === undefined) throw new ConfigError(path, ['signals.targets: from_seeds: profiles needs seeds.profiles']);
+    if (config.seeds.profiles === undefined)
+      throw new ConfigError(path, ['signals.targets: from_seeds: profiles needs seeds.profiles']);
     seeds = await resolveSeeds('seeds.profiles', config.seeds.profiles, baseDir, query);
   } else {
     seeds = await resolveSeeds('signals.targets', source, baseDir, query);

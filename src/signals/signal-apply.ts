@@ -4,7 +4,14 @@ import { crashPoint } from '../engine/crash-point.js';
 import type { ChunkJournal } from './chunk-journal.js';
 import { seedKey } from '../engine/seed-keys.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import { desiredTags, profileSiteOf, targetAttributes, type DesiredSignals, type DesiredTarget, type SignalPlan } from './signal-diff.js';
+import {
+  desiredTags,
+  profileSiteOf,
+  targetAttributes,
+  type DesiredSignals,
+  type DesiredTarget,
+  type SignalPlan,
+} from './signal-diff.js';
 
 /** The client calls Signals-as-config needs (structural, so tests can pass a fake). */
 export type SignalsClient = Pick<ApiClient, 'listSignals' | 'bulkCreateSignals' | 'updateSignal' | 'deleteSignal'>;
@@ -57,11 +64,20 @@ export interface ApplyResult {
 }
 
 /** Every Signal of the account carrying `tag` (only those in `status` when given), all pages. Free. */
-export async function listTaggedSignals(client: SignalsClient, tag: string, status?: 'active' | 'paused'): Promise<Signal[]> {
+export async function listTaggedSignals(
+  client: SignalsClient,
+  tag: string,
+  status?: 'active' | 'paused',
+): Promise<Signal[]> {
   const signals: Signal[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listSignals({ tag, limit: PAGE_LIMIT, ...(status === undefined ? {} : { status }), ...(cursor === undefined ? {} : { cursor }) });
+    const page = await client.listSignals({
+      tag,
+      limit: PAGE_LIMIT,
+      ...(status === undefined ? {} : { status }),
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     signals.push(...page.data);
     cursor = page.meta.nextCursor ?? undefined;
   } while (cursor !== undefined);
@@ -85,8 +101,14 @@ export function bulkTemplate(desired: DesiredSignals): SignalBulkBody['template'
  * so a retried or re-run apply of the same chunk is answered with the original result instead of
  * creating duplicates. `salt` separates a deliberate re-creation from an earlier, since-deleted one.
  */
-export function bulkIdempotencyKey(desired: DesiredSignals, targets: readonly DesiredTarget[], salt: readonly string[] = []): string {
-  const sorted = [...targets].sort((a, b) => compare(a.key, b.key) || compare(a.seed, b.seed)).map((t) => [t.key, t.seed]);
+export function bulkIdempotencyKey(
+  desired: DesiredSignals,
+  targets: readonly DesiredTarget[],
+  salt: readonly string[] = [],
+): string {
+  const sorted = [...targets]
+    .sort((a, b) => compare(a.key, b.key) || compare(a.seed, b.seed))
+    .map((t) => [t.key, t.seed]);
   return `seedline-signals-${sha256(stableJson({ tag: desired.tag, template: bulkTemplate(desired), targets: sorted, salt: [...salt].sort() })).slice(0, 48)}`;
 }
 
@@ -95,8 +117,22 @@ export function bulkIdempotencyKey(desired: DesiredSignals, targets: readonly De
  * PATCHes differing Signals, and deletes unwanted ones when `prune` is set. A failed call is recorded
  * and the rest continues.
  */
-export async function applySignalPlan(client: SignalsClient, desired: DesiredSignals, plan: SignalPlan, options: ApplyOptions = {}): Promise<ApplyResult> {
-  const result: ApplyResult = { created: [], rejected: [], updated: [], deleted: [], keptUnwanted: 0, failures: [], secrets: 0, droppedSecrets: 0 };
+export async function applySignalPlan(
+  client: SignalsClient,
+  desired: DesiredSignals,
+  plan: SignalPlan,
+  options: ApplyOptions = {},
+): Promise<ApplyResult> {
+  const result: ApplyResult = {
+    created: [],
+    rejected: [],
+    updated: [],
+    deleted: [],
+    keptUnwanted: 0,
+    failures: [],
+    secrets: 0,
+    droppedSecrets: 0,
+  };
   await createTargets(client, desired, plan.create, options, result);
   // A bulk template has no external_id or metadata: each created Signal gets its own by PATCH (free).
   // A crash before it leaves a difference the next plan shows and applies.
@@ -132,7 +168,13 @@ export async function applySignalPlan(client: SignalsClient, desired: DesiredSig
   return result;
 }
 
-async function createTargets(client: SignalsClient, desired: DesiredSignals, targets: readonly DesiredTarget[], options: ApplyOptions, result: ApplyResult): Promise<void> {
+async function createTargets(
+  client: SignalsClient,
+  desired: DesiredSignals,
+  targets: readonly DesiredTarget[],
+  options: ApplyOptions,
+  result: ApplyResult,
+): Promise<void> {
   if (targets.length === 0) return;
   const size = Math.min(options.chunkSize ?? BULK_LIMIT, BULK_LIMIT);
   const sorted = [...targets].sort((a, b) => compare(a.key, b.key));
@@ -154,7 +196,16 @@ async function createTargets(client: SignalsClient, desired: DesiredSignals, tar
     }
     result.created.push(...created.filter((c) => live.has(c.id)));
     const again = chunk.filter((t) => stale.some((s) => s.key === t.key));
-    result.created.push(...(await createChunk(client, desired, again, stale.map((s) => s.id), options, result)));
+    result.created.push(
+      ...(await createChunk(
+        client,
+        desired,
+        again,
+        stale.map((s) => s.id),
+        options,
+        result,
+      )),
+    );
   }
 }
 
@@ -167,7 +218,10 @@ async function createChunk(
   result: ApplyResult,
 ): Promise<ApplyResult['created']> {
   let data;
-  const body = { template: bulkTemplate(desired), targets: chunk.map((t) => ({ type: 'profile' as const, site_url: t.seed })) };
+  const body = {
+    template: bulkTemplate(desired),
+    targets: chunk.map((t) => ({ type: 'profile' as const, site_url: t.seed })),
+  };
   const idempotencyKey = bulkIdempotencyKey(desired, chunk, salt);
   await options.journal?.sending({ idempotencyKey, body });
   try {
@@ -199,7 +253,12 @@ async function createChunk(
   }
   const secrets = secretsOf(data.signals, desired.namePrefix);
   for (const target of chunk) {
-    if (!answered.has(target.key)) result.failures.push({ action: 'create', subject: target.seed, message: 'the bulk answer names neither a Signal nor a rejection for this target' });
+    if (!answered.has(target.key))
+      result.failures.push({
+        action: 'create',
+        subject: target.seed,
+        message: 'the bulk answer names neither a Signal nor a rejection for this target',
+      });
   }
   if (secrets.length > 0) {
     if (options.onSecrets) {
@@ -262,7 +321,12 @@ export async function replayChunks(
   return result;
 }
 
-async function replayChunk(client: SignalsClient, idempotencyKey: string, body: SignalBulkBody, onSecrets: (secrets: SignalSecret[]) => Promise<void>): Promise<number> {
+async function replayChunk(
+  client: SignalsClient,
+  idempotencyKey: string,
+  body: SignalBulkBody,
+  onSecrets: (secrets: SignalSecret[]) => Promise<void>,
+): Promise<number> {
   try {
     const { data } = await client.bulkCreateSignals(body, { idempotencyKey });
     const secrets = secretsOf(data.signals, body.template.name_prefix ?? '');
@@ -277,7 +341,9 @@ async function replayChunk(client: SignalsClient, idempotencyKey: string, body: 
 function secretsOf(signals: readonly Signal[], namePrefix: string): SignalSecret[] {
   return signals.flatMap((signal) => {
     const secret = signal.notify?.webhook_secret;
-    return secret === undefined ? [] : [{ id: signal.id, site_url: profileSiteOf(signal, namePrefix) ?? '', webhook_secret: secret }];
+    return secret === undefined
+      ? []
+      : [{ id: signal.id, site_url: profileSiteOf(signal, namePrefix) ?? '', webhook_secret: secret }];
   });
 }
 

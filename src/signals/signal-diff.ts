@@ -94,7 +94,10 @@ export function settingsOf(signal: Signal): SignalSettings {
 }
 
 /** Compares desired and existing settings; the patch carries only what differs. */
-export function settingsPatch(desired: SignalSettings, existing: SignalSettings): { patch: SignalPatchBody; changes: string[] } {
+export function settingsPatch(
+  desired: SignalSettings,
+  existing: SignalSettings,
+): { patch: SignalPatchBody; changes: string[] } {
   const patch: SignalPatchBody = {};
   const changes: string[] = [];
   if (desired.interval !== existing.interval || desired.timezone !== existing.timezone) {
@@ -124,7 +127,8 @@ export function targetAttributes(desired: DesiredSignals, target: DesiredTarget)
   const render = (value: unknown): unknown => {
     if (typeof value === 'string') return value.replaceAll('{key}', target.key).replaceAll('{seed}', target.seed);
     if (Array.isArray(value)) return value.map(render);
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v)]));
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v)]));
     return value;
   };
   return {
@@ -146,7 +150,8 @@ export function oversizedAttributes(desired: DesiredSignals): { seed: string; pr
   return desired.targets.flatMap((target) => {
     const { external_id: externalId, metadata } = targetAttributes(desired, target);
     const problems: string[] = [];
-    if (typeof externalId === 'string' && externalId.length > MAX_EXTERNAL_ID_CHARS) problems.push(`external_id is ${externalId.length} characters (at most ${MAX_EXTERNAL_ID_CHARS})`);
+    if (typeof externalId === 'string' && externalId.length > MAX_EXTERNAL_ID_CHARS)
+      problems.push(`external_id is ${externalId.length} characters (at most ${MAX_EXTERNAL_ID_CHARS})`);
     const bytes = metadata === undefined ? 0 : Buffer.byteLength(JSON.stringify(metadata));
     if (bytes > MAX_METADATA_BYTES) problems.push(`metadata is ${bytes} bytes of JSON (at most ${MAX_METADATA_BYTES})`);
     return problems.map((problem) => ({ seed: target.seed, problem }));
@@ -159,14 +164,19 @@ export function oversizedAttributes(desired: DesiredSignals): { seed: string; pr
  */
 export function profileSiteOf(signal: Signal, namePrefix: string): string | undefined {
   const target = signal.target;
-  if (target !== undefined) return target.type === 'profile' && typeof target.site_url === 'string' ? target.site_url : undefined;
+  if (target !== undefined)
+    return target.type === 'profile' && typeof target.site_url === 'string' ? target.site_url : undefined;
   const prefix = `${namePrefix} — `;
   const site = signal.name.startsWith(prefix) ? signal.name.slice(prefix.length).trim() : '';
   return site === '' ? undefined : site;
 }
 
 /** Name, tags, external_id and metadata of one Signal against the config; the patch carries only what differs. */
-export function attributesPatch(desired: DesiredSignals, target: DesiredTarget, signal: Signal): { patch: SignalPatchBody; changes: string[] } {
+export function attributesPatch(
+  desired: DesiredSignals,
+  target: DesiredTarget,
+  signal: Signal,
+): { patch: SignalPatchBody; changes: string[] } {
   const patch: SignalPatchBody = {};
   const changes: string[] = [];
   const prefix = `${desired.namePrefix} — `;

@@ -22,8 +22,16 @@ export interface LogSettings {
  * Fields whose values are secrets wherever they appear in a log line's fields: the config's
  * `api.api_key`, webhook secrets, tokens, passwords and Authorization headers.
  */
-const SECRET_PATHS = ['api_key', 'apiKey', 'secret', 'webhook_secret', 'token', 'password', 'authorization', 'headers.authorization']
-  .flatMap((key) => [key, `*.${key}`]);
+const SECRET_PATHS = [
+  'api_key',
+  'apiKey',
+  'secret',
+  'webhook_secret',
+  'token',
+  'password',
+  'authorization',
+  'headers.authorization',
+].flatMap((key) => [key, `*.${key}`]);
 
 /** Values known to be secret (the configured API key, webhook secrets, a Postgres password): redacted in every message. */
 const knownSecrets = new Set<string>();
@@ -78,12 +86,18 @@ function build(settings: LogSettings): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: {
         level: (label) => ({ level: label }),
-        log: (fields) => Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value])),
+        log: (fields) =>
+          Object.fromEntries(
+            Object.entries(fields).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value]),
+          ),
       },
       redact: { paths: SECRET_PATHS, censor: '[redacted]' },
       hooks: {
         logMethod(args, method) {
-          method.apply(this, args.map((arg) => (typeof arg === 'string' ? redact(arg) : arg)) as Parameters<typeof method>);
+          method.apply(
+            this,
+            args.map((arg) => (typeof arg === 'string' ? redact(arg) : arg)) as Parameters<typeof method>,
+          );
         },
       },
     },
@@ -98,10 +112,17 @@ export function redact(text: string): string {
 
 /** Each JSON line written at once (synchronously when it is a file descriptor), so a line logged just before exit is not lost. */
 function jsonDestination(out: NodeJS.WritableStream): DestinationStream {
-  return out === process.stderr ? pino.destination({ fd: 2, sync: true }) : { write: (line: string) => void out.write(line) };
+  return out === process.stderr
+    ? pino.destination({ fd: 2, sync: true })
+    : { write: (line: string) => void out.write(line) };
 }
 
-const PREFIX: Partial<Record<Level, string>> = { debug: 'debug: ', warn: 'warning: ', error: 'error: ', fatal: 'error: ' };
+const PREFIX: Partial<Record<Level, string>> = {
+  debug: 'debug: ',
+  warn: 'warning: ',
+  error: 'error: ',
+  fatal: 'error: ',
+};
 
 /** The message alone, prefixed by its level when it is not `info`, wrapped to the terminal's width. */
 function plainDestination(out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }): DestinationStream {

@@ -11,7 +11,10 @@ export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new Error(`No package.json above ${fileURLToPath(import.meta.url)}: seedline's files are incomplete, reinstall it`);
+    if (parent === dir)
+      throw new Error(
+        `No package.json above ${fileURLToPath(import.meta.url)}: seedline's files are incomplete, reinstall it`,
+      );
     dir = parent;
   }
   return dir;

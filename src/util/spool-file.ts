@@ -37,7 +37,9 @@ export class SpoolFile {
   static async fill(source: AsyncIterable<readonly unknown[]>): Promise<SpoolFile> {
     await removeOrphans();
     const folder = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`)).catch((error: NodeJS.ErrnoException) => {
-      throw new Error(`cannot write a temporary file in ${tmpdir()} (${error.code ?? error.message}): set TMPDIR to a writable folder`);
+      throw new Error(
+        `cannot write a temporary file in ${tmpdir()} (${error.code ?? error.message}): set TMPDIR to a writable folder`,
+      );
     });
     const path = join(folder, 'chunks.v8');
     let count = 0;
@@ -89,7 +91,8 @@ async function removeOrphans(): Promise<void> {
   const names = await readdir(tmpdir()).catch(() => [] as string[]);
   for (const name of names) {
     const pid = new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1];
-    if (pid !== undefined && !isRunning(Number(pid))) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+    if (pid !== undefined && !isRunning(Number(pid)))
+      await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

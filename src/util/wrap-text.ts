@@ -28,5 +28,10 @@ export function wrapText(text: string, width: number, indent = 2): string {
 
 /** `text` wrapped to the width of `stream` when it is a terminal, as it is otherwise. */
 export function wrapForTerminal(text: string, stream: NodeJS.WriteStream = process.stderr): string {
-  return stream.isTTY && stream.columns ? text.split('\n').map((line) => wrapText(line, stream.columns)).join('\n') : text;
+  return stream.isTTY && stream.columns
+    ? text
+        .split('\n')
+        .map((line) => wrapText(line, stream.columns))
+        .join('\n')
+    : text;
 }

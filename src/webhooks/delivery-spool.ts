@@ -34,7 +34,10 @@ const STALE_TEMPORARY_MS = 60_000;
 export class SpoolUnwritableError extends Error {
   readonly code = 'SEEDLINE_SPOOL_UNWRITABLE';
   constructor(dir: string, cause: unknown) {
-    super(`webhooks.spool_dir ${dir} cannot be written (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}): make it a writable folder or point webhooks.spool_dir elsewhere`, { cause });
+    super(
+      `webhooks.spool_dir ${dir} cannot be written (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}): make it a writable folder or point webhooks.spool_dir elsewhere`,
+      { cause },
+    );
     this.name = 'SpoolUnwritableError';
   }
 }
@@ -127,7 +130,10 @@ export class DeliverySpool {
   }
 
   /** These queued files' deliveries, oldest accepted first; a file gone meanwhile is skipped, one that cannot be read is set aside as `*.bad`. */
-  async read(files: readonly string[], onBad: (file: string, reason: string) => void = () => undefined): Promise<SpoolEntry[]> {
+  async read(
+    files: readonly string[],
+    onBad: (file: string, reason: string) => void = () => undefined,
+  ): Promise<SpoolEntry[]> {
     const entries: SpoolEntry[] = [];
     for (const file of files) {
       try {
@@ -138,7 +144,9 @@ export class DeliverySpool {
         onBad(file, (error as Error).message);
       }
     }
-    return entries.sort((a, b) => a.delivery.receivedAt.localeCompare(b.delivery.receivedAt) || a.file.localeCompare(b.file));
+    return entries.sort(
+      (a, b) => a.delivery.receivedAt.localeCompare(b.delivery.receivedAt) || a.file.localeCompare(b.file),
+    );
   }
 
   /** Queued deliveries (a cheap count): 0 when the folder does not exist yet; any other failure to read it throws. */
@@ -206,9 +214,13 @@ function ignoreGone(error: NodeJS.ErrnoException): undefined {
 
 function parseDelivery(text: string): SpooledDelivery {
   const value = JSON.parse(text) as Partial<SpooledDelivery>;
-  if (typeof value.key !== 'string' || typeof value.event !== 'string' || typeof value.receivedAt !== 'string' || typeof value.raw !== 'string') {
+  if (
+    typeof value.key !== 'string' ||
+    typeof value.event !== 'string' ||
+    typeof value.receivedAt !== 'string' ||
+    typeof value.raw !== 'string'
+  ) {
     throw new Error('not a spooled delivery (key, event, receivedAt, raw expected)');
   }
   return value as SpooledDelivery;
 }
-

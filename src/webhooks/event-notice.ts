@@ -2,7 +2,8 @@ import type { BatchCompletedEvent, SignalPausedEvent, SignalTestEvent } from '..
 import type { z } from 'zod';
 
 /** Events other than Triggers: reported on stderr and recorded in `webhook_events`. */
-export type NoticeEvent = z.infer<typeof BatchCompletedEvent> | z.infer<typeof SignalPausedEvent> | z.infer<typeof SignalTestEvent>;
+export type NoticeEvent =
+  z.infer<typeof BatchCompletedEvent> | z.infer<typeof SignalPausedEvent> | z.infer<typeof SignalTestEvent>;
 
 const PAUSE_ADVICE: Record<string, string> = {
   insufficient_credits: 'the balance could not pay for a check: top up, then resume it',

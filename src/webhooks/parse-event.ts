@@ -18,7 +18,11 @@ export function parseEvent(raw: string): ParsedEvent {
   if (result.success) return { ok: true, event: result.data };
   const name = json !== null && typeof json === 'object' ? (json as { event?: unknown }).event : undefined;
   // A Trigger that does not fit is filed against the table it was meant for.
-  return { ok: false, table: name === 'signal.triggered' ? 'triggers' : 'webhooks', reason: `event ${JSON.stringify(name ?? null).slice(0, 64)}: ${describeIssues(result.error)}` };
+  return {
+    ok: false,
+    table: name === 'signal.triggered' ? 'triggers' : 'webhooks',
+    reason: `event ${JSON.stringify(name ?? null).slice(0, 64)}: ${describeIssues(result.error)}`,
+  };
 }
 
 /**

@@ -3,7 +3,12 @@ import { Timestamp } from '../../schemas/common.js';
 import type { Trigger } from '../../schemas/signal.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
-import { quoteIdentifier, type Destination, type RejectedRow, type TableDefinition } from '../destinations/destination.js';
+import {
+  quoteIdentifier,
+  type Destination,
+  type RejectedRow,
+  type TableDefinition,
+} from '../destinations/destination.js';
 import { LoadWriter } from '../engine/load-writer.js';
 import type { ShapedRecords, TableShaper } from '../engine/table-shaper.js';
 import { firstLine } from '../util/first-line.js';
@@ -135,7 +140,9 @@ export class SpoolDrainer {
     } catch (error) {
       if (!(error instanceof DestinationLockedError)) throw error;
       const left = await this.options.spool.size().catch(() => 'some');
-      this.log(`spool: ${left} deliveries left in ${this.options.spool.dir}: the destination is busy (${error.holder}); the next serve or sync loads them`);
+      this.log(
+        `spool: ${left} deliveries left in ${this.options.spool.dir}: the destination is busy (${error.holder}); the next serve or sync loads them`,
+      );
       return null;
     }
   }
@@ -156,7 +163,9 @@ export class SpoolDrainer {
         const files = await spool.pending();
         const chunk = Math.max(1, this.options.chunkFiles ?? DEFAULT_CHUNK_FILES);
         for (let at = 0; at < files.length; at += chunk) {
-          const entries = await spool.read(files.slice(at, at + chunk), (file, reason) => this.log(`spool: ${file} is unreadable (${reason}); set aside as ${file}.bad`));
+          const entries = await spool.read(files.slice(at, at + chunk), (file, reason) =>
+            this.log(`spool: ${file} is unreadable (${reason}); set aside as ${file}.bad`),
+          );
           if (entries.length === 0) continue;
           const { loaded, left } = await this.load(opened.destination, entries);
           await spool.remove(entries.filter((e) => !left.has(e.file)).map((e) => e.file));
@@ -172,7 +181,10 @@ export class SpoolDrainer {
   }
 
   /** Loads one chunk; `left` names the files kept spooled (`leaveBatchCompleted`). */
-  private async load(destination: Destination, entries: readonly SpoolEntry[]): Promise<{ loaded: DrainResult; left: Set<string> }> {
+  private async load(
+    destination: Destination,
+    entries: readonly SpoolEntry[],
+  ): Promise<{ loaded: DrainResult; left: Set<string> }> {
     const { runId } = this.options;
     const left = new Set<string>();
     const triggers = new Map<string, Trigger>();
@@ -181,7 +193,13 @@ export class SpoolDrainer {
     const jobIds: string[] = [];
     for (const { delivery, file } of entries) {
       if (delivery.rejected) {
-        rejected.push({ runId, stream: 'webhooks', table: delivery.rejected.table, record: delivery.raw, reason: delivery.rejected.reason });
+        rejected.push({
+          runId,
+          stream: 'webhooks',
+          table: delivery.rejected.table,
+          record: delivery.raw,
+          reason: delivery.rejected.reason,
+        });
         continue;
       }
       const parsed = parseEvent(delivery.raw);
@@ -197,7 +215,9 @@ export class SpoolDrainer {
         if (event.event === 'batch.completed') jobIds.push(event.job.job_id);
       }
     }
-    const ordered = [...triggers.values()].sort((a, b) => a.signal_id.localeCompare(b.signal_id) || a.check_number - b.check_number);
+    const ordered = [...triggers.values()].sort(
+      (a, b) => a.signal_id.localeCompare(b.signal_id) || a.check_number - b.check_number,
+    );
     const groups: ShapedRecords[] = [];
     if (ordered.length > 0) groups.push(this.options.shaper.shape({}, ordered));
     if (events.size > 0) groups.push({ table: webhookEventsTable, rows: [...events.values()], rejected: [] });
@@ -208,16 +228,27 @@ export class SpoolDrainer {
     });
     this.report(ordered, events.size, unkept.length);
     if (jobIds.length > 0) await this.options.onBatchCompleted?.(jobIds, destination);
-    return { loaded: { triggers: ordered.length, events: events.size, rejected: unkept.length + counts.rejected, files: entries.length - left.size }, left };
+    return {
+      loaded: {
+        triggers: ordered.length,
+        events: events.size,
+        rejected: unkept.length + counts.rejected,
+        files: entries.length - left.size,
+      },
+      left,
+    };
   }
 
   private report(triggers: readonly Trigger[], events: number, rejected: number): void {
     if (triggers.length > 0) {
       const shown = triggers.slice(0, 5).map((t) => `${t.trigger_id} (Signal ${t.signal_id}, check ${t.check_number})`);
-      this.log(`signal.triggered: loaded ${triggers.length} trigger${triggers.length === 1 ? '' : 's'} into triggers: ${shown.join(', ')}${triggers.length > 5 ? ', …' : ''}`);
+      this.log(
+        `signal.triggered: loaded ${triggers.length} trigger${triggers.length === 1 ? '' : 's'} into triggers: ${shown.join(', ')}${triggers.length > 5 ? ', …' : ''}`,
+      );
     }
     if (events > 0) this.log(`webhook_events: recorded ${events} event${events === 1 ? '' : 's'}`);
-    if (rejected > 0) this.log(`_seedline_rejected: filed ${rejected} unreadable deliver${rejected === 1 ? 'y' : 'ies'}`);
+    if (rejected > 0)
+      this.log(`_seedline_rejected: filed ${rejected} unreadable deliver${rejected === 1 ? 'y' : 'ies'}`);
   }
 
   private async run(): Promise<void> {
@@ -227,7 +258,10 @@ export class SpoolDrainer {
         await this.drainOnce();
         this.lastProblem = '';
       } catch (error) {
-        const problem = error instanceof DestinationLockedError ? `the destination is busy (${error.holder}); deliveries stay spooled` : `load failed (${firstLine(error)}); deliveries stay spooled`;
+        const problem =
+          error instanceof DestinationLockedError
+            ? `the destination is busy (${error.holder}); deliveries stay spooled`
+            : `load failed (${firstLine(error)}); deliveries stay spooled`;
         // A sync may hold the lock for minutes: say so once, not every second.
         if (problem !== this.lastProblem) this.log(`spool: ${problem}, trying again`);
         this.lastProblem = problem;
@@ -254,9 +288,25 @@ export class SpoolDrainer {
   }
 }
 
-function eventRow(key: string, receivedAt: string, event: Exclude<WebhookEvent, { event: 'signal.triggered' }>): EventRow {
-  const subject = event.event === 'batch.completed' ? event.job.job_id : event.event === 'signal.paused' ? event.signal.id : event.signal_id;
-  return { delivery_key: key, event: event.event, subject_id: subject, test: event.event === 'signal.test', received_at: receivedAt, payload: event };
+function eventRow(
+  key: string,
+  receivedAt: string,
+  event: Exclude<WebhookEvent, { event: 'signal.triggered' }>,
+): EventRow {
+  const subject =
+    event.event === 'batch.completed'
+      ? event.job.job_id
+      : event.event === 'signal.paused'
+        ? event.signal.id
+        : event.signal_id;
+  return {
+    delivery_key: key,
+    event: event.event,
+    subject_id: subject,
+    test: event.event === 'signal.test',
+    received_at: receivedAt,
+    payload: event,
+  };
 }
 
 /**
@@ -271,7 +321,10 @@ async function notYetKept(destination: Destination, rejected: readonly RejectedR
   for (const row of rejected) {
     if (seen.has(row.record)) continue;
     seen.add(row.record);
-    const kept = await destination.query(`select 1 as kept from ${table} where stream = $1 and record = $2`, [row.stream, row.record]);
+    const kept = await destination.query(`select 1 as kept from ${table} where stream = $1 and record = $2`, [
+      row.stream,
+      row.record,
+    ]);
     if (kept.length === 0) unkept.push(row);
   }
   return unkept;

@@ -18,7 +18,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 /** Default requests handled at once; more are answered 503 at once (the service delivers them again later). */
 export const DEFAULT_MAX_IN_FLIGHT = 256;
 
-const NO_CANDIDATE = 'no configured secret may have signed it (the Signal it names is not in webhooks.secrets_file, and webhooks.secrets is empty)';
+const NO_CANDIDATE =
+  'no configured secret may have signed it (the Signal it names is not in webhooks.secrets_file, and webhooks.secrets is empty)';
 
 /** Where verified deliveries go: the durable spool in production. */
 export interface DeliverySink {
@@ -138,9 +139,14 @@ export class WebhookReceiver {
 
   /** One request too many: 503 at once, body unread, connection closed; the service delivers it again later. */
   private turnAway(res: ServerResponse): void {
-    if (!this.saturated) this.log(`webhook not accepted (503): ${this.maxInFlight} requests already in flight (webhooks.max_in_flight); the service delivers again later`);
+    if (!this.saturated)
+      this.log(
+        `webhook not accepted (503): ${this.maxInFlight} requests already in flight (webhooks.max_in_flight); the service delivers again later`,
+      );
     this.saturated = true;
-    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1', connection: 'close' }).end(`busy: ${this.maxInFlight} requests in flight; deliver again later\n`);
+    res
+      .writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1', connection: 'close' })
+      .end(`busy: ${this.maxInFlight} requests in flight; deliver again later\n`);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -153,7 +159,9 @@ export class WebhookReceiver {
       this.log(`webhook not accepted (503): ${reason}`);
       answer = { status: 503, text: `not accepted: ${reason}; deliver again later` };
     }
-    const headers: Record<string, string> = { 'content-type': answer.contentType ?? (answer.json ? 'application/json' : 'text/plain; charset=utf-8') };
+    const headers: Record<string, string> = {
+      'content-type': answer.contentType ?? (answer.json ? 'application/json' : 'text/plain; charset=utf-8'),
+    };
     if (answer.status === 405) headers.allow = 'POST';
     // An oversized body is left unread: close the connection rather than drain it.
     if (answer.status === 413) headers.connection = 'close';
@@ -167,7 +175,11 @@ export class WebhookReceiver {
     }
     const page = this.options.pages?.[pathname];
     if (page && (req.method === 'GET' || req.method === 'HEAD')) {
-      if (!isLoopback(req.socket.remoteAddress)) return { status: 403, text: `${pathname} is served to this machine only (open it from the host serve runs on)` };
+      if (!isLoopback(req.socket.remoteAddress))
+        return {
+          status: 403,
+          text: `${pathname} is served to this machine only (open it from the host serve runs on)`,
+        };
       const { contentType, body } = await page();
       return { status: 200, text: body, contentType };
     }
@@ -177,7 +189,10 @@ export class WebhookReceiver {
     const body = await readBody(req, limit);
     if (body === undefined) return this.refuse(413, `body larger than ${limit} bytes`);
 
-    const signature = { header: req.headers['x-service-signature'], toleranceSeconds: this.options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS };
+    const signature = {
+      header: req.headers['x-service-signature'],
+      toleranceSeconds: this.options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+    };
     // The header and its age first: a flood of stale or unsigned requests costs no HMAC.
     const header = checkSignatureHeader(signature);
     if (!header.ok) return this.refuse(401, `invalid signature (${header.reason}): ${header.message}`);
@@ -185,23 +200,40 @@ export class WebhookReceiver {
     const source = this.options.secrets;
     const secrets = isSecretSource(source) ? await source.forBody(raw) : source;
     const verified = verifyWebhook({ ...signature, rawBody: body, secrets });
-    if (!verified.ok) return this.refuse(401, `invalid signature (${verified.reason}): ${verified.reason === 'no_secret' ? NO_CANDIDATE : verified.message}`);
+    if (!verified.ok)
+      return this.refuse(
+        401,
+        `invalid signature (${verified.reason}): ${verified.reason === 'no_secret' ? NO_CANDIDATE : verified.message}`,
+      );
 
     const parsed = parseEvent(raw);
-    const delivery: SpooledDelivery = { key: deliveryKey(parsed, raw, verified.timestamp), event: parsed.ok ? parsed.event.event : 'unreadable', receivedAt: new Date().toISOString(), raw };
+    const delivery: SpooledDelivery = {
+      key: deliveryKey(parsed, raw, verified.timestamp),
+      event: parsed.ok ? parsed.event.event : 'unreadable',
+      receivedAt: new Date().toISOString(),
+      raw,
+    };
     if (!parsed.ok) {
       await this.options.sink.accept({ ...delivery, rejected: { table: parsed.table, reason: parsed.reason } });
-      this.log(`webhook kept for _seedline_rejected (202): signed, but not an event this receiver reads: ${parsed.reason}`);
+      this.log(
+        `webhook kept for _seedline_rejected (202): signed, but not an event this receiver reads: ${parsed.reason}`,
+      );
       return { status: 202, text: `accepted: kept for _seedline_rejected (${parsed.reason})` };
     }
     const event = parsed.event;
     const named = req.headers['x-service-event'];
     // The header is not signed, the body is: the body decides, the mismatch is only reported.
-    if (typeof named === 'string' && named !== event.event) this.log(`warning: X-Service-Event says ${JSON.stringify(named.slice(0, 64))} but the signed body is ${event.event}: read as ${event.event}`);
+    if (typeof named === 'string' && named !== event.event)
+      this.log(
+        `warning: X-Service-Event says ${JSON.stringify(named.slice(0, 64))} but the signed body is ${event.event}: read as ${event.event}`,
+      );
     const queued = await this.options.sink.accept(delivery);
     if (event.event === 'signal.triggered') {
       const { trigger } = event;
-      if (queued) this.log(`signal.triggered: queued trigger ${trigger.trigger_id} of Signal ${trigger.signal_id} (check ${trigger.check_number})`);
+      if (queued)
+        this.log(
+          `signal.triggered: queued trigger ${trigger.trigger_id} of Signal ${trigger.signal_id} (check ${trigger.check_number})`,
+        );
       return { status: 200, text: `ok: trigger ${trigger.trigger_id} ${queued ? 'queued' : 'already queued'}` };
     }
     if (queued) this.log(eventNotice(event));

@@ -60,7 +60,11 @@ export class WebhookSecrets {
     const signal = claimedSignalId(rawBody);
     // The reload this call joined may have read the file before a just-applied Signal's line landed: look once more.
     if (signal !== undefined && !this.bySignal.has(signal)) await this.refresh();
-    return [...(this.options.fixed ?? []), ...this.unkeyed, ...((signal === undefined ? undefined : this.bySignal.get(signal)) ?? [])];
+    return [
+      ...(this.options.fixed ?? []),
+      ...this.unkeyed,
+      ...((signal === undefined ? undefined : this.bySignal.get(signal)) ?? []),
+    ];
   }
 
   /**
@@ -81,10 +85,15 @@ export class WebhookSecrets {
     if (version === this.version) return;
     if (version === 'missing') {
       this.swap(version, new Map(), []);
-      this.log(`webhooks.secrets_file ${file} does not exist (yet): only webhooks.secrets verify deliveries; run \`seedline signals apply --secrets-out ${file}\` to fill it`);
+      this.log(
+        `webhooks.secrets_file ${file} does not exist (yet): only webhooks.secrets verify deliveries; run \`seedline signals apply --secrets-out ${file}\` to fill it`,
+      );
       return;
     }
-    if ((mode & 0o077) !== 0) this.log(`warning: webhooks.secrets_file ${file} is readable by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`);
+    if ((mode & 0o077) !== 0)
+      this.log(
+        `warning: webhooks.secrets_file ${file} is readable by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`,
+      );
     const bySignal = new Map<string, string[]>();
     const unkeyed: string[] = [];
     for (const { id, secret } of parseSecretsFile(await readFile(file, 'utf8'), file, this.log)) {
@@ -122,7 +131,8 @@ export function parseSecretsFile(text: string, file: string, log: (line: string)
     if (line.trim() === '') return;
     try {
       const { id, webhook_secret: secret } = JSON.parse(line) as { id?: unknown; webhook_secret?: unknown };
-      if (typeof secret === 'string' && secret.length > 0) return void secrets.push(typeof id === 'string' && id.length > 0 ? { id, secret } : { secret });
+      if (typeof secret === 'string' && secret.length > 0)
+        return void secrets.push(typeof id === 'string' && id.length > 0 ? { id, secret } : { secret });
     } catch {
       // Reported below without the line's content, which holds a secret.
     }

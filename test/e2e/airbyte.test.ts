@@ -7,7 +7,9 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace } from '../helpers/cli.js';
 
 const KEY = 'svc_live_airbyte';
-const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/airbyte-protocol.schema.json'), 'utf8')) as object);
+const validate = new Ajv({ allErrors: true, strict: false }).compile(
+  JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/airbyte-protocol.schema.json'), 'utf8')) as object,
+);
 
 /** Every stdout line as a protocol message, each validated against the protocol's schema. */
 function messages(stdout: string): any[] {
@@ -28,7 +30,15 @@ describe('seedline airbyte', () => {
   /** A config (the Airbyte config is the seedline config as JSON) with its working DuckDB file named `store`. */
   const config = async (store: string) => {
     const path = join(dir, `${store}.json`);
-    await writeFile(path, JSON.stringify({ api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: `${store}.duckdb` }, seeds: { profiles: ['ada-lovelace', 'grace-hopper', 'alan-turing'], companies: ['acme-analytics'] }, streams: { profiles: {}, companies: {}, account: {} } }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        api: { base_url: sandbox.url, api_key: KEY },
+        destination: { type: 'duckdb', path: `${store}.duckdb` },
+        seeds: { profiles: ['ada-lovelace', 'grace-hopper', 'alan-turing'], companies: ['acme-analytics'] },
+        streams: { profiles: {}, companies: {}, account: {} },
+      }),
+    );
     return path;
   };
 
@@ -42,34 +52,80 @@ describe('seedline airbyte', () => {
     const path = await config('first');
     const [spec] = messages((await runCli(['airbyte', 'spec'])).stdout);
     expect(spec.spec.connectionSpecification.properties).toHaveProperty('streams');
-    expect(messages((await runCli(['airbyte', 'check', '--config', path])).stdout)).toEqual([{ type: 'CONNECTION_STATUS', connectionStatus: { status: 'SUCCEEDED' } }]);
+    expect(messages((await runCli(['airbyte', 'check', '--config', path])).stdout)).toEqual([
+      { type: 'CONNECTION_STATUS', connectionStatus: { status: 'SUCCEEDED' } },
+    ]);
     const [failed] = messages((await runCli(['airbyte', 'check', '--config', join(dir, 'missing.json')])).stdout);
-    expect(failed.connectionStatus).toMatchObject({ status: 'FAILED', message: expect.stringMatching(/cannot read the file/) });
+    expect(failed.connectionStatus).toMatchObject({
+      status: 'FAILED',
+      message: expect.stringMatching(/cannot read the file/),
+    });
     const [catalog] = messages((await runCli(['airbyte', 'discover', '--config', path])).stdout);
-    const streams = catalog.catalog.streams as { name: string; source_defined_primary_key: string[][]; default_cursor_field: string[] }[];
-    expect(streams.find((s) => s.name === 'profiles')).toMatchObject({ source_defined_primary_key: [['url']], default_cursor_field: ['_loaded_at'] });
-    expect(streams.find((s) => s.name === 'profiles__positions')).toMatchObject({ source_defined_primary_key: [['_parent_url'], ['_index']] });
-    await writeFile(join(dir, 'catalog.json'), JSON.stringify({ streams: streams.filter((s) => ['profiles', 'profiles__positions', 'companies'].includes(s.name)).map((stream) => ({ stream, sync_mode: 'incremental', destination_sync_mode: 'append_dedup' })) }));
+    const streams = catalog.catalog.streams as {
+      name: string;
+      source_defined_primary_key: string[][];
+      default_cursor_field: string[];
+    }[];
+    expect(streams.find((s) => s.name === 'profiles')).toMatchObject({
+      source_defined_primary_key: [['url']],
+      default_cursor_field: ['_loaded_at'],
+    });
+    expect(streams.find((s) => s.name === 'profiles__positions')).toMatchObject({
+      source_defined_primary_key: [['_parent_url'], ['_index']],
+    });
+    await writeFile(
+      join(dir, 'catalog.json'),
+      JSON.stringify({
+        streams: streams
+          .filter((s) => ['profiles', 'profiles__positions', 'companies'].includes(s.name))
+          .map((stream) => ({ stream, sync_mode: 'incremental', destination_sync_mode: 'append_dedup' })),
+      }),
+    );
   }, 120_000);
 
   it('given a catalog of three streams, when read runs, then RECORD, STATE, LOG and TRACE messages are valid; fed back into a read in a fresh container its STATE makes it spend 0 credits', async () => {
-    const first = await runCli(['airbyte', 'read', '--config', await config('first'), '--catalog', join(dir, 'catalog.json')]);
+    const first = await runCli([
+      'airbyte',
+      'read',
+      '--config',
+      await config('first'),
+      '--catalog',
+      join(dir, 'catalog.json'),
+    ]);
     expect(first.code, first.stderr).toBe(0);
     const emitted = messages(first.stdout);
-    const records = (stream: string, all: any[]) => all.filter((m) => m.type === 'RECORD' && m.record.stream === stream).length;
+    const records = (stream: string, all: any[]) =>
+      all.filter((m) => m.type === 'RECORD' && m.record.stream === stream).length;
     expect([records('profiles', emitted), records('companies', emitted)]).toEqual([3, 1]);
     expect(records('profiles__positions', emitted)).toBeGreaterThan(0);
-    expect(emitted.filter((m) => m.type === 'TRACE').map((m) => m.trace.type)).toEqual(expect.arrayContaining(['ESTIMATE', 'STREAM_STATUS']));
+    expect(emitted.filter((m) => m.type === 'TRACE').map((m) => m.trace.type)).toEqual(
+      expect.arrayContaining(['ESTIMATE', 'STREAM_STATUS']),
+    );
     expect(emitted.some((m) => m.type === 'LOG')).toBe(true);
-    const finals = emitted.filter((m) => m.type === 'TRACE' && m.trace.type === 'STREAM_STATUS' && m.trace.stream_status.status === 'COMPLETE');
-    expect(finals.map((m) => m.trace.stream_status.stream_descriptor.name).sort()).toEqual(['companies', 'profiles', 'profiles__positions']);
+    const finals = emitted.filter(
+      (m) => m.type === 'TRACE' && m.trace.type === 'STREAM_STATUS' && m.trace.stream_status.status === 'COMPLETE',
+    );
+    expect(finals.map((m) => m.trace.stream_status.stream_descriptor.name).sort()).toEqual([
+      'companies',
+      'profiles',
+      'profiles__positions',
+    ]);
     const billed = sandbox.ledger.totalBilled();
     expect(billed).toBeGreaterThan(0);
 
     // What the platform keeps: the last STATE of each stream.
     const states = emitted.filter((m) => m.type === 'STATE').map((m) => m.state);
     await writeFile(join(dir, 'state.json'), JSON.stringify(states));
-    const second = await runCli(['airbyte', 'read', '--config', await config('fresh'), '--catalog', join(dir, 'catalog.json'), '--state', join(dir, 'state.json')]);
+    const second = await runCli([
+      'airbyte',
+      'read',
+      '--config',
+      await config('fresh'),
+      '--catalog',
+      join(dir, 'catalog.json'),
+      '--state',
+      join(dir, 'state.json'),
+    ]);
     expect(second.code, second.stderr).toBe(0);
     const again = messages(second.stdout);
     expect(sandbox.ledger.totalBilled()).toBe(billed);
@@ -78,17 +134,49 @@ describe('seedline airbyte', () => {
 
     // full_refresh: every current row of the store, though nothing new was bought.
     const catalog = JSON.parse(readFileSync(join(dir, 'catalog.json'), 'utf8')) as { streams: { sync_mode: string }[] };
-    await writeFile(join(dir, 'full.json'), JSON.stringify({ streams: catalog.streams.map((s) => ({ ...s, sync_mode: 'full_refresh', destination_sync_mode: 'overwrite' })) }));
-    const full = messages((await runCli(['airbyte', 'read', '--config', await config('first'), '--catalog', join(dir, 'full.json')])).stdout);
+    await writeFile(
+      join(dir, 'full.json'),
+      JSON.stringify({
+        streams: catalog.streams.map((s) => ({ ...s, sync_mode: 'full_refresh', destination_sync_mode: 'overwrite' })),
+      }),
+    );
+    const full = messages(
+      (await runCli(['airbyte', 'read', '--config', await config('first'), '--catalog', join(dir, 'full.json')]))
+        .stdout,
+    );
     expect([records('profiles', full), records('companies', full)]).toEqual([3, 1]);
     expect(sandbox.ledger.totalBilled()).toBe(billed);
   }, 180_000);
 
   it('given a catalog naming a stream the config does not sync, when read runs, then one ERROR trace says so as a config error and it exits 1', async () => {
-    await writeFile(join(dir, 'bad-catalog.json'), JSON.stringify({ streams: [{ stream: { name: 'jobs', json_schema: {}, supported_sync_modes: ['full_refresh'] }, sync_mode: 'full_refresh', destination_sync_mode: 'append' }] }));
-    const read = await runCli(['airbyte', 'read', '--config', await config('bad'), '--catalog', join(dir, 'bad-catalog.json')]);
+    await writeFile(
+      join(dir, 'bad-catalog.json'),
+      JSON.stringify({
+        streams: [
+          {
+            stream: { name: 'jobs', json_schema: {}, supported_sync_modes: ['full_refresh'] },
+            sync_mode: 'full_refresh',
+            destination_sync_mode: 'append',
+          },
+        ],
+      }),
+    );
+    const read = await runCli([
+      'airbyte',
+      'read',
+      '--config',
+      await config('bad'),
+      '--catalog',
+      join(dir, 'bad-catalog.json'),
+    ]);
     expect(read.code).toBe(1);
     const errors = messages(read.stdout).filter((m) => m.type === 'TRACE' && m.trace.type === 'ERROR');
-    expect(errors).toEqual([expect.objectContaining({ trace: expect.objectContaining({ error: expect.objectContaining({ failure_type: 'config_error', message: expect.stringContaining('jobs') }) }) })]);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        trace: expect.objectContaining({
+          error: expect.objectContaining({ failure_type: 'config_error', message: expect.stringContaining('jobs') }),
+        }),
+      }),
+    ]);
   }, 60_000);
 });

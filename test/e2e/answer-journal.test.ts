@@ -9,7 +9,9 @@ vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 // Single billed calls (jobs searches, activity pages, a batch item retried alone) journal their
 // answer the moment it arrives: a kill -9 after that costs nothing again.
-const PROFILES = ['alice-one', 'bob-two', 'carol-three', 'flaky-fred'].map((p) => `https://www.network.example/in/${p}`);
+const PROFILES = ['alice-one', 'bob-two', 'carol-three', 'flaky-fred'].map(
+  (p) => `https://www.network.example/in/${p}`,
+);
 const COMPANIES = ['acme-analytics', 'globex'].map((c) => `https://www.network.example/company/${c}`);
 const STREAMS = {
   profiles: {},
@@ -17,7 +19,6 @@ const STREAMS = {
   jobs: { keywords: ['data engineer'], max_results: 5, via: 'calls' },
   activity: { kinds: ['posts', 'comments'], max_pages: 2, via: 'calls' },
 };
-
 
 const snapshot = async (dest: DestinationConfig) => ({
   profiles: await query(dest, `select url, headline from "${dest.schema}".profiles order by url`),
@@ -30,11 +31,14 @@ const snapshot = async (dest: DestinationConfig) => ({
 /** Credits billed per operation (positive charges of the live key). */
 function billedByOperation(sandbox: Sandbox): Record<string, number> {
   const totals: Record<string, number> = {};
-  for (const entry of sandbox.ledger.entries) if (entry.billed && entry.credits > 0) totals[entry.operation] = (totals[entry.operation] ?? 0) + entry.credits;
+  for (const entry of sandbox.ledger.entries)
+    if (entry.billed && entry.credits > 0) totals[entry.operation] = (totals[entry.operation] ?? 0) + entry.credits;
   return totals;
 }
 
-async function inWorkspace<T>(body: (w: { sandbox: Sandbox; configPath: string; dest: DestinationConfig }) => Promise<T>): Promise<T> {
+async function inWorkspace<T>(
+  body: (w: { sandbox: Sandbox; configPath: string; dest: DestinationConfig }) => Promise<T>,
+): Promise<T> {
   const sandbox = await startSandbox({ rpm: 100_000 });
   try {
     const dir = await tempWorkspace();

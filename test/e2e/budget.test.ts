@@ -7,7 +7,10 @@ import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers
 
 vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
-const PROFILES = [...Array.from({ length: 12 }, (_, i) => `https://www.network.example/in/budget-person-${i}`), 'private-budget-hidden'];
+const PROFILES = [
+  ...Array.from({ length: 12 }, (_, i) => `https://www.network.example/in/budget-person-${i}`),
+  'private-budget-hidden',
+];
 const COMPANIES = ['acme-analytics', 'globex', 'initech'].map((c) => `https://www.network.example/company/${c}`);
 const SEARCH = { id: 'engineers', filters: { keywords: 'data engineer' }, max_results: 30 };
 
@@ -39,7 +42,8 @@ async function balanceOf(sandbox: Sandbox): Promise<number> {
 /** Credits billed per target: a target billed twice would be paying twice for the same thing. */
 function billedTwice(sandbox: Sandbox): string[] {
   const counts = new Map<string, number>();
-  for (const entry of sandbox.ledger.entries) if (entry.billed && entry.credits > 0) counts.set(entry.target, (counts.get(entry.target) ?? 0) + 1);
+  for (const entry of sandbox.ledger.entries)
+    if (entry.billed && entry.credits > 0) counts.set(entry.target, (counts.get(entry.target) ?? 0) + 1);
   return [...counts].filter(([, n]) => n > 1).map(([target]) => target);
 }
 
@@ -50,7 +54,10 @@ describe('credit budget against a live-billing sandbox', () => {
       const dir = await tempWorkspace();
       const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
       // Balance 40, keep 28: 12 credits may go, less than the 30 the work can cost.
-      const configPath = await writeConfig(dir, configFor(sandbox, dest, { keep_balance: 28, max_credits_per_run: 20 }));
+      const configPath = await writeConfig(
+        dir,
+        configFor(sandbox, dest, { keep_balance: 28, max_credits_per_run: 20 }),
+      );
 
       const planned = await runCli(['plan', '--config', configPath, '--json']);
       expect(planned.code, planned.stderr).toBe(0);
@@ -74,17 +81,31 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(spentFirst).toBeGreaterThan(0);
       expect(spentFirst).toBeLessThanOrEqual(12);
       expect(await balanceOf(sandbox)).toBeGreaterThanOrEqual(28);
-      const [run1] = await query(dest, 'select credits_used, credits_estimated, stop_reason, streams from seedline._seedline_runs');
+      const [run1] = await query(
+        dest,
+        'select credits_used, credits_estimated, stop_reason, streams from seedline._seedline_runs',
+      );
       expect(run1).toMatchObject({ credits_used: spentFirst, stop_reason: 'budget_exhausted' });
       // Reconciliation per stream: expected against actual, and why each stopped.
-      const perStream = (JSON.parse(String(run1?.streams)) as { stream: string; estimatedCredits: number; worstCaseCredits: number; credits: number; stopped?: string }[]).map((o) => [o.stream, o.estimatedCredits, o.worstCaseCredits, o.credits, o.stopped]);
+      const perStream = (
+        JSON.parse(String(run1?.streams)) as {
+          stream: string;
+          estimatedCredits: number;
+          worstCaseCredits: number;
+          credits: number;
+          stopped?: string;
+        }[]
+      ).map((o) => [o.stream, o.estimatedCredits, o.worstCaseCredits, o.credits, o.stopped]);
       expect(perStream).toEqual([
         ['profiles', PROFILES.length, 2 * PROFILES.length, 12, 'budget_exhausted'],
         ['companies', COMPANIES.length, 2 * COMPANIES.length, 0, 'budget_exhausted'],
         ['people_search', 4, 4, 0, 'budget_exhausted'],
       ]);
       expect(Number(run1?.credits_estimated)).toBe(PROFILES.length + COMPANIES.length + 4);
-      const pendingAfterFirst = await query(dest, "select stream, seed from seedline._seedline_seeds where status = 'pending'");
+      const pendingAfterFirst = await query(
+        dest,
+        "select stream, seed from seedline._seedline_seeds where status = 'pending'",
+      );
       const fetchedFirst = await query(dest, "select seed_key from seedline._seedline_seeds where status = 'fetched'");
       expect(pendingAfterFirst.length).toBeGreaterThan(0);
       expect(fetchedFirst.length).toBeGreaterThan(0);
@@ -95,7 +116,10 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).not.toMatch(/budget_exhausted/);
       expect(billedTwice(sandbox)).toEqual([]);
-      const seeds = await query(dest, 'select status, count(*) as n from seedline._seedline_seeds group by status order by status');
+      const seeds = await query(
+        dest,
+        'select status, count(*) as n from seedline._seedline_seeds group by status order by status',
+      );
       expect(seeds.map((r) => [r.status, Number(r.n)])).toEqual([
         ['failed', 1],
         ['fetched', PROFILES.length - 1 + COMPANIES.length],
@@ -126,7 +150,12 @@ describe('credit budget against a live-billing sandbox', () => {
       const dir = await tempWorkspace();
       const dest: DestinationConfig = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
       const seeds = PROFILES.slice(0, 6);
-      const config = (budget: Record<string, number>) => ({ ...configFor(sandbox, dest, budget), seeds: { profiles: seeds }, streams: { profiles: {} }, batch: { chunk_size: 10, poll_interval_ms: 20 } });
+      const config = (budget: Record<string, number>) => ({
+        ...configFor(sandbox, dest, budget),
+        seeds: { profiles: seeds },
+        streams: { profiles: {} },
+        batch: { chunk_size: 10, poll_interval_ms: 20 },
+      });
       const configPath = await writeConfig(dir, config({}));
 
       const killed = await runCli(['sync', '--config', configPath], { env: { SEEDLINE_TEST_CRASH_AT: 'mid-results' } });
@@ -143,7 +172,10 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(sandbox.ledger.totalBilled()).toBe(paid);
       // The next run books the bills it reads against the killed run's at-risk items: the month counts the job once.
-      const runs = await query(dest, `select status, ${counted} as counted from seedline._seedline_runs order by started_at`);
+      const runs = await query(
+        dest,
+        `select status, ${counted} as counted from seedline._seedline_runs order by started_at`,
+      );
       expect(runs.map((r) => [r.status, Number(r.counted)])).toEqual([
         ['interrupted', paid],
         ['succeeded', 0],
@@ -170,7 +202,10 @@ describe('credit budget against a live-billing sandbox', () => {
       expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(6);
       const [run] = await query(dest, 'select credits_used, stop_reason from seedline._seedline_runs');
       expect(run).toEqual({ credits_used: sandbox.ledger.totalBilled(), stop_reason: 'budget_exhausted' });
-      const statuses = await query(dest, 'select status, count(*) as n from seedline._seedline_seeds group by status order by status');
+      const statuses = await query(
+        dest,
+        'select status, count(*) as n from seedline._seedline_seeds group by status order by status',
+      );
       expect(statuses.map((r) => [r.status, Number(r.n)])).toEqual([
         ['fetched', sandbox.ledger.totalBilled()],
         ['pending', PROFILES.length - sandbox.ledger.totalBilled()],

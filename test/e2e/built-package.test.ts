@@ -11,7 +11,11 @@ const ROOT = resolve(import.meta.dirname, '../..');
 /** Runs `node <args>`; resolves with its exit code, its stdout, and both streams for messages. */
 function node(args: readonly string[], cwd = ROOT): Promise<{ code: number | null; stdout: string; output: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env: { ...process.env, FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => ((stdout += chunk.toString()), (output += chunk.toString())));
@@ -32,14 +36,31 @@ describe('the built package (npm run build, the `seedline` bin)', () => {
   });
 
   it('given the build, when its bin syncs the demo config from another folder, then it finds its stream manifests and loads', async () => {
-    const build = await node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir]);
+    const build = await node([
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      outDir,
+    ]);
     expect(build.code, build.output).toBe(0);
     workspace = await tempWorkspace();
     await cp(join(ROOT, 'config'), join(workspace, 'config'), { recursive: true });
     const bin = join(outDir, 'src/cli/main.js');
     const sync = await node([bin, 'sync', '--config', 'config/demo.yaml'], workspace);
     expect(sync.code, sync.output).toBe(0);
-    const query = await node([bin, 'query', '--config', 'config/demo.yaml', '--format', 'json', 'select count(*) as n from seedline.companies'], workspace);
+    const query = await node(
+      [
+        bin,
+        'query',
+        '--config',
+        'config/demo.yaml',
+        '--format',
+        'json',
+        'select count(*) as n from seedline.companies',
+      ],
+      workspace,
+    );
     expect(query.code, query.output).toBe(0);
     expect(JSON.parse(query.stdout)).toEqual([{ n: 10 }]);
   }, 240_000);

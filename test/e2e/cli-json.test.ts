@@ -18,7 +18,12 @@ describe('--json on every command that prints data', () => {
   const workspace = useSandboxWorkspace(KEY, {
     seeds: { profiles: ['ada-lovelace'] },
     streams: { profiles: {}, account: {} },
-    signals: { tag: 'json-watch', schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] }, targets: ['json-ada', 'json-grace'] },
+    signals: {
+      tag: 'json-watch',
+      schedule: { interval: '7d' },
+      criteria: { mode: 'field_change', fields: ['headline'] },
+      targets: ['json-ada', 'json-grace'],
+    },
   });
 
   /** Runs a command with --json: exit 0, stdout one JSON document whose keys are all snake_case. */
@@ -26,7 +31,10 @@ describe('--json on every command that prints data', () => {
     const result = await runCli([...args, '--json'], { env });
     expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
     const document = JSON.parse(result.stdout) as unknown;
-    expect(keysOf(document).filter((key) => !SNAKE_CASE.test(key)), args.join(' ')).toEqual([]);
+    expect(
+      keysOf(document).filter((key) => !SNAKE_CASE.test(key)),
+      args.join(' '),
+    ).toEqual([]);
     return document;
   }
 
@@ -36,7 +44,11 @@ describe('--json on every command that prints data', () => {
     expect(plan.crash_exposure).toEqual({ in_flight: expect.any(Number), credits: expect.any(Number) });
 
     const sync = await json(['sync', '--config', workspace.configPath, '--sample-query']);
-    expect(sync).toMatchObject({ status: 'succeeded', credits: workspace.sandbox.ledger.totalBilled(), books: { billed: workspace.sandbox.ledger.totalBilled() } });
+    expect(sync).toMatchObject({
+      status: 'succeeded',
+      credits: workspace.sandbox.ledger.totalBilled(),
+      books: { billed: workspace.sandbox.ledger.totalBilled() },
+    });
     expect(sync.streams.map((s: { stream: string }) => s.stream).sort()).toEqual(['account', 'profiles']);
     expect(sync.sample_query.rows).toEqual([expect.objectContaining({ positions: expect.any(Number) })]);
 
@@ -45,9 +57,23 @@ describe('--json on every command that prints data', () => {
     expect(status.seeds).toContainEqual(expect.objectContaining({ stream: 'profiles', seeds: 1 }));
 
     // Rows keep their column names as the SQL gave them; --json is --format json.
-    const rows = await runCli(['query', '--config', workspace.configPath, '--json', 'select count(*) as n from seedline.profiles']);
+    const rows = await runCli([
+      'query',
+      '--config',
+      workspace.configPath,
+      '--json',
+      'select count(*) as n from seedline.profiles',
+    ]);
     expect(JSON.parse(rows.stdout)).toEqual([{ n: 1 }]);
-    const contradiction = await runCli(['query', '--config', workspace.configPath, '--json', '--format', 'csv', 'select 1 as n']);
+    const contradiction = await runCli([
+      'query',
+      '--config',
+      workspace.configPath,
+      '--json',
+      '--format',
+      'csv',
+      'select 1 as n',
+    ]);
     expect(contradiction.code).toBe(2);
     expect(contradiction.stderr).toMatch(/--json and --format csv contradict each other/);
 

@@ -21,7 +21,9 @@ const configOf = (dir: string, destination: Record<string, unknown> = {}, apiKey
 
 describe('seedline --version', () => {
   it('given --version or -V, when run, then it prints the version of package.json and exits 0', async () => {
-    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     for (const flag of ['--version', '-V']) {
       const result = await runCli([flag]);
       expect([result.code, result.stdout.trim()]).toEqual([0, version]);
@@ -63,7 +65,9 @@ describe('seedline sandbox: a port it cannot use', () => {
     try {
       const result = await runCli(['sandbox', '--port', String(port)]);
       expect(result.code).toBe(1);
-      expect(result.stderr).toBe(`error: Cannot listen: 127.0.0.1:${port} is already in use: stop what listens there, or pick another port with --port (0 picks a free one). (SEEDLINE_LISTEN_FAILED)\n`);
+      expect(result.stderr).toBe(
+        `error: Cannot listen: 127.0.0.1:${port} is already in use: stop what listens there, or pick another port with --port (0 picks a free one). (SEEDLINE_LISTEN_FAILED)\n`,
+      );
     } finally {
       busy.close();
     }
@@ -76,7 +80,9 @@ describe('seedline schedule --timezone', () => {
     const config = await writeConfig(dir, configOf(dir));
     const result = await runCli(['schedule', '--config', config, '--cron', '0 * * * *', '--timezone', 'Mars/Base']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^error: --timezone: "Mars\/Base" is not an IANA time zone: give one such as UTC or Europe\/Berlin \(SEEDLINE_USAGE\)$/m);
+    expect(result.stderr).toMatch(
+      /^error: --timezone: "Mars\/Base" is not an IANA time zone: give one such as UTC or Europe\/Berlin \(SEEDLINE_USAGE\)$/m,
+    );
     expect(result.stderr).not.toMatch(STACK);
     expect(existsSync(join(dir, 'w.duckdb'))).toBe(false);
   });
@@ -106,7 +112,9 @@ describe('status and query while another process holds the DuckDB file', () => {
     try {
       const refused = await runCli(['status', '--config', config]);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/is locked by another writer: .*Wait for it to finish or stop it, or run again with --wait\. \(SEEDLINE_DESTINATION_LOCKED\)/);
+      expect(refused.stderr).toMatch(
+        /is locked by another writer: .*Wait for it to finish or stop it, or run again with --wait\. \(SEEDLINE_DESTINATION_LOCKED\)/,
+      );
 
       const waiting = spawnCli(['query', '--config', config, '--wait', '--format', 'json', 'select 42 as answer']);
       await eventually(async () => waiting.stderr.includes('waiting for it (Ctrl-C to stop)'), 20_000);
@@ -127,10 +135,14 @@ describe('a refused API key in a config-driven command', () => {
     const config = await writeConfig(dir, configOf(dir, {}, BAD_KEY));
     const sync = await runCli(['sync', '--config', config]);
     expect(sync.code).toBe(1);
-    expect(sync.stderr).toMatch(/The service refused the API key.*The key came from api\.api_key in .*seedline\.yaml\. \(SEEDLINE_INVALID_API_KEY\)/);
+    expect(sync.stderr).toMatch(
+      /The service refused the API key.*The key came from api\.api_key in .*seedline\.yaml\. \(SEEDLINE_INVALID_API_KEY\)/,
+    );
     const plan = await runCli(['plan', '--config', config]);
     expect(plan.code).toBe(0);
-    expect(plan.stdout).toMatch(/balance: unknown \(The service refused the API key.*The key came from api\.api_key in .*seedline\.yaml\.\)/);
+    expect(plan.stdout).toMatch(
+      /balance: unknown \(The service refused the API key.*The key came from api\.api_key in .*seedline\.yaml\.\)/,
+    );
     for (const output of [sync.stderr, plan.stdout]) {
       expect(output).not.toMatch(/--api-key|SEEDLINE_API_KEY/);
       expect(output).not.toContain(BAD_KEY);
@@ -144,7 +156,9 @@ describe('an invalid DuckDB setting', () => {
     const config = await writeConfig(dir, configOf(dir, { settings: { memory_limit: 'lots' } }));
     const result = await runCli(['sync', '--config', config]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/the value of destination\.settings\.memory_limit was refused: .*Memory must have a number \(e\.g\. 1GB\)\. Fix or remove destination\.settings\.memory_limit in the config\. \(SEEDLINE_DESTINATION_SETTING_INVALID\)/);
+    expect(result.stderr).toMatch(
+      /the value of destination\.settings\.memory_limit was refused: .*Memory must have a number \(e\.g\. 1GB\)\. Fix or remove destination\.settings\.memory_limit in the config\. \(SEEDLINE_DESTINATION_SETTING_INVALID\)/,
+    );
     expect(result.stderr).not.toMatch(/Failed to set config/);
   });
 });

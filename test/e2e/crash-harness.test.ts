@@ -37,7 +37,10 @@ async function crashExposure(configPath: string): Promise<number> {
  * Trials per backend and mode (`SEEDLINE_CRASH_TRIALS` scales them): batch mode, where nothing may
  * be billed twice, 8 per backend; calls mode, bounded by one answer on the wire, 4 per backend.
  */
-const TRIALS: Record<HarnessMode, number> = { batch: Number(process.env.SEEDLINE_CRASH_TRIALS ?? 8), calls: Math.ceil(Number(process.env.SEEDLINE_CRASH_TRIALS ?? 8) / 2) };
+const TRIALS: Record<HarnessMode, number> = {
+  batch: Number(process.env.SEEDLINE_CRASH_TRIALS ?? 8),
+  calls: Math.ceil(Number(process.env.SEEDLINE_CRASH_TRIALS ?? 8) / 2),
+};
 
 /** Everything here follows from this seed: fixtures, and the billed entry each trial is killed at. */
 const SEED = crashSeedFromEnv();
@@ -61,7 +64,12 @@ interface TrialResult {
 }
 
 /** One fresh sandbox, workspace and destination; cleans them up after `body`. */
-async function withRun<T>(backend: Backend, mode: HarnessMode, id: string, body: (ctx: { sandbox: Sandbox; dest: DestinationConfig; configPath: string }) => Promise<T>): Promise<T | null> {
+async function withRun<T>(
+  backend: Backend,
+  mode: HarnessMode,
+  id: string,
+  body: (ctx: { sandbox: Sandbox; dest: DestinationConfig; configPath: string }) => Promise<T>,
+): Promise<T | null> {
   const dir = await tempWorkspace();
   const sandbox = await startSandbox(harnessSandboxOptions(SEED));
   let dest: DestinationConfig | null = null;
@@ -79,7 +87,9 @@ async function withRun<T>(backend: Backend, mode: HarnessMode, id: string, body:
 
 const output = (r: { stdout: string; stderr: string }) => `--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
-const runs = (['batch', 'calls'] as const).flatMap((mode) => backends.map((backend, index) => ({ mode, backend, index: index + (mode === 'calls' ? backends.length : 0) })));
+const runs = (['batch', 'calls'] as const).flatMap((mode) =>
+  backends.map((backend, index) => ({ mode, backend, index: index + (mode === 'calls' ? backends.length : 0) })),
+);
 
 describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun (SEEDLINE_CRASH_SEED=${SEED})`, () => {
   runs.forEach(({ mode, backend, index: backendIndex }) => {
@@ -91,18 +101,23 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
       const results: TrialResult[] = [];
 
       beforeAll(async () => {
-        reference = await withRun(backend, mode, `${backend.name}_${mode}_ref`, async ({ sandbox, dest, configPath }) => {
-          // Every trial's config is this one but for the destination's file or schema, each empty when planned: one plan serves them all.
-          const allowed = await crashExposure(configPath);
-          const run = await runCli(['sync', '--config', configPath]);
-          expect(run.code, `seed ${SEED}, ${backend.name} reference run failed\n${output(run)}`).toBe(0);
-          await sandbox.idle();
-          const entries = billedEntries(sandbox);
-          const { snapshot, duplicateKeys } = await readTables(dest);
-          expect(duplicateKeys, `seed ${SEED}, ${backend.name} reference`).toEqual([]);
-          expect(entries.length, `seed ${SEED}, ${backend.name} reference billed nothing`).toBeGreaterThan(0);
-          return { entries, credits: billedCredits(entries), snapshot, allowed };
-        });
+        reference = await withRun(
+          backend,
+          mode,
+          `${backend.name}_${mode}_ref`,
+          async ({ sandbox, dest, configPath }) => {
+            // Every trial's config is this one but for the destination's file or schema, each empty when planned: one plan serves them all.
+            const allowed = await crashExposure(configPath);
+            const run = await runCli(['sync', '--config', configPath]);
+            expect(run.code, `seed ${SEED}, ${backend.name} reference run failed\n${output(run)}`).toBe(0);
+            await sandbox.idle();
+            const entries = billedEntries(sandbox);
+            const { snapshot, duplicateKeys } = await readTables(dest);
+            expect(duplicateKeys, `seed ${SEED}, ${backend.name} reference`).toEqual([]);
+            expect(entries.length, `seed ${SEED}, ${backend.name} reference billed nothing`).toBeGreaterThan(0);
+            return { entries, credits: billedCredits(entries), snapshot, allowed };
+          },
+        );
       }, 180_000);
 
       afterAll(() => {
@@ -118,42 +133,58 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
 
       draws.forEach((draw, index) => {
         const trial = index + 1;
-        it(`trial ${trial}: given a sync killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted run, no key repeats, and nothing is billed twice`, async ({ skip }) => {
+        it(`trial ${trial}: given a sync killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted run, no key repeats, and nothing is billed twice`, async ({
+          skip,
+        }) => {
           if (!reference) return skip(`${backend.name} unavailable`);
           const ref = reference;
           const k = 1 + Math.floor(draw * ref.entries.length);
-          const ran = await withRun(backend, mode, `${backend.name}_${mode}_${trial}`, async ({ sandbox, dest, configPath }) => {
-            const allowed = ref.allowed;
-            const kill = killAtBilledEntry(sandbox, k);
-            const crashed = spawnCli(['sync', '--config', configPath]);
-            kill.attach(crashed.child);
-            await crashed.exited;
-            kill.disarm();
-            const fired = kill.fired;
-            const where =
-              `seed ${SEED}, ${backend.name} trial ${trial}: kill -9 at billed entry ${k} of ${ref.entries.length}` +
-              (fired ? ` (${fired.entry.operation}${fired.entry.jobId ? ' batch item' : ''} ${fired.entry.target})` : ' (not reached: the run ended first)');
-            // The crash run bills what the reference billed, so it always reaches entry k: a run that ends on its own tested nothing.
-            expect.soft(crashed.child.signalCode, `${where}: the crash run was not killed (exit ${crashed.child.exitCode})\n${crashed.stderr}`).toBe('SIGKILL');
+          const ran = await withRun(
+            backend,
+            mode,
+            `${backend.name}_${mode}_${trial}`,
+            async ({ sandbox, dest, configPath }) => {
+              const allowed = ref.allowed;
+              const kill = killAtBilledEntry(sandbox, k);
+              const crashed = spawnCli(['sync', '--config', configPath]);
+              kill.attach(crashed.child);
+              await crashed.exited;
+              kill.disarm();
+              const fired = kill.fired;
+              const where =
+                `seed ${SEED}, ${backend.name} trial ${trial}: kill -9 at billed entry ${k} of ${ref.entries.length}` +
+                (fired
+                  ? ` (${fired.entry.operation}${fired.entry.jobId ? ' batch item' : ''} ${fired.entry.target})`
+                  : ' (not reached: the run ended first)');
+              // The crash run bills what the reference billed, so it always reaches entry k: a run that ends on its own tested nothing.
+              expect
+                .soft(
+                  crashed.child.signalCode,
+                  `${where}: the crash run was not killed (exit ${crashed.child.exitCode})\n${crashed.stderr}`,
+                )
+                .toBe('SIGKILL');
 
-            const rerun = await runCli(['sync', '--config', configPath]);
-            expect(rerun.code, `${where}: the rerun did not finish\n${output(rerun)}`).toBe(0);
-            await sandbox.idle();
+              const rerun = await runCli(['sync', '--config', configPath]);
+              expect(rerun.code, `${where}: the rerun did not finish\n${output(rerun)}`).toBe(0);
+              await sandbox.idle();
 
-            const extra = extraBilling(ref.entries, billedEntries(sandbox));
-            results.push({ trial, k, extra: extra.credits, allowed });
-            const { snapshot, duplicateKeys } = await readTables(dest);
-            expect.soft(duplicateKeys, `${where}: keys loaded more than once`).toEqual([]);
-            expect.soft(diffSnapshots(ref.snapshot, snapshot), `${where}: tables differ from the uninterrupted run`).toEqual([]);
-            expect
-              .soft(
-                extra.credits,
-                `${where}: ${extra.credits} credits billed beyond the uninterrupted run's ${ref.credits} ` +
-                  `(by operation ${JSON.stringify(extra.byOperation)}; charged again: ${extra.targets.join('; ') || 'none'})`,
-              )
-              .toBeLessThanOrEqual(allowed);
-            return true;
-          });
+              const extra = extraBilling(ref.entries, billedEntries(sandbox));
+              results.push({ trial, k, extra: extra.credits, allowed });
+              const { snapshot, duplicateKeys } = await readTables(dest);
+              expect.soft(duplicateKeys, `${where}: keys loaded more than once`).toEqual([]);
+              expect
+                .soft(diffSnapshots(ref.snapshot, snapshot), `${where}: tables differ from the uninterrupted run`)
+                .toEqual([]);
+              expect
+                .soft(
+                  extra.credits,
+                  `${where}: ${extra.credits} credits billed beyond the uninterrupted run's ${ref.credits} ` +
+                    `(by operation ${JSON.stringify(extra.byOperation)}; charged again: ${extra.targets.join('; ') || 'none'})`,
+                )
+                .toBeLessThanOrEqual(allowed);
+              return true;
+            },
+          );
           if (ran === null) return skip(`${backend.name} unavailable`);
         }, 180_000);
       });

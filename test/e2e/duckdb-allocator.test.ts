@@ -28,7 +28,9 @@ async function allocatorOptionsSeen(env: NodeJS.ProcessEnv): Promise<string[]> {
     destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
     streams: { account: {} },
   });
-  const result = await runCli(['query', '--config', config, 'select 42 as n'], { env: { ...env, NODE_OPTIONS: `--import=${probe}` } });
+  const result = await runCli(['query', '--config', config, 'select 42 as n'], {
+    env: { ...env, NODE_OPTIONS: `--import=${probe}` },
+  });
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toContain('42');
   return [...result.stderr.matchAll(/^libduckdb loaded with (.*)$/gm)].map((m) => m[1]!);
@@ -40,6 +42,8 @@ describe('DuckDB allocator options of the seedline entry point', () => {
   });
 
   it("given the user's own allocator options, when a command opens DuckDB, then libduckdb loads with theirs", async () => {
-    expect(await allocatorOptionsSeen({ [DUCKDB_ALLOCATOR_ENV]: 'dirty_decay_ms:5000' })).toEqual(['dirty_decay_ms:5000']);
+    expect(await allocatorOptionsSeen({ [DUCKDB_ALLOCATOR_ENV]: 'dirty_decay_ms:5000' })).toEqual([
+      'dirty_decay_ms:5000',
+    ]);
   });
 });

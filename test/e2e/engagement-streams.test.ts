@@ -3,7 +3,17 @@ import { describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
-import { billedEntries, crashSeedFromEnv, creditsByOperation, diffSnapshots, extraBilling, HARNESS_KEY, harnessSandboxOptions, killAtBilledEntry, readTables } from '../helpers/crash-harness.js';
+import {
+  billedEntries,
+  crashSeedFromEnv,
+  creditsByOperation,
+  diffSnapshots,
+  extraBilling,
+  HARNESS_KEY,
+  harnessSandboxOptions,
+  killAtBilledEntry,
+  readTables,
+} from '../helpers/crash-harness.js';
 import { e2eBackends } from '../helpers/destinations.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 
@@ -13,13 +23,21 @@ import { dropPostgresSchema } from '../helpers/postgres.js';
 
 const SEED = crashSeedFromEnv();
 const NETWORK = 'https://www.network.example';
-const NEW_STREAMS = { post_comments: 'posts.comments', post_reactions: 'posts.reactions', profile_recommendations: 'profiles.recommendations', profile_interests: 'profiles.interests' } as const;
+const NEW_STREAMS = {
+  post_comments: 'posts.comments',
+  post_reactions: 'posts.reactions',
+  profile_recommendations: 'profiles.recommendations',
+  profile_interests: 'profiles.interests',
+} as const;
 
 function configFor(sandbox: Sandbox, destination: DestinationConfig) {
   return {
     api: { base_url: sandbox.url, api_key: HARNESS_KEY, max_billed_in_flight: 1 },
     destination,
-    seeds: { profiles: [`${NETWORK}/in/engaged-person-1`, `${NETWORK}/in/engaged-person-2`], companies: [`${NETWORK}/company/acme-analytics`] },
+    seeds: {
+      profiles: [`${NETWORK}/in/engaged-person-1`, `${NETWORK}/in/engaged-person-2`],
+      companies: [`${NETWORK}/company/acme-analytics`],
+    },
     streams: {
       profiles: {},
       companies: {},
@@ -39,7 +57,11 @@ interface SyncJson {
   streams: { stream: string; status: string; credits: number; records: number }[];
 }
 
-async function withRun<T>(backend: (typeof e2eBackends)[number], id: string, body: (ctx: { sandbox: Sandbox; dest: DestinationConfig; configPath: string }) => Promise<T>): Promise<T | null> {
+async function withRun<T>(
+  backend: (typeof e2eBackends)[number],
+  id: string,
+  body: (ctx: { sandbox: Sandbox; dest: DestinationConfig; configPath: string }) => Promise<T>,
+): Promise<T | null> {
   const dir = await tempWorkspace();
   const sandbox = await startSandbox(harnessSandboxOptions(SEED));
   let dest: DestinationConfig | undefined;
@@ -74,7 +96,9 @@ describe.each(e2eBackends)('engagement, recommendations and interests streams in
       expect(billedEntries(sandbox)).toHaveLength(entries.length);
       const tables = await readTables(dest);
       expect(tables.duplicateKeys).toEqual([]);
-      console.log(`[engagement e2e ${backend.name}] ${result.streams.map((s) => `${s.stream}: ${s.records} records, ${s.credits} credits`).join('; ')}`);
+      console.log(
+        `[engagement e2e ${backend.name}] ${result.streams.map((s) => `${s.stream}: ${s.records} records, ${s.credits} credits`).join('; ')}`,
+      );
       return { entries, snapshot: tables.snapshot };
     });
     if (!reference) return ctx.skip();

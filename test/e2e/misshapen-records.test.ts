@@ -8,7 +8,8 @@ const PROFILES = ['ada-lovelace', 'sparse-grace-hopper', 'mangled-alan-turing'];
 const COMPANIES = ['acme-analytics', 'sparse-globex', 'mangled-initech'];
 
 /** A JSON column as an object, whether the backend returns it parsed (Postgres) or as text (DuckDB). */
-const jsonOf = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown> | null;
+const jsonOf = (value: unknown) =>
+  (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown> | null;
 
 // Issue 16: a paid record loads unless it has no key; what does not fit is NULL in its column and kept in _extra.
 describe.each(e2eBackends)('misshapen records from the service into $name', ({ name, make }) => {
@@ -24,7 +25,12 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
   afterAll(() => sandbox?.close());
 
   const config = (streams: Record<string, unknown>) =>
-    writeConfig(dir, { api: { base_url: sandbox.url, api_key: 'svc_test_misshapen' }, destination: dest, seeds: { profiles: PROFILES, companies: COMPANIES }, streams });
+    writeConfig(dir, {
+      api: { base_url: sandbox.url, api_key: 'svc_test_misshapen' },
+      destination: dest,
+      seeds: { profiles: PROFILES, companies: COMPANIES },
+      streams,
+    });
 
   it('given sparse and mangled profiles and companies, when synced with the default contract, then every record is in its table, none rejected, and status counts the repaired fields', async (ctx) => {
     if (!dest) return ctx.skip();
@@ -35,7 +41,10 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     expect((await query(dest, `select url from ${schema}.companies`)).length).toBe(COMPANIES.length);
     expect(await query(dest, `select stream, reason from ${schema}._seedline_rejected`)).toEqual([]);
 
-    const [mangled] = await query(dest, `select headline, full_name, scraped_at, _extra from ${schema}.profiles where public_identifier = 'mangled-alan-turing'`);
+    const [mangled] = await query(
+      dest,
+      `select headline, full_name, scraped_at, _extra from ${schema}.profiles where public_identifier = 'mangled-alan-turing'`,
+    );
     const extra = jsonOf(mangled!._extra)!;
     // Each misfit: the column NULL, the value as received in _extra (a lone surrogate with its escape written out).
     expect([mangled!.headline, (extra.headline as { text?: unknown }).text]).toEqual([null, expect.any(String)]);
@@ -43,15 +52,28 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     expect(mangled!.full_name === null && String(extra.full_name).endsWith('\\ud83d')).toBe(true);
     expect(extra.unheard_of).toEqual({ nested: { deeper: [1, 'two', { three: null }] } });
     // Groups that came back null are NULL columns and no child rows, not misfits.
-    const [sparse] = await query(dest, `select headline, location__city, _extra from ${schema}.profiles where public_identifier = 'sparse-grace-hopper'`);
+    const [sparse] = await query(
+      dest,
+      `select headline, location__city, _extra from ${schema}.profiles where public_identifier = 'sparse-grace-hopper'`,
+    );
     expect([sparse!.headline, sparse!.location__city]).toEqual([null, null]);
     expect(Object.values(jsonOf(sparse!._extra) ?? {}).every((value) => value === null)).toBe(true);
-    const sparseChildren = await query(dest, `select count(*) as n from ${schema}.profiles__positions where _parent_url like '%sparse-grace-hopper%'`);
+    const sparseChildren = await query(
+      dest,
+      `select count(*) as n from ${schema}.profiles__positions where _parent_url like '%sparse-grace-hopper%'`,
+    );
     expect(Number(sparseChildren[0]!.n)).toBe(0);
 
-    const repairs = await query(dest, `select stream, field, change, sum("count") as n from ${schema}._seedline_repairs group by stream, field, change`);
-    expect(repairs).toContainEqual(expect.objectContaining({ stream: 'profiles', field: 'headline', change: 'kept_in_extra' }));
-    expect(repairs).toContainEqual(expect.objectContaining({ stream: 'companies', field: 'scraped_at', change: 'kept_in_extra' }));
+    const repairs = await query(
+      dest,
+      `select stream, field, change, sum("count") as n from ${schema}._seedline_repairs group by stream, field, change`,
+    );
+    expect(repairs).toContainEqual(
+      expect.objectContaining({ stream: 'profiles', field: 'headline', change: 'kept_in_extra' }),
+    );
+    expect(repairs).toContainEqual(
+      expect.objectContaining({ stream: 'companies', field: 'scraped_at', change: 'kept_in_extra' }),
+    );
     const status = await runCli(['status', '--config', await config({ profiles: {}, companies: {} })]);
     expect(status.stdout).toMatch(/Repaired fields[\s\S]*profiles\s+profiles\s+headline\s+kept_in_extra/);
   }, 180_000);
@@ -59,11 +81,19 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
   it('given schema_contract freeze, when the mangled records sync, then they are kept in _seedline_rejected naming the contract, the stream is partial, and the rest load', async (ctx) => {
     if (!dest) return ctx.skip();
     const schema = dest.schema ?? 'seedline';
-    const sync = await runCli(['sync', '--full-refresh', '--config', await config({ profiles: { schema_contract: { data_type: 'freeze' } } })]);
+    const sync = await runCli([
+      'sync',
+      '--full-refresh',
+      '--config',
+      await config({ profiles: { schema_contract: { data_type: 'freeze' } } }),
+    ]);
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toMatch(/profiles\s+partial/);
     expect(sync.stdout).toMatch(/schema_contract freeze/);
-    const rejected = await query(dest, `select record, reason from ${schema}._seedline_rejected where stream = 'profiles'`);
+    const rejected = await query(
+      dest,
+      `select record, reason from ${schema}._seedline_rejected where stream = 'profiles'`,
+    );
     expect(rejected.map((r) => JSON.parse(String(r.record)).public_identifier)).toEqual(['mangled-alan-turing']);
     expect(String(rejected[0]!.reason)).toMatch(/\(schema_contract\.data_type: freeze\)$/);
   }, 180_000);
@@ -74,18 +104,27 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     const calls = sandbox.ledger.entries.length;
     const frozen = await config({ profiles: { schema_contract: { data_type: 'freeze' } } });
     const list = await runCli(['rejected', 'list', '--config', frozen, '--json']);
-    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ stream: 'profiles', table: 'profiles', records: 1 })]);
+    expect(JSON.parse(list.stdout)).toEqual([
+      expect.objectContaining({ stream: 'profiles', table: 'profiles', records: 1 }),
+    ]);
 
     const still = await runCli(['rejected', 'retry', '--config', frozen, '--stream', 'profiles', '--json']);
     expect(still.code, still.stderr).toBe(0);
     expect(JSON.parse(still.stdout).streams).toEqual([{ stream: 'profiles', retried: 1, loaded: 0, rejected: 1 }]);
-    expect(Number((await query(dest, `select count(*) as n from ${schema}._seedline_rejected where stream = 'profiles'`))[0]!.n)).toBe(1);
+    expect(
+      Number(
+        (await query(dest, `select count(*) as n from ${schema}._seedline_rejected where stream = 'profiles'`))[0]!.n,
+      ),
+    ).toBe(1);
 
     const loosened = await config({ profiles: {} });
     const retry = await runCli(['rejected', 'retry', '--config', loosened, '--reason', 'freeze']);
     expect(retry.code, retry.stderr).toBe(0);
     expect(retry.stdout).toMatch(/no call was made[\s\S]*profiles\s+1\s+1\s+0/);
-    const [row] = await query(dest, `select headline, _extra, _run_id from ${schema}.profiles where public_identifier = 'mangled-alan-turing'`);
+    const [row] = await query(
+      dest,
+      `select headline, _extra, _run_id from ${schema}.profiles where public_identifier = 'mangled-alan-turing'`,
+    );
     expect(String(row!._run_id)).toMatch(/^retry_/);
     expect(jsonOf(row!._extra)!.scraped_at).toBe('2024-02-30T25:61:00Z');
     expect(await query(dest, `select reason from ${schema}._seedline_rejected where stream = 'profiles'`)).toEqual([]);

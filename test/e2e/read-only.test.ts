@@ -13,19 +13,40 @@ describe('reads only read', () => {
     try {
       const dir = await tempWorkspace();
       const dest = { type: 'duckdb' as const, path: join(dir, 'w.duckdb'), schema: 'seedline' };
-      const config = (seeds: Record<string, unknown> = {}, streams: Record<string, unknown> = { account: {} }) => ({ api: { base_url: sandbox.url, api_key: 'svc_test_read_only' }, destination: dest, seeds, streams });
+      const config = (seeds: Record<string, unknown> = {}, streams: Record<string, unknown> = { account: {} }) => ({
+        api: { base_url: sandbox.url, api_key: 'svc_test_read_only' },
+        destination: dest,
+        seeds,
+        streams,
+      });
       const configPath = await writeConfig(dir, config());
       expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
 
-      for (const sql of ['select 1; drop table seedline.account', 'drop table seedline.account', 'create table seedline.intruder (a int)']) {
+      for (const sql of [
+        'select 1; drop table seedline.account',
+        'drop table seedline.account',
+        'create table seedline.intruder (a int)',
+      ]) {
         const refused = await runCli(['query', '--config', configPath, sql]);
         expect(refused.code, sql).toBe(2);
-        expect(refused.stderr).toMatch(/Only one read-only statement \(a select\) runs here.*nothing was run.*SEEDLINE_QUERY_NOT_READ_ONLY/);
+        expect(refused.stderr).toMatch(
+          /Only one read-only statement \(a select\) runs here.*nothing was run.*SEEDLINE_QUERY_NOT_READ_ONLY/,
+        );
       }
-      const read = await runCli(['query', '--config', configPath, '--format', 'json', 'select count(*) as n from seedline.account']);
+      const read = await runCli([
+        'query',
+        '--config',
+        configPath,
+        '--format',
+        'json',
+        'select count(*) as n from seedline.account',
+      ]);
       expect(JSON.parse(read.stdout)).toEqual([{ n: 1 }]);
 
-      await writeConfig(dir, config({ profiles: { sql: 'select 1 as url; drop table seedline._seedline_runs' } }, { profiles: {} }));
+      await writeConfig(
+        dir,
+        config({ profiles: { sql: 'select 1 as url; drop table seedline._seedline_runs' } }, { profiles: {} }),
+      );
       const sync = await runCli(['sync', '--config', configPath]);
       expect(sync.code, sync.stderr).toBe(2);
       expect(sync.stderr).toMatch(/seeds\.profiles\.sql: Only one read-only statement/);

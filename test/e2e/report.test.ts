@@ -15,11 +15,19 @@ const CHROMIUM = process.env.SEEDLINE_CHROMIUM ?? '/usr/bin/chromium';
 /** Where the browser test keeps its screenshots (README "The report"); CI keeps the folder as an artefact. */
 const SCREENSHOTS = resolve(import.meta.dirname, '../../test-artifacts/report');
 
-const SEEDS = { profiles: ['ada-lovelace', 'grace-hopper', 'private-dennis-ritchie', 'alan-turing'], companies: ['acme-analytics', 'globex', 'initech'] };
+const SEEDS = {
+  profiles: ['ada-lovelace', 'grace-hopper', 'private-dennis-ritchie', 'alan-turing'],
+  companies: ['acme-analytics', 'globex', 'initech'],
+};
 
 // Issue 19: the report's data on both backends, and the page in a real browser.
 /** The config of a sync that fails a seed (private-…) and stops at the budget. */
-const CONFIG = { seeds: SEEDS, streams: { profiles: {}, companies: {}, account: {} }, budget: { max_credits_per_run: 6 }, webhooks: { secrets: ['whsec_report_test'], port: 0 } };
+const CONFIG = {
+  seeds: SEEDS,
+  streams: { profiles: {}, companies: {}, account: {} },
+  budget: { max_credits_per_run: 6 },
+  webhooks: { secrets: ['whsec_report_test'], port: 0 },
+};
 
 describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
   const workspace = useSandboxWorkspace('svc_live_report', CONFIG, (dir) => make(dir, 'report'));
@@ -36,11 +44,22 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
       const data = await readReportData(destination, (await loadConfig(configPath)).config, 30);
       expect(data.credits.reduce((sum, c) => sum + c.credits, 0)).toBe(sandbox.ledger.totalBilled());
       expect(data.monthToDate).toBe(sandbox.ledger.totalBilled());
-      expect(data.runs[0]).toMatchObject({ status: 'partial', stopReason: 'budget_exhausted', credits: sandbox.ledger.totalBilled() });
+      expect(data.runs[0]).toMatchObject({
+        status: 'partial',
+        stopReason: 'budget_exhausted',
+        credits: sandbox.ledger.totalBilled(),
+      });
       expect(data.balance.length).toBeGreaterThanOrEqual(1);
       expect(data.freshness).toContainEqual({ stream: 'profiles', state: 'failed', seeds: 1 });
       expect(data.freshness.filter((f) => f.state === 'pending' || f.stream === 'companies').length).toBeGreaterThan(0);
-      expect(data.failures).toContainEqual(expect.objectContaining({ stream: 'profiles', kind: 'failed seed', count: 1, example: expect.stringContaining('private-dennis-ritchie') }));
+      expect(data.failures).toContainEqual(
+        expect.objectContaining({
+          stream: 'profiles',
+          kind: 'failed seed',
+          count: 1,
+          example: expect.stringContaining('private-dennis-ritchie'),
+        }),
+      );
     } finally {
       await destination.close();
     }
@@ -51,7 +70,10 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
     if (!dest) return ctx.skip();
     const served = spawnCli(['serve', '--config', configPath]);
     try {
-      await vi.waitFor(() => expect(served.stdout).toMatch(/listening on http:\/\/\S+/), { timeout: 30_000, interval: 100 });
+      await vi.waitFor(() => expect(served.stdout).toMatch(/listening on http:\/\/\S+/), {
+        timeout: 30_000,
+        interval: 100,
+      });
       const base = new URL(/listening on (http:\/\/\S+)/.exec(served.stdout)![1]!).origin;
       const page = await fetch(`${base}/report`);
       expect(page.status).toBe(200);
@@ -68,7 +90,11 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
 
 describe('the report page in Chromium', () => {
   // Every section drawn: jobs too, and a monthly budget line.
-  const workspace = useSandboxWorkspace('svc_live_report_page', { ...CONFIG, streams: { ...CONFIG.streams, jobs: { max_results: 5 } }, budget: { max_credits_per_month: 5000 } });
+  const workspace = useSandboxWorkspace('svc_live_report_page', {
+    ...CONFIG,
+    streams: { ...CONFIG.streams, jobs: { max_results: 5 } },
+    budget: { max_credits_per_month: 5000 },
+  });
 
   it('given such a warehouse, when the report page opens at 1280 and 390 px, then every chart draws one mark per point, nothing goes to the network, and the page is not blank', async (ctx) => {
     const { configPath } = workspace;
@@ -92,15 +118,32 @@ describe('the report page in Chromium', () => {
           marks: figure.querySelectorAll(`g.mark-${figure.getAttribute('data-mark')}.role-mark > *`).length,
         })),
       );
-      expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(['chart-credits', 'chart-month', 'chart-balance', 'chart-freshness', 'chart-ages', 'chart-failures', 'chart-jobs', 'chart-runs']));
+      expect(charts.map((c) => c.id)).toEqual(
+        expect.arrayContaining([
+          'chart-credits',
+          'chart-month',
+          'chart-balance',
+          'chart-freshness',
+          'chart-ages',
+          'chart-failures',
+          'chart-jobs',
+          'chart-runs',
+        ]),
+      );
       for (const chart of charts) expect(chart.marks, chart.id).toBe(chart.points);
 
-      for (const [width, height] of [[1280, 900], [390, 844]] as const) {
+      for (const [width, height] of [
+        [1280, 900],
+        [390, 844],
+      ] as const) {
         await page.setViewportSize({ width, height });
         const shot = await page.screenshot({ path: join(SCREENSHOTS, `report-${width}x${height}.png`) });
         expect(await distinctColours(page, shot), `${width}x${height}`).toBeGreaterThan(20);
         // Nothing wider than the viewport but the charts' own scroll: the page reads at phone width.
-        expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobals).document.documentElement.scrollWidth), `${width}x${height}`).toBeLessThanOrEqual(width);
+        expect(
+          await page.evaluate(() => (globalThis as unknown as BrowserGlobals).document.documentElement.scrollWidth),
+          `${width}x${height}`,
+        ).toBeLessThanOrEqual(width);
       }
       expect(requests.filter((url) => !url.startsWith('file:') && !url.startsWith('data:'))).toEqual([]);
     } finally {
@@ -113,7 +156,14 @@ describe('the report page in Chromium', () => {
 interface BrowserGlobals {
   document: {
     documentElement: { scrollWidth: number };
-    createElement(tag: 'canvas'): { width: number; height: number; getContext(kind: '2d'): { drawImage(image: unknown, x: number, y: number): void; getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null };
+    createElement(tag: 'canvas'): {
+      width: number;
+      height: number;
+      getContext(kind: '2d'): {
+        drawImage(image: unknown, x: number, y: number): void;
+        getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+      } | null;
+    };
   };
   Image: new () => { src: string; width: number; height: number; decode(): Promise<void> };
 }
@@ -132,7 +182,8 @@ async function distinctColours(page: import('playwright-core').Page, png: Buffer
     context.drawImage(image, 0, 0);
     const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
     const seen = new Set<number>();
-    for (let i = 0; i < pixels.length && seen.size < 1000; i += 16) seen.add((pixels[i]! << 16) | (pixels[i + 1]! << 8) | pixels[i + 2]!);
+    for (let i = 0; i < pixels.length && seen.size < 1000; i += 16)
+      seen.add((pixels[i]! << 16) | (pixels[i + 1]! << 8) | pixels[i + 2]!);
     return seen.size;
   }, png.toString('base64'));
 }

@@ -35,10 +35,14 @@ async function query<T>(_dest: DestinationConfig, sql: string): Promise<T[]> {
 }
 
 /** Polls `check` a few times a second until it holds (no timing assertion: the bound is generous). */
-const until = (check: () => Promise<boolean>) => eventually(async () => (await check()) || (await new Promise((r) => setTimeout(r, 250)), false), PATIENCE);
+const until = (check: () => Promise<boolean>) =>
+  eventually(async () => (await check()) || (await new Promise((r) => setTimeout(r, 250)), false), PATIENCE);
 
 const runsOf = (dest: DestinationConfig, group: string) =>
-  query<RunRow>(dest, `select run_id, status, schedule_group, finished_at, error from "${dest.schema}"._seedline_runs where schedule_group = '${group}' order by started_at`);
+  query<RunRow>(
+    dest,
+    `select run_id, status, schedule_group, finished_at, error from "${dest.schema}"._seedline_runs where schedule_group = '${group}' order by started_at`,
+  );
 
 /** The ticks the two schedulers synced (each once, if all is well) and how many they skipped. */
 function ticksOf(group: string, ...clis: RunningCli[]) {
@@ -81,7 +85,13 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
     batch: { chunk_size: 5, poll_interval_ms: 20, ...batch },
   });
 
-  async function workspace(name: string, schedule: Record<string, unknown>, seeds = PROFILES, batch: Record<string, unknown> = {}, service = sandbox) {
+  async function workspace(
+    name: string,
+    schedule: Record<string, unknown>,
+    seeds = PROFILES,
+    batch: Record<string, unknown> = {},
+    service = sandbox,
+  ) {
     const schema = `e2e_sched_${name}_${process.pid}`;
     await dropPostgresSchema(schema);
     schemas.push(schema);
@@ -103,7 +113,11 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
       const first = schedule(config);
       const second = schedule(config);
       // Also until one of them skipped a tick the other had: under load one may start seconds after the other.
-      await until(async () => (await runsOf(dest, 'often').catch(() => [])).filter((r) => r.finished_at !== null).length >= 4 && ticksOf('often', first, second).skipped >= 1);
+      await until(
+        async () =>
+          (await runsOf(dest, 'often').catch(() => [])).filter((r) => r.finished_at !== null).length >= 4 &&
+          ticksOf('often', first, second).skipped >= 1,
+      );
       expect(await terminate(first)).toBe(0);
       expect(await terminate(second)).toBe(0);
 
@@ -114,7 +128,9 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
       const runs = await runsOf(dest, 'often');
       expect(runs).toHaveLength(synced.length);
       expect(runs.every((r) => r.schedule_group === 'often' && ['succeeded', 'stopped'].includes(r.status))).toBe(true);
-      const billed = sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich' && e.credits > 0 && String(e.target).includes('sched-person'));
+      const billed = sandbox.ledger.entries.filter(
+        (e) => e.operation === 'profiles.enrich' && e.credits > 0 && String(e.target).includes('sched-person'),
+      );
       expect(billed).toHaveLength(PROFILES.length);
     },
     PATIENCE * 2,
@@ -123,10 +139,14 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
   it(
     'given a catch_up group whose last tick passed while no scheduler ran, when started twice, then the missed tick runs once, at the first start',
     async () => {
-      const { dest, config } = await workspace('catchup', { nightly: { cron: '0 0 * * *', streams: ['profiles'], catch_up: true } });
+      const { dest, config } = await workspace('catchup', {
+        nightly: { cron: '0 0 * * *', streams: ['profiles'], catch_up: true },
+      });
       const first = schedule(config);
       await until(async () => /\[nightly\] run \S+: succeeded/.test(first.stderr));
-      expect(first.stderr).toMatch(/\[nightly\] catching up the tick of \S+T00:00:00\.000Z \(last completed run: never\)/);
+      expect(first.stderr).toMatch(
+        /\[nightly\] catching up the tick of \S+T00:00:00\.000Z \(last completed run: never\)/,
+      );
       expect(await terminate(first)).toBe(0);
       expect(await runsOf(dest, 'nightly')).toHaveLength(1);
 
@@ -146,18 +166,28 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
   it(
     'given a catch_up group whose only run after the last tick was stopped, when started, then it still catches the tick up',
     async () => {
-      const { dest, config } = await workspace('stopped', { nightly: { cron: '0 0 * * *', streams: ['profiles'], catch_up: true } });
+      const { dest, config } = await workspace('stopped', {
+        nightly: { cron: '0 0 * * *', streams: ['profiles'], catch_up: true },
+      });
       const destination = await createDestination(dest);
       try {
         await destination.ensureSystemTables();
-        await destination.saveRun({ runId: 'run_stopped_early', startedAt: new Date(), finishedAt: new Date(), status: 'stopped', scheduleGroup: 'nightly' });
+        await destination.saveRun({
+          runId: 'run_stopped_early',
+          startedAt: new Date(),
+          finishedAt: new Date(),
+          status: 'stopped',
+          scheduleGroup: 'nightly',
+        });
       } finally {
         await destination.close();
       }
       const cli = schedule(config);
       await until(async () => /\[nightly\] run \S+: succeeded/.test(cli.stderr));
       expect(await terminate(cli)).toBe(0);
-      expect(cli.stderr).toMatch(/\[nightly\] catching up the tick of \S+T00:00:00\.000Z \(last completed run: never\)/);
+      expect(cli.stderr).toMatch(
+        /\[nightly\] catching up the tick of \S+T00:00:00\.000Z \(last completed run: never\)/,
+      );
       expect((await runsOf(dest, 'nightly')).map((r) => r.status)).toEqual(['stopped', 'succeeded']);
     },
     PATIENCE * 2,
@@ -192,7 +222,11 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
       const dest: DestinationConfig = { type: 'postgres', url: testPostgresUrl, schema };
       const config = await writeConfig(
         dir,
-        { ...configFor(sandbox, schema, [], {}), seeds: { profiles: { file: 'gone.csv', column: 'url' } }, schedule: { yearly: { cron: '0 0 1 1 *', streams: ['profiles'] } } },
+        {
+          ...configFor(sandbox, schema, [], {}),
+          seeds: { profiles: { file: 'gone.csv', column: 'url' } },
+          schedule: { yearly: { cron: '0 0 1 1 *', streams: ['profiles'] } },
+        },
         'early.yaml',
       );
       const cli = schedule(config, ['--run-now']);
@@ -225,9 +259,19 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
         },
       });
       try {
-        const { dest, config } = await workspace('term', { yearly: { cron: '0 0 1 1 *', streams: ['profiles'] } }, SLOW_PROFILES, { chunk_size: 2 }, slow);
+        const { dest, config } = await workspace(
+          'term',
+          { yearly: { cron: '0 0 1 1 *', streams: ['profiles'] } },
+          SLOW_PROFILES,
+          { chunk_size: 2 },
+          slow,
+        );
         const cli = schedule(config, ['--run-now']);
-        const loaded = () => query<{ n: unknown }>(dest, `select count(*) as n from "${dest.schema}".profiles`).then((rows) => Number(rows[0]?.n), () => 0);
+        const loaded = () =>
+          query<{ n: unknown }>(dest, `select count(*) as n from "${dest.schema}".profiles`).then(
+            (rows) => Number(rows[0]?.n),
+            () => 0,
+          );
         await until(async () => (await loaded()) > 0);
         expect(await terminate(cli)).toBe(0);
 
@@ -244,7 +288,9 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
         const rest = await runCli(['sync', '--config', config]);
         expect(rest.code, rest.stderr).toBe(0);
         expect(await loaded()).toBe(SLOW_PROFILES.length);
-        const billed = slow.ledger.entries.filter((e) => e.operation === 'profiles.enrich' && e.credits > 0).map((e) => String(e.target));
+        const billed = slow.ledger.entries
+          .filter((e) => e.operation === 'profiles.enrich' && e.credits > 0)
+          .map((e) => String(e.target));
         expect(new Set(billed).size).toBe(billed.length);
       } finally {
         release();
@@ -283,7 +329,9 @@ describe('seedline schedule (DuckDB destination, one writing process per file)',
         expect(skipped).toBeGreaterThanOrEqual(1);
         const destination = await createDestination(dest);
         try {
-          const runs = await destination.query(`select status from seedline._seedline_runs where schedule_group = 'often'`);
+          const runs = await destination.query(
+            `select status from seedline._seedline_runs where schedule_group = 'often'`,
+          );
           expect(runs).toHaveLength(synced.length);
         } finally {
           await destination.close();
@@ -312,18 +360,34 @@ describe('seedline schedule: a config it cannot run', () => {
     expect(streams.stderr).toMatch(/schedule\.hourly\.streams: unknown stream "nope"/);
     expect(streams.stderr).toMatch(/schedule\.hourly\.streams: stream "companies" is not configured/);
 
-    const cron = await writeConfig(dir, {
-      api: { base_url: 'http://127.0.0.1:9/', api_key: 'svc_test_x' },
-      destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
-      seeds: { profiles: [] },
-      streams: { profiles: {} },
-      schedule: { hourly: { cron: 'every hour', streams: ['profiles'] } },
-    }, 'cron.yaml');
+    const cron = await writeConfig(
+      dir,
+      {
+        api: { base_url: 'http://127.0.0.1:9/', api_key: 'svc_test_x' },
+        destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+        seeds: { profiles: [] },
+        streams: { profiles: {} },
+        schedule: { hourly: { cron: 'every hour', streams: ['profiles'] } },
+      },
+      'cron.yaml',
+    );
     const bad = await runCli(['schedule', '--config', cron]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/schedule\.hourly\.cron: expected a cron expression of five fields/);
 
-    const none = await runCli(['schedule', '--config', await writeConfig(dir, { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: {} }, 'none.yaml')]);
+    const none = await runCli([
+      'schedule',
+      '--config',
+      await writeConfig(
+        dir,
+        {
+          api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+          destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+          streams: {},
+        },
+        'none.yaml',
+      ),
+    ]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/schedule: missing[\s\S]*--cron/);
   });

@@ -55,15 +55,21 @@ function configFor(sandbox: Sandbox, destination: DestinationConfig) {
 /** Net credits the sandbox billed per stream's operation (refunds included) over `entries`. */
 function billedByStream(entries: readonly LedgerEntry[]): Record<BilledStream, number> {
   const byOperation = new Map<string, number>();
-  for (const entry of entries) if (entry.billed) byOperation.set(entry.operation, (byOperation.get(entry.operation) ?? 0) + entry.credits);
-  return Object.fromEntries(STREAMS.map((stream) => [stream, byOperation.get(BILLED[stream]) ?? 0])) as Record<BilledStream, number>;
+  for (const entry of entries)
+    if (entry.billed) byOperation.set(entry.operation, (byOperation.get(entry.operation) ?? 0) + entry.credits);
+  return Object.fromEntries(STREAMS.map((stream) => [stream, byOperation.get(BILLED[stream]) ?? 0])) as Record<
+    BilledStream,
+    number
+  >;
 }
-
 
 /** Row count of every data table of the destination's schema (system tables left out). */
 async function rowCounts(config: DestinationConfig): Promise<Record<string, number>> {
   const schema = config.schema ?? 'seedline';
-  const tables = await query(config, `select table_name from information_schema.tables where table_schema = '${schema}' and table_name not like '\\_%' escape '\\' order by table_name`);
+  const tables = await query(
+    config,
+    `select table_name from information_schema.tables where table_schema = '${schema}' and table_name not like '\\_%' escape '\\' order by table_name`,
+  );
   const counts: Record<string, number> = {};
   for (const { table_name } of tables) {
     const rows = await query(config, `select count(*) as n from "${schema}"."${String(table_name)}"`);
@@ -71,7 +77,6 @@ async function rowCounts(config: DestinationConfig): Promise<Record<string, numb
   }
   return counts;
 }
-
 
 describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make }) => {
   let sandbox: Sandbox;
@@ -98,11 +103,23 @@ describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make 
     if (dest?.type === 'postgres') await dropPostgresSchema(dest.schema!);
   });
 
-  it('given every billed stream, when synced the first time, then each stream is billed and loads rows', async ({ skip }) => {
+  it('given every billed stream, when synced the first time, then each stream is billed and loads rows', async ({
+    skip,
+  }) => {
     if (!dest) return skip(`${name} unavailable: see the warning above`);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     for (const stream of STREAMS) expect(firstBilled[stream], stream).toBeGreaterThan(0);
-    for (const table of ['profiles', 'companies', 'posts', 'headcount', 'jobs', 'activity_posts', 'company_posts', 'people_search', 'company_search']) {
+    for (const table of [
+      'profiles',
+      'companies',
+      'posts',
+      'headcount',
+      'jobs',
+      'activity_posts',
+      'company_posts',
+      'people_search',
+      'company_search',
+    ]) {
       expect(rowsAfterFirst[table], table).toBeGreaterThan(0);
     }
   });
@@ -111,23 +128,34 @@ describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make 
     if (!dest) return skip(`${name} unavailable: see the warning above`);
     const plan = await runCli(['plan', '--config', configPath, '--json']);
     expect(plan.code, plan.stderr).toBe(0);
-    const report = JSON.parse(plan.stdout) as { streams: { stream: string; worst_case_credits: number }[]; totals: { worst_case_credits: number } };
+    const report = JSON.parse(plan.stdout) as {
+      streams: { stream: string; worst_case_credits: number }[];
+      totals: { worst_case_credits: number };
+    };
     const worst = Object.fromEntries(report.streams.map((p) => [p.stream, p.worst_case_credits]));
     expect(worst).toEqual(Object.fromEntries(STREAMS.map((stream) => [stream, 0])));
     expect(report.totals.worst_case_credits).toBe(0);
     expect(sandbox.ledger.entries.length).toBe(afterFirst);
   });
 
-  it('given an unchanged config, when synced again at once, then it bills 0 credits in total and per operation and the row counts stay', async ({ skip }) => {
+  it('given an unchanged config, when synced again at once, then it bills 0 credits in total and per operation and the row counts stay', async ({
+    skip,
+  }) => {
     if (!dest) return skip(`${name} unavailable: see the warning above`);
     const second = await runCli(['sync', '--config', configPath]);
     expect(second.code, second.stdout + second.stderr).toBe(0);
     const added = sandbox.ledger.entries.slice(afterFirst);
-    expect(added.filter((e) => e.credits !== 0), 'charges or refunds of the second run').toEqual([]);
+    expect(
+      added.filter((e) => e.credits !== 0),
+      'charges or refunds of the second run',
+    ).toEqual([]);
     expect(billedByStream(added)).toEqual(Object.fromEntries(STREAMS.map((stream) => [stream, 0])));
     expect(added.reduce((n, e) => n + (e.billed ? e.credits : 0), 0)).toBe(0);
     expect(await rowCounts(dest)).toEqual(rowsAfterFirst);
-    const [run] = await query(dest, `select credits_used from "${dest.schema}"._seedline_runs order by started_at desc limit 1`);
+    const [run] = await query(
+      dest,
+      `select credits_used from "${dest.schema}"._seedline_runs order by started_at desc limit 1`,
+    );
     expect(Number(run?.credits_used)).toBe(0);
   });
 });

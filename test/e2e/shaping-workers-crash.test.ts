@@ -13,7 +13,12 @@ const SEEDS = Array.from({ length: 1_500 }, (_, i) => `https://www.network.examp
 // Issue 20: a sync killed (kill -9) right after a page shaped in a worker thread committed loses nothing and pays nothing twice.
 describe.each(e2eBackends)('a sync with a shaping worker killed mid-results, into $name', ({ name, make }) => {
   it('given the second job committed from the worker, when the process is killed there and the sync runs again, then every seed is loaded once and billed once', async (ctx) => {
-    const sandbox = await startSandbox({ rpm: 100_000, latencyMs: [0, 0], batchItemConcurrency: 500, concurrentBatchJobs: 1 });
+    const sandbox = await startSandbox({
+      rpm: 100_000,
+      latencyMs: [0, 0],
+      batchItemConcurrency: 500,
+      concurrentBatchJobs: 1,
+    });
     try {
       const dir = await tempWorkspace();
       const dest: DestinationConfig | undefined = await make(dir, 'shaping_crash');
@@ -27,7 +32,9 @@ describe.each(e2eBackends)('a sync with a shaping worker killed mid-results, int
         batch: { chunk_size: 500, poll_interval_ms: 10, shaping_workers: 1 },
       });
 
-      const killed = await runCli(['sync', '--config', configPath], { env: { SEEDLINE_TEST_CRASH_AT: 'mid-results:2' } });
+      const killed = await runCli(['sync', '--config', configPath], {
+        env: { SEEDLINE_TEST_CRASH_AT: 'mid-results:2' },
+      });
       expect(killed.code).not.toBe(0);
       // Killed after its second results page committed: the first made the table, the second came from the worker.
       const [loaded] = await query(dest, `select count(*) as n from ${schema}.profiles`);
@@ -39,10 +46,18 @@ describe.each(e2eBackends)('a sync with a shaping worker killed mid-results, int
       expect(sandbox.ledger.totalBilled()).toBe(SEEDS.length);
       const [profiles] = await query(dest, `select count(*) as n, count(distinct url) as urls from ${schema}.profiles`);
       expect([Number(profiles!.n), Number(profiles!.urls)]).toEqual([SEEDS.length, SEEDS.length]);
-      const repeated = await query(dest, `select _parent_url, _index from ${schema}.profiles__positions group by 1, 2 having count(*) > 1`);
+      const repeated = await query(
+        dest,
+        `select _parent_url, _index from ${schema}.profiles__positions group by 1, 2 having count(*) > 1`,
+      );
       expect(repeated).toEqual([]);
-      const ledger = await query(dest, `select status, count(*) as n, sum(credits) as credits from ${schema}._seedline_seeds group by status`);
-      expect(ledger.map((r) => [r.status, Number(r.n), Number(r.credits)])).toEqual([['fetched', SEEDS.length, SEEDS.length]]);
+      const ledger = await query(
+        dest,
+        `select status, count(*) as n, sum(credits) as credits from ${schema}._seedline_seeds group by status`,
+      );
+      expect(ledger.map((r) => [r.status, Number(r.n), Number(r.credits)])).toEqual([
+        ['fetched', SEEDS.length, SEEDS.length],
+      ]);
       const [rejected] = await query(dest, `select count(*) as n from ${schema}._seedline_rejected`);
       expect(Number(rejected!.n)).toBe(0);
     } finally {

@@ -31,9 +31,17 @@ async function startRecordingProxy(target: string): Promise<{ url: string; seen:
     req.on('end', async () => {
       const body = Buffer.concat(chunks);
       seen.push({ method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8') });
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
-      const answer = await fetch(`${target}${req.url}`, { method: req.method, headers, ...(body.length > 0 ? { body } : {}) });
-      const passed = [...answer.headers].filter(([name]) => !['content-encoding', 'transfer-encoding', 'content-length', 'connection'].includes(name));
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+      ) as Record<string, string>;
+      const answer = await fetch(`${target}${req.url}`, {
+        method: req.method,
+        headers,
+        ...(body.length > 0 ? { body } : {}),
+      });
+      const passed = [...answer.headers].filter(
+        ([name]) => !['content-encoding', 'transfer-encoding', 'content-length', 'connection'].includes(name),
+      );
       res.writeHead(answer.status, Object.fromEntries(passed));
       res.end(Buffer.from(await answer.arrayBuffer()));
     });
@@ -70,13 +78,28 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
         api: { base_url: proxy.url, api_key: KEY },
         destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
         streams: {},
-        signals: { tag, schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] }, targets: ['ada', 'grace', 'alan'].map((name) => `${tag}-${name}`), ...signals },
+        signals: {
+          tag,
+          schedule: { interval: '7d' },
+          criteria: { mode: 'field_change', fields: ['headline'] },
+          targets: ['ada', 'grace', 'alan'].map((name) => `${tag}-${name}`),
+          ...signals,
+        },
       },
       `${tag}.yaml`,
     );
   /** `signals …`; an apply without --secrets-out discards the secrets, which these tests do not need. */
-  const cli = (...args: string[]) => runCli(['signals', ...args, ...(args[0] === 'apply' && !args.includes('--secrets-out') ? ['--discard-secrets'] : [])]);
-  const patchesSince = (mark: number) => proxy.seen.slice(mark).filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body) as unknown);
+  const cli = (...args: string[]) =>
+    runCli([
+      'signals',
+      ...args,
+      ...(args[0] === 'apply' && !args.includes('--secrets-out') ? ['--discard-secrets'] : []),
+    ]);
+  const patchesSince = (mark: number) =>
+    proxy.seen
+      .slice(mark)
+      .filter((r) => r.method === 'PATCH')
+      .map((r) => JSON.parse(r.body) as unknown);
 
   it('given applied Signals, when only the interval changes, then each PATCH carries the schedule alone; when templates are added, only those', async () => {
     expect((await cli('apply', '--config', await config('ops-patch', {}))).code).toBe(0);
@@ -87,14 +110,24 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(patchesSince(mark)).toEqual(Array(3).fill({ schedule: { interval: '1d', timezone: 'UTC' } }));
 
     mark = proxy.seen.length;
-    const templated = { schedule: { interval: '1d' }, tags: ['sales'], external_id: 'lead-{key}', metadata: { source: 'seedline', seed: '{seed}' } };
+    const templated = {
+      schedule: { interval: '1d' },
+      tags: ['sales'],
+      external_id: 'lead-{key}',
+      metadata: { source: 'seedline', seed: '{seed}' },
+    };
     const attributes = await cli('apply', '--config', await config('ops-patch', templated));
     expect(attributes.code, attributes.stderr).toBe(0);
     const bodies = patchesSince(mark) as { external_id: string }[];
     expect(bodies.map((b) => Object.keys(b).sort())).toEqual(Array(3).fill(['external_id', 'metadata', 'tags']));
     const live = await listTaggedSignals(client, 'ops-patch');
     expect(live.map((s) => [s.external_id, s.metadata, s.tags, s.schedule.interval]).sort()).toEqual(
-      ['ops-patch-ada', 'ops-patch-alan', 'ops-patch-grace'].map((key) => [`lead-${key}`, { source: 'seedline', seed: key }, ['ops-patch', 'sales'], '1d']),
+      ['ops-patch-ada', 'ops-patch-alan', 'ops-patch-grace'].map((key) => [
+        `lead-${key}`,
+        { source: 'seedline', seed: key },
+        ['ops-patch', 'sales'],
+        '1d',
+      ]),
     );
 
     mark = proxy.seen.length;
@@ -104,7 +137,11 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
   });
 
   it('given external_id and metadata templates, when new targets are applied, then every created Signal carries its own', async () => {
-    const result = await cli('apply', '--config', await config('ops-new', { external_id: 'crm-{key}', metadata: { team: 'growth' } }));
+    const result = await cli(
+      'apply',
+      '--config',
+      await config('ops-new', { external_id: 'crm-{key}', metadata: { team: 'growth' } }),
+    );
     expect(result.code, result.stderr).toBe(0);
     const live = await listTaggedSignals(client, 'ops-new');
     expect(live.map((s) => s.external_id).sort()).toEqual(['crm-ops-new-ada', 'crm-ops-new-alan', 'crm-ops-new-grace']);
@@ -123,9 +160,21 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(runId).toBeDefined();
     const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb') });
     try {
-      const rows = await destination.query(`select stream, "table", record, reason from seedline._seedline_rejected where run_id = $1`, [runId]);
-      expect(rows).toEqual([{ stream: 'signals', table: 'signals', record: JSON.stringify({ tag: 'ops-rejected', site_url: bad }), reason: 'invalid_url' }]);
-      const all = await destination.query(`select run_id from seedline._seedline_rejected where record = $1`, [JSON.stringify({ tag: 'ops-rejected', site_url: bad })]);
+      const rows = await destination.query(
+        `select stream, "table", record, reason from seedline._seedline_rejected where run_id = $1`,
+        [runId],
+      );
+      expect(rows).toEqual([
+        {
+          stream: 'signals',
+          table: 'signals',
+          record: JSON.stringify({ tag: 'ops-rejected', site_url: bad }),
+          reason: 'invalid_url',
+        },
+      ]);
+      const all = await destination.query(`select run_id from seedline._seedline_rejected where record = $1`, [
+        JSON.stringify({ tag: 'ops-rejected', site_url: bad }),
+      ]);
       expect(all).toEqual([{ run_id: runId }]);
     } finally {
       await destination.close();
@@ -135,7 +184,11 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(retry.stdout).toMatch(/nothing to retry/);
     const kept = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb') });
     try {
-      expect(await kept.query(`select reason from seedline._seedline_rejected where record = $1`, [JSON.stringify({ tag: 'ops-rejected', site_url: bad })])).toEqual([{ reason: 'invalid_url' }]);
+      expect(
+        await kept.query(`select reason from seedline._seedline_rejected where record = $1`, [
+          JSON.stringify({ tag: 'ops-rejected', site_url: bad }),
+        ]),
+      ).toEqual([{ reason: 'invalid_url' }]);
     } finally {
       await kept.close();
     }
@@ -165,7 +218,11 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     const check = await cli('check-now', first!.id, '--config', path);
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(new RegExp(`${first!.id}\\s+1\\s+not_matched \\(baseline\\)\\s+1`));
-    expect(sandbox.ledger.entries.filter((e) => e.operation === 'signal.check' && e.target === first!.id).map((e) => e.credits)).toEqual([1]);
+    expect(
+      sandbox.ledger.entries
+        .filter((e) => e.operation === 'signal.check' && e.target === first!.id)
+        .map((e) => e.credits),
+    ).toEqual([1]);
 
     const test = await cli('test-webhook', first!.id, '--config', path);
     expect(test.code, test.stderr).toBe(0);
@@ -176,16 +233,32 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     const poor = await startSandbox({ rpm: 100_000, balance: 1 });
     const poorClient = new ApiClient({ baseUrl: poor.url, apiKey: KEY });
     try {
-      const path = await writeConfig(dir, { api: { base_url: poor.url, api_key: KEY }, destination: { type: 'duckdb', path: join(dir, 'poor.duckdb') }, streams: {} }, 'poor.yaml');
+      const path = await writeConfig(
+        dir,
+        {
+          api: { base_url: poor.url, api_key: KEY },
+          destination: { type: 'duckdb', path: join(dir, 'poor.duckdb') },
+          streams: {},
+        },
+        'poor.yaml',
+      );
       const { data } = await poorClient.bulkCreateSignals({
-        template: { name_prefix: 'poor', tags: ['ops-poor'], schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+        template: {
+          name_prefix: 'poor',
+          tags: ['ops-poor'],
+          schedule: { interval: '7d' },
+          criteria: { mode: 'field_change', fields: ['headline'] },
+        },
         targets: ['ops-poor-hand', 'ops-poor-credits'].map((site_url) => ({ type: 'profile' as const, site_url })),
       });
       const [byHand, byService] = data.signals;
       await poorClient.pauseSignal(byHand!.id);
       await poorClient.checkSignalNow(byService!.id);
       await poorClient.checkSignalNow(byService!.id);
-      expect((await poorClient.getSignal(byService!.id)).data).toMatchObject({ status: 'paused', paused_reason: 'insufficient_credits' });
+      expect((await poorClient.getSignal(byService!.id)).data).toMatchObject({
+        status: 'paused',
+        paused_reason: 'insufficient_credits',
+      });
 
       const resumed = await cli('resume', '--config', path, '--tag', 'ops-poor');
       expect(resumed.code, resumed.stderr).toBe(0);
@@ -218,7 +291,9 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
   it('given a kill -9 after the bulk answer came but before its secrets were kept, when applied again, then the secrets are recovered and nothing is created twice', async () => {
     const path = await config('ops-lost', { notify: { webhook_url: `${receiver.url}/hook` } });
     const secrets = join(dir, 'lost-secrets.jsonl');
-    const crashed = await runCli(['signals', 'apply', '--config', path, '--secrets-out', secrets], { env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-answer' } });
+    const crashed = await runCli(['signals', 'apply', '--config', path, '--secrets-out', secrets], {
+      env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-answer' },
+    });
     expect(crashed.signal).toBe('SIGKILL');
     const created = await listTaggedSignals(client, 'ops-lost');
     expect(created).toHaveLength(3);
@@ -229,7 +304,10 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     expect(rerun.stdout).toMatch(/recovered 3 webhook secrets/);
     expect(rerun.stdout).toMatch(/0 to create, 0 to update, 0 to prune, 3 unchanged/);
     expect(`${rerun.stdout}${rerun.stderr}`).not.toMatch(/whsec_/);
-    const kept = (await readFile(secrets, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { id: string; webhook_secret: string });
+    const kept = (await readFile(secrets, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; webhook_secret: string });
     expect(kept.map((k) => k.id).sort()).toEqual(created.map((s) => s.id).sort());
     expect(kept.every((k) => k.webhook_secret.startsWith('whsec_'))).toBe(true);
     expect((await stat(secrets)).mode & 0o777).toBe(0o600);
@@ -240,7 +318,9 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
   it('given 1,500 targets and a kill -9 after the first bulk chunk, when applied again, then each target has exactly one Signal', async () => {
     const targets = Array.from({ length: 1500 }, (_, i) => `ops-crash-${String(i).padStart(4, '0')}`);
     const path = await config('ops-crash', { targets });
-    const crashed = await runCli(['signals', 'apply', '--config', path, '--discard-secrets'], { env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-chunk:1' } });
+    const crashed = await runCli(['signals', 'apply', '--config', path, '--discard-secrets'], {
+      env: { SEEDLINE_TEST_CRASH_AT: 'signals-after-chunk:1' },
+    });
     expect(crashed.signal).toBe('SIGKILL');
     expect(await listTaggedSignals(client, 'ops-crash')).toHaveLength(1000);
 

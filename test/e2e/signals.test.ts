@@ -12,7 +12,11 @@ vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 const KEY = 'svc_test_signals_e2e';
 const TAG = 'e2e-watch';
 const siteOf = (signal: Signal) => (signal.target as { site_url?: string } | undefined)?.site_url;
-const TARGETS = ['https://www.network.example/in/ada-lovelace/', 'grace-hopper', 'https://network.example/in/Alan-Turing?trk=x'];
+const TARGETS = [
+  'https://www.network.example/in/ada-lovelace/',
+  'grace-hopper',
+  'https://network.example/in/Alan-Turing?trk=x',
+];
 
 describe('seedline signals plan|apply', () => {
   let sandbox: Sandbox;
@@ -34,7 +38,13 @@ describe('seedline signals plan|apply', () => {
       api: { base_url: sandbox.url, api_key: KEY },
       destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
       streams: {},
-      signals: { tag: TAG, schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] }, targets: TARGETS, ...signals },
+      signals: {
+        tag: TAG,
+        schedule: { interval: '7d' },
+        criteria: { mode: 'field_change', fields: ['headline', 'position'] },
+        targets: TARGETS,
+        ...signals,
+      },
     });
   const signals = (...args: string[]) => runCli(['signals', ...args]);
   /** Apply where the secrets do not matter to the test. */
@@ -64,7 +74,10 @@ describe('seedline signals plan|apply', () => {
       ['ada-lovelace', 'alan-turing', 'grace-hopper'].map((slug) => `https://www.network.example/in/${slug}`),
     );
     expect(live.every((s) => s.schedule.interval === '7d')).toBe(true);
-    const lines = (await readFile(secrets, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string; webhook_secret: string });
+    const lines = (await readFile(secrets, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; webhook_secret: string });
     expect(lines.map((l) => l.id).sort()).toEqual(live.map((s) => s.id).sort());
     expect(lines.every((l) => l.webhook_secret.startsWith('whsec_'))).toBe(true);
     expect((await stat(secrets)).mode & 0o777).toBe(0o600);
@@ -132,11 +145,21 @@ describe('seedline signals plan|apply', () => {
 
   it('given an invalid URL and a profile already watched by an untagged Signal, when applied, then each is reported per target and it exits 1', async () => {
     await client.bulkCreateSignals({
-      template: { name_prefix: 'manual', schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+      template: {
+        name_prefix: 'manual',
+        schedule: { interval: '7d' },
+        criteria: { mode: 'field_change', fields: ['headline'] },
+      },
       targets: [{ type: 'profile', site_url: 'katherine-johnson' }],
     });
     const bad = 'https://www.network.example/company/not-a-profile';
-    const result = await apply('--config', await config({ schedule: { interval: '1d' }, targets: [...TARGETS, bad, 'katherine-johnson', 'edsger-dijkstra'] }));
+    const result = await apply(
+      '--config',
+      await config({
+        schedule: { interval: '1d' },
+        targets: [...TARGETS, bad, 'katherine-johnson', 'edsger-dijkstra'],
+      }),
+    );
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/applied: 1 created, 0 updated, 0 deleted, 3 unchanged, 2 rejected/);
     expect(result.stdout).toMatch(new RegExp(`rejected\\s+${bad}\\s+invalid_url`));
@@ -145,7 +168,12 @@ describe('seedline signals plan|apply', () => {
   });
 
   it('given signals.max_monthly_credits below the plan, when planned and applied, then plan warns, apply refuses before any call, and a limit that fits applies', async () => {
-    const path = await config({ tag: 'e2e-capped', schedule: { interval: '1d' }, targets: ['ida-rhodes', 'jean-sammet'], max_monthly_credits: 59 });
+    const path = await config({
+      tag: 'e2e-capped',
+      schedule: { interval: '1d' },
+      targets: ['ida-rhodes', 'jean-sammet'],
+      max_monthly_credits: 59,
+    });
     const planned = await signals('plan', '--config', path);
     expect(planned.code, planned.stderr).toBe(0);
     expect(planned.stdout).toMatch(/0 now \(active ones, as the service estimates them\), 60 afterwards/);
@@ -155,7 +183,15 @@ describe('seedline signals plan|apply', () => {
     expect(refused.stderr).toMatch(/SEEDLINE_SIGNALS_OVER_BUDGET/);
     expect(await listTaggedSignals(client, 'e2e-capped')).toEqual([]);
 
-    const fits = await apply('--config', await config({ tag: 'e2e-capped', schedule: { interval: '1d' }, targets: ['ida-rhodes', 'jean-sammet'], max_monthly_credits: 60 }));
+    const fits = await apply(
+      '--config',
+      await config({
+        tag: 'e2e-capped',
+        schedule: { interval: '1d' },
+        targets: ['ida-rhodes', 'jean-sammet'],
+        max_monthly_credits: 60,
+      }),
+    );
     expect(fits.code, fits.stderr).toBe(0);
     expect(await listTaggedSignals(client, 'e2e-capped')).toHaveLength(2);
   });
@@ -163,13 +199,16 @@ describe('seedline signals plan|apply', () => {
   it.each([
     ['a notify webhook', { notify: { webhook_url: 'https://hooks.example/seedline' } }],
     ["the account's default webhook", {}],
-  ])('given %s and nowhere to keep secrets, when applied, then it refuses before creating anything', async (_, notify) => {
-    const path = await config({ tag: 'e2e-notify', ...notify, targets: ['barbara-liskov'] });
-    const result = await signals('apply', '--config', path);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/--secrets-out FILE \(or set webhooks.secrets_file\).*--discard-secrets/);
-    expect(await listTaggedSignals(client, 'e2e-notify')).toEqual([]);
-  });
+  ])(
+    'given %s and nowhere to keep secrets, when applied, then it refuses before creating anything',
+    async (_, notify) => {
+      const path = await config({ tag: 'e2e-notify', ...notify, targets: ['barbara-liskov'] });
+      const result = await signals('apply', '--config', path);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--secrets-out FILE \(or set webhooks.secrets_file\).*--discard-secrets/);
+      expect(await listTaggedSignals(client, 'e2e-notify')).toEqual([]);
+    },
+  );
 
   it('given webhooks.secrets_file in the config and no --secrets-out, when applied, then the secrets land in that file', async () => {
     const path = await writeConfig(
@@ -179,14 +218,22 @@ describe('seedline signals plan|apply', () => {
         destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
         streams: {},
         webhooks: { secrets_file: 'from-config.jsonl' },
-        signals: { tag: 'e2e-secrets-file', schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] }, targets: ['frances-allen'] },
+        signals: {
+          tag: 'e2e-secrets-file',
+          schedule: { interval: '7d' },
+          criteria: { mode: 'field_change', fields: ['headline'] },
+          targets: ['frances-allen'],
+        },
       },
       'secrets-file.yaml',
     );
     const result = await signals('apply', '--config', path);
     expect(result.code, result.stderr).toBe(0);
     const [signal] = await listTaggedSignals(client, 'e2e-secrets-file');
-    const kept = (await readFile(join(dir, 'from-config.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+    const kept = (await readFile(join(dir, 'from-config.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string });
     expect(kept.map((k) => k.id)).toEqual([signal!.id]);
     expect((await stat(join(dir, 'from-config.jsonl'))).mode & 0o777).toBe(0o600);
   });

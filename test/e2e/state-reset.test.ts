@@ -7,29 +7,52 @@ import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
   const workspace = useSandboxWorkspace(
     'svc_test_state',
-    { seeds: { profiles: ['ada-lovelace', 'grace-hopper'] }, streams: { profiles: {}, activity: { kinds: ['posts'], max_pages: 1 } } },
+    {
+      seeds: { profiles: ['ada-lovelace', 'grace-hopper'] },
+      streams: { profiles: {}, activity: { kinds: ['posts'], max_pages: 1 } },
+    },
     (dir) => make(dir, 'state_reset'),
   );
 
-  const profileCalls = () => workspace.sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich').map((e) => e.target);
+  const profileCalls = () =>
+    workspace.sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich').map((e) => e.target);
 
   it('given a synced config, when one seed is reset, then state show says so, only that seed is due, the next sync fetches exactly it, and its rows were never deleted', async (ctx) => {
     const { destination: dest, configPath } = workspace;
     if (!dest) return ctx.skip();
     expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
-    const shown = JSON.parse((await runCli(['state', 'show', '--config', configPath, '--json'])).stdout) as { stream: string; seeds: Record<string, number>; partitions: number }[];
+    const shown = JSON.parse((await runCli(['state', 'show', '--config', configPath, '--json'])).stdout) as {
+      stream: string;
+      seeds: Record<string, number>;
+      partitions: number;
+    }[];
     expect(shown).toEqual([
       expect.objectContaining({ stream: 'profiles', seeds: { fetched: 2 }, partitions: 0 }),
       expect.objectContaining({ stream: 'activity', seeds: {}, partitions: 2 }),
     ]);
 
-    const reset = await runCli(['state', 'reset', '--config', configPath, '--streams', 'profiles,activity', '--seed', 'https://www.network.example/in/Ada-Lovelace/?trk=x', '--json']);
+    const reset = await runCli([
+      'state',
+      'reset',
+      '--config',
+      configPath,
+      '--streams',
+      'profiles,activity',
+      '--seed',
+      'https://www.network.example/in/Ada-Lovelace/?trk=x',
+      '--json',
+    ]);
     expect(reset.code, reset.stderr).toBe(0);
-    expect(JSON.parse(reset.stdout)).toEqual([{ stream: 'profiles', seeds: 1, partitions: 0 }, { stream: 'activity', seeds: 0, partitions: 1 }]);
+    expect(JSON.parse(reset.stdout)).toEqual([
+      { stream: 'profiles', seeds: 1, partitions: 0 },
+      { stream: 'activity', seeds: 0, partitions: 1 },
+    ]);
     const schema = dest.schema ?? 'seedline';
     expect(Number((await query(dest, `select count(*) as n from ${schema}.profiles`))[0]!.n)).toBe(2);
 
-    const plan = JSON.parse((await runCli(['plan', '--config', configPath, '--json'])).stdout) as { streams: { stream: string; units: number }[] };
+    const plan = JSON.parse((await runCli(['plan', '--config', configPath, '--json'])).stdout) as {
+      streams: { stream: string; units: number }[];
+    };
     expect(plan.streams.find((s) => s.stream === 'profiles')).toMatchObject({ units: 1 });
     const before = profileCalls().length;
     expect((await runCli(['sync', '--config', configPath])).code).toBe(0);

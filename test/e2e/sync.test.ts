@@ -10,9 +10,14 @@ import { e2eBackends, queryDestination as query } from '../helpers/destinations.
 
 vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
-const PROFILES = Array.from({ length: 16 }, (_, i) => `https://www.network.example/in/person-${i}${i % 4 === 0 ? '/' : ''}`);
+const PROFILES = Array.from(
+  { length: 16 },
+  (_, i) => `https://www.network.example/in/person-${i}${i % 4 === 0 ? '/' : ''}`,
+);
 const PRIVATE = ['https://www.network.example/in/private-hidden-one', 'deleted-gone-two'];
-const COMPANIES = ['acme-analytics', 'globex', 'initech', 'hooli'].map((c) => `https://www.network.example/company/${c}`);
+const COMPANIES = ['acme-analytics', 'globex', 'initech', 'hooli'].map(
+  (c) => `https://www.network.example/company/${c}`,
+);
 
 interface ConfigOptions {
   sandbox: Sandbox;
@@ -39,14 +44,16 @@ function configFor(o: ConfigOptions) {
   };
 }
 
-
 async function count(config: DestinationConfig, table: string): Promise<number> {
   const rows = await query(config, `select count(*) as n from "${config.schema}"."${table}"`);
   return Number(rows[0]?.n);
 }
 
 /** Runs `body` with a fresh sandbox, a temp folder and a DuckDB destination in it; closes the sandbox after. */
-async function inWorkspace<T>(options: SandboxOptions, body: (w: { sandbox: Sandbox; dir: string; dest: DestinationConfig }) => Promise<T>): Promise<T> {
+async function inWorkspace<T>(
+  options: SandboxOptions,
+  body: (w: { sandbox: Sandbox; dir: string; dest: DestinationConfig }) => Promise<T>,
+): Promise<T> {
   const sandbox = await startSandbox(options);
   try {
     const dir = await tempWorkspace();
@@ -81,7 +88,9 @@ describe.each(backends)('seedline sync into $name', ({ name, make }) => {
     if (dest?.type === 'postgres') await dropPostgresSchema(dest.schema!);
   });
 
-  it('given the seeds, when synced, then every reachable profile loads with typed columns and linked children', async ({ skip }) => {
+  it('given the seeds, when synced, then every reachable profile loads with typed columns and linked children', async ({
+    skip,
+  }) => {
     if (!dest) return skip(`${name} unavailable`);
     expect(first.stderr).not.toMatch(/svc_live_e2e/);
     expect(first.code, first.stderr).toBe(0);
@@ -106,9 +115,14 @@ describe.each(backends)('seedline sync into $name', ({ name, make }) => {
     expect(await count(dest, 'activity_posts')).toBeGreaterThan(0);
   });
 
-  it('given private and deleted seeds, when synced, then they end failed in the ledger with the reason and the run exits 0', async ({ skip }) => {
+  it('given private and deleted seeds, when synced, then they end failed in the ledger with the reason and the run exits 0', async ({
+    skip,
+  }) => {
     if (!dest) return skip(`${name} unavailable`);
-    const failed = await query(dest, `select seed, status, error from "${dest.schema}"._seedline_seeds where stream = 'profiles' and status <> 'fetched' order by seed`);
+    const failed = await query(
+      dest,
+      `select seed, status, error from "${dest.schema}"._seedline_seeds where stream = 'profiles' and status <> 'fetched' order by seed`,
+    );
     expect(failed.map((f) => f.seed).sort()).toEqual([...PRIVATE].sort());
     for (const row of failed) {
       expect(row.status).toBe('failed');
@@ -134,7 +148,10 @@ describe.each(backends)('seedline sync into $name', ({ name, make }) => {
 describe('plan, query and status', () => {
   it('given a synced warehouse, when planned, queried and inspected, then they report without calling the service', async () => {
     await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
-      const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }));
+      const configPath = await writeConfig(
+        dir,
+        configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }),
+      );
       const before = await runCli(['plan', '--config', configPath]);
       expect(before.code, before.stderr).toBe(0);
       const seeds = PROFILES.length + PRIVATE.length;
@@ -146,9 +163,23 @@ describe('plan, query and status', () => {
 
       const after = await runCli(['plan', '--config', configPath]);
       expect(after.stdout).toMatch(/profiles\s+0\s+0\s+18\s+0\s+0\s+0/);
-      const json = await runCli(['query', '--config', configPath, '--format', 'json', 'select count(*) as n from seedline.profiles']);
+      const json = await runCli([
+        'query',
+        '--config',
+        configPath,
+        '--format',
+        'json',
+        'select count(*) as n from seedline.profiles',
+      ]);
       expect(JSON.parse(json.stdout)).toEqual([{ n: PROFILES.length }]);
-      const csv = await runCli(['query', '--config', configPath, '--format', 'csv', 'select seed, status from seedline._seedline_seeds where status = \'failed\' order by seed']);
+      const csv = await runCli([
+        'query',
+        '--config',
+        configPath,
+        '--format',
+        'csv',
+        "select seed, status from seedline._seedline_seeds where status = 'failed' order by seed",
+      ]);
       expect(csv.stdout.trim().split('\n')).toEqual(['seed,status', ...[...PRIVATE].sort().map((s) => `${s},failed`)]);
       const status = await runCli(['status', '--config', configPath]);
       expect(status.code, status.stderr).toBe(0);
@@ -164,7 +195,12 @@ describe('every stream', () => {
       const client = new ApiClient({ baseUrl: sandbox.url, apiKey: 'svc_live_e2e' });
       try {
         const created = await client.bulkCreateSignals({
-          template: { name_prefix: 'watch', tags: ['e2e'], schedule: { interval: '1d' }, criteria: { mode: 'field_change', fields: ['headline', 'position'] } },
+          template: {
+            name_prefix: 'watch',
+            tags: ['e2e'],
+            schedule: { interval: '1d' },
+            criteria: { mode: 'field_change', fields: ['headline', 'position'] },
+          },
           targets: PROFILES.slice(0, 3).map((site_url) => ({ type: 'profile' as const, site_url })),
         });
         expect(created.data.created).toBe(3);
@@ -184,7 +220,9 @@ describe('every stream', () => {
             headcount: { refresh_after: '0s' },
             company_posts: { max_pages: 1 },
             people_search: { searches: [{ id: 'ctos', filters: { titles: ['CTO'] }, max_results: 30 }] },
-            company_search: { searches: [{ id: 'fintech', filters: { keywords: 'fintech' }, max_results: 10, variant: 'standard' }] },
+            company_search: {
+              searches: [{ id: 'fintech', filters: { keywords: 'fintech' }, max_results: 10, variant: 'standard' }],
+            },
             triggers: {},
             signals: {},
             usage: { months: 2 },
@@ -229,7 +267,8 @@ describe('activity incremental', () => {
       const streams = { profiles: {}, activity: { kinds: ['posts'], refresh_after: '0s', max_pages: 3 } };
       const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams }));
       expect((await sync(configPath)).code).toBe(0);
-      const activityCalls = () => sandbox.ledger.entries.filter((e) => e.operation === 'profiles.activity' && e.credits > 0).length;
+      const activityCalls = () =>
+        sandbox.ledger.entries.filter((e) => e.operation === 'profiles.activity' && e.credits > 0).length;
       const callsBefore = activityCalls();
       const postsBefore = await count(dest, 'activity_posts');
       await sandbox.clock.advance(10 * 86_400_000);
@@ -270,7 +309,9 @@ describe('crash safety', () => {
         const rerun = await sync(configPath);
         expect(rerun.code, rerun.stderr).toBe(0);
         expect(await snapshot(dest)).toEqual(baseline);
-        const enrichTargets = sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich' && e.credits > 0).map((e) => e.target);
+        const enrichTargets = sandbox.ledger.entries
+          .filter((e) => e.operation === 'profiles.enrich' && e.credits > 0)
+          .map((e) => e.target);
         expect(enrichTargets.length).toBe(new Set(enrichTargets).size);
         expect(enrichTargets.length).toBe(PROFILES.length + PRIVATE.length);
       });
@@ -308,10 +349,15 @@ describe('seeds the service refuses or fumbles', () => {
       const first = await sync(configPath);
       expect(first.code, first.stderr).toBe(0);
       expect(await count(dest, 'profiles')).toBe(6);
-      const ledger = await query(dest, `select seed, status, error from "${dest.schema}"._seedline_seeds order by seed`);
+      const ledger = await query(
+        dest,
+        `select seed, status, error from "${dest.schema}"._seedline_seeds order by seed`,
+      );
       expect(ledger.filter((r) => r.status === 'failed').map((r) => r.seed)).toEqual([bad]);
       expect(String(ledger.find((r) => r.seed === bad)?.error)).toMatch(/invalid_request/);
-      const flakyCharges = sandbox.ledger.entries.filter((e) => e.target.endsWith('/in/flaky-fred') && e.credits > 0 && e.billed);
+      const flakyCharges = sandbox.ledger.entries.filter(
+        (e) => e.target.endsWith('/in/flaky-fred') && e.credits > 0 && e.billed,
+      );
       expect(flakyCharges.length).toBeLessThanOrEqual(2);
 
       const second = await sync(configPath);
@@ -340,7 +386,11 @@ describe('a refused seed on its own', () => {
 describe('config and budget', () => {
   it('given a bad config, when synced, then it exits non-zero naming the key before any call', async () => {
     await inWorkspace({}, async ({ sandbox, dir }) => {
-      const config = configFor({ sandbox, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: { profiles: { refresh_after: 'weekly' } } });
+      const config = configFor({
+        sandbox,
+        destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+        streams: { profiles: { refresh_after: 'weekly' } },
+      });
       const result = await sync(await writeConfig(dir, config));
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('streams.profiles.refresh_after');
@@ -350,12 +400,17 @@ describe('config and budget', () => {
 
   it('given a seed file that does not exist, when synced, then it fails naming the key before any call and leaves no run running', async () => {
     await inWorkspace({}, async ({ sandbox, dir, dest }) => {
-      const config = { ...configFor({ sandbox, destination: dest, streams: { profiles: {} } }), seeds: { profiles: { file: 'nope.csv' } } };
+      const config = {
+        ...configFor({ sandbox, destination: dest, streams: { profiles: {} } }),
+        seeds: { profiles: { file: 'nope.csv' } },
+      };
       const result = await sync(await writeConfig(dir, config));
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('seeds.profiles.file');
       expect(sandbox.ledger.entries.length).toBe(0);
-      expect(await query(dest, `select status from "${dest.schema}"._seedline_runs where status = 'running'`)).toEqual([]);
+      expect(await query(dest, `select status from "${dest.schema}"._seedline_runs where status = 'running'`)).toEqual(
+        [],
+      );
     });
   });
 
@@ -364,11 +419,17 @@ describe('config and budget', () => {
       await writeFile(join(dir, 'companies.csv'), `name,url\nAcme,"${COMPANIES[0]}"\nGlobex,${COMPANIES[1]}\n`);
       const config = {
         ...configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }),
-        seeds: { profiles: { sql: "select 'sql-seed-one' as url union all select 'sql-seed-two'" }, companies: { file: 'companies.csv', column: 'url' } },
+        seeds: {
+          profiles: { sql: "select 'sql-seed-one' as url union all select 'sql-seed-two'" },
+          companies: { file: 'companies.csv', column: 'url' },
+        },
       };
       const result = await sync(await writeConfig(dir, config));
       expect(result.code, result.stderr).toBe(0);
-      const seeds = await query(dest, `select stream, seed from "${dest.schema}"._seedline_seeds where status = 'fetched' order by stream, seed`);
+      const seeds = await query(
+        dest,
+        `select stream, seed from "${dest.schema}"._seedline_seeds where status = 'fetched' order by stream, seed`,
+      );
       expect(seeds).toEqual([
         { stream: 'companies', seed: COMPANIES[0] },
         { stream: 'companies', seed: COMPANIES[1] },
@@ -380,7 +441,12 @@ describe('config and budget', () => {
 
   it('given a budget smaller than the work, when synced, then it never spends past the budget and says so', async () => {
     await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir }) => {
-      const config = configFor({ sandbox, destination: { type: 'duckdb', path: join(dir, 'w.duckdb') }, streams: { profiles: {} }, budget: 7 });
+      const config = configFor({
+        sandbox,
+        destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+        streams: { profiles: {} },
+        budget: 7,
+      });
       const result = await sync(await writeConfig(dir, config));
       expect(result.code, result.stderr).toBe(0);
       expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(7);

@@ -77,27 +77,45 @@ describe.each(e2eBackends)('a user manifest and the YAML-only post_search into $
     const first = await runCli(['sync', '--config', configPath, '--json']);
     expect(first.code, first.stderr).toBe(0);
     const result = JSON.parse(first.stdout) as SyncJson;
-    const billed = sandbox.ledger.entries.filter((e) => e.operation === 'search.posts').reduce((n, e) => n + e.credits, 0);
+    const billed = sandbox.ledger.entries
+      .filter((e) => e.operation === 'search.posts')
+      .reduce((n, e) => n + e.credits, 0);
     expect(billed).toBeGreaterThan(0);
     expect(result.credits).toBe(billed);
     const byStream = Object.fromEntries(result.streams.map((s) => [s.stream, s]));
     expect(byStream.my_posts).toMatchObject({ status: 'succeeded' });
     expect(byStream.post_search).toMatchObject({ status: 'succeeded', records: 40 });
-    const billedFor = (targets: string[]) => sandbox.ledger.entries.filter((e) => targets.includes(e.target)).reduce((n, e) => n + e.credits, 0);
-    expect([byStream.my_posts!.credits, byStream.post_search!.credits]).toEqual([billedFor(['posts:dbt', 'posts:warehouse']), billedFor(['posts:lakehouse'])]);
+    const billedFor = (targets: string[]) =>
+      sandbox.ledger.entries.filter((e) => targets.includes(e.target)).reduce((n, e) => n + e.credits, 0);
+    expect([byStream.my_posts!.credits, byStream.post_search!.credits]).toEqual([
+      billedFor(['posts:dbt', 'posts:warehouse']),
+      billedFor(['posts:lakehouse']),
+    ]);
     // 30 results are 2 pages of 2 credits per topic, 40 results 2 pages.
     expect([byStream.my_posts!.credits, byStream.post_search!.credits]).toEqual([8, 4]);
 
     const schema = dest.schema ?? 'seedline';
-    const rows = await query(dest, `select topic, count(*) as n, count(posted_at) as stamped from ${schema}.my_posts group by topic order by topic`);
+    const rows = await query(
+      dest,
+      `select topic, count(*) as n, count(posted_at) as stamped from ${schema}.my_posts group by topic order by topic`,
+    );
     expect(rows.map((r) => r.topic)).toEqual(['dbt', 'warehouse']);
     expect(rows.reduce((n, r) => n + Number(r.n), 0)).toBe(byStream.my_posts!.records);
     expect(rows.every((r) => Number(r.stamped) === Number(r.n) && Number(r.n) > 0)).toBe(true);
-    expect(Number((await query(dest, `select count(*) as n from ${schema}.post_search where search_id = 'lakehouse'`))[0]!.n)).toBe(40);
+    expect(
+      Number(
+        (await query(dest, `select count(*) as n from ${schema}.post_search where search_id = 'lakehouse'`))[0]!.n,
+      ),
+    ).toBe(40);
 
-    const described = JSON.parse((await runCli(['schema', '--config', configPath, '--format', 'json'])).stdout) as { table: string; columns: { name: string; type: string }[] }[];
+    const described = JSON.parse((await runCli(['schema', '--config', configPath, '--format', 'json'])).stdout) as {
+      table: string;
+      columns: { name: string; type: string }[];
+    }[];
     const table = described.find((t) => t.table === 'my_posts');
-    expect(table?.columns.filter((c) => ['posted_at', 'text', 'reactions_count'].includes(c.name)).map((c) => c.type)).toEqual(['text', 'timestamp', 'bigint']);
+    expect(
+      table?.columns.filter((c) => ['posted_at', 'text', 'reactions_count'].includes(c.name)).map((c) => c.type),
+    ).toEqual(['text', 'timestamp', 'bigint']);
 
     const entries = sandbox.ledger.entries.length;
     const second = JSON.parse((await runCli(['sync', '--config', configPath, '--json'])).stdout) as SyncJson;
@@ -109,8 +127,19 @@ describe.each(e2eBackends)('a user manifest and the YAML-only post_search into $
 describe('a user manifest that is wrong', () => {
   it('given a manifest with a bad key, when a command loads the config, then it exits 2 naming the file, the line and the key', async () => {
     const dir = await tempWorkspace();
-    await writeStreams(dir, MANIFEST.replace('    max_results: "{{ options.per_topic }}"\n', '    max_results: "{{ options.per_topic }}"\npaginator: { type: pages }\n'));
-    const configPath = await writeConfig(dir, { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams_dir: 'my-streams', streams: { my_posts: { topics: ['a'] } } });
+    await writeStreams(
+      dir,
+      MANIFEST.replace(
+        '    max_results: "{{ options.per_topic }}"\n',
+        '    max_results: "{{ options.per_topic }}"\npaginator: { type: pages }\n',
+      ),
+    );
+    const configPath = await writeConfig(dir, {
+      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams_dir: 'my-streams',
+      streams: { my_posts: { topics: ['a'] } },
+    });
     const result = await runCli(['plan', '--config', configPath]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/my_posts\.stream\.yaml:9: paginator\.type: /);
@@ -119,7 +148,12 @@ describe('a user manifest that is wrong', () => {
   it('given an option the manifest does not declare, when the config loads, then it is refused with a did-you-mean', async () => {
     const dir = await tempWorkspace();
     await writeStreams(dir);
-    const configPath = await writeConfig(dir, { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams_dir: 'my-streams', streams: { my_posts: { topics: ['a'], per_topik: 5 } } });
+    const configPath = await writeConfig(dir, {
+      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams_dir: 'my-streams',
+      streams: { my_posts: { topics: ['a'], per_topik: 5 } },
+    });
     const result = await runCli(['plan', '--config', configPath]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('streams.my_posts: unknown key "per_topik" (did you mean "per_topic"?)');

@@ -19,7 +19,9 @@ declare module 'vitest' {
 
 async function typescriptFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')).map((e) => join(e.parentPath, e.name));
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+    .map((e) => join(e.parentPath, e.name));
 }
 
 /**
@@ -36,7 +38,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return async () => undefined;
   }
   const outdir = join(ROOT, `.e2e-build-cli-${process.pid}`);
-  const entryPoints = [...(await typescriptFiles(join(ROOT, 'src'))), ...(await typescriptFiles(join(ROOT, 'schemas')))];
+  const entryPoints = [
+    ...(await typescriptFiles(join(ROOT, 'src'))),
+    ...(await typescriptFiles(join(ROOT, 'schemas'))),
+  ];
   await build({
     entryPoints,
     outdir,

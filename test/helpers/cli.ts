@@ -33,7 +33,10 @@ export interface CliResult {
 }
 
 /** Runs the real `seedline` CLI as a child process (see {@link cliNodeArgs}). */
-export function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<CliResult> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...cliNodeArgs(), ...args], {
       cwd: options.cwd ?? ROOT,

@@ -32,7 +32,12 @@ export class ClientTestServer {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const recorded: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+        const recorded: RecordedRequest = {
+          method: req.method ?? '',
+          url: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        };
         instance.requests.push(recorded);
         const path = recorded.url.split('?')[0] ?? '';
         const responder = instance.#queues.get(path)?.shift() ?? instance.#fallback;
@@ -79,7 +84,8 @@ export class ClientTestServer {
   }
 }
 
-const notFound: Responder = (_req, res) => json(res, 404, { error: { type: 'not_found', message: 'no responder', requestId: 'req_404' } });
+const notFound: Responder = (_req, res) =>
+  json(res, 404, { error: { type: 'not_found', message: 'no responder', requestId: 'req_404' } });
 
 /** Writes a JSON answer. */
 export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -94,7 +100,12 @@ export function ok(data: unknown, meta: Record<string, unknown> = {}, status = 2
 }
 
 /** An error envelope responder. */
-export function fail(status: number, type: string, message = `${type} happened`, headers: Record<string, string> = {}): Responder {
+export function fail(
+  status: number,
+  type: string,
+  message = `${type} happened`,
+  headers: Record<string, string> = {},
+): Responder {
   return (_req, res) => json(res, status, { error: { type, message, requestId: `req_${status}` } }, headers);
 }
 

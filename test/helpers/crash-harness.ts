@@ -12,7 +12,8 @@ export function crashSeedFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.SEEDLINE_CRASH_SEED;
   if (raw === undefined || raw === '') return DEFAULT_CRASH_SEED;
   const seed = Number(raw);
-  if (!Number.isSafeInteger(seed)) throw new Error(`SEEDLINE_CRASH_SEED must be an integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(seed))
+    throw new Error(`SEEDLINE_CRASH_SEED must be an integer, got ${JSON.stringify(raw)}`);
   return seed;
 }
 
@@ -104,7 +105,8 @@ export function extraBilling(reference: readonly LedgerEntry[], trial: readonly 
   }
   const countOf = (entries: readonly LedgerEntry[]) => {
     const counts = new Map<string, number>();
-    for (const e of entries) counts.set(`${e.operation} ${e.target}`, (counts.get(`${e.operation} ${e.target}`) ?? 0) + 1);
+    for (const e of entries)
+      counts.set(`${e.operation} ${e.target}`, (counts.get(`${e.operation} ${e.target}`) ?? 0) + 1);
     return counts;
   };
   const refCounts = countOf(reference);
@@ -187,8 +189,13 @@ export function stableJson(value: unknown): string {
 }
 
 /** Names of the data tables of a destination's schema. */
-async function dataTables(query: (sql: string) => Promise<Record<string, unknown>[]>, schema: string): Promise<string[]> {
-  const rows = await query(`select table_name from information_schema.tables where table_schema = '${schema}' order by table_name`);
+async function dataTables(
+  query: (sql: string) => Promise<Record<string, unknown>[]>,
+  schema: string,
+): Promise<string[]> {
+  const rows = await query(
+    `select table_name from information_schema.tables where table_schema = '${schema}' order by table_name`,
+  );
   return rows.map((r) => String(r.table_name)).filter((name) => !name.startsWith('_seedline'));
 }
 
@@ -210,7 +217,9 @@ const MERGE_KEYS: Record<string, string[]> = {
 };
 
 /** Reads every data table, and lists keys that occur more than once (`table (key) = value ×n`). */
-export async function readTables(dest: DestinationConfig): Promise<{ snapshot: TableSnapshot; duplicateKeys: string[] }> {
+export async function readTables(
+  dest: DestinationConfig,
+): Promise<{ snapshot: TableSnapshot; duplicateKeys: string[] }> {
   const destination = await createDestination(dest);
   try {
     const schema = dest.schema ?? 'seedline';
@@ -220,7 +229,9 @@ export async function readTables(dest: DestinationConfig): Promise<{ snapshot: T
     for (const table of await dataTables(query, schema)) {
       const rows = await query(`select * from "${schema}"."${table}"`);
       snapshot[table] = rows
-        .map((row) => stableJson(Object.fromEntries(Object.entries(row).filter(([column]) => !RUN_COLUMNS.has(column)))))
+        .map((row) =>
+          stableJson(Object.fromEntries(Object.entries(row).filter(([column]) => !RUN_COLUMNS.has(column)))),
+        )
         .sort();
       const columns = rows[0] ? Object.keys(rows[0]) : [];
       const parentKeys = columns.filter((c) => c.startsWith('_parent_'));
@@ -275,7 +286,9 @@ export function diffSnapshots(reference: TableSnapshot, actual: TableSnapshot): 
     if (missing.length > 0) parts.push(`${missing.length} reference row(s) missing, e.g. ${clip(missing[0]!)}`);
     if (extra.length > 0) {
       const example = extra.find((row) => !inReference.has(row)) ?? extra[0]!;
-      parts.push(`${extra.length} row(s) not in the reference (${copies} of them second copies of reference rows), e.g. ${clip(example)}`);
+      parts.push(
+        `${extra.length} row(s) not in the reference (${copies} of them second copies of reference rows), e.g. ${clip(example)}`,
+      );
     }
     lines.push(parts.join('; '));
   }

@@ -134,7 +134,10 @@ export async function queryDestination(config: DestinationConfig, sql: string): 
 }
 
 /** The backends an e2e test runs the CLI against: a DuckDB file in `dir`, or a fresh Postgres schema named after `id` (undefined when no server answers). */
-export const e2eBackends: readonly { name: DestinationKind; make: (dir: string, id: string) => Promise<DestinationConfig | undefined> }[] = [
+export const e2eBackends: readonly {
+  name: DestinationKind;
+  make: (dir: string, id: string) => Promise<DestinationConfig | undefined>;
+}[] = [
   { name: 'duckdb', make: async (dir) => ({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' }) },
   {
     name: 'postgres',

@@ -20,9 +20,13 @@ export function postgresAvailable(): Promise<boolean> {
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       if (process.env.CI === 'true') {
-        throw new Error(`Postgres at ${testPostgresUrl} is unreachable (${reason}) and CI=true: Postgres tests must run in CI. Start the server.`);
+        throw new Error(
+          `Postgres at ${testPostgresUrl} is unreachable (${reason}) and CI=true: Postgres tests must run in CI. Start the server.`,
+        );
       }
-      console.warn(`\n⚠ Postgres at ${testPostgresUrl} is unreachable (${reason}): SKIPPING the Postgres destination tests. Set SEEDLINE_TEST_PG_URL or start the server.\n`);
+      console.warn(
+        `\n⚠ Postgres at ${testPostgresUrl} is unreachable (${reason}): SKIPPING the Postgres destination tests. Set SEEDLINE_TEST_PG_URL or start the server.\n`,
+      );
       return false;
     } finally {
       await client.end().catch(() => undefined);

@@ -20,14 +20,22 @@ export interface SandboxWorkspace {
 export function useSandboxWorkspace(
   apiKey: string,
   rest: Record<string, unknown>,
-  destinationIn: (dir: string) => Promise<DestinationConfig | undefined> = async (dir) => ({ type: 'duckdb', path: join(dir, 'w.duckdb') }),
+  destinationIn: (dir: string) => Promise<DestinationConfig | undefined> = async (dir) => ({
+    type: 'duckdb',
+    path: join(dir, 'w.duckdb'),
+  }),
 ): SandboxWorkspace {
   const workspace = {} as { sandbox: Sandbox; configPath: string; destination: DestinationConfig | undefined };
   beforeAll(async () => {
     workspace.sandbox = await startSandbox({ rpm: 100_000 });
     const dir = await tempWorkspace();
     workspace.destination = await destinationIn(dir);
-    if (workspace.destination) workspace.configPath = await writeConfig(dir, { api: { base_url: workspace.sandbox.url, api_key: apiKey }, destination: workspace.destination, ...rest });
+    if (workspace.destination)
+      workspace.configPath = await writeConfig(dir, {
+        api: { base_url: workspace.sandbox.url, api_key: apiKey },
+        destination: workspace.destination,
+        ...rest,
+      });
   });
   afterAll(() => workspace.sandbox?.close());
   return workspace;

@@ -79,7 +79,10 @@ export function useHarness(options: SandboxOptions = {}): SandboxHarness {
 }
 
 /** Waits (real time, bounded) until `probe` returns a truthy value. */
-export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -126,12 +129,19 @@ export async function startReceiver(): Promise<WebhookReceiver> {
 }
 
 /** Verifies `X-Service-Signature` (`t=…,v1=…`) with node:crypto, as a receiver would. */
-export async function verifySignature(secret: string, header: string | string[] | undefined, raw: string): Promise<boolean> {
+export async function verifySignature(
+  secret: string,
+  header: string | string[] | undefined,
+  raw: string,
+): Promise<boolean> {
   const { createHmac, timingSafeEqual } = await import('node:crypto');
   const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(header));
   if (!match) return false;
   const expected = createHmac('sha256', secret).update(`${match[1]}.${raw}`).digest();
-  return timingSafeEqual(expected, Buffer.from(match[2] as string, 'hex')) && Math.abs(Date.now() / 1000 - Number(match[1])) <= 300;
+  return (
+    timingSafeEqual(expected, Buffer.from(match[2] as string, 'hex')) &&
+    Math.abs(Date.now() / 1000 - Number(match[1])) <= 300
+  );
 }
 
 /**
@@ -144,7 +154,8 @@ export async function matchAfterDrift(h: SandboxHarness, id: string, key: string
   await h.sandbox.clock.advance(61 * 86_400_000);
   await h.post(`/v1/signals/${id}/resume`, undefined, { key });
   const check = await h.post(`/v1/signals/${id}/check-now`, undefined, { key });
-  if (check.body.data.status !== 'matched') throw new Error(`expected the check after the drift to match, got ${String(check.body.data.status)}`);
+  if (check.body.data.status !== 'matched')
+    throw new Error(`expected the check after the drift to match, got ${String(check.body.data.status)}`);
   await h.sandbox.idle();
   return check.body.data.webhook.delivery_id as string;
 }

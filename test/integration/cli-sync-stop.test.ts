@@ -15,7 +15,12 @@ describe('syncOnce with a stop signal, against a DuckDB file another writer hold
     dir = await tempWorkspace();
     holder = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
     await holder.lock({ holder: 'test (a long sync)' });
-    configPath = await writeConfig(dir, { api: { base_url: 'sandbox', api_key: 'svc_test_stop' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { profiles: {} }, seeds: { profiles: ['https://www.network.example/in/stop'] } });
+    configPath = await writeConfig(dir, {
+      api: { base_url: 'sandbox', api_key: 'svc_test_stop' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams: { profiles: {} },
+      seeds: { profiles: ['https://www.network.example/in/stop'] },
+    });
   });
   afterEach(() => holder.close());
 

@@ -7,7 +7,10 @@ import { accountRecord, ClientTestServer, fail, ok } from '../helpers/client-tes
 const API_KEY = 'svc_test_AccountCommandKey77';
 let server: ClientTestServer;
 
-async function run(args: string[], env: Record<string, string | undefined> = {}): Promise<{ out: string; err: string; exitCode: number }> {
+async function run(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ out: string; err: string; exitCode: number }> {
   let out = '';
   let err = '';
   const saved = { key: process.env.SEEDLINE_API_KEY, url: process.env.SEEDLINE_BASE_URL };
@@ -16,7 +19,10 @@ async function run(args: string[], env: Record<string, string | undefined> = {})
   if (env.SEEDLINE_API_KEY === undefined) delete process.env.SEEDLINE_API_KEY;
   if (env.SEEDLINE_BASE_URL === undefined) delete process.env.SEEDLINE_BASE_URL;
   const program = new Command().exitOverride();
-  registerAccountCommand(program, { out: (text) => void (out += text), err: (message) => void (err += `error: ${message}\n`) });
+  registerAccountCommand(program, {
+    out: (text) => void (out += text),
+    err: (message) => void (err += `error: ${message}\n`),
+  });
   process.exitCode = 0;
   try {
     await program.parseAsync(['node', 'seedline', 'account', ...args]);
@@ -54,7 +60,9 @@ describe('seedline account', () => {
 
   it('given --format json and the key in SEEDLINE_API_KEY, when run, then JSON is printed', async () => {
     server.on('/v1/account', ok(accountRecord()));
-    const { out, exitCode } = await run(['--base-url', server.baseUrl, '--format', 'json'], { SEEDLINE_API_KEY: API_KEY });
+    const { out, exitCode } = await run(['--base-url', server.baseUrl, '--format', 'json'], {
+      SEEDLINE_API_KEY: API_KEY,
+    });
     expect(exitCode).toBe(0);
     expect(JSON.parse(out)).toMatchObject({ account_id: 'acc_123', rate_limit: { concurrent_batch_jobs: 3 } });
   });
@@ -96,7 +104,9 @@ describe('seedline account', () => {
   it('given plain http to a remote host in SEEDLINE_BASE_URL, when run, then the error names the variable and exits 2', async () => {
     const getAccount = vi.spyOn(ApiClient.prototype, 'getAccount');
     try {
-      const { err, exitCode } = await run(['--api-key', API_KEY], { SEEDLINE_BASE_URL: 'http://localhost.example.com' });
+      const { err, exitCode } = await run(['--api-key', API_KEY], {
+        SEEDLINE_BASE_URL: 'http://localhost.example.com',
+      });
       expect(exitCode).toBe(2);
       expect(err).toMatch(/^error: SEEDLINE_BASE_URL: plain http is allowed only to localhost/);
       expect(getAccount).not.toHaveBeenCalled();

@@ -19,7 +19,13 @@ let server: ClientTestServer;
 const clients: ApiClient[] = [];
 
 function client(options: Partial<ApiClientOptions> = {}): ApiClient {
-  const instance = new ApiClient({ baseUrl: server.baseUrl, apiKey: API_KEY, maxAnswerBytes: CAP, retry: { baseDelayMs: 10, random: () => 0.5 }, ...options });
+  const instance = new ApiClient({
+    baseUrl: server.baseUrl,
+    apiKey: API_KEY,
+    maxAnswerBytes: CAP,
+    retry: { baseDelayMs: 10, random: () => 0.5 },
+    ...options,
+  });
   clients.push(instance);
   return instance;
 }
@@ -39,7 +45,9 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 
 /** Settles with what was written once the connection closes (the client cut it, or the answer ended). */
 function closedOf(res: ServerResponse, written: { bytes: number }): Promise<Written> {
-  return new Promise((resolve) => res.on('close', () => resolve({ bytes: written.bytes, finished: res.writableFinished })));
+  return new Promise((resolve) =>
+    res.on('close', () => resolve({ bytes: written.bytes, finished: res.writableFinished })),
+  );
 }
 
 function drainedOrClosed(res: ServerResponse): Promise<void> {
@@ -151,7 +159,10 @@ describe('ApiClient: an answer larger than maxAnswerBytes', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AnswerTooLargeError);
     expect(server.requestsTo('/v1/batch/job_1/results')).toHaveLength(3);
-    expect(events.filter((e) => e.type === 'retry').map((e) => (e.type === 'retry' ? e.code : ''))).toEqual(['SEEDLINE_ANSWER_TOO_LARGE', 'SEEDLINE_ANSWER_TOO_LARGE']);
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e.type === 'retry' ? e.code : ''))).toEqual([
+      'SEEDLINE_ANSWER_TOO_LARGE',
+      'SEEDLINE_ANSWER_TOO_LARGE',
+    ]);
   });
 
   it('given an answer exactly at the cap, when read, then it is accepted', async () => {
@@ -242,7 +253,8 @@ describe('ApiClient: the stop signal', () => {
       const api = client({ signal: stop.signal, limiter });
       const calls = [api.getAccount(), api.submitBatch(batchBody)];
       stop.abort();
-      for (const call of calls) await expect(call).rejects.toMatchObject({ code: 'SEEDLINE_CALL_ABORTED', maybeProcessed: false });
+      for (const call of calls)
+        await expect(call).rejects.toMatchObject({ code: 'SEEDLINE_CALL_ABORTED', maybeProcessed: false });
       expect(limiter.waiting).toBe(0);
       expect(server.requests).toHaveLength(0);
     } finally {
@@ -253,7 +265,9 @@ describe('ApiClient: the stop signal', () => {
   it('given a signal already aborted, when a call is made, then nothing is sent', async () => {
     const stop = new AbortController();
     stop.abort();
-    await expect(client({ signal: stop.signal }).enrichProfile({ url: 'jane' })).rejects.toBeInstanceOf(CallAbortedError);
+    await expect(client({ signal: stop.signal }).enrichProfile({ url: 'jane' })).rejects.toBeInstanceOf(
+      CallAbortedError,
+    );
     expect(server.requests).toHaveLength(0);
   });
 

@@ -14,13 +14,24 @@ import {
 import { accountRecord, ClientTestServer, fail, fakeJwt, json, ok } from '../helpers/client-test-server.js';
 
 const API_KEY = 'svc_live_K3yThatMustNeverLeak42';
-const profile = { url: 'https://n.example/in/jane', public_identifier: 'jane', urn: 12345, full_name: 'Jane Doe', scraped_at: '2026-01-01T00:00:00Z' };
+const profile = {
+  url: 'https://n.example/in/jane',
+  public_identifier: 'jane',
+  urn: 12345,
+  full_name: 'Jane Doe',
+  scraped_at: '2026-01-01T00:00:00Z',
+};
 
 let server: ClientTestServer;
 const clients: ApiClient[] = [];
 
 function client(options: Partial<ApiClientOptions> = {}): ApiClient {
-  const instance = new ApiClient({ baseUrl: server.baseUrl, apiKey: API_KEY, retry: { baseDelayMs: 10, random: () => 0.5 }, ...options });
+  const instance = new ApiClient({
+    baseUrl: server.baseUrl,
+    apiKey: API_KEY,
+    retry: { baseDelayMs: 10, random: () => 0.5 },
+    ...options,
+  });
   clients.push(instance);
   return instance;
 }
@@ -38,7 +49,11 @@ afterAll(async () => {
 
 describe('ApiClient over HTTP: retries', () => {
   it('given a 429 with Retry-After 1 then success, when enriching, then the client waits, retries once and returns the profile', async () => {
-    server.on('/v1/profiles/enrich', fail(429, 'rate_limited', 'slow down', { 'retry-after': '1' }), ok(profile, { creditsUsed: 1, billed: true, creditsRemaining: 41 }));
+    server.on(
+      '/v1/profiles/enrich',
+      fail(429, 'rate_limited', 'slow down', { 'retry-after': '1' }),
+      ok(profile, { creditsUsed: 1, billed: true, creditsRemaining: 41 }),
+    );
     const api = client();
     const { data, meta } = await api.enrichProfile({ url: 'jane' });
     expect(data.full_name).toBe('Jane Doe');
@@ -51,13 +66,19 @@ describe('ApiClient over HTTP: retries', () => {
   });
 
   it('given a 504 then success, when searching jobs, then the second attempt succeeds and a retry event is emitted', async () => {
-    server.on('/v1/search/jobs', fail(504, 'upstream_timeout'), ok({ jobs: [] }, { reason: '0_jobs_returned', creditsUsed: 0, billed: false }));
+    server.on(
+      '/v1/search/jobs',
+      fail(504, 'upstream_timeout'),
+      ok({ jobs: [] }, { reason: '0_jobs_returned', creditsUsed: 0, billed: false }),
+    );
     const events: ClientEvent[] = [];
     const api = client({ onEvent: (event) => events.push(event) });
     const { data } = await api.searchJobs({ keywords: ['rust'] });
     expect(data.jobs).toEqual([]);
     expect(server.requestsTo('/v1/search/jobs')).toHaveLength(2);
-    expect(events.filter((e) => e.type === 'retry')).toEqual([{ type: 'retry', operation: 'searchJobs', attempt: 1, delayMs: 5, code: 'SEEDLINE_UPSTREAM_TIMEOUT' }]);
+    expect(events.filter((e) => e.type === 'retry')).toEqual([
+      { type: 'retry', operation: 'searchJobs', attempt: 1, delayMs: 5, code: 'SEEDLINE_UPSTREAM_TIMEOUT' },
+    ]);
     expect(JSON.stringify(events)).not.toContain(API_KEY);
   });
 
@@ -75,7 +96,11 @@ describe('ApiClient over HTTP: retries', () => {
   });
 
   it('given a socket destroyed before any answer then success, when reading a batch, then the network error is retried', async () => {
-    server.on('/v1/batch/job_1', (_req, res) => res.socket?.destroy(), ok({ job_id: 'job_1', status: 'running', total: 2 }));
+    server.on(
+      '/v1/batch/job_1',
+      (_req, res) => res.socket?.destroy(),
+      ok({ job_id: 'job_1', status: 'running', total: 2 }),
+    );
     const { data } = await client().getBatch('job_1');
     expect(data.status).toBe('running');
     expect(server.requestsTo('/v1/batch/job_1')).toHaveLength(2);
@@ -83,7 +108,9 @@ describe('ApiClient over HTTP: retries', () => {
 
   it('given a failing batch submission, when retried, then every attempt carries the same Idempotency-Key', async () => {
     server.on('/v1/batch', fail(500, 'internal_error'), ok({ job_id: 'job_9', status: 'queued', total: 1 }, {}, 202));
-    const { data } = await client().submitBatch({ items: [{ operation: 'profiles.enrich', params: { url: 'jane' }, ref: 'a' }] });
+    const { data } = await client().submitBatch({
+      items: [{ operation: 'profiles.enrich', params: { url: 'jane' }, ref: 'a' }],
+    });
     expect(data.job_id).toBe('job_9');
     const keys = server.requestsTo('/v1/batch').map((r) => r.headers['idempotency-key']);
     expect(keys).toHaveLength(2);
@@ -94,7 +121,13 @@ describe('ApiClient over HTTP: retries', () => {
 
 describe('ApiClient over HTTP: errors that are not retried', () => {
   it('given a check-now answered 500 then a lost answer, when called, then each is sent once (no second billed check); a 429 is still retried', async () => {
-    server.on('/v1/signals/sig_1/check-now', fail(500, 'internal_error'), (_req, res) => res.socket?.destroy(), fail(429, 'rate_limited', 'slow down', { 'retry-after': '0' }), fail(500, 'internal_error'));
+    server.on(
+      '/v1/signals/sig_1/check-now',
+      fail(500, 'internal_error'),
+      (_req, res) => res.socket?.destroy(),
+      fail(429, 'rate_limited', 'slow down', { 'retry-after': '0' }),
+      fail(500, 'internal_error'),
+    );
     const api = client();
     await expect(api.checkSignalNow('sig_1')).rejects.toMatchObject({ status: 500 });
     expect(server.requestsTo('/v1/signals/sig_1/check-now')).toHaveLength(1);
@@ -113,7 +146,15 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
       },
       (_req, res) => res.socket?.destroy(),
       fail(504, 'upstream_timeout'),
-      ok({ name: 'Example', url: 'https://n.example/company/example', network_id: '42', scraped_at: '2026-01-01T00:00:00Z' }, { creditsUsed: 1, billed: true }),
+      ok(
+        {
+          name: 'Example',
+          url: 'https://n.example/company/example',
+          network_id: '42',
+          scraped_at: '2026-01-01T00:00:00Z',
+        },
+        { creditsUsed: 1, billed: true },
+      ),
     );
     const api = client();
     await expect(api.enrichCompany({ domain: 'example.com' })).rejects.toMatchObject({ status: 502 });
@@ -129,7 +170,9 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
 
   it('given a 402, when enriching, then InsufficientCreditsError is thrown after one request', async () => {
     server.on('/v1/profiles/enrich', fail(402, 'insufficient_credits', 'balance 0'));
-    const error = await client().enrichProfile({ url: 'jane' }).catch((e: unknown) => e);
+    const error = await client()
+      .enrichProfile({ url: 'jane' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InsufficientCreditsError);
     expect((error as InsufficientCreditsError).status).toBe(402);
     expect(server.requests).toHaveLength(1);
@@ -137,9 +180,13 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
 
   it('given a 422 with the error envelope, when enriching, then UnprocessableTargetError carries the request id and message', async () => {
     server.on('/v1/profiles/enrich', (_req, res) =>
-      json(res, 422, { error: { type: 'unprocessable_target', message: 'profile is private', requestId: 'req_422x', extra: true } }),
+      json(res, 422, {
+        error: { type: 'unprocessable_target', message: 'profile is private', requestId: 'req_422x', extra: true },
+      }),
     );
-    const error = await client().enrichProfile({ url: 'private-jane' }).catch((e: unknown) => e);
+    const error = await client()
+      .enrichProfile({ url: 'private-jane' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnprocessableTargetError);
     expect((error as UnprocessableTargetError).requestId).toBe('req_422x');
     expect((error as UnprocessableTargetError).message).toContain('profile is private');
@@ -153,7 +200,9 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
       // Cut once the partial body is handed to the socket, not after a delay that a loaded machine may outlast.
       res.write('{"data":{"url":"https://n.exa', () => res.socket?.destroy());
     });
-    const error = await client().enrichProfile({ url: 'jane' }).catch((e: unknown) => e);
+    const error = await client()
+      .enrichProfile({ url: 'jane' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect((error as UnexpectedResponseError).status).toBe(200);
     expect((error as UnexpectedResponseError).bodySnippet).toBe('{"data":{"url":"https://n.exa');
@@ -162,7 +211,9 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
 
   it('given a 401 whose message echoes the key, when called, then the error message does not contain the key', async () => {
     server.on('/v1/account', fail(401, 'invalid_api_key', `key ${API_KEY} is revoked`));
-    const error = await client().getAccount().catch((e: unknown) => e);
+    const error = await client()
+      .getAccount()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidApiKeyError);
     expect(String((error as Error).message)).not.toContain(API_KEY);
     expect(JSON.stringify(error)).not.toContain(API_KEY);
@@ -172,7 +223,9 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
 
   it('given a 2xx body that misses a required field, when parsed, then ApiResponseShapeError names the path and keeps the raw body', async () => {
     server.on('/v1/signals/sig_1', ok({ id: 'sig_1', name: 'x', schedule: { interval: '7d' } }));
-    const error = await client().getSignal('sig_1').catch((e: unknown) => e);
+    const error = await client()
+      .getSignal('sig_1')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiResponseShapeError);
     expect((error as ApiResponseShapeError).reason).toContain('data.estimated_monthly_credits');
     expect((error as ApiResponseShapeError).raw).toMatchObject({ data: { id: 'sig_1' } });
@@ -186,7 +239,11 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
   });
 
   it('given an unreachable URL, when called, then NetworkError names the origin and the code', async () => {
-    const api = new ApiClient({ baseUrl: 'http://127.0.0.1:1', apiKey: API_KEY, retry: { maxAttempts: 2, baseDelayMs: 1 } });
+    const api = new ApiClient({
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: API_KEY,
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    });
     clients.push(api);
     const error = await api.getAccount().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
@@ -196,14 +253,22 @@ describe('ApiClient over HTTP: errors that are not retried', () => {
   });
 
   it('given an unknown job, when reading it, then NotFoundError is thrown', async () => {
-    const error = await client().getBatch('job_missing').catch((e: unknown) => e);
+    const error = await client()
+      .getBatch('job_missing')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotFoundError);
   });
 });
 
 describe('ApiClient over HTTP: endpoints', () => {
   it('given connect, when the account is read, then the limiter takes its rate limits and the meter its balance', async () => {
-    server.on('/v1/account', ok(accountRecord({ rate_limit: { requests_per_minute: 42, concurrent_batch_jobs: 4 } }), { creditsUsed: 0, billed: false }));
+    server.on(
+      '/v1/account',
+      ok(accountRecord({ rate_limit: { requests_per_minute: 42, concurrent_batch_jobs: 4 } }), {
+        creditsUsed: 0,
+        billed: false,
+      }),
+    );
     const api = await ApiClient.connect({ baseUrl: server.baseUrl, apiKey: API_KEY });
     clients.push(api);
     expect(api.limiter.requestsPerMinute).toBe(42);
@@ -215,11 +280,25 @@ describe('ApiClient over HTTP: endpoints', () => {
   it('given a connected client, when a 429 arrives, then the account is read again and the limiter takes the new limits', async () => {
     server.on(
       '/v1/account',
-      ok(accountRecord({ rate_limit: { requests_per_minute: 6000, concurrent_batch_jobs: 4 } }), { creditsUsed: 0, billed: false }),
-      ok(accountRecord({ rate_limit: { requests_per_minute: 30, concurrent_batch_jobs: 1 } }), { creditsUsed: 0, billed: false }),
+      ok(accountRecord({ rate_limit: { requests_per_minute: 6000, concurrent_batch_jobs: 4 } }), {
+        creditsUsed: 0,
+        billed: false,
+      }),
+      ok(accountRecord({ rate_limit: { requests_per_minute: 30, concurrent_batch_jobs: 1 } }), {
+        creditsUsed: 0,
+        billed: false,
+      }),
     );
-    server.on('/v1/profiles/enrich', fail(429, 'rate_limited', 'tier changed', { 'retry-after': '1' }), ok(profile, { creditsUsed: 1, billed: true }));
-    const api = await ApiClient.connect({ baseUrl: server.baseUrl, apiKey: API_KEY, retry: { baseDelayMs: 10, random: () => 0.5 } });
+    server.on(
+      '/v1/profiles/enrich',
+      fail(429, 'rate_limited', 'tier changed', { 'retry-after': '1' }),
+      ok(profile, { creditsUsed: 1, billed: true }),
+    );
+    const api = await ApiClient.connect({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: { baseDelayMs: 10, random: () => 0.5 },
+    });
     clients.push(api);
     expect(api.limiter.requestsPerMinute).toBe(6000);
 
@@ -232,7 +311,14 @@ describe('ApiClient over HTTP: endpoints', () => {
   });
 
   it('given batch results with a cursor, when paged, then the query is sent and meta.nextCursor is returned', async () => {
-    const entry = { ref: 'a', index: 0, operation: 'profiles.enrich', status: 'succeeded', credits_used: 1, data: profile };
+    const entry = {
+      ref: 'a',
+      index: 0,
+      operation: 'profiles.enrich',
+      status: 'succeeded',
+      credits_used: 1,
+      data: profile,
+    };
     server.on('/v1/batch/job_1/results', ok([entry], { nextCursor: 'cur_2' }));
     const { data, meta } = await client().getBatchResults('job_1', { status: 'succeeded', cursor: 'cur_1', limit: 50 });
     expect(data[0]?.ref).toBe('a');
@@ -242,7 +328,10 @@ describe('ApiClient over HTTP: endpoints', () => {
 
   it('given the search variants, when searching, then each goes to its own path with the same body', async () => {
     const page = { results: [], pagination: { has_more: false } };
-    server.on('/v1/search/people/sales-nav', ok(page)).on('/v1/search/companies/standard', ok(page)).on('/v1/search/people', ok(page));
+    server
+      .on('/v1/search/people/sales-nav', ok(page))
+      .on('/v1/search/companies/standard', ok(page))
+      .on('/v1/search/people', ok(page));
     const api = client();
     await api.searchPeople({ filters: { titles: ['CTO'] } }, 'sales-nav');
     await api.searchCompanies({ filters: { keywords: 'robots' } }, 'standard');
@@ -257,11 +346,21 @@ describe('ApiClient over HTTP: endpoints', () => {
   });
 
   it('given Signal calls, when made, then methods, paths and bodies follow the spec', async () => {
-    const signal = { id: 'sig_1', name: 'n', status: 'paused', schedule: { interval: '7d' }, estimated_monthly_credits: 5 };
+    const signal = {
+      id: 'sig_1',
+      name: 'n',
+      status: 'paused',
+      schedule: { interval: '7d' },
+      estimated_monthly_credits: 5,
+    };
     server
       .on('/v1/signals/pause', ok({ paused: 3 }))
       .on('/v1/signals/sig_1/resume', ok({ id: 'sig_1', status: 'active', next_check_at: null }))
-      .on('/v1/signals/sig_1', ok({ id: 'sig_1', schedule: { interval: '3d' }, estimated_monthly_credits: 10 }), ok({ id: 'sig_1', deleted: true }))
+      .on(
+        '/v1/signals/sig_1',
+        ok({ id: 'sig_1', schedule: { interval: '3d' }, estimated_monthly_credits: 10 }),
+        ok({ id: 'sig_1', deleted: true }),
+      )
       .on('/v1/signals', ok([signal], { nextCursor: null }))
       .on('/v1/signals/sig_1/test', ok({ check_id: 'chk_1', matched: false, trigger_id: null }));
     const api = client();

@@ -12,7 +12,8 @@ import { destinationKinds, profileRecord, useBackend } from '../helpers/destinat
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };
 
 /** A JSON column as an object, whether the backend returns it parsed (Postgres jsonb) or as text (DuckDB). */
-const jsonOf = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown> | null;
+const jsonOf = (value: unknown) =>
+  (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown> | null;
 
 for (const kind of destinationKinds) {
   describe(`${kind} destination contract`, () => {
@@ -28,32 +29,109 @@ for (const kind of destinationKinds) {
       await unit.saveState([{ stream: 'profiles', partition: '*', cursor: '{"page":2}', updatedAt: at }]);
       await unit.saveState([{ stream: 'profiles', partition: '*', cursor: '{"page":3}', updatedAt: at }]);
       await unit.saveSeeds([
-        { stream: 'profiles', seedKey: 'a', seed: 'https://x/in/a', status: 'fetched', jobId: 'job_1', credits: 1, fetchedAt: at, updatedAt: at },
+        {
+          stream: 'profiles',
+          seedKey: 'a',
+          seed: 'https://x/in/a',
+          status: 'fetched',
+          jobId: 'job_1',
+          credits: 1,
+          fetchedAt: at,
+          updatedAt: at,
+        },
         { stream: 'profiles', seedKey: 'b', seed: 'https://x/in/b', status: 'pending', updatedAt: at },
       ]);
       await unit.saveBatches([
-        { idempotencyKey: 'k1', stream: 'profiles', bodyHash: 'h', body: '{"urls":["a"]}', status: 'intent', itemCount: 1, createdAt: at, updatedAt: at },
+        {
+          idempotencyKey: 'k1',
+          stream: 'profiles',
+          bodyHash: 'h',
+          body: '{"urls":["a"]}',
+          status: 'intent',
+          itemCount: 1,
+          createdAt: at,
+          updatedAt: at,
+        },
       ]);
       await unit.saveBatches([
-        { idempotencyKey: 'k1', stream: 'profiles', bodyHash: 'h', body: '{"urls":["a"]}', status: 'submitted', jobId: 'job_1', resultsCursor: 'c2', itemCount: 1, updatedAt: at },
+        {
+          idempotencyKey: 'k1',
+          stream: 'profiles',
+          bodyHash: 'h',
+          body: '{"urls":["a"]}',
+          status: 'submitted',
+          jobId: 'job_1',
+          resultsCursor: 'c2',
+          itemCount: 1,
+          updatedAt: at,
+        },
       ]);
       await unit.commit();
 
-      expect(await dest.readState('profiles')).toEqual(new Map([['*', { stream: 'profiles', partition: '*', cursor: '{"page":3}', updatedAt: at }]]));
+      expect(await dest.readState('profiles')).toEqual(
+        new Map([['*', { stream: 'profiles', partition: '*', cursor: '{"page":3}', updatedAt: at }]]),
+      );
       const seeds = await dest.readSeeds('profiles');
-      expect(seeds.get('a')).toEqual({ stream: 'profiles', seedKey: 'a', seed: 'https://x/in/a', status: 'fetched', canonicalUrl: null, jobId: 'job_1', credits: 1, fetchedAt: at, error: null, updatedAt: at });
+      expect(seeds.get('a')).toEqual({
+        stream: 'profiles',
+        seedKey: 'a',
+        seed: 'https://x/in/a',
+        status: 'fetched',
+        canonicalUrl: null,
+        jobId: 'job_1',
+        credits: 1,
+        fetchedAt: at,
+        error: null,
+        updatedAt: at,
+      });
       expect(seeds.get('b')?.status).toBe('pending');
       const batches = await dest.readBatches('profiles');
       expect(batches).toHaveLength(1);
-      expect(batches[0]).toMatchObject({ idempotencyKey: 'k1', status: 'submitted', jobId: 'job_1', resultsCursor: 'c2', itemCount: 1, createdAt: at });
+      expect(batches[0]).toMatchObject({
+        idempotencyKey: 'k1',
+        status: 'submitted',
+        jobId: 'job_1',
+        resultsCursor: 'c2',
+        itemCount: 1,
+        createdAt: at,
+      });
 
       const started = new Date('2024-05-01T09:00:00.000Z');
       await dest.saveRun({ runId: 'run_1', startedAt: started, status: 'running' });
-      await dest.saveRun({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, stopReason: 'budget_exhausted', scheduleGroup: 'nightly' });
-      await dest.saveRun({ runId: 'run_0', startedAt: new Date('2024-04-01T00:00:00Z'), status: 'failed', error: 'boom' });
+      await dest.saveRun({
+        runId: 'run_1',
+        startedAt: started,
+        finishedAt: at,
+        status: 'partial',
+        streams: '{"profiles":{"rows":2}}',
+        creditsEstimated: 3,
+        creditsUsed: 2,
+        stopReason: 'budget_exhausted',
+        scheduleGroup: 'nightly',
+      });
+      await dest.saveRun({
+        runId: 'run_0',
+        startedAt: new Date('2024-04-01T00:00:00Z'),
+        status: 'failed',
+        error: 'boom',
+      });
       const runs = await dest.readRuns(10);
       expect(runs.map((r) => r.runId)).toEqual(['run_1', 'run_0']);
-      expect(runs[0]).toEqual({ runId: 'run_1', startedAt: started, finishedAt: at, status: 'partial', streams: '{"profiles":{"rows":2}}', creditsEstimated: 3, creditsUsed: 2, error: null, stopReason: 'budget_exhausted', scheduleGroup: 'nightly', creditsAtRisk: 0, creditsSettledEarlier: 0, balanceChange: null });
+      expect(runs[0]).toEqual({
+        runId: 'run_1',
+        startedAt: started,
+        finishedAt: at,
+        status: 'partial',
+        streams: '{"profiles":{"rows":2}}',
+        creditsEstimated: 3,
+        creditsUsed: 2,
+        error: null,
+        stopReason: 'budget_exhausted',
+        scheduleGroup: 'nightly',
+        creditsAtRisk: 0,
+        creditsSettledEarlier: 0,
+        balanceChange: null,
+      });
       expect(runs[1]?.stopReason).toBeNull();
       expect(runs[1]?.scheduleGroup).toBeNull();
     });
@@ -68,7 +146,12 @@ for (const kind of destinationKinds) {
 
       // The upgraded release opens it (ensureSystemTables runs once per opened destination).
       const upgraded = await open();
-      await upgraded.saveRun({ runId: 'run_new', startedAt: new Date('2024-05-02T09:00:00.000Z'), status: 'partial', stopReason: 'budget_exhausted' });
+      await upgraded.saveRun({
+        runId: 'run_new',
+        startedAt: new Date('2024-05-02T09:00:00.000Z'),
+        status: 'partial',
+        stopReason: 'budget_exhausted',
+      });
 
       const runs = await upgraded.readRuns(10);
       expect(runs.map((r) => [r.runId, r.stopReason, r.creditsUsed])).toEqual([
@@ -87,17 +170,34 @@ for (const kind of destinationKinds) {
       expect(first).toEqual({ records: 2, rows: 2 + 4 + 2, rejected: 0 });
 
       unit = await dest.beginUnit('run_2');
-      await unit.write('profiles', [profileRecord(1, { headline: 'Staff engineer', positions: [{ title: 'Staff', company: 'Acme' }] })]);
+      await unit.write('profiles', [
+        profileRecord(1, { headline: 'Staff engineer', positions: [{ title: 'Staff', company: 'Acme' }] }),
+      ]);
       await unit.commit();
       // DuckDB deletes the replaced rows when it settles (Destination.settle), as the engine does after each stream.
       await dest.settle();
 
-      const rows = await dest.query('select url, headline, location__city, current_company__headcount, skills, _extra, _run_id, _loaded_at from seedline_placeholder order by url'.replace('seedline_placeholder', `${dest.schema}.profiles`));
+      const rows = await dest.query(
+        'select url, headline, location__city, current_company__headcount, skills, _extra, _run_id, _loaded_at from seedline_placeholder order by url'.replace(
+          'seedline_placeholder',
+          `${dest.schema}.profiles`,
+        ),
+      );
       expect(rows).toHaveLength(2);
-      expect(rows[0]).toMatchObject({ url: 'https://network.example/in/person-1', headline: 'Staff engineer', location__city: 'Lyon', current_company__headcount: 120, skills: ['typescript', 'postgres'], _extra: null, _run_id: 'run_2' });
+      expect(rows[0]).toMatchObject({
+        url: 'https://network.example/in/person-1',
+        headline: 'Staff engineer',
+        location__city: 'Lyon',
+        current_company__headcount: 120,
+        skills: ['typescript', 'postgres'],
+        _extra: null,
+        _run_id: 'run_2',
+      });
       expect(rows[1]).toMatchObject({ _extra: { unknown_field: { a: 1 } }, _run_id: 'run_1' });
       expect(typeof rows[0]!._loaded_at).toBe('string');
-      const positions = await dest.query(`select _parent_url, _index, title, skills from ${dest.schema}.profiles__positions order by _parent_url, _index`);
+      const positions = await dest.query(
+        `select _parent_url, _index, title, skills from ${dest.schema}.profiles__positions order by _parent_url, _index`,
+      );
       expect(positions).toEqual([
         { _parent_url: 'https://network.example/in/person-1', _index: 0, title: 'Staff', skills: null },
         { _parent_url: 'https://network.example/in/person-2', _index: 0, title: 'Engineer', skills: ['ts', 'sql'] },
@@ -112,7 +212,10 @@ for (const kind of destinationKinds) {
       const dest = await open();
       await dest.ensureTable(profiles);
       const unit = await dest.beginUnit('run_1');
-      const outcome = await unit.write('profiles', [profileRecord(1, { headline: 'old' }), profileRecord(1, { headline: 'new' })]);
+      const outcome = await unit.write('profiles', [
+        profileRecord(1, { headline: 'old' }),
+        profileRecord(1, { headline: 'new' }),
+      ]);
       await unit.commit();
       expect(outcome.records).toBe(1);
       expect(await dest.query(`select headline from ${dest.schema}.profiles`)).toEqual([{ headline: 'new' }]);
@@ -121,10 +224,18 @@ for (const kind of destinationKinds) {
     it('given an append table, when the same records are written twice, then both copies are kept', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      await dest.ensureTable({ name: 'events', schema: z.object({ id: z.string(), n: z.number().int() }), primaryKey: [], writeMode: 'append' });
+      await dest.ensureTable({
+        name: 'events',
+        schema: z.object({ id: z.string(), n: z.number().int() }),
+        primaryKey: [],
+        writeMode: 'append',
+      });
       for (const run of ['run_1', 'run_2']) {
         const unit = await dest.beginUnit(run);
-        await unit.write('events', [{ id: 'a', n: 1 }, { id: 'b', n: 2 }]);
+        await unit.write('events', [
+          { id: 'a', n: 1 },
+          { id: 'b', n: 2 },
+        ]);
         await unit.commit();
       }
       expect(await dest.query(`select id, count(*) as n from ${dest.schema}.events group by id order by id`)).toEqual([
@@ -133,7 +244,7 @@ for (const kind of destinationKinds) {
       ]);
     });
 
-    it('given a replace table, when a new run writes, then only that run\'s rows remain, across its units', async (ctx) => {
+    it("given a replace table, when a new run writes, then only that run's rows remain, across its units", async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ ...profiles, writeMode: 'replace' });
@@ -162,12 +273,21 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable({ ...profiles, writeMode: 'history' });
-      for (const [run, headline] of [['run_1', 'Engineer'], ['run_2', 'Engineer'], ['run_3', 'Manager']] as const) {
+      for (const [run, headline] of [
+        ['run_1', 'Engineer'],
+        ['run_2', 'Engineer'],
+        ['run_3', 'Manager'],
+      ] as const) {
         const unit = await dest.beginUnit(run);
         await unit.write('profiles', [profileRecord(1, { headline })]);
         await unit.commit();
       }
-      const versions = await dest.query<{ headline: string; _valid_from: string; _valid_to: string | null; _run_id: string }>(
+      const versions = await dest.query<{
+        headline: string;
+        _valid_from: string;
+        _valid_to: string | null;
+        _run_id: string;
+      }>(
         `select headline, _valid_from, _valid_to, _run_id, _row_hash from ${dest.schema}.profiles order by _valid_from`,
       );
       expect(versions.map((v) => [v.headline, v._run_id, v._valid_to === null])).toEqual([
@@ -175,7 +295,9 @@ for (const kind of destinationKinds) {
         ['Manager', 'run_3', true],
       ]);
       expect(versions[0]!._valid_to).toBe(versions[1]!._valid_from);
-      const children = await dest.query(`select _parent_valid_from, count(*) as n from ${dest.schema}.profiles__positions group by 1 order by 1`);
+      const children = await dest.query(
+        `select _parent_valid_from, count(*) as n from ${dest.schema}.profiles__positions group by 1 order by 1`,
+      );
       expect(children).toEqual([
         { _parent_valid_from: versions[0]!._valid_from, n: 2 },
         { _parent_valid_from: versions[1]!._valid_from, n: 2 },
@@ -186,7 +308,11 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await open();
       const v1 = z.object({ id: z.string(), title: z.string(), tags: z.record(z.string(), z.unknown()) });
-      const v2 = v1.extend({ nickname: z.string().optional(), badges: z.array(z.object({ name: z.string() })).optional(), city: z.string().optional() });
+      const v2 = v1.extend({
+        nickname: z.string().optional(),
+        badges: z.array(z.object({ name: z.string() })).optional(),
+        city: z.string().optional(),
+      });
       const write = async (run: string, record: Record<string, unknown>): Promise<void> => {
         const unit = await dest.beginUnit(run);
         await unit.write('people', [record]);
@@ -224,7 +350,9 @@ for (const kind of destinationKinds) {
         ['Engineer', true],
       ]);
       expect(versions[0]!._valid_to).toBe(versions[1]!._valid_from);
-      const children = await dest.query(`select _parent_valid_from, count(*) as n from ${dest.schema}.profiles__positions group by 1 order by 1`);
+      const children = await dest.query(
+        `select _parent_valid_from, count(*) as n from ${dest.schema}.profiles__positions group by 1 order by 1`,
+      );
       expect(children).toEqual(versions.map((v) => ({ _parent_valid_from: v._valid_from, n: 2 })));
     });
 
@@ -234,11 +362,18 @@ for (const kind of destinationKinds) {
       const v1 = z.object({ id: z.string(), name: z.string() });
       await dest.ensureTable({ name: 'things', schema: v1, primaryKey: ['id'], writeMode: 'merge' });
       const prepared = dest.prepareWrite('things', [{ id: 'a', name: 'A', score: 3 }], 'run_1');
-      await dest.ensureTable({ name: 'things', schema: v1.extend({ score: z.number().int().optional() }), primaryKey: ['id'], writeMode: 'merge' });
+      await dest.ensureTable({
+        name: 'things',
+        schema: v1.extend({ score: z.number().int().optional() }),
+        primaryKey: ['id'],
+        writeMode: 'merge',
+      });
       const unit = await dest.beginUnit('run_1');
       expect(await unit.write('things', prepared)).toMatchObject({ records: 1, rows: 1 });
       await unit.commit();
-      expect(await dest.query(`select id, score, _extra from ${dest.schema}.things`)).toEqual([{ id: 'a', score: 3, _extra: null }]);
+      expect(await dest.query(`select id, score, _extra from ${dest.schema}.things`)).toEqual([
+        { id: 'a', score: 3, _extra: null },
+      ]);
     });
 
     it('given rows shaped elsewhere (a worker thread) for the write, when adopted and written, then they load as prepared ones do; written after the table gained a field, they are shaped again from their records', async (ctx) => {
@@ -248,11 +383,22 @@ for (const kind of destinationKinds) {
       await dest.ensureTable({ name: 'things', schema: v1, primaryKey: ['id'], writeMode: 'merge' });
       const shapedElsewhere = (records: Record<string, unknown>[]) => {
         const shaping = structuredClone(dest.writeShaping('things')!);
-        return dest.adoptWrite(dest.writeShaping('things')!, structuredClone(shapeForWrite(shaping, records, 'run_1')), records.length, () => records, 'run_1');
+        return dest.adoptWrite(
+          dest.writeShaping('things')!,
+          structuredClone(shapeForWrite(shaping, records, 'run_1')),
+          records.length,
+          () => records,
+          'run_1',
+        );
       };
       const before = shapedElsewhere([{ id: 'a', name: 'A' }]);
       const evolving = shapedElsewhere([{ id: 'b', name: 'B', score: 3 }]);
-      await dest.ensureTable({ name: 'things', schema: v1.extend({ score: z.number().int().optional() }), primaryKey: ['id'], writeMode: 'merge' });
+      await dest.ensureTable({
+        name: 'things',
+        schema: v1.extend({ score: z.number().int().optional() }),
+        primaryKey: ['id'],
+        writeMode: 'merge',
+      });
       for (const write of [before, evolving]) {
         const unit = await dest.beginUnit('run_1');
         expect(await unit.write('things', write)).toMatchObject({ records: 1, rows: 1, rejected: 0 });
@@ -276,10 +422,16 @@ for (const kind of destinationKinds) {
       await dest.ensureTable(profiles);
       let shapedAgain = 0;
       const unit = await dest.beginUnit('run_1');
-      const write = dest.adoptWrite(shaping, shaped, records.length, () => {
-        shapedAgain++;
-        return records;
-      }, 'run_1');
+      const write = dest.adoptWrite(
+        shaping,
+        shaped,
+        records.length,
+        () => {
+          shapedAgain++;
+          return records;
+        },
+        'run_1',
+      );
       expect(await unit.write('profiles', write)).toMatchObject({ records: 2, rejected: 0 });
       await unit.commit();
       expect(shapedAgain).toBe(0);
@@ -290,11 +442,21 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await open();
       await dest.ensureTable(profiles);
-      await dest.ensureTable({ name: 'things', schema: z.object({ id: z.string() }), primaryKey: ['id'], writeMode: 'merge' });
+      await dest.ensureTable({
+        name: 'things',
+        schema: z.object({ id: z.string() }),
+        primaryKey: ['id'],
+        writeMode: 'merge',
+      });
       const prepared = dest.prepareWrite('profiles', [profileRecord(1)], 'run_1');
-      for (const [table, run] of [['things', 'run_1'], ['profiles', 'run_2']] as const) {
+      for (const [table, run] of [
+        ['things', 'run_1'],
+        ['profiles', 'run_2'],
+      ] as const) {
         const unit = await dest.beginUnit(run);
-        await expect(unit.write(table, prepared)).rejects.toThrow(`prepared for table profiles in run run_1 cannot be written to table ${table} in run ${run}`);
+        await expect(unit.write(table, prepared)).rejects.toThrow(
+          `prepared for table profiles in run run_1 cannot be written to table ${table} in run ${run}`,
+        );
         await unit.rollback();
       }
       expect(() => dest.prepareWrite('nowhere', [], 'run_1')).toThrow(/nowhere/);
@@ -329,7 +491,10 @@ for (const kind of destinationKinds) {
       let unit = await dest.beginUnit('run_1');
       await unit.write('things', [{ id: 'a', name: 'A', score: 3 }]);
       await unit.commit();
-      const v2 = v1.extend({ score: z.number().int().optional(), tags: z.array(z.object({ tag: z.string() })).optional() });
+      const v2 = v1.extend({
+        score: z.number().int().optional(),
+        tags: z.array(z.object({ tag: z.string() })).optional(),
+      });
       await dest.ensureTable({ name: 'things', schema: v2, primaryKey: ['id'], writeMode: 'merge' });
       await dest.ensureTable({ name: 'things', schema: v2, primaryKey: ['id'], writeMode: 'merge' });
       unit = await dest.beginUnit('run_2');
@@ -339,7 +504,9 @@ for (const kind of destinationKinds) {
         { id: 'a', score: null, _extra: { score: 3 } },
         { id: 'b', score: 4, _extra: null },
       ]);
-      expect(await dest.query(`select _parent_id, _index, tag from ${dest.schema}.things__tags`)).toEqual([{ _parent_id: 'b', _index: 0, tag: 'x' }]);
+      expect(await dest.query(`select _parent_id, _index, tag from ${dest.schema}.things__tags`)).toEqual([
+        { _parent_id: 'b', _index: 0, tag: 'x' },
+      ]);
     });
 
     it('given values that do not fit their columns, when written, then every record loads with those columns NULL and the values as received in _extra, counted per field', async (ctx) => {
@@ -356,7 +523,9 @@ for (const kind of destinationKinds) {
         profileRecord(3, { scraped_at: 'yesterday-ish' }),
         profileRecord(4, { positions: [{ title: 'x', company_headcount: 'many' }] }),
       ]);
-      await unit.reject([{ runId: 'run_1', stream: 'profiles', table: 'profiles', record: '{"url":5}', reason: 'url: expected string' }]);
+      await unit.reject([
+        { runId: 'run_1', stream: 'profiles', table: 'profiles', record: '{"url":5}', reason: 'url: expected string' },
+      ]);
       await unit.commit();
       expect(outcome).toMatchObject({ records: 4, rejected: 0 });
       expect(outcome.repairs).toEqual(
@@ -366,14 +535,24 @@ for (const kind of destinationKinds) {
           { table: 'profiles', field: 'positions[].company_headcount', change: 'kept_in_extra', count: 1 },
         ]),
       );
-      const rows = await dest.query<{ public_identifier: string; connections_count: unknown; scraped_at: unknown; _extra: unknown }>(
+      const rows = await dest.query<{
+        public_identifier: string;
+        connections_count: unknown;
+        scraped_at: unknown;
+        _extra: unknown;
+      }>(
         `select public_identifier, connections_count, scraped_at, _extra from ${dest.schema}.profiles order by public_identifier`,
       );
       expect(rows.map((r) => r.public_identifier)).toEqual(['person-1', 'person-2', 'person-3', 'person-4']);
       expect([rows[1]!.connections_count, jsonOf(rows[1]!._extra)]).toEqual([null, { connections_count: '500+' }]);
       expect([rows[2]!.scraped_at, jsonOf(rows[2]!._extra)]).toEqual([null, { scraped_at: 'yesterday-ish' }]);
-      const positions = await dest.query<{ company_headcount: unknown; _extra: unknown }>(`select company_headcount, _extra from ${dest.schema}.profiles__positions`);
-      expect(positions.map((p) => [p.company_headcount, jsonOf(p._extra)])).toContainEqual([null, { company_headcount: 'many' }]);
+      const positions = await dest.query<{ company_headcount: unknown; _extra: unknown }>(
+        `select company_headcount, _extra from ${dest.schema}.profiles__positions`,
+      );
+      expect(positions.map((p) => [p.company_headcount, jsonOf(p._extra)])).toContainEqual([
+        null,
+        { company_headcount: 'many' },
+      ]);
       const rejected = await dest.query<{ reason: string }>(`select reason from ${dest.schema}._seedline_rejected`);
       expect(rejected.map((r) => r.reason)).toEqual(['url: expected string']);
     });
@@ -381,7 +560,12 @@ for (const kind of destinationKinds) {
     it('given text or JSON with an unpaired surrogate, or a timestamp that is not an ISO 8601 instant, when written, then only a bad key rejects its record; the rest load with the misfit NULL and kept in _extra', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      await dest.ensureTable({ name: 'events', schema: z.object({ id: z.string(), at: Timestamp.optional() }), primaryKey: ['id'], writeMode: 'merge' });
+      await dest.ensureTable({
+        name: 'events',
+        schema: z.object({ id: z.string(), at: Timestamp.optional() }),
+        primaryKey: ['id'],
+        writeMode: 'merge',
+      });
       // What JSON.parse makes of an emoji cut in half: two keys that UTF-8 would both turn into "ann\uFFFD".
       const halfEmoji = JSON.parse('"truncated \\ud83d"') as string;
       const unit = await dest.beginUnit('run_1');
@@ -398,7 +582,9 @@ for (const kind of destinationKinds) {
       ]);
       await unit.commit();
       expect(outcome).toMatchObject({ records: 7, rejected: 2 });
-      const rows = await dest.query<{ id: string; at: unknown; _extra: unknown }>(`select id, "at", _extra from ${dest.schema}.events order by id`);
+      const rows = await dest.query<{ id: string; at: unknown; _extra: unknown }>(
+        `select id, "at", _extra from ${dest.schema}.events order by id`,
+      );
       expect(rows.map((r) => [r.id, r.at, jsonOf(r._extra)])).toEqual([
         // The half emoji is kept with its escape written out: the warehouse cannot store the lone surrogate itself.
         ['extra', null, { note: 'truncated \\ud83d' }],
@@ -409,7 +595,9 @@ for (const kind of destinationKinds) {
         ['twelve', null, { at: '12' }],
         ['utc', '2024-05-01T12:00:00.250Z', null],
       ]);
-      const reasons = await dest.query<{ reason: string }>(`select reason from ${dest.schema}._seedline_rejected order by reason`);
+      const reasons = await dest.query<{ reason: string }>(
+        `select reason from ${dest.schema}._seedline_rejected order by reason`,
+      );
       expect(reasons.map((r) => r.reason)).toEqual([
         'column id: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store',
         'column id: text contains an unpaired UTF-16 surrogate (half of an emoji or other character), which UTF-8 cannot store',
@@ -420,14 +608,18 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await open();
       const schema = z.object({ id: z.string(), delta: z.number() });
-      for (const mode of ['merge', 'history'] as const) await dest.ensureTable({ name: `m_${mode}`, schema, primaryKey: ['id'], writeMode: mode });
+      for (const mode of ['merge', 'history'] as const)
+        await dest.ensureTable({ name: `m_${mode}`, schema, primaryKey: ['id'], writeMode: mode });
       // What JSON.parse gives for a response body: "__proto__" is an ordinary own property.
       const record = JSON.parse('{"id":"a","delta":-0,"__proto__":{"paid":"data"}}') as Record<string, unknown>;
       const unit = await dest.beginUnit('run_1');
-      for (const mode of ['merge', 'history']) expect(await unit.write(`m_${mode}`, [record])).toMatchObject({ records: 1, rejected: 0 });
+      for (const mode of ['merge', 'history'])
+        expect(await unit.write(`m_${mode}`, [record])).toMatchObject({ records: 1, rejected: 0 });
       await unit.commit();
       for (const mode of ['merge', 'history']) {
-        const [row] = await dest.query<{ delta: number; _extra: unknown }>(`select delta, _extra from ${dest.schema}.m_${mode}`);
+        const [row] = await dest.query<{ delta: number; _extra: unknown }>(
+          `select delta, _extra from ${dest.schema}.m_${mode}`,
+        );
         expect(Object.is(row!.delta, -0)).toBe(true);
         expect(JSON.stringify(row!._extra)).toBe('{"__proto__":{"paid":"data"}}');
       }
@@ -440,12 +632,21 @@ for (const kind of destinationKinds) {
       await dest.ensureTable({ name: 'big', schema: slim, primaryKey: ['id'], writeMode: 'merge' });
       await dest.ensureTable({ name: 'small', schema: slim, primaryKey: ['id'], writeMode: 'append' });
       // Someone narrows a column behind our back: 2^40 no longer fits, and only the database can tell.
-      await dest.query(kind === 'duckdb' ? `alter table ${dest.schema}.small alter column n type integer` : `alter table ${dest.schema}.small alter column n type integer`);
+      await dest.query(
+        kind === 'duckdb'
+          ? `alter table ${dest.schema}.small alter column n type integer`
+          : `alter table ${dest.schema}.small alter column n type integer`,
+      );
       const unit = await dest.beginUnit('run_1');
       await unit.saveState([{ stream: 'big', partition: '*', cursor: 'page-2' }]);
       const rows = Array.from({ length: 300_000 }, (_, i) => ({ id: `r${i}`, n: i }));
       expect((await unit.write('big', rows)).rows).toBe(300_000);
-      await expect(unit.write('small', [{ id: 'ok', n: 1 }, { id: 'too-big', n: 2 ** 40 }])).rejects.toMatchObject({ code: 'SEEDLINE_DESTINATION_WRITE_FAILED' });
+      await expect(
+        unit.write('small', [
+          { id: 'ok', n: 1 },
+          { id: 'too-big', n: 2 ** 40 },
+        ]),
+      ).rejects.toMatchObject({ code: 'SEEDLINE_DESTINATION_WRITE_FAILED' });
       await expect(unit.commit()).rejects.toMatchObject({ code: 'SEEDLINE_UNIT_CLOSED' });
       await unit.rollback();
 
@@ -467,7 +668,12 @@ for (const kind of destinationKinds) {
       const unit = await dest.beginUnit('run_1');
       await unit.write('profiles', [profileRecord(1)]);
       const exploding = profileRecord(2);
-      Object.defineProperty(exploding, 'headline', { enumerable: true, get: () => { throw new Error('upstream stream broke'); } });
+      Object.defineProperty(exploding, 'headline', {
+        enumerable: true,
+        get: () => {
+          throw new Error('upstream stream broke');
+        },
+      });
       await expect(unit.write('profiles', [profileRecord(3), exploding])).rejects.toThrow(/upstream stream broke/);
       await unit.rollback();
       expect(await dest.query(`select count(*) as n from ${dest.schema}.profiles`)).toEqual([{ n: 0 }]);
@@ -492,17 +698,31 @@ for (const kind of destinationKinds) {
       await waiting;
       expect(acquired).toBe(true);
       const third = await backend.another();
-      await expect(third.lock({ holder: 'third' })).rejects.toMatchObject({ message: expect.stringContaining('seedline sync (run r_second)') });
+      await expect(third.lock({ holder: 'third' })).rejects.toMatchObject({
+        message: expect.stringContaining('seedline sync (run r_second)'),
+      });
     });
 
     it('given hostile values, when written and read back, then every byte survives', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      const schema = z.object({ id: z.string(), text: z.string(), data: z.record(z.string(), z.unknown()), at: z.string().meta({ sqlType: 'timestamp' }) });
+      const schema = z.object({
+        id: z.string(),
+        text: z.string(),
+        data: z.record(z.string(), z.unknown()),
+        at: z.string().meta({ sqlType: 'timestamp' }),
+      });
       await dest.ensureTable({ name: 'hostile', schema, primaryKey: ['id'], writeMode: 'merge' });
       const nasty = `'; drop table x; -- "quoted" \\ back\\slash \\N \t tab \n newline \r\n crlf ${'é漢字🙂\u202e'} \\.`;
       const big = 'x'.repeat(1024 * 1024 - 3) + '🙂';
-      const oddKeys = { '': 'empty', 'a.b': 1, 'with "quotes"': ['\\'], 'tab\tkey': { 'new\nline': true }, '🙂': null, '$1': '$2' };
+      const oddKeys = {
+        '': 'empty',
+        'a.b': 1,
+        'with "quotes"': ['\\'],
+        'tab\tkey': { 'new\nline': true },
+        '🙂': null,
+        $1: '$2',
+      };
       const records = [
         { id: 'nasty', text: nasty, data: oddKeys, at: '2024-02-29T23:59:59.999+02:00', 'extra "field"': nasty },
         { id: 'big', text: big, data: { big }, at: '2024-01-01T00:00:00Z' },
@@ -522,7 +742,9 @@ for (const kind of destinationKinds) {
       expect(rows[2]!.data).toEqual(oddKeys);
       expect(rows[2]!.at).toBe('2024-02-29T21:59:59.999Z');
       expect(rows[2]!._extra).toEqual({ 'extra "field"': nasty });
-      expect(await dest.query('select $1 as v, $2 as w', [nasty, "x'); drop table y; --"])).toEqual([{ v: nasty, w: "x'); drop table y; --" }]);
+      expect(await dest.query('select $1 as v, $2 as w', [nasty, "x'); drop table y; --"])).toEqual([
+        { v: nasty, w: "x'); drop table y; --" },
+      ]);
     });
 
     it('given 5,000 rows of every column type with repeats, nulls and strings around 12 bytes, when bulk-loaded, then every value reads back exactly', async (ctx) => {
@@ -537,9 +759,36 @@ for (const kind of destinationKinds) {
         at: z.string().meta({ sqlType: 'timestamp' }).nullable(),
       });
       await dest.ensureTable({ name: 'typed', schema, primaryKey: ['id'], writeMode: 'append' });
-      const texts = ['', 'a', 'exactly12byt', 'thirteen byte', 'é', '漢字🙂', 'ascii then é', `long repeated value ${'r'.repeat(40)}`, 'short', null];
-      const counts = [0, -1, 1, 2 ** 31, -(2 ** 31) - 1, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 4_294_967_296, null];
-      const ats = ['1960-01-01T00:00:00.123Z', '1970-01-01T00:00:00.000Z', '2024-02-29T23:59:59.999Z', '9999-12-31T23:59:59.999Z', null];
+      const texts = [
+        '',
+        'a',
+        'exactly12byt',
+        'thirteen byte',
+        'é',
+        '漢字🙂',
+        'ascii then é',
+        `long repeated value ${'r'.repeat(40)}`,
+        'short',
+        null,
+      ];
+      const counts = [
+        0,
+        -1,
+        1,
+        2 ** 31,
+        -(2 ** 31) - 1,
+        Number.MAX_SAFE_INTEGER,
+        Number.MIN_SAFE_INTEGER,
+        4_294_967_296,
+        null,
+      ];
+      const ats = [
+        '1960-01-01T00:00:00.123Z',
+        '1970-01-01T00:00:00.000Z',
+        '2024-02-29T23:59:59.999Z',
+        '9999-12-31T23:59:59.999Z',
+        null,
+      ];
       const records = Array.from({ length: 5000 }, (_, i) => ({
         id: i,
         // Runs of equal values, values repeated far apart, and a unique long string every few rows.
@@ -552,7 +801,9 @@ for (const kind of destinationKinds) {
       const unit = await dest.beginUnit('run_1');
       expect((await unit.write('typed', records)).records).toBe(5000);
       await unit.commit();
-      const rows = await dest.query<Record<string, unknown>>(`select id, text, count, ratio, flag, "at" from ${dest.schema}.typed order by id`);
+      const rows = await dest.query<Record<string, unknown>>(
+        `select id, text, count, ratio, flag, "at" from ${dest.schema}.typed order by id`,
+      );
       expect(rows).toEqual(records);
       // Equal strings must also compare equal inside the engine (an inlined string's unused bytes are zero).
       const distinct = await dest.query<{ n: number }>(`select count(distinct text) as n from ${dest.schema}.typed`);
@@ -562,14 +813,22 @@ for (const kind of destinationKinds) {
     it('given 29 MB of long strings in one write mixed with short and non-ASCII ones, when bulk-loaded, then each reads back on its own row', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      await dest.ensureTable({ name: 'wide', schema: z.object({ id: z.number().int(), text: z.string() }), primaryKey: ['id'], writeMode: 'append' });
+      await dest.ensureTable({
+        name: 'wide',
+        schema: z.object({ id: z.number().int(), text: z.string() }),
+        primaryKey: ['id'],
+        writeMode: 'append',
+      });
       // DuckDB copies a chunk's long strings 16 MB at a time: 1 MB strings make several copies in one chunk.
-      const textOf = (i: number): string => (i % 3 === 0 ? `${String(i).padStart(6, '0')}${'é漢x'.repeat(120_000)}` : i % 3 === 1 ? `s${i}` : `ünïcode ${i}`);
+      const textOf = (i: number): string =>
+        i % 3 === 0 ? `${String(i).padStart(6, '0')}${'é漢x'.repeat(120_000)}` : i % 3 === 1 ? `s${i}` : `ünïcode ${i}`;
       const records = Array.from({ length: 120 }, (_, i) => ({ id: i, text: textOf(i) }));
       const unit = await dest.beginUnit('run_1');
       expect((await unit.write('wide', records)).records).toBe(120);
       await unit.commit();
-      const rows = await dest.query<{ id: number; text: string }>(`select id, text from ${dest.schema}.wide order by id`);
+      const rows = await dest.query<{ id: number; text: string }>(
+        `select id, text from ${dest.schema}.wide order by id`,
+      );
       expect(rows.length).toBe(120);
       for (const row of rows) expect(row.text === textOf(row.id), `row ${row.id}`).toBe(true);
     });
@@ -577,13 +836,26 @@ for (const kind of destinationKinds) {
     it('given a string with U+0000, when written, then its column is NULL and the value is kept in _extra with the escape written out, never truncated', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      await dest.ensureTable({ name: 'nul', schema: z.object({ id: z.string(), v: z.string() }), primaryKey: ['id'], writeMode: 'append' });
+      await dest.ensureTable({
+        name: 'nul',
+        schema: z.object({ id: z.string(), v: z.string() }),
+        primaryKey: ['id'],
+        writeMode: 'append',
+      });
       const unit = await dest.beginUnit('run_1');
-      const outcome = await unit.write('nul', [{ id: 'a', v: 'a\u0000b' }, { id: 'b', v: 'fine' }]);
+      const outcome = await unit.write('nul', [
+        { id: 'a', v: 'a\u0000b' },
+        { id: 'b', v: 'fine' },
+      ]);
       await unit.commit();
       expect(outcome).toMatchObject({ records: 2, rejected: 0 });
-      const rows = await dest.query<{ id: string; v: unknown; _extra: unknown }>(`select id, v, _extra from ${dest.schema}.nul order by id`);
-      expect(rows.map((r) => [r.id, r.v, jsonOf(r._extra)])).toEqual([['a', null, { v: 'a\\u0000b' }], ['b', 'fine', null]]);
+      const rows = await dest.query<{ id: string; v: unknown; _extra: unknown }>(
+        `select id, v, _extra from ${dest.schema}.nul order by id`,
+      );
+      expect(rows.map((r) => [r.id, r.v, jsonOf(r._extra)])).toEqual([
+        ['a', null, { v: 'a\\u0000b' }],
+        ['b', 'fine', null],
+      ]);
     });
 
     it('given hostile names, when used as table, column or schema names, then they are refused with SEEDLINE_INVALID_IDENTIFIER', async (ctx) => {
@@ -591,13 +863,22 @@ for (const kind of destinationKinds) {
       const dest = await open();
       const ok = z.object({ id: z.string() });
       for (const name of ['Profiles', 'x; drop table y', 'a"b', 'a'.repeat(64), '1abc', 'profiles-2', 'é']) {
-        await expect(dest.ensureTable({ name, schema: ok, primaryKey: ['id'], writeMode: 'merge' })).rejects.toMatchObject({ code: 'SEEDLINE_INVALID_IDENTIFIER' });
+        await expect(
+          dest.ensureTable({ name, schema: ok, primaryKey: ['id'], writeMode: 'merge' }),
+        ).rejects.toMatchObject({ code: 'SEEDLINE_INVALID_IDENTIFIER' });
       }
       await expect(
-        dest.ensureTable({ name: 'cols', schema: z.object({ id: z.string(), 'x"; drop table y; --': z.string() }), primaryKey: ['id'], writeMode: 'merge' }),
+        dest.ensureTable({
+          name: 'cols',
+          schema: z.object({ id: z.string(), 'x"; drop table y; --': z.string() }),
+          primaryKey: ['id'],
+          writeMode: 'merge',
+        }),
       ).rejects.toMatchObject({ code: 'SEEDLINE_INVALID_IDENTIFIER' });
       const { createDestination } = await import('../../src/destinations/create-destination.js');
-      await expect(createDestination({ type: 'duckdb', path: ':memory:', schema: 'bad"schema' })).rejects.toMatchObject({ code: 'SEEDLINE_INVALID_IDENTIFIER' });
+      await expect(createDestination({ type: 'duckdb', path: ':memory:', schema: 'bad"schema' })).rejects.toMatchObject(
+        { code: 'SEEDLINE_INVALID_IDENTIFIER' },
+      );
       const unit = await dest.beginUnit('run_1');
       await expect(unit.write('not_ensured', [{ id: 'a' }])).rejects.toMatchObject({ code: 'SEEDLINE_UNKNOWN_TABLE' });
       await unit.rollback();
@@ -606,7 +887,12 @@ for (const kind of destinationKinds) {
     it('given a merge table with a two-column key, when records are written again, then only rows of the same key pair are replaced', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      const schema = z.object({ org: z.string(), n: z.number().int(), label: z.string(), parts: z.array(z.object({ p: z.string() })).optional() });
+      const schema = z.object({
+        org: z.string(),
+        n: z.number().int(),
+        label: z.string(),
+        parts: z.array(z.object({ p: z.string() })).optional(),
+      });
       await dest.ensureTable({ name: 'pairs', schema, primaryKey: ['org', 'n'], writeMode: 'merge' });
       let unit = await dest.beginUnit('run_1');
       await unit.write('pairs', [
@@ -624,7 +910,11 @@ for (const kind of destinationKinds) {
         { org: 'a', n: 2, label: 'a2' },
         { org: 'b', n: 1, label: 'b1' },
       ]);
-      expect(await dest.query(`select _parent_org, _parent_n, p from ${dest.schema}.pairs__parts order by _parent_org, _parent_n, _index`)).toEqual([
+      expect(
+        await dest.query(
+          `select _parent_org, _parent_n, p from ${dest.schema}.pairs__parts order by _parent_org, _parent_n, _index`,
+        ),
+      ).toEqual([
         { _parent_org: 'a', _parent_n: 1, p: 'v' },
         { _parent_org: 'a', _parent_n: 2, p: 'z' },
         { _parent_org: 'b', _parent_n: 1, p: 'w' },
@@ -639,7 +929,17 @@ for (const kind of destinationKinds) {
                 cast(1.5 as double precision) as d, true as b, cast(null as text) as nothing, cast($1 as text) as param`,
         ['p'],
       );
-      expect(rows).toEqual([{ small: 42, big: '9007199254740993', at: '2024-05-01T12:00:00.123Z', d: 1.5, b: true, nothing: null, param: 'p' }]);
+      expect(rows).toEqual([
+        {
+          small: 42,
+          big: '9007199254740993',
+          at: '2024-05-01T12:00:00.123Z',
+          d: 1.5,
+          b: true,
+          nothing: null,
+          param: 'p',
+        },
+      ]);
     });
   });
 }

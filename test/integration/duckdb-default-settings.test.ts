@@ -16,9 +16,15 @@ describe('DuckDB default settings', () => {
 
   async function settingsOf(settings?: Record<string, string>): Promise<Record<string, unknown>> {
     const dir = mkdtempSync(join(tmpdir(), 'seedline-settings-'));
-    const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), ...(settings ? { settings } : {}) });
+    const destination = await createDestination({
+      type: 'duckdb',
+      path: join(dir, 'w.duckdb'),
+      ...(settings ? { settings } : {}),
+    });
     opened.push({ destination, dir });
-    const [row] = await destination.query("select current_setting('memory_limit') as memory_limit, current_setting('threads') as threads");
+    const [row] = await destination.query(
+      "select current_setting('memory_limit') as memory_limit, current_setting('threads') as threads",
+    );
     return row!;
   }
 
@@ -32,7 +38,7 @@ describe('DuckDB default settings', () => {
     expect(String(row.memory_limit)).toMatch(/^122\.\d+ MiB$/);
   });
 
-  it('given destination.settings with a memory limit, when the file opens, then the user\'s limit wins', async () => {
+  it("given destination.settings with a memory limit, when the file opens, then the user's limit wins", async () => {
     expect(String((await settingsOf({ memory_limit: '96MB' })).memory_limit)).toMatch(/^91\.\d+ MiB$/);
   });
 });

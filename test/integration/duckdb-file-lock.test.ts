@@ -10,14 +10,19 @@ const DESTINATION_MODULE = resolve(import.meta.dirname, '../../src/destinations/
 
 /** Runs `script` (ESM, through tsx) in another process; resolves once it printed `ready`, i.e. holds the file. */
 function startHolder(script: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
   return new Promise((done, fail) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('ready\n')) done(child);
     });
-    child.on('exit', (code, signal) => fail(new Error(`the holder process exited (${code ?? signal}) before holding the file`)));
+    child.on('exit', (code, signal) =>
+      fail(new Error(`the holder process exited (${code ?? signal}) before holding the file`)),
+    );
   });
 }
 
@@ -62,7 +67,10 @@ describe('DuckDB file lock: who the lock error names', () => {
   it('given a sidecar left by a writer that died and another process holding the file, when a writer locks, then the error names the process that holds the file', async () => {
     // A sync that was SIGKILLed left its sidecar behind (close() never ran).
     const deadPid = await pidOfAnExitedProcess();
-    writeFileSync(`${path}.lock`, `${JSON.stringify({ holder: 'seedline sync (run r_dead)', pid: deadPid, host: hostname(), since: '2020-01-01T00:00:00.000Z' })}\n`);
+    writeFileSync(
+      `${path}.lock`,
+      `${JSON.stringify({ holder: 'seedline sync (run r_dead)', pid: deadPid, host: hostname(), since: '2020-01-01T00:00:00.000Z' })}\n`,
+    );
     // Another process (a notebook, a `seedline query`, …) has the file open without claiming the writer slot.
     holder = await startHolder(`import { DuckDBInstance } from '@duckdb/node-api';
 const instance = await DuckDBInstance.create(${JSON.stringify(path)});

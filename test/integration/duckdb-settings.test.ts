@@ -8,7 +8,15 @@ import { DestinationSettingError } from '../../src/destinations/destination-erro
 async function configWithSettings(settings: string): Promise<{ dir: string; configPath: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'seedline-settings-'));
   const configPath = join(dir, 'seedline.yaml');
-  await writeFile(configPath, ['api: { base_url: sandbox, api_key: svc_test_settings }', `destination: { type: duckdb, path: w.duckdb, settings: ${settings} }`, 'streams: {}', ''].join('\n'));
+  await writeFile(
+    configPath,
+    [
+      'api: { base_url: sandbox, api_key: svc_test_settings }',
+      `destination: { type: duckdb, path: w.duckdb, settings: ${settings} }`,
+      'streams: {}',
+      '',
+    ].join('\n'),
+  );
   return { dir, configPath };
 }
 
@@ -18,12 +26,19 @@ describe('DuckDB settings from the config', () => {
     const configPath = join(dir, 'seedline.yaml');
     await writeFile(
       configPath,
-      ['api: { base_url: sandbox, api_key: svc_test_settings }', 'destination: { type: duckdb, path: w.duckdb, settings: { threads: 1, memory_limit: 96MB } }', 'streams: {}', ''].join('\n'),
+      [
+        'api: { base_url: sandbox, api_key: svc_test_settings }',
+        'destination: { type: duckdb, path: w.duckdb, settings: { threads: 1, memory_limit: 96MB } }',
+        'streams: {}',
+        '',
+      ].join('\n'),
     );
 
     const session = await openSession(configPath);
     try {
-      const [row] = await session.destination.query("select current_setting('threads') as threads, current_setting('memory_limit') as memory_limit");
+      const [row] = await session.destination.query(
+        "select current_setting('threads') as threads, current_setting('memory_limit') as memory_limit",
+      );
       expect(Number(row!.threads)).toBe(1);
       // DuckDB reports the limit in binary units: 96 MB = 91.5 MiB.
       expect(String(row!.memory_limit)).toMatch(/^91\.\d+ MiB$/);
@@ -32,7 +47,7 @@ describe('DuckDB settings from the config', () => {
     }
   });
 
-  it('given a value DuckDB refuses, when a session opens the file, then the error names destination.settings.<key> and DuckDB\'s reason', async () => {
+  it("given a value DuckDB refuses, when a session opens the file, then the error names destination.settings.<key> and DuckDB's reason", async () => {
     const { dir, configPath } = await configWithSettings('{ threads: 2, memory_limit: lots }');
     const error = await openSession(configPath).then(
       () => undefined,
@@ -46,17 +61,21 @@ describe('DuckDB settings from the config', () => {
     });
   });
 
-  it('given an unknown setting, when a session opens the file, then the error names it with DuckDB\'s suggestion', async () => {
+  it("given an unknown setting, when a session opens the file, then the error names it with DuckDB's suggestion", async () => {
     const { configPath } = await configWithSettings('{ memory_limt: 1GB }');
-    await expect(openSession(configPath)).rejects.toThrow(/destination\.settings\.memory_limt was refused: .*unrecognized configuration parameter "memory_limt".*memory_limit/);
+    await expect(openSession(configPath)).rejects.toThrow(
+      /destination\.settings\.memory_limt was refused: .*unrecognized configuration parameter "memory_limt".*memory_limit/,
+    );
   });
 
-  it('given a refused value that could be a credential, when reported, then the value is not shown, not even inside DuckDB\'s reason', async () => {
+  it("given a refused value that could be a credential, when reported, then the value is not shown, not even inside DuckDB's reason", async () => {
     const { configPath } = await configWithSettings('{ threads: hunter2secret }');
     const error = (await openSession(configPath).catch((thrown: unknown) => thrown)) as Error;
     expect(error.message).toMatch(/the value of destination\.settings\.threads was refused: .*\(the value\)/);
     expect(error.message).not.toContain('hunter2secret');
-    const lowered = (await openSession((await configWithSettings('{ default_order: SeCrEt99 }')).configPath).catch((thrown: unknown) => thrown)) as Error;
+    const lowered = (await openSession((await configWithSettings('{ default_order: SeCrEt99 }')).configPath).catch(
+      (thrown: unknown) => thrown,
+    )) as Error;
     expect(lowered.message).toMatch(/destination\.settings\.default_order was refused/);
     expect(lowered.message.toLowerCase()).not.toContain('secret99');
   });

@@ -30,10 +30,19 @@ describe('activity reposts of older posts', () => {
       seeds: { profiles: [PROFILE] },
       streams: { profiles: {}, activity: { kinds: ['reposts'], max_pages: 2 } },
     };
-    const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: rig.dir, manifests: await loadManifests(), destination: rig.destination, now: () => rig.sandbox.clock.now() });
+    const prepared = await prepareSync({
+      config: parseConfig(JSON.stringify(raw), 'test'),
+      baseDir: rig.dir,
+      manifests: await loadManifests(),
+      destination: rig.destination,
+      now: () => rig.sandbox.clock.now(),
+    });
     return runSync(prepared, { client: rig.client, reporter: silent });
   }
-  const loaded = async () => (await rig.destination.query<{ urn: string }>('select urn from seedline.activity_reposts')).map((r) => String(r.urn));
+  const loaded = async () =>
+    (await rig.destination.query<{ urn: string }>('select urn from seedline.activity_reposts')).map((r) =>
+      String(r.urn),
+    );
   /** URNs on the first page of the profile's reposts, as the service shows them now. */
   async function firstPage(): Promise<string[]> {
     const answer = await rig.client.profileActivity({ url: PROFILE, kind: 'reposts', per_page: 25 });
@@ -56,12 +65,12 @@ describe('activity reposts of older posts', () => {
     expect(await loaded()).toEqual(expect.arrayContaining(page));
   }
 
-  it('given reposts carrying the original post\'s posted_at, when new reposts of older posts appear, then the next run loads them (stamped by reposted_at)', async () => {
+  it("given reposts carrying the original post's posted_at, when new reposts of older posts appear, then the next run loads them (stamped by reposted_at)", async () => {
     await start({ original: 'flat', original_age_days: [200, 600] });
     await expectNewRepostsLoaded();
   });
 
-  it('given reposts carrying the original post\'s posted_at and no reposted_at, when new reposts of older posts appear, then the next run loads them (no stamp stops paging)', async () => {
+  it("given reposts carrying the original post's posted_at and no reposted_at, when new reposts of older posts appear, then the next run loads them (no stamp stops paging)", async () => {
     await start({ original: 'flat', reposted_at: false, original_age_days: [200, 600] });
     await expectNewRepostsLoaded();
   });

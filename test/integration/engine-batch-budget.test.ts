@@ -19,9 +19,19 @@ interface Bench {
   sandbox: Sandbox;
   destination: Destination;
   /** Runs a sync of the configured streams with the given budget, the balance read at the start as a real sync does. */
-  sync(streams: Record<string, unknown>, seeds: Record<string, unknown>, budget?: Record<string, number>, now?: Date, batch?: Record<string, unknown>): Promise<RunResult>;
+  sync(
+    streams: Record<string, unknown>,
+    seeds: Record<string, unknown>,
+    budget?: Record<string, number>,
+    now?: Date,
+    batch?: Record<string, unknown>,
+  ): Promise<RunResult>;
   /** What `seedline plan` would show for the same config, by stream. */
-  plan(streams: Record<string, unknown>, seeds: Record<string, unknown>, batch?: Record<string, unknown>): Promise<Record<string, StreamPlan>>;
+  plan(
+    streams: Record<string, unknown>,
+    seeds: Record<string, unknown>,
+    batch?: Record<string, unknown>,
+  ): Promise<Record<string, StreamPlan>>;
   /** Seed-ledger status by seed of a stream. */
   statuses(stream: string): Promise<Record<string, string>>;
 }
@@ -32,9 +42,28 @@ async function withBench(options: SandboxOptions, body: (bench: Bench) => Promis
   const dir = await mkdtemp(join(tmpdir(), 'seedline-batch-budget-'));
   const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
   const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: KEY });
-  const prepare = async (streams: Record<string, unknown>, seeds: Record<string, unknown>, budget: Record<string, number>, now?: Date, batch: Record<string, unknown> = {}): Promise<PreparedSync> => {
-    const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds, streams, batch: { chunk_size: 10, poll_interval_ms: 10, ...batch }, budget };
-    return prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination, ...(now ? { now: () => now } : {}) });
+  const prepare = async (
+    streams: Record<string, unknown>,
+    seeds: Record<string, unknown>,
+    budget: Record<string, number>,
+    now?: Date,
+    batch: Record<string, unknown> = {},
+  ): Promise<PreparedSync> => {
+    const raw = {
+      api: { base_url: sandbox.url, api_key: KEY },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      seeds,
+      streams,
+      batch: { chunk_size: 10, poll_interval_ms: 10, ...batch },
+      budget,
+    };
+    return prepareSync({
+      config: parseConfig(JSON.stringify(raw), 'test'),
+      baseDir: dir,
+      manifests: await loadManifests(),
+      destination,
+      ...(now ? { now: () => now } : {}),
+    });
   };
   try {
     await destination.ensureSystemTables();
@@ -44,13 +73,22 @@ async function withBench(options: SandboxOptions, body: (bench: Bench) => Promis
       async sync(streams, seeds, budget = {}, now, batch) {
         const prepared = await prepare(streams, seeds, budget, now, batch);
         const account = (await client.getAccount()).data as { credits_remaining: number };
-        return runSync(prepared, { client, reporter: silent, balance: account.credits_remaining, concurrentBatchJobs: 2 });
+        return runSync(prepared, {
+          client,
+          reporter: silent,
+          balance: account.credits_remaining,
+          concurrentBatchJobs: 2,
+        });
       },
       async plan(streams, seeds, batch) {
-        return Object.fromEntries((await planSync(await prepare(streams, seeds, {}, undefined, batch))).map((plan) => [plan.stream, plan]));
+        return Object.fromEntries(
+          (await planSync(await prepare(streams, seeds, {}, undefined, batch))).map((plan) => [plan.stream, plan]),
+        );
       },
       async statuses(stream) {
-        return Object.fromEntries([...(await destination.readSeeds(stream)).values()].map((row) => [row.seed, row.status]));
+        return Object.fromEntries(
+          [...(await destination.readSeeds(stream)).values()].map((row) => [row.seed, row.status]),
+        );
       },
     });
   } finally {
@@ -68,7 +106,11 @@ describe('batch stream budget against a live-billing sandbox', () => {
 
       expect(result.streams[0]).toMatchObject({ stream: 'profiles', status: 'partial', stopped: 'budget_exhausted' });
       expect(bench.sandbox.ledger.totalBilled()).toBeLessThanOrEqual(3);
-      expect(await bench.statuses('profiles')).toEqual({ [seeds[0]!]: 'fetched', [seeds[1]!]: 'fetched', [seeds[2]!]: 'pending' });
+      expect(await bench.statuses('profiles')).toEqual({
+        [seeds[0]!]: 'fetched',
+        [seeds[1]!]: 'fetched',
+        [seeds[2]!]: 'pending',
+      });
     });
   });
 
@@ -85,7 +127,10 @@ describe('batch stream budget against a live-billing sandbox', () => {
 
       const billedBefore = bench.sandbox.ledger.entries.length;
       await bench.sync(streams, { profiles: [stale, neverFetched] }, { max_credits_per_run: 1 }, day(2));
-      const targets = bench.sandbox.ledger.entries.slice(billedBefore).filter((e) => e.credits > 0).map((e) => e.target);
+      const targets = bench.sandbox.ledger.entries
+        .slice(billedBefore)
+        .filter((e) => e.credits > 0)
+        .map((e) => e.target);
       expect(targets).toHaveLength(1);
       expect(targets[0]).toMatch(/flaky-ida-budget/);
     });
@@ -99,7 +144,11 @@ describe('batch stream budget against a live-billing sandbox', () => {
       expect(result.streams[0]).toMatchObject({ stream: 'profiles', status: 'partial', stopped: 'budget_exhausted' });
       expect(result.streams[0]?.errors.join('\n')).toMatch(/402/);
       expect(bench.sandbox.ledger.totalBilled()).toBe(3);
-      expect(await bench.statuses('profiles')).toEqual({ [seeds[0]!]: 'fetched', [seeds[1]!]: 'fetched', [seeds[2]!]: 'pending' });
+      expect(await bench.statuses('profiles')).toEqual({
+        [seeds[0]!]: 'fetched',
+        [seeds[1]!]: 'fetched',
+        [seeds[2]!]: 'pending',
+      });
     });
   });
 });
@@ -114,7 +163,9 @@ describe('plan of a stream fed by the rows of another', () => {
       expect(plan.activity).toMatchObject({ units: 4, calls: 4, worstCaseCredits: 2 * 2 * 3 * 2 });
 
       await bench.sync(streams, seeds);
-      const activityBilled = bench.sandbox.ledger.entries.filter((e) => e.billed && e.operation.includes('activity')).reduce((n, e) => n + e.credits, 0);
+      const activityBilled = bench.sandbox.ledger.entries
+        .filter((e) => e.billed && e.operation.includes('activity'))
+        .reduce((n, e) => n + e.credits, 0);
       expect(activityBilled).toBeGreaterThan(0);
       expect(activityBilled).toBeLessThanOrEqual(plan.activity!.worstCaseCredits);
     });
@@ -122,7 +173,15 @@ describe('plan of a stream fed by the rows of another', () => {
 });
 
 describe('retries of batch items whose failure was billed (batch.retry_billed_failures)', () => {
-  const seeds = () => ({ profiles: [profile('ann-retry'), profile('bob-retry'), profile('cid-retry'), profile('dan-retry'), profile('flaky-eve-retry')] });
+  const seeds = () => ({
+    profiles: [
+      profile('ann-retry'),
+      profile('bob-retry'),
+      profile('cid-retry'),
+      profile('dan-retry'),
+      profile('flaky-eve-retry'),
+    ],
+  });
 
   it('given the default (retry once) and a flaky seed billed at submission, when planned and synced, then the worst case counts the retry and covers what the run spends', async () => {
     await withBench({}, async (bench) => {
@@ -144,7 +203,9 @@ describe('retries of batch items whose failure was billed (batch.retry_billed_fa
       const result = await bench.sync({ profiles: {} }, seeds(), {}, undefined, noRetry);
       expect(bench.sandbox.ledger.totalBilled()).toBe(5);
       expect(result.streams[0]).toMatchObject({ status: 'partial', failed: 1 });
-      expect(result.streams[0]?.errors.join('\n')).toMatch(/not retried in this run \(batch.retry_billed_failures: 0\)/);
+      expect(result.streams[0]?.errors.join('\n')).toMatch(
+        /not retried in this run \(batch.retry_billed_failures: 0\)/,
+      );
       expect((await bench.statuses('profiles'))[profile('flaky-eve-retry')]).toBe('failed');
 
       await bench.sync({ profiles: {} }, seeds(), {}, undefined, noRetry);

@@ -38,7 +38,8 @@ function watched(client: ApiClient, onResultsRead: () => void): ServiceClient {
       const value = Reflect.get(target, name) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        if (name === 'submitBatch') submitKeys.push(String((args[1] as { idempotencyKey?: string } | undefined)?.idempotencyKey));
+        if (name === 'submitBatch')
+          submitKeys.push(String((args[1] as { idempotencyKey?: string } | undefined)?.idempotencyKey));
         if (name === 'getBatchResults' || name === 'getBatchResultsDecoded') onResultsRead();
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
@@ -49,8 +50,21 @@ function watched(client: ApiClient, onResultsRead: () => void): ServiceClient {
 /** A sync of the profiles stream over ANN and BOB, at a fixed clock (nothing turns stale between runs). */
 async function sync(options: { stopAt?: StopAt; budget?: Record<string, number> } = {}): Promise<RunResult> {
   const { sandbox, client, destination, dir } = rig;
-  const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [ANN, BOB] }, streams: { profiles: {} }, batch: { chunk_size: 10, poll_interval_ms: 10 }, budget: options.budget ?? {} };
-  const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination, now: () => now });
+  const raw = {
+    api: { base_url: sandbox.url, api_key: KEY },
+    destination: { type: 'duckdb', path: 'w.duckdb' },
+    seeds: { profiles: [ANN, BOB] },
+    streams: { profiles: {} },
+    batch: { chunk_size: 10, poll_interval_ms: 10 },
+    budget: options.budget ?? {},
+  };
+  const prepared = await prepareSync({
+    config: parseConfig(JSON.stringify(raw), 'test'),
+    baseDir: dir,
+    manifests: await loadManifests(),
+    destination,
+    now: () => now,
+  });
   const stop = new AbortController();
   const reporter: Reporter = {
     streamStarted: () => options.stopAt === 'stream start' && stop.abort(),
@@ -62,10 +76,13 @@ async function sync(options: { stopAt?: StopAt; budget?: Record<string, number> 
   return runSync(prepared, { client: watchedClient, reporter, concurrentBatchJobs: 1, stop: stop.signal });
 }
 
-const statuses = async () => Object.fromEntries([...(await rig.destination.readSeeds('profiles')).values()].map((row) => [row.seed, row.status]));
+const statuses = async () =>
+  Object.fromEntries([...(await rig.destination.readSeeds('profiles')).values()].map((row) => [row.seed, row.status]));
 const batches = async (): Promise<BatchRow[]> => rig.destination.readBatches('profiles');
 /** Billed charges of the sandbox for one profile. */
-const charges = (profile: string) => rig.sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.target.includes(new URL(profile).pathname)).length;
+const charges = (profile: string) =>
+  rig.sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.target.includes(new URL(profile).pathname))
+    .length;
 
 /** Sandbox options holding BOB's batch item unresolved until `releaseBob()`: ANN's resolves at once. */
 function holdingBob(): SandboxOptions {
@@ -108,7 +125,9 @@ describe('a run stopped while it re-attaches to a job an earlier run partly read
 
     expect(stopped.streams[0]).toMatchObject({ stream: 'profiles', status: 'partial', stoppedOnRequest: true });
     expect(await statuses()).toEqual({ [ANN]: 'fetched', [BOB]: 'submitted' });
-    expect(await batches()).toEqual([expect.objectContaining({ jobId: job.jobId, status: 'submitted', resultsCursor: job.resultsCursor })]);
+    expect(await batches()).toEqual([
+      expect.objectContaining({ jobId: job.jobId, status: 'submitted', resultsCursor: job.resultsCursor }),
+    ]);
 
     await expectBobReadOnceReleased();
   });
@@ -131,11 +150,34 @@ describe('a run stopped before it resends an intent an earlier run left unsent, 
   // The intent for ANN and BOB as an earlier run killed right after recording it leaves it.
   beforeEach(async () => {
     await startRig({});
-    const items = [ANN, BOB].map((url) => ({ operation: 'profiles.enrich', params: { url }, ref: seedKey('profile', url) }));
+    const items = [ANN, BOB].map((url) => ({
+      operation: 'profiles.enrich',
+      params: { url },
+      ref: seedKey('profile', url),
+    }));
     const body = JSON.stringify({ items });
     const unit = await rig.destination.beginUnit('run_earlier');
-    await unit.saveBatches([{ idempotencyKey, stream: 'profiles', bodyHash: sha256(body), body, jobId: null, status: 'intent', itemCount: 2, resultsCursor: null }]);
-    await unit.saveSeeds(items.map((item) => ({ stream: 'profiles', seedKey: item.ref, seed: item.params.url, status: 'pending' as const, jobId: null })));
+    await unit.saveBatches([
+      {
+        idempotencyKey,
+        stream: 'profiles',
+        bodyHash: sha256(body),
+        body,
+        jobId: null,
+        status: 'intent',
+        itemCount: 2,
+        resultsCursor: null,
+      },
+    ]);
+    await unit.saveSeeds(
+      items.map((item) => ({
+        stream: 'profiles',
+        seedKey: item.ref,
+        seed: item.params.url,
+        status: 'pending' as const,
+        jobId: null,
+      })),
+    );
     await unit.commit();
   });
   afterEach(() => rig.close());

@@ -55,8 +55,26 @@ describe('resume-only sync of a batch stream against the sandbox and DuckDB', ()
   async function record(profile: string, status: 'intent' | 'submitted', jobId: string | null): Promise<void> {
     const body = JSON.stringify({ items: itemsOf(profile) });
     const unit = await destination.beginUnit('earlier_run');
-    await unit.saveBatches([{ idempotencyKey: `earlier-${profile}`, stream: 'profiles', bodyHash: sha256(body), body, jobId, status, itemCount: 1 }]);
-    await unit.saveSeeds([{ stream: 'profiles', seedKey: itemsOf(profile)[0]!.ref, seed: profile, status: status === 'intent' ? 'pending' : 'submitted', jobId }]);
+    await unit.saveBatches([
+      {
+        idempotencyKey: `earlier-${profile}`,
+        stream: 'profiles',
+        bodyHash: sha256(body),
+        body,
+        jobId,
+        status,
+        itemCount: 1,
+      },
+    ]);
+    await unit.saveSeeds([
+      {
+        stream: 'profiles',
+        seedKey: itemsOf(profile)[0]!.ref,
+        seed: profile,
+        status: status === 'intent' ? 'pending' : 'submitted',
+        jobId,
+      },
+    ]);
     await unit.commit();
   }
 
@@ -68,8 +86,23 @@ describe('resume-only sync of a batch stream against the sandbox and DuckDB', ()
   }
 
   async function resumeOnly(calls: [string, unknown][], resumeJobs?: string[]) {
-    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_resume' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ, UNSENT, OTHER] }, streams: { profiles: {} } }), 'test');
-    const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination, resumeOnly: true, ...(resumeJobs ? { resumeJobs } : {}) });
+    const config = parseConfig(
+      JSON.stringify({
+        api: { base_url: sandbox.url, api_key: 'svc_live_resume' },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        seeds: { profiles: [READ, UNSENT, OTHER] },
+        streams: { profiles: {} },
+      }),
+      'test',
+    );
+    const prepared = await prepareSync({
+      config,
+      baseDir: dir,
+      manifests: await loadManifests(),
+      destination,
+      resumeOnly: true,
+      ...(resumeJobs ? { resumeJobs } : {}),
+    });
     return runSync(prepared, { client: recording(client, calls), reporter: silent });
   }
 
@@ -120,20 +153,48 @@ describe('an intent older than the service keeps its Idempotency-Key, against th
     const body = JSON.stringify({ items: itemsOf(UNSENT) });
     const unit = await destination.beginUnit('earlier_run');
     const createdAt = new Date(Date.now() - hoursAgo * 3_600_000);
-    await unit.saveBatches([{ idempotencyKey: 'earlier-old-intent', stream: 'profiles', bodyHash: sha256(body), body, jobId: null, status: 'intent', itemCount: 1, createdAt }]);
-    await unit.saveSeeds([{ stream: 'profiles', seedKey: itemsOf(UNSENT)[0]!.ref, seed: UNSENT, status: 'pending', jobId: null }]);
+    await unit.saveBatches([
+      {
+        idempotencyKey: 'earlier-old-intent',
+        stream: 'profiles',
+        bodyHash: sha256(body),
+        body,
+        jobId: null,
+        status: 'intent',
+        itemCount: 1,
+        createdAt,
+      },
+    ]);
+    await unit.saveSeeds([
+      { stream: 'profiles', seedKey: itemsOf(UNSENT)[0]!.ref, seed: UNSENT, status: 'pending', jobId: null },
+    ]);
     await unit.commit();
     const notices: string[] = [];
-    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_old_intent' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [UNSENT] }, streams: { profiles: {} } }), 'test');
+    const config = parseConfig(
+      JSON.stringify({
+        api: { base_url: sandbox.url, api_key: 'svc_live_old_intent' },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        seeds: { profiles: [UNSENT] },
+        streams: { profiles: {} },
+      }),
+      'test',
+    );
     const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
-    const result = await runSync(prepared, { client, reporter: { ...silent, notice: (_stream, message) => notices.push(message) } });
+    const result = await runSync(prepared, {
+      client,
+      reporter: { ...silent, notice: (_stream, message) => notices.push(message) },
+    });
     expect(result.streams[0]).toMatchObject({ stream: 'profiles', records: 1 });
     return notices;
   }
 
   it('given an unsent intent recorded 30 h ago, when the next run resends it, then it warns that a second job may be created and billed', async () => {
     const notices = await syncWithIntentRecorded(30);
-    expect(notices).toEqual([expect.stringMatching(/^resending batch intent earlier-old-intent, recorded 30 h ago: .*creates and bills a second job/)]);
+    expect(notices).toEqual([
+      expect.stringMatching(
+        /^resending batch intent earlier-old-intent, recorded 30 h ago: .*creates and bills a second job/,
+      ),
+    ]);
   });
 
   it('given an unsent intent recorded 2 h ago, when the next run resends it, then it says nothing (its key still protects it)', async () => {
@@ -153,9 +214,21 @@ describe('the status of a run asked to stop, against the sandbox and DuckDB', ()
     const { sandbox, client, destination, dir } = rig;
     const stop = new AbortController();
     if (when === 'before') stop.abort();
-    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_stop_status' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ] }, streams: { profiles: {} } }), 'test');
+    const config = parseConfig(
+      JSON.stringify({
+        api: { base_url: sandbox.url, api_key: 'svc_live_stop_status' },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        seeds: { profiles: [READ] },
+        streams: { profiles: {} },
+      }),
+      'test',
+    );
     const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
-    return runSync(prepared, { client, reporter: { ...silent, streamFinished: () => stop.abort() }, stop: stop.signal });
+    return runSync(prepared, {
+      client,
+      reporter: { ...silent, streamFinished: () => stop.abort() },
+      stop: stop.signal,
+    });
   }
 
   it('given a SIGTERM after the last stream finished, when the run ends, then it is succeeded (not stopped), so catch_up does not run it again', async () => {
@@ -168,7 +241,13 @@ describe('the status of a run asked to stop, against the sandbox and DuckDB', ()
   it('given a killed run still running behind 25 newer failed runs, when the next run starts, then the killed run is marked interrupted', async () => {
     const day = (n: number) => new Date(Date.UTC(2026, 9, n));
     await rig.destination.saveRun({ runId: 'run_killed', startedAt: day(1), status: 'running' });
-    for (let n = 0; n < 25; n++) await rig.destination.saveRun({ runId: `run_failed_${n}`, startedAt: new Date(day(2).getTime() + n * 60_000), finishedAt: day(3), status: 'failed' });
+    for (let n = 0; n < 25; n++)
+      await rig.destination.saveRun({
+        runId: `run_failed_${n}`,
+        startedAt: new Date(day(2).getTime() + n * 60_000),
+        finishedAt: day(3),
+        status: 'failed',
+      });
     await syncStoppedWhen('before');
     expect(await rig.destination.readRuns(100, 'running')).toEqual([]);
     expect((await rig.destination.readRuns(100, 'interrupted')).map((r) => r.runId)).toEqual(['run_killed']);
@@ -210,13 +289,24 @@ describe('a sync of a batch stream stopped while it reads a submitted job, again
         };
       },
     });
-    const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_stopped_read' }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: { profiles: [READ] }, streams: { profiles: {} } }), 'test');
+    const config = parseConfig(
+      JSON.stringify({
+        api: { base_url: sandbox.url, api_key: 'svc_live_stopped_read' },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        seeds: { profiles: [READ] },
+        streams: { profiles: {} },
+      }),
+      'test',
+    );
     const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
     await runSync(prepared, { client: reading, reporter: silent, stop: stop.signal });
 
     const [batch] = await destination.readBatches('profiles');
     expect(batch).toMatchObject({ status: 'submitted', jobId: expect.any(String) });
-    expect((await destination.readSeeds('profiles')).get(seedKey('profile', READ))).toMatchObject({ status: 'submitted', jobId: batch!.jobId });
+    expect((await destination.readSeeds('profiles')).get(seedKey('profile', READ))).toMatchObject({
+      status: 'submitted',
+      jobId: batch!.jobId,
+    });
     expect(calls.filter(([name]) => name === 'submitBatch')).toHaveLength(1);
   });
 });

@@ -50,7 +50,12 @@ describe('batch.webhook_url against the sandbox and DuckDB', () => {
       }),
       'test',
     );
-    const prepared = await prepareSync({ config, baseDir: rig.dir, manifests: await loadManifests(), destination: rig.destination });
+    const prepared = await prepareSync({
+      config,
+      baseDir: rig.dir,
+      manifests: await loadManifests(),
+      destination: rig.destination,
+    });
 
     const result = await runSync(prepared, { client: rig.client, reporter: silent });
     await rig.sandbox.idle();
@@ -59,11 +64,18 @@ describe('batch.webhook_url against the sandbox and DuckDB', () => {
     const [batch] = await rig.destination.readBatches('profiles');
     expect(JSON.parse(batch!.body)).toMatchObject({ webhook_url: receiver.url });
     expect((await rig.client.getBatch(batch!.jobId!)).data.webhook_url).toBe(receiver.url);
-    expect(bodies).toContainEqual(expect.objectContaining({ event: 'batch.completed', job: expect.objectContaining({ job_id: batch!.jobId }) }));
+    expect(bodies).toContainEqual(
+      expect.objectContaining({ event: 'batch.completed', job: expect.objectContaining({ job_id: batch!.jobId }) }),
+    );
   });
 
   it('given a batch.webhook_url that is not a URL, when the config is read, then the error names the key', () => {
-    const text = JSON.stringify({ api: { base_url: rig.sandbox.url, api_key: 'k' }, destination: { type: 'duckdb', path: 'w.duckdb' }, batch: { webhook_url: 'not a url' }, streams: {} });
+    const text = JSON.stringify({
+      api: { base_url: rig.sandbox.url, api_key: 'k' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      batch: { webhook_url: 'not a url' },
+      streams: {},
+    });
     expect(() => parseConfig(text, 'test')).toThrow(/batch\.webhook_url/);
   });
 });

@@ -21,7 +21,9 @@ const CONFIG = {
     profiles: ['alice-one', 'bob-two', 'carol-three', 'dan-four', 'flaky-fred', 'private-hidden'],
     companies: ['https://www.network.example/company/acme-analytics', 'https://www.network.example/company/globex'],
     posts: ['https://www.network.example/posts/alice-one_activity-7000000000000000001'],
-    headcount: [{ company_url: 'https://www.network.example/company/acme-analytics', filters: { titles: ['engineer'] } }],
+    headcount: [
+      { company_url: 'https://www.network.example/company/acme-analytics', filters: { titles: ['engineer'] } },
+    ],
   },
   streams: {
     profiles: {},
@@ -37,7 +39,10 @@ const CONFIG = {
   batch: { chunk_size: 10, poll_interval_ms: 10 },
 };
 
-async function syncOnce(faults: FaultRates, seed: number): Promise<{ first: RunResult; second: RunResult; billed: number; billedAfterFirst: number }> {
+async function syncOnce(
+  faults: FaultRates,
+  seed: number,
+): Promise<{ first: RunResult; second: RunResult; billed: number; billedAfterFirst: number }> {
   const sandbox = await startSandbox({ rpm: 100_000, faults, seed });
   const dir = await mkdtemp(join(tmpdir(), 'seedline-books-'));
   const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });

@@ -26,18 +26,35 @@ const scenario = fc.record({
 });
 
 describe('budget under seeded faults, through the real runners and a live-billing sandbox', () => {
-  it('given random balances, budgets and fault patterns, when a batch and a request stream run, then nothing is spent past the budget or the plan\'s worst case, the run records what was billed, and every seed left undone stays pending', async () => {
+  it("given random balances, budgets and fault patterns, when a batch and a request stream run, then nothing is spent past the budget or the plan's worst case, the run records what was billed, and every seed left undone stays pending", async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async ({ faultSeed, faultRate, balance, perRun, keep }) => {
         const rates = { '500': faultRate / 2, '504': faultRate / 2, upstream_error: faultRate / 2 };
-        const sandbox = await startSandbox({ rpm: 100_000, balance, seed: faultSeed, faults: rates, concurrentBatchJobs: 2 });
+        const sandbox = await startSandbox({
+          rpm: 100_000,
+          balance,
+          seed: faultSeed,
+          faults: rates,
+          concurrentBatchJobs: 2,
+        });
         const dir = await mkdtemp(join(tmpdir(), 'seedline-faults-budget-'));
-        const destination = await createDestination({ type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' });
+        const destination = await createDestination({
+          type: 'duckdb',
+          path: join(dir, 'w.duckdb'),
+          schema: 'seedline',
+        });
         // The client retries injected faults a few times, quickly; the rest reach the engine.
-        const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: KEY, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 } });
+        const client = await ApiClient.connect({
+          baseUrl: sandbox.url,
+          apiKey: KEY,
+          retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
+        });
         try {
           await destination.ensureSystemTables();
-          const budget = { ...(perRun === undefined ? {} : { max_credits_per_run: perRun }), ...(keep === undefined ? {} : { keep_balance: keep }) };
+          const budget = {
+            ...(perRun === undefined ? {} : { max_credits_per_run: perRun }),
+            ...(keep === undefined ? {} : { keep_balance: keep }),
+          };
           const raw = {
             api: { base_url: sandbox.url, api_key: KEY },
             destination: { type: 'duckdb', path: 'w.duckdb' },
@@ -46,7 +63,12 @@ describe('budget under seeded faults, through the real runners and a live-billin
             batch: { chunk_size: 3, poll_interval_ms: 10 },
             budget,
           };
-          const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
+          const prepared = await prepareSync({
+            config: parseConfig(JSON.stringify(raw), 'test'),
+            baseDir: dir,
+            manifests: await loadManifests(),
+            destination,
+          });
           const worst = (await planSync(prepared)).reduce((n, p) => n + p.worstCaseCredits, 0);
           await runSync(prepared, { client, reporter: silent, balance, concurrentBatchJobs: 2 });
 
@@ -71,7 +93,8 @@ describe('budget under seeded faults, through the real runners and a live-billin
             if (!charged) expect([seed, row!.status]).toEqual([seed, 'pending']);
             // Without injected faults a flaky seed's single retry succeeds (the client retries its first
             // failure), so only the private seed may end failed: a seed the budget cut is pending.
-            if (faultRate === 0 && !seed.includes('private-')) expect([seed, row!.status]).not.toEqual([seed, 'failed']);
+            if (faultRate === 0 && !seed.includes('private-'))
+              expect([seed, row!.status]).not.toEqual([seed, 'failed']);
           }
         } finally {
           await client.close();

@@ -28,11 +28,23 @@ describe('jobs stream when a board has more open postings than max_results', () 
       seeds: { companies: [COMPANY] },
       streams: { jobs: { per_company: true, max_results: maxResults } },
     };
-    const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: rig.dir, manifests: await loadManifests(), destination: rig.destination, now: () => rig.sandbox.clock.now() });
-    const reporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice: (stream, message) => notices.push(`${stream}: ${message}`) };
+    const prepared = await prepareSync({
+      config: parseConfig(JSON.stringify(raw), 'test'),
+      baseDir: rig.dir,
+      manifests: await loadManifests(),
+      destination: rig.destination,
+      now: () => rig.sandbox.clock.now(),
+    });
+    const reporter: Reporter = {
+      streamStarted() {},
+      streamProgress() {},
+      streamFinished() {},
+      notice: (stream, message) => notices.push(`${stream}: ${message}`),
+    };
     return runSync(prepared, { client: rig.client, reporter });
   }
-  const loaded = async () => (await rig.destination.query<{ url: string }>('select url from seedline.jobs')).map((r) => r.url).sort();
+  const loaded = async () =>
+    (await rig.destination.query<{ url: string }>('select url from seedline.jobs')).map((r) => r.url).sort();
   async function openPostings(): Promise<string[]> {
     const answer = await rig.client.searchJobs({ company_url: COMPANY, max_results: 100 });
     return ((answer.data as { jobs: Array<{ url: string }> }).jobs ?? []).map((j) => j.url).sort();
@@ -67,7 +79,10 @@ describe('jobs stream when a board has more open postings than max_results', () 
       await rig.sandbox.clock.advance(DAY_MS);
       const before = new Set(await loaded());
       const run = await sync(10);
-      perRun.push({ credits: run.streams[0]!.credits, newPostings: (await loaded()).filter((url) => !before.has(url)).length });
+      perRun.push({
+        credits: run.streams[0]!.credits,
+        newPostings: (await loaded()).filter((url) => !before.has(url)).length,
+      });
     }
     // One credit per posting returned: a run that asked the cut window again would buy the same ten.
     for (const run of perRun) expect(run.credits, JSON.stringify(perRun)).toBeLessThanOrEqual(run.newPostings);

@@ -34,7 +34,12 @@ async function withBench(body: (bench: Bench) => Promise<void>): Promise<void> {
     await body({
       destination,
       async sync(streams, { now, fullRefresh }) {
-        const raw = { api: { base_url: sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds: {}, streams };
+        const raw = {
+          api: { base_url: sandbox.url, api_key: KEY },
+          destination: { type: 'duckdb', path: 'w.duckdb' },
+          seeds: {},
+          streams,
+        };
         const prepared = await prepareSync({
           config: parseConfig(JSON.stringify(raw), 'test'),
           baseDir: dir,
@@ -47,7 +52,9 @@ async function withBench(body: (bench: Bench) => Promise<void>): Promise<void> {
         return runSync(prepared, { client, reporter: silent, balance: account.credits_remaining });
       },
       async jobUrls() {
-        return (await destination.query<{ url: string }>('select url from seedline.jobs order by url')).map((r) => r.url);
+        return (await destination.query<{ url: string }>('select url from seedline.jobs order by url')).map(
+          (r) => r.url,
+        );
       },
     });
   } finally {
@@ -67,7 +74,9 @@ describe('jobs under --full-refresh', () => {
       expect(firstRun.length).toBeGreaterThan(0);
 
       await bench.destination.query('delete from seedline.jobs');
-      expect((await bench.sync(streams, { now: new Date(day0.getTime() + 30 * HOUR), fullRefresh: true })).status).toBe('succeeded');
+      expect((await bench.sync(streams, { now: new Date(day0.getTime() + 30 * HOUR), fullRefresh: true })).status).toBe(
+        'succeeded',
+      );
 
       expect(await bench.jobUrls()).toEqual(firstRun);
     });
@@ -84,7 +93,9 @@ describe('jobs under --full-refresh', () => {
 
       // Every posting merged again (DuckDB lists their keys and deletes the rows they replace when the stream ends).
       expect(await bench.jobUrls()).toEqual(firstRun);
-      const runs = await bench.destination.query<{ run_id: string; n: number }>('select _run_id as run_id, count(*) as n from seedline.jobs group by _run_id');
+      const runs = await bench.destination.query<{ run_id: string; n: number }>(
+        'select _run_id as run_id, count(*) as n from seedline.jobs group by _run_id',
+      );
       expect(runs.map((r) => [r.run_id, Number(r.n)])).toEqual([[refresh.runId, firstRun.length]]);
       expect(first.runId).not.toBe(refresh.runId);
       expect(await bench.destination.hasTable('_seedline_pending__jobs')).toBe(false);

@@ -24,19 +24,22 @@ async function lossyProxy(target: string, dropPath: string): Promise<{ url: stri
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        const parts: Buffer[] = [];
-        answer.on('data', (c: Buffer) => parts.push(c));
-        answer.on('end', () => {
-          if (!dropped && req.url?.split('?')[0] === dropPath) {
-            dropped = true;
-            req.socket.destroy(); // the service has answered (and billed); the answer is lost on the way back
-            return;
-          }
-          res.writeHead(answer.statusCode ?? 500, answer.headers);
-          res.end(Buffer.concat(parts));
-        });
-      });
+      const out = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (c: Buffer) => parts.push(c));
+          answer.on('end', () => {
+            if (!dropped && req.url?.split('?')[0] === dropPath) {
+              dropped = true;
+              req.socket.destroy(); // the service has answered (and billed); the answer is lost on the way back
+              return;
+            }
+            res.writeHead(answer.statusCode ?? 500, answer.headers);
+            res.end(Buffer.concat(parts));
+          });
+        },
+      );
       out.end(body);
     });
   });
@@ -62,14 +65,23 @@ describe('engine: a billed call whose answer is lost', () => {
       const raw = {
         api: { base_url: proxy.url, api_key: KEY },
         destination: { type: 'duckdb', path: 'w.duckdb' },
-        streams: { people_search: { searches: [{ id: 's1', filters: { keywords: 'engineer' }, max_results: 25 }], via: 'calls' } },
+        streams: {
+          people_search: { searches: [{ id: 's1', filters: { keywords: 'engineer' }, max_results: 25 }], via: 'calls' },
+        },
         budget: { max_credits_per_run: 2 },
       };
-      const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
+      const prepared = await prepareSync({
+        config: parseConfig(JSON.stringify(raw), 'test'),
+        baseDir: dir,
+        manifests: await loadManifests(),
+        destination,
+      });
       const balance = ((await client.getAccount()).data as { credits_remaining: number }).credits_remaining;
       const result = await runSync(prepared, { client, reporter: silent, balance });
 
-      const searches = sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.operation.includes('search'));
+      const searches = sandbox.ledger.entries.filter(
+        (e) => e.billed && e.credits > 0 && e.operation.includes('search'),
+      );
       expect(searches).toHaveLength(1);
       expect(sandbox.ledger.totalBilled()).toBeLessThanOrEqual(2);
       expect(result.credits + result.books.atRisk).toBeGreaterThanOrEqual(sandbox.ledger.totalBilled());
@@ -80,7 +92,9 @@ describe('engine: a billed call whose answer is lost', () => {
 
       const rerun = await runSync(prepared, { client, reporter: silent, balance: balance - 2 });
       expect(rerun.status).toBe('succeeded');
-      expect(sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.operation.includes('search'))).toHaveLength(2);
+      expect(
+        sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.operation.includes('search')),
+      ).toHaveLength(2);
       expect(rerun.streams.find((s) => s.stream === 'people_search')?.records).toBeGreaterThan(0);
     } finally {
       await client.close();

@@ -16,8 +16,20 @@ let rig: EngineRig;
 
 /** One sync of `streams` whose clock reads `at` throughout. */
 async function syncAt(streams: Record<string, unknown>, seeds: Record<string, unknown>, at: Date): Promise<RunResult> {
-  const raw = { api: { base_url: rig.sandbox.url, api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, seeds, streams, batch: { poll_interval_ms: 10 } };
-  const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: rig.dir, manifests: await loadManifests(), destination: rig.destination, now: () => at });
+  const raw = {
+    api: { base_url: rig.sandbox.url, api_key: KEY },
+    destination: { type: 'duckdb', path: 'w.duckdb' },
+    seeds,
+    streams,
+    batch: { poll_interval_ms: 10 },
+  };
+  const prepared = await prepareSync({
+    config: parseConfig(JSON.stringify(raw), 'test'),
+    baseDir: rig.dir,
+    manifests: await loadManifests(),
+    destination: rig.destination,
+    now: () => at,
+  });
   return runSync(prepared, { client: rig.client, reporter: silent });
 }
 
@@ -49,6 +61,8 @@ describe('refresh_after under a schedule, against the sandbox and DuckDB', () =>
 
     expect(dayEarly.streams[0]).toMatchObject({ stream: 'profiles', skipped: 1 });
     expect(thisWeek.streams[0]).toMatchObject({ stream: 'profiles', skipped: 0 });
-    expect(rig.sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.target.includes('refresh-ann'))).toHaveLength(2);
+    expect(
+      rig.sandbox.ledger.entries.filter((e) => e.billed && e.credits > 0 && e.target.includes('refresh-ann')),
+    ).toHaveLength(2);
   });
 });

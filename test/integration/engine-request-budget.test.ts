@@ -18,7 +18,9 @@ const SEARCH = { id: 'eng', filters: { keywords: 'data engineer' }, max_results:
 /** A client whose requests (the people search) answer with `answer`; any other call is a test failure. */
 function searchClient(answer: () => Promise<ServiceResponse>): ServiceClient {
   return new Proxy({ request: answer } as unknown as ServiceClient, {
-    get: (target, name) => (target as unknown as Record<string, unknown>)[name as string] ?? (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
+    get: (target, name) =>
+      (target as unknown as Record<string, unknown>)[name as string] ??
+      (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
   });
 }
 
@@ -33,8 +35,18 @@ describe('request stream credits when the answer does not say what it cost', () 
   afterEach(async () => destination.close());
 
   async function run(client: ServiceClient, budget: Record<string, number> = {}): Promise<RunResult> {
-    const raw = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches: [SEARCH], via: 'calls' } }, budget };
-    const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests: await loadManifests(), destination });
+    const raw = {
+      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams: { people_search: { searches: [SEARCH], via: 'calls' } },
+      budget,
+    };
+    const prepared = await prepareSync({
+      config: parseConfig(JSON.stringify(raw), 'test'),
+      baseDir: dir,
+      manifests: await loadManifests(),
+      destination,
+    });
     return runSync(prepared, { client, reporter: silent });
   }
 
@@ -46,7 +58,8 @@ describe('request stream credits when the answer does not say what it cost', () 
   });
 
   it('given a network error after the request went out, when synced, then the call counts at its worst case and the search stays due', async () => {
-    const lost = () => Promise.reject(new NetworkError({ origin: 'http://127.0.0.1:1', causeCode: 'UND_ERR_HEADERS_TIMEOUT' }));
+    const lost = () =>
+      Promise.reject(new NetworkError({ origin: 'http://127.0.0.1:1', causeCode: 'UND_ERR_HEADERS_TIMEOUT' }));
     const result = await run(searchClient(lost), { max_credits_per_run: 6 });
     expect(result.streams[0]).toMatchObject({ status: 'failed', credits: 0, creditsAtRisk: 4, failed: 1 });
     expect((await destination.readRuns(1))[0]).toMatchObject({ creditsUsed: 0, creditsAtRisk: 4 });
@@ -56,7 +69,14 @@ describe('request stream credits when the answer does not say what it cost', () 
   });
 
   it('given a 504 upstream_timeout answer, when synced, then the call costs nothing (the spec never bills it)', async () => {
-    const timeout = () => Promise.reject(new UpstreamTimeoutError({ status: 504, type: 'upstream_timeout', serviceMessage: 'the live scrape did not finish in time' }));
+    const timeout = () =>
+      Promise.reject(
+        new UpstreamTimeoutError({
+          status: 504,
+          type: 'upstream_timeout',
+          serviceMessage: 'the live scrape did not finish in time',
+        }),
+      );
     const result = await run(searchClient(timeout));
     expect(result.streams[0]).toMatchObject({ status: 'failed', credits: 0, failed: 1 });
   });
@@ -75,12 +95,21 @@ describe('priced calls a budget could not hold', () => {
   afterEach(async () => destination.close());
 
   async function runChanged(change: (manifest: Record<string, unknown>) => void): Promise<RunResult> {
-    const raw = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches: [SEARCH], via: 'calls' } } };
+    const raw = {
+      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams: { people_search: { searches: [SEARCH], via: 'calls' } },
+    };
     const manifests = await loadManifests();
     const manifest = structuredClone(manifests.get('people_search')!);
     change(manifest as unknown as Record<string, unknown>);
     manifests.set('people_search', manifest);
-    const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: dir, manifests, destination });
+    const prepared = await prepareSync({
+      config: parseConfig(JSON.stringify(raw), 'test'),
+      baseDir: dir,
+      manifests,
+      destination,
+    });
     const client = searchClient(async () => {
       calls++;
       return { data: { results: [] }, meta: { creditsUsed: 4 } };

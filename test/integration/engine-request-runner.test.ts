@@ -31,9 +31,14 @@ function signalsClient(pages: string[][], failSecondPage: () => boolean): Servic
     const next = index + 1 < pages.length ? String(index + 1) : null;
     return { data: pages[index]!.map(signal), meta: { creditsUsed: 0, nextCursor: next } };
   };
-  const request = async (call: ServiceRequest) => (call.path === '/v1/signals' ? listSignals(call.query) : Promise.reject(new Error(`unexpected request ${call.path}`)));
+  const request = async (call: ServiceRequest) =>
+    call.path === '/v1/signals'
+      ? listSignals(call.query)
+      : Promise.reject(new Error(`unexpected request ${call.path}`));
   return new Proxy({ request } as unknown as ServiceClient, {
-    get: (target, name) => (target as unknown as Record<string, unknown>)[name as string] ?? (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
+    get: (target, name) =>
+      (target as unknown as Record<string, unknown>)[name as string] ??
+      (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
   });
 }
 
@@ -49,11 +54,19 @@ describe('replace-mode request stream (signals) against DuckDB', () => {
   afterEach(async () => destination.close());
 
   async function run(client: ServiceClient) {
-    const config = parseConfig(JSON.stringify({ api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { signals: {} } }), 'test');
+    const config = parseConfig(
+      JSON.stringify({
+        api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        streams: { signals: {} },
+      }),
+      'test',
+    );
     const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
     return runSync(prepared, { client, reporter: silent });
   }
-  const ids = async () => (await destination.query<{ id: string }>('select id from seedline.signals order by id')).map((r) => r.id);
+  const ids = async () =>
+    (await destination.query<{ id: string }>('select id from seedline.signals order by id')).map((r) => r.id);
 
   it('given a loaded table, when a later page fails, then the table keeps its rows and the next run reloads every page', async () => {
     let fail = false;
@@ -79,17 +92,39 @@ describe('request stream against a live-billing sandbox with an empty balance', 
     const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: 'svc_live_empty' });
     try {
       await destination.ensureSystemTables();
-      const searches = [{ id: 'a', filters: { keywords: 'rust' } }, { id: 'b', filters: { keywords: 'go' } }];
-      const config = parseConfig(JSON.stringify({ api: { base_url: sandbox.url, api_key: 'svc_live_empty' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { people_search: { searches } } }), 'test');
+      const searches = [
+        { id: 'a', filters: { keywords: 'rust' } },
+        { id: 'b', filters: { keywords: 'go' } },
+      ];
+      const config = parseConfig(
+        JSON.stringify({
+          api: { base_url: sandbox.url, api_key: 'svc_live_empty' },
+          destination: { type: 'duckdb', path: 'w.duckdb' },
+          streams: { people_search: { searches } },
+        }),
+        'test',
+      );
       const prepared = await prepareSync({ config, baseDir: dir, manifests: await loadManifests(), destination });
 
       const result = await runSync(prepared, { client, reporter: silent, balance: client.account?.credits_remaining });
 
       const [outcome] = result.streams;
-      expect(outcome).toMatchObject({ stream: 'people_search', status: 'partial', stopped: 'budget_exhausted', credits: 0, failed: 0, estimatedCredits: 4 });
+      expect(outcome).toMatchObject({
+        stream: 'people_search',
+        status: 'partial',
+        stopped: 'budget_exhausted',
+        credits: 0,
+        failed: 0,
+        estimatedCredits: 4,
+      });
       expect(outcome?.errors.join('\n')).toMatch(/402 insufficient_credits.*the account balance is 0 credits/);
       expect(sandbox.ledger.totalBilled()).toBe(0);
-      expect((await destination.readRuns(1))[0]).toMatchObject({ status: 'partial', stopReason: 'budget_exhausted', creditsUsed: 0, creditsEstimated: 4 });
+      expect((await destination.readRuns(1))[0]).toMatchObject({
+        status: 'partial',
+        stopReason: 'budget_exhausted',
+        creditsUsed: 0,
+        creditsEstimated: 4,
+      });
       expect((await planSync(prepared))[0]).toMatchObject({ stream: 'people_search', units: 2, worstCaseCredits: 4 });
     } finally {
       await client.close();

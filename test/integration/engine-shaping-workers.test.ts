@@ -11,7 +11,9 @@ import { backendAvailable, makeTestTarget, type TestTarget } from '../helpers/de
 
 const KEY = 'svc_live_engine_shaping_workers';
 /** 2,400 seeds in jobs of at most 1,000 (three of 800, each read in two pages), and some records the schema does not fit. */
-const SEEDS = Array.from({ length: 2_400 }, (_, i) => (i % 97 === 0 ? `mangled-person-${i}` : i % 89 === 0 ? `sparse-person-${i}` : `person-${i}`));
+const SEEDS = Array.from({ length: 2_400 }, (_, i) =>
+  i % 97 === 0 ? `mangled-person-${i}` : i % 89 === 0 ? `sparse-person-${i}` : `person-${i}`,
+);
 
 /** Rows of a table without the columns a run stamps (`_run_id`, `_loaded_at`), in a stable order. */
 async function rowsOf(destination: Destination, table: string, order: string): Promise<Record<string, unknown>[]> {
@@ -26,11 +28,21 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
   let available = false;
   const targets: TestTarget[] = [];
   const notices: string[] = [];
-  const reporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice: (_stream, message) => void notices.push(message) };
+  const reporter: Reporter = {
+    streamStarted() {},
+    streamProgress() {},
+    streamFinished() {},
+    notice: (_stream, message) => void notices.push(message),
+  };
 
   beforeAll(async () => {
     available = await backendAvailable(kind);
-    sandbox = await startSandbox({ rpm: 100_000, latencyMs: [0, 0], batchItemConcurrency: 200, concurrentBatchJobs: 3 });
+    sandbox = await startSandbox({
+      rpm: 100_000,
+      latencyMs: [0, 0],
+      batchItemConcurrency: 200,
+      concurrentBatchJobs: 3,
+    });
     client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: KEY });
   });
   afterAll(async () => {
@@ -40,7 +52,10 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
   });
 
   /** A sync of the profiles stream into a fresh target with `workers` shaping threads; resolves with the result and how many records the main thread shaped. */
-  async function syncInto(workers: number, profiles: Record<string, unknown> = {}): Promise<{ destination: Destination; result: RunResult; shapedHere: number }> {
+  async function syncInto(
+    workers: number,
+    profiles: Record<string, unknown> = {},
+  ): Promise<{ destination: Destination; result: RunResult; shapedHere: number }> {
     const target = makeTestTarget(kind);
     targets.push(target);
     const destination = await target.open();
@@ -52,7 +67,12 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
       streams: { profiles },
       batch: { chunk_size: 1_000, poll_interval_ms: 10, shaping_workers: workers },
     };
-    const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: '.', manifests: await loadManifests(), destination });
+    const prepared = await prepareSync({
+      config: parseConfig(JSON.stringify(raw), 'test'),
+      baseDir: '.',
+      manifests: await loadManifests(),
+      destination,
+    });
     const shapes = vi.spyOn(TableShaper.prototype, 'shape');
     try {
       const result = await runSync(prepared, { client, reporter, concurrentBatchJobs: 3 });
@@ -67,7 +87,11 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
     const inWorkers = await syncInto(2);
     const onMain = await syncInto(0);
     expect(inWorkers.result.streams[0]).toMatchObject({ status: 'succeeded', records: SEEDS.length, rejected: 0 });
-    expect(onMain.result.streams[0]).toMatchObject({ records: SEEDS.length, rows: inWorkers.result.streams[0]!.rows, repaired: inWorkers.result.streams[0]!.repaired });
+    expect(onMain.result.streams[0]).toMatchObject({
+      records: SEEDS.length,
+      rows: inWorkers.result.streams[0]!.rows,
+      repaired: inWorkers.result.streams[0]!.repaired,
+    });
     expect(inWorkers.result.streams[0]!.repaired).toBeGreaterThan(0);
     expect(onMain.shapedHere).toBe(SEEDS.length);
     // The seeds go in three jobs of 800. The first page of a job (500) may be read before the table is made (by a unit):
@@ -84,9 +108,15 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
       expect(rows.length, table).toBeGreaterThan(0);
       expect(rows, table).toEqual(await rowsOf(onMain.destination, table, order));
     }
-    const ledger = (d: Destination) => d.query(`select seed_key, seed, status, canonical_url, credits, error from ${d.schema}._seedline_seeds order by seed_key`);
+    const ledger = (d: Destination) =>
+      d.query(
+        `select seed_key, seed, status, canonical_url, credits, error from ${d.schema}._seedline_seeds order by seed_key`,
+      );
     expect(await ledger(inWorkers.destination)).toEqual(await ledger(onMain.destination));
-    const repairs = (d: Destination) => d.query(`select "table", field, change, sum("count") as n from ${d.schema}._seedline_repairs group by 1, 2, 3 order by 1, 2, 3`);
+    const repairs = (d: Destination) =>
+      d.query(
+        `select "table", field, change, sum("count") as n from ${d.schema}._seedline_repairs group by 1, 2, 3 order by 1, 2, 3`,
+      );
     expect(await repairs(inWorkers.destination)).toEqual(await repairs(onMain.destination));
   }, 120_000);
 
@@ -95,12 +125,15 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
     const frozen = { schema_contract: { data_type: 'freeze' } };
     const inWorkers = await syncInto(2, frozen);
     const onMain = await syncInto(0, frozen);
-    const rejected = (d: Destination) => d.query(`select "table", record, reason, "partition" from ${d.schema}._seedline_rejected order by record`);
+    const rejected = (d: Destination) =>
+      d.query(`select "table", record, reason, "partition" from ${d.schema}._seedline_rejected order by record`);
     const kept = await rejected(inWorkers.destination);
     expect(kept.length).toBeGreaterThan(0);
     expect(kept.every((row) => JSON.parse(String(row.partition)).seed !== undefined)).toBe(true);
     expect(kept).toEqual(await rejected(onMain.destination));
     expect(inWorkers.result.streams[0]!.rejected).toBe(onMain.result.streams[0]!.rejected);
-    expect(await rowsOf(inWorkers.destination, 'profiles', 'url')).toEqual(await rowsOf(onMain.destination, 'profiles', 'url'));
+    expect(await rowsOf(inWorkers.destination, 'profiles', 'url')).toEqual(
+      await rowsOf(onMain.destination, 'profiles', 'url'),
+    );
   }, 120_000);
 });

@@ -44,9 +44,24 @@ describe('usage stream when a month has more than 1000 external_ids', () => {
   }
 
   async function sync(now: Date): Promise<RunResult> {
-    const raw = { api: { base_url: 'sandbox', api_key: KEY }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { usage: { months: 2 } } };
-    const prepared = await prepareSync({ config: parseConfig(JSON.stringify(raw), 'test'), baseDir: rig.dir, manifests: await loadManifests(), destination: rig.destination, now: () => now });
-    const reporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice: (stream, message) => notices.push(`${stream}: ${message}`) };
+    const raw = {
+      api: { base_url: 'sandbox', api_key: KEY },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams: { usage: { months: 2 } },
+    };
+    const prepared = await prepareSync({
+      config: parseConfig(JSON.stringify(raw), 'test'),
+      baseDir: rig.dir,
+      manifests: await loadManifests(),
+      destination: rig.destination,
+      now: () => now,
+    });
+    const reporter: Reporter = {
+      streamStarted() {},
+      streamProgress() {},
+      streamFinished() {},
+      notice: (stream, message) => notices.push(`${stream}: ${message}`),
+    };
     return runSync(prepared, { client: rig.client, reporter });
   }
   const november = async () =>
@@ -84,7 +99,9 @@ describe('usage stream when a month has more than 1000 external_ids', () => {
     expect(first.streams[0]?.status).toBe('succeeded');
     expect(await november()).toEqual({ n: 1000, checks: 1000 });
     expect(notices).toHaveLength(1);
-    expect(notices[0]).toMatch(/^usage: 2026-11-01T00:00:00\.000Z to 2026-11-02T00:00:00\.000Z: 1000 usage rows came back for one day.*not marked final/);
+    expect(notices[0]).toMatch(
+      /^usage: 2026-11-01T00:00:00\.000Z to 2026-11-02T00:00:00\.000Z: 1000 usage rows came back for one day.*not marked final/,
+    );
 
     const second = await sync(new Date(DECEMBER_2.getTime() + HOUR_MS));
     expect(second.streams[0]?.skipped).toBe(0);

@@ -6,11 +6,28 @@ import { destinationKinds, useBackend } from '../helpers/destinations.js';
 const at = new Date('2026-11-01T10:00:00.000Z');
 
 function seed(stream: string, n: number): SeedRow {
-  return { stream, seedKey: `person-${String(n).padStart(5, '0')}`, seed: `https://x.example/in/person-${n}`, status: n % 3 === 0 ? 'fetched' : 'pending', fetchedAt: n % 3 === 0 ? at : null, credits: 1 };
+  return {
+    stream,
+    seedKey: `person-${String(n).padStart(5, '0')}`,
+    seed: `https://x.example/in/person-${n}`,
+    status: n % 3 === 0 ? 'fetched' : 'pending',
+    fetchedAt: n % 3 === 0 ? at : null,
+    credits: 1,
+  };
 }
 
 function batch(n: number, status: BatchRow['status'], createdAt: Date): BatchRow {
-  return { idempotencyKey: `key-${String(n).padStart(3, '0')}`, stream: 'profiles', bodyHash: 'h', body: '{"items":[]}', status, itemCount: 0, jobId: null, resultsCursor: null, createdAt };
+  return {
+    idempotencyKey: `key-${String(n).padStart(3, '0')}`,
+    stream: 'profiles',
+    bodyHash: 'h',
+    body: '{"items":[]}',
+    status,
+    itemCount: 0,
+    jobId: null,
+    resultsCursor: null,
+    createdAt,
+  };
 }
 
 for (const kind of destinationKinds) {
@@ -29,7 +46,10 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await open();
       const numbers = Array.from({ length: 2537 }, (_, i) => (i * 7919) % 2537);
-      await saveSeeds(dest, [...numbers.map((n) => seed('profiles', n)), ...numbers.slice(0, 300).map((n) => seed('companies', n))]);
+      await saveSeeds(dest, [
+        ...numbers.map((n) => seed('profiles', n)),
+        ...numbers.slice(0, 300).map((n) => seed('companies', n)),
+      ]);
 
       const pages: SeedRow[][] = [];
       for await (const page of seedLedgerPages(dest, 'profiles', 100)) pages.push(page);
@@ -45,7 +65,10 @@ for (const kind of destinationKinds) {
     it('given a page size that divides the rows exactly, when read, then the last page is followed by no empty page and nothing repeats', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      await saveSeeds(dest, Array.from({ length: 300 }, (_, n) => seed('profiles', n)));
+      await saveSeeds(
+        dest,
+        Array.from({ length: 300 }, (_, n) => seed('profiles', n)),
+      );
       const pages: SeedRow[][] = [];
       for await (const page of seedLedgerPages(dest, 'profiles', 100)) pages.push(page);
       expect(pages.map((page) => page.length)).toEqual([100, 100, 100]);
@@ -55,7 +78,10 @@ for (const kind of destinationKinds) {
     it('given 2,500 seed keys, some without a row, when their rows are read by key a page at a time, then exactly the recorded ones come back', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();
-      await saveSeeds(dest, Array.from({ length: 2000 }, (_, n) => seed('profiles', n)));
+      await saveSeeds(
+        dest,
+        Array.from({ length: 2000 }, (_, n) => seed('profiles', n)),
+      );
       const keys = Array.from({ length: 2500 }, (_, n) => `person-${String(n).padStart(5, '0')}`);
       const rows = await readSeedRows(dest, 'profiles', keys, 700);
       expect(rows.size).toBe(2000);
@@ -68,11 +94,22 @@ for (const kind of destinationKinds) {
       const dest = await open();
       const unit = await dest.beginUnit('run_1');
       const key = (n: number) => `https://x.example/company/c-${n}`;
-      await unit.saveState(Array.from({ length: 1500 }, (_, n) => ({ stream: 'jobs', partition: key(n), cursor: JSON.stringify({ completed_at: at.toISOString(), n }) })));
+      await unit.saveState(
+        Array.from({ length: 1500 }, (_, n) => ({
+          stream: 'jobs',
+          partition: key(n),
+          cursor: JSON.stringify({ completed_at: at.toISOString(), n }),
+        })),
+      );
       await unit.saveState([{ stream: 'company_posts', partition: key(1600), cursor: '{}' }]);
       await unit.commit();
 
-      const rows = await readStateRows(dest, 'jobs', Array.from({ length: 2000 }, (_, n) => key(n)), 600);
+      const rows = await readStateRows(
+        dest,
+        'jobs',
+        Array.from({ length: 2000 }, (_, n) => key(n)),
+        600,
+      );
 
       expect(rows.size).toBe(1500);
       expect(JSON.parse(rows.get(key(1499))!.cursor)).toEqual({ completed_at: at.toISOString(), n: 1499 });
@@ -84,7 +121,9 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await open();
       const later = new Date(at.getTime() + 1000);
-      const rows = Array.from({ length: 12 }, (_, n) => batch(n, n % 4 === 3 ? 'completed' : n % 2 === 0 ? 'intent' : 'submitted', n < 7 ? later : at));
+      const rows = Array.from({ length: 12 }, (_, n) =>
+        batch(n, n % 4 === 3 ? 'completed' : n % 2 === 0 ? 'intent' : 'submitted', n < 7 ? later : at),
+      );
       const unit = await dest.beginUnit('run_1');
       await unit.saveBatches(rows);
       await unit.commit();
@@ -93,7 +132,17 @@ for (const kind of destinationKinds) {
       for await (const page of openBatchPages(dest, 'profiles', 3)) pages.push(page);
 
       const keys = pages.flat().map((b) => b.idempotencyKey);
-      expect(keys).toEqual(['key-008', 'key-009', 'key-010', 'key-000', 'key-001', 'key-002', 'key-004', 'key-005', 'key-006']);
+      expect(keys).toEqual([
+        'key-008',
+        'key-009',
+        'key-010',
+        'key-000',
+        'key-001',
+        'key-002',
+        'key-004',
+        'key-005',
+        'key-006',
+      ]);
       expect(pages.every((page) => page.length <= 3)).toBe(true);
     });
   });

@@ -6,16 +6,32 @@ import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { Mutex } from '../../src/util/mutex.js';
 import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 
-const shaper = new TableShaper(manifestsSync().get('profiles')!.table, { options: { write_mode: 'merge' }, run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' } });
+const shaper = new TableShaper(manifestsSync().get('profiles')!.table, {
+  options: { write_mode: 'merge' },
+  run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' },
+});
 
 /** The shaped profiles of page `page` (`size` records), as a batch stream's page gives them to its writer. */
 function page(page: number, size: number) {
-  const records = Array.from({ length: size }, (_, i) => ({ ...profileRecord(page * 1000 + i), url: `https://network.example/in/p${page}-${i}` }));
+  const records = Array.from({ length: size }, (_, i) => ({
+    ...profileRecord(page * 1000 + i),
+    url: `https://network.example/in/p${page}-${i}`,
+  }));
   return shaper.shape({ seed: `page-${page}` }, records);
 }
 
 function seedOf(page: number): SeedRow {
-  return { stream: 'profiles', seedKey: `page-${page}`, seed: `page-${page}`, status: 'fetched', canonicalUrl: null, jobId: `job-${page}`, credits: 1, fetchedAt: null, error: null };
+  return {
+    stream: 'profiles',
+    seedKey: `page-${page}`,
+    seed: `page-${page}`,
+    status: 'fetched',
+    canonicalUrl: null,
+    jobId: `job-${page}`,
+    credits: 1,
+    fetchedAt: null,
+    error: null,
+  };
 }
 
 /** Counts the units begun on `dest` (the real ones: it only counts). */
@@ -61,14 +77,22 @@ for (const kind of destinationKinds) {
 
       const release = await holdLock(lock);
       const sizes = [3, 7, 2, 4];
-      const pending = sizes.map((size, i) => writer.inUnit([page(i + 1, size)], (unit) => unit.saveSeeds([seedOf(i + 1)])));
+      const pending = sizes.map((size, i) =>
+        writer.inUnit([page(i + 1, size)], (unit) => unit.saveSeeds([seedOf(i + 1)])),
+      );
       release();
       const counts = await Promise.all(pending);
 
       expect(units.begun).toBe(1);
       expect(counts.map((c) => c.records)).toEqual(sizes);
       expect(await rowsOf(dest, 'profiles')).toBe(5 + 3 + 7 + 2 + 4);
-      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual([
+        'page-0',
+        'page-1',
+        'page-2',
+        'page-3',
+        'page-4',
+      ]);
     });
 
     it('given more pages waiting than a unit takes, when the destination is free, then they commit in units of at most 5,000 records', async (ctx) => {
@@ -77,7 +101,9 @@ for (const kind of destinationKinds) {
       const { lock, writer, units } = await writerOn(dest);
 
       const release = await holdLock(lock);
-      const pending = Array.from({ length: 6 }, (_, i) => writer.inUnit([page(i + 1, 2_000)], (unit) => unit.saveSeeds([seedOf(i + 1)])));
+      const pending = Array.from({ length: 6 }, (_, i) =>
+        writer.inUnit([page(i + 1, 2_000)], (unit) => unit.saveSeeds([seedOf(i + 1)])),
+      );
       release();
       await Promise.all(pending);
 
@@ -118,7 +144,9 @@ for (const kind of destinationKinds) {
       const release = await holdLock(lock);
       const first = writer.inUnit([page(1, 2)], (unit) => unit.saveSeeds([seedOf(1)]));
       // Refused by the key's NOT NULL when the held upserts go out, just before COMMIT.
-      const second = writer.inUnit([page(2, 2)], (unit) => unit.saveSeeds([{ ...seedOf(2), seedKey: null as unknown as string }]));
+      const second = writer.inUnit([page(2, 2)], (unit) =>
+        unit.saveSeeds([{ ...seedOf(2), seedKey: null as unknown as string }]),
+      );
       const third = writer.inUnit([page(3, 2)], (unit) => unit.saveSeeds([seedOf(3)]));
       release();
 
@@ -146,7 +174,13 @@ for (const kind of destinationKinds) {
 
       // Pages 1 and 2 together, the lone unit, then page 3.
       expect(units.begun).toBe(3);
-      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-9']);
+      expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual([
+        'page-0',
+        'page-1',
+        'page-2',
+        'page-3',
+        'page-9',
+      ]);
     });
   });
 }

@@ -7,7 +7,10 @@ import { TableShaper } from '../../src/engine/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { profileRecord } from '../helpers/destinations.js';
 
-const spec = { table: manifestsSync().get('profiles')!.table, context: { options: { write_mode: 'merge' }, run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' } } };
+const spec = {
+  table: manifestsSync().get('profiles')!.table,
+  context: { options: { write_mode: 'merge' }, run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' } },
+};
 const shaper = new TableShaper(spec.table, spec.context);
 const shaping: WriteShaping = { table: 'profiles', layout: tableLayout(shaper.definitionFor({})), rejectNul: false };
 
@@ -17,9 +20,23 @@ function page(p: number): PageToShape {
   const data = Array.from({ length: 50 }, (_, i) => {
     const n = p * 50 + i;
     items.push([`r${n}`, { url: `https://network.example/in/person-${n}`, seed: `person-${n}`, key: `r${n}` }]);
-    return { ref: `r${n}`, index: i, operation: 'profiles.enrich', status: 'succeeded', credits_used: 1, data: profileRecord(n) };
+    return {
+      ref: `r${n}`,
+      index: i,
+      operation: 'profiles.enrich',
+      status: 'succeeded',
+      credits_used: 1,
+      data: profileRecord(n),
+    };
   });
-  return { stream: 'profiles', spec, text: JSON.stringify({ data, meta: { nextCursor: `c${p + 1}` } }), items, shapings: [shaping], runId: 'run_1' };
+  return {
+    stream: 'profiles',
+    spec,
+    text: JSON.stringify({ data, meta: { nextCursor: `c${p + 1}` } }),
+    items,
+    shapings: [shaping],
+    runId: 'run_1',
+  };
 }
 
 describe('PageShapingPool: results pages shaped in worker threads', () => {
@@ -31,7 +48,13 @@ describe('PageShapingPool: results pages shaped in worker threads', () => {
       const answers = await Promise.all(pages.map((p) => pool.shape(p)));
       expect(failures).toEqual([]);
       answers.forEach((answer, p) => {
-        const here = decodeResultsPage(pages[p]!.text, valuesLookup(pages[p]!.items), shaper, new Map([['profiles', shaping]]), 'run_1');
+        const here = decodeResultsPage(
+          pages[p]!.text,
+          valuesLookup(pages[p]!.items),
+          shaper,
+          new Map([['profiles', shaping]]),
+          'run_1',
+        );
         expect(answer).toEqual(structuredClone(here));
       });
     } finally {
@@ -43,9 +66,15 @@ describe('PageShapingPool: results pages shaped in worker threads', () => {
     const failures: string[] = [];
     const pool = new PageShapingPool(2, (scope, reason) => failures.push(`${scope}: ${reason}`));
     try {
-      const unknown = (p: number) => ({ ...page(p), stream: 'custom', spec: { ...spec, table: { ...spec.table, schema: 'no_such_schema' } } });
+      const unknown = (p: number) => ({
+        ...page(p),
+        stream: 'custom',
+        spec: { ...spec, table: { ...spec.table, schema: 'no_such_schema' } },
+      });
       expect(await pool.shape(unknown(0))).toBeNull();
-      expect(failures).toEqual([expect.stringMatching(/^custom: a worker thread could not shape its page \(.*no_such_schema/)]);
+      expect(failures).toEqual([
+        expect.stringMatching(/^custom: a worker thread could not shape its page \(.*no_such_schema/),
+      ]);
       expect(await pool.shape(unknown(1))).toBeNull();
       expect((await pool.shape(page(2)))?.data.entries).toHaveLength(50);
       expect(failures).toHaveLength(1);

@@ -7,7 +7,12 @@ import { backendAvailable, makeTestTarget } from '../helpers/destinations.js';
 import type { TestTarget } from '../helpers/destinations.js';
 import { testPostgresUrl } from '../helpers/postgres.js';
 
-const items: TableDefinition = { name: 'items', schema: z.object({ id: z.string() }), primaryKey: ['id'], writeMode: 'merge' };
+const items: TableDefinition = {
+  name: 'items',
+  schema: z.object({ id: z.string() }),
+  primaryKey: ['id'],
+  writeMode: 'merge',
+};
 
 /**
  * Terminates the server sessions matching `where` (e.g. idle_session_timeout, a failover, an admin
@@ -19,7 +24,10 @@ async function terminateSessions(where: string, params: unknown[]): Promise<numb
   const admin = new pg.Client(postgresConnection(testPostgresUrl));
   await admin.connect();
   try {
-    const result = await admin.query<{ ended: boolean }>(`select pg_terminate_backend(pid, 10000) as ended from pg_stat_activity where ${where}`, params);
+    const result = await admin.query<{ ended: boolean }>(
+      `select pg_terminate_backend(pid, 10000) as ended from pg_stat_activity where ${where}`,
+      params,
+    );
     expect(result.rows.every((row) => row.ended)).toBe(true);
     return result.rows.length;
   } finally {
@@ -95,7 +103,7 @@ describe('postgres destination: connection loss', () => {
     expect(await first.query(`select count(*)::int as n from ${first.schema}.items`)).toEqual([{ n: 0 }]);
   });
 
-  it('given a writer whose lock connection dropped, when a second writer takes the lock, then the first neither claims the lock again nor commits, and only the second writer\'s rows are loaded', async (ctx) => {
+  it("given a writer whose lock connection dropped, when a second writer takes the lock, then the first neither claims the lock again nor commits, and only the second writer's rows are loaded", async (ctx) => {
     if (!available) return ctx.skip();
     const first = await open();
     await first.lock({ holder: 'writer A' });
@@ -113,7 +121,10 @@ describe('postgres destination: connection loss', () => {
     await secondUnit.write('items', [{ id: 'from-writer-b' }]);
     await secondUnit.commit();
 
-    expect(relock).toMatchObject({ code: 'SEEDLINE_DESTINATION_LOCK_LOST', message: expect.stringContaining('this destination writes nothing more') });
+    expect(relock).toMatchObject({
+      code: 'SEEDLINE_DESTINATION_LOCK_LOST',
+      message: expect.stringContaining('this destination writes nothing more'),
+    });
     expect(commit).toMatchObject({ code: 'SEEDLINE_DESTINATION_LOCK_LOST' });
     expect(await second.query(`select id from ${second.schema}.items`)).toEqual([{ id: 'from-writer-b' }]);
   });
@@ -148,7 +159,10 @@ describe('postgres destination: connection loss', () => {
     });
 
     expect(uncaught).toEqual([]);
-    expect(commit).toMatchObject({ code: 'SEEDLINE_DESTINATION_WRITE_FAILED', message: expect.stringContaining('terminating connection due to administrator command') });
+    expect(commit).toMatchObject({
+      code: 'SEEDLINE_DESTINATION_WRITE_FAILED',
+      message: expect.stringContaining('terminating connection due to administrator command'),
+    });
     expect(await dest.query(`select count(*)::int as n from ${dest.schema}.items`)).toEqual([{ n: 0 }]);
     const next = await dest.beginUnit('run_2');
     await next.write('items', [{ id: 'b' }]);

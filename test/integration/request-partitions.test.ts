@@ -39,11 +39,24 @@ function stateOf(n: number): Record<string, unknown> | undefined {
 async function seedCompanies(dest: Destination, count: number, repeats: number): Promise<void> {
   const table = `"${dest.schema}".companies`;
   await dest.query(`create table ${table} (url varchar)`);
-  const rows = [...Array.from({ length: count }, (_, n) => url(n)), ...Array.from({ length: repeats }, (_, n) => url(n))];
-  for (let i = 0; i < rows.length; i += 1000) await dest.query(`insert into ${table} values ${rows.slice(i, i + 1000).map((u) => `('${u}')`).join(', ')}`);
+  const rows = [
+    ...Array.from({ length: count }, (_, n) => url(n)),
+    ...Array.from({ length: repeats }, (_, n) => url(n)),
+  ];
+  for (let i = 0; i < rows.length; i += 1000)
+    await dest.query(
+      `insert into ${table} values ${rows
+        .slice(i, i + 1000)
+        .map((u) => `('${u}')`)
+        .join(', ')}`,
+    );
   const unit = await dest.beginUnit('run_0');
-  const states = Array.from({ length: count }, (_, n) => ({ n, state: stateOf(n) })).filter((s) => s.state !== undefined);
-  await unit.saveState(states.map(({ n, state }) => ({ stream: 'company_posts', partition: url(n), cursor: JSON.stringify(state) })));
+  const states = Array.from({ length: count }, (_, n) => ({ n, state: stateOf(n) })).filter(
+    (s) => s.state !== undefined,
+  );
+  await unit.saveState(
+    states.map(({ n, state }) => ({ stream: 'company_posts', partition: url(n), cursor: JSON.stringify(state) })),
+  );
   await unit.commit();
 }
 
@@ -85,7 +98,10 @@ for (const kind of destinationKinds) {
       const dest = await backend.open();
       await seedCompanies(dest, 2500, 100);
       const manifest = (await loadManifests()).get('company_posts') as RequestStreamNode;
-      const partitions = await RequestPartitions.open(manifest, streamContext(dest, { refresh_after: '1d', via: 'calls', max_pages: 10 }));
+      const partitions = await RequestPartitions.open(
+        manifest,
+        streamContext(dest, { refresh_after: '1d', via: 'calls', max_pages: 10 }),
+      );
       try {
         const plan = await partitions.plan();
         const expected = expectedOrder(2500);
@@ -123,13 +139,26 @@ describe('duckdb: a request stream run in priority order', () => {
       return { data: { posts: [], pagination: { has_more: false } }, meta: { creditsUsed: 2 } };
     };
     const client = new Proxy({ request } as unknown as ServiceClient, {
-      get: (target, name) => (target as unknown as Record<string, unknown>)[name as string] ?? (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
+      get: (target, name) =>
+        (target as unknown as Record<string, unknown>)[name as string] ??
+        (() => Promise.reject(new Error(`unexpected call ${String(name)}`))),
     });
     const config = parseConfig(
-      JSON.stringify({ api: { base_url: 'sandbox', api_key: 'svc_test_x', max_concurrency: 1 }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { company_posts: { via: 'calls' } } }),
+      JSON.stringify({
+        api: { base_url: 'sandbox', api_key: 'svc_test_x', max_concurrency: 1 },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        streams: { company_posts: { via: 'calls' } },
+      }),
       'test',
     );
-    const prepared = await prepareSync({ config, baseDir: '.', manifests: await loadManifests(), destination: dest, only: ['company_posts'], now: () => now });
+    const prepared = await prepareSync({
+      config,
+      baseDir: '.',
+      manifests: await loadManifests(),
+      destination: dest,
+      only: ['company_posts'],
+      now: () => now,
+    });
 
     const result = await runSync(prepared, { client, reporter: silent });
 

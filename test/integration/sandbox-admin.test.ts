@@ -19,7 +19,12 @@ describe('admin routes under /__sandbox/', () => {
     await h.post('/v1/profiles/enrich', { url: 'ledger-lee' }, { key: 'svc_live_admin' });
     const ledger = await h.get('/__sandbox/ledger', { key: null });
     expect(ledger.body.data.total_billed).toBe(1);
-    expect(ledger.body.data.entries[0]).toMatchObject({ operation: 'profiles.enrich', target: 'https://www.network.example/in/ledger-lee', credits: 1, billed: true });
+    expect(ledger.body.data.entries[0]).toMatchObject({
+      operation: 'profiles.enrich',
+      target: 'https://www.network.example/in/ledger-lee',
+      credits: 1,
+      billed: true,
+    });
     expect(JSON.stringify(ledger.body)).not.toContain('svc_live_admin');
   });
 

@@ -55,15 +55,29 @@ describe('rate limiting', () => {
 describe('GET and PATCH /v1/account', () => {
   it('given a default webhook set for the first time, when patched, then the account secret is shown once', async () => {
     const key = 'svc_live_acct';
-    const first = await h.call('/v1/account', { method: 'PATCH', key, body: { default_webhook_url: 'https://hooks.example/a' } });
+    const first = await h.call('/v1/account', {
+      method: 'PATCH',
+      key,
+      body: { default_webhook_url: 'https://hooks.example/a' },
+    });
     expect(first.body.data.webhook_secret).toMatch(/^whsec_/);
-    const second = await h.call('/v1/account', { method: 'PATCH', key, body: { fallback_webhook_url: 'https://hooks.example/f' } });
+    const second = await h.call('/v1/account', {
+      method: 'PATCH',
+      key,
+      body: { fallback_webhook_url: 'https://hooks.example/f' },
+    });
     expect(second.body.data.webhook_secret).toBeUndefined();
     const account = envelope(Account).parse((await h.get('/v1/account', { key })).body);
-    expect(account.data).toMatchObject({ default_webhook_url: 'https://hooks.example/a', fallback_webhook_url: 'https://hooks.example/f', credits_remaining: 100_000 });
+    expect(account.data).toMatchObject({
+      default_webhook_url: 'https://hooks.example/a',
+      fallback_webhook_url: 'https://hooks.example/f',
+      credits_remaining: 100_000,
+    });
     expect(account.meta).toMatchObject({ creditsUsed: 0, billed: false });
     const polled = await h.get('/v1/account', { key });
-    expect(polled.headers.get('x-ratelimit-remaining')).toBe((await h.get('/v1/account', { key })).headers.get('x-ratelimit-remaining'));
+    expect(polled.headers.get('x-ratelimit-remaining')).toBe(
+      (await h.get('/v1/account', { key })).headers.get('x-ratelimit-remaining'),
+    );
     expect((await h.call('/v1/account', { method: 'PATCH', key, body: { colour: 'red' } })).status).toBe(400);
   });
 });

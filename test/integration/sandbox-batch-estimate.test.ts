@@ -29,7 +29,11 @@ const ms = (iso: string | null | undefined) => Date.parse(iso as string);
 
 describe('estimated_completion of a batch job', () => {
   it('given held items, when they resolve one by one, then the estimate moves earlier and ends at completion, as batch.completed shows', async () => {
-    const items = ['a', 'slow-b', 'c'].map((slug) => ({ operation: 'profiles.enrich', params: { url: slug }, ref: slug }));
+    const items = ['a', 'slow-b', 'c'].map((slug) => ({
+      operation: 'profiles.enrich',
+      params: { url: slug },
+      ref: slug,
+    }));
     const submitted = await h.post('/v1/batch', { items, webhook_url: receiver.url });
     const id = submitted.body.data.job_id as string;
     const start = await jobOf(id);
@@ -60,6 +64,11 @@ describe('estimated_completion of a batch job', () => {
     expect(done.status).toBe('completed');
     expect(done.estimated_completion).toBe(done.completed_at);
     const event = BatchCompletedEvent.parse(receiver.received.find((r) => r.body.event === 'batch.completed')?.body);
-    expect(event.job).toMatchObject({ job_id: id, status: 'completed', total: 3, estimated_completion: done.estimated_completion });
+    expect(event.job).toMatchObject({
+      job_id: id,
+      status: 'completed',
+      total: 3,
+      estimated_completion: done.estimated_completion,
+    });
   });
 });

@@ -4,7 +4,11 @@ import { startHarness, useHarness } from '../helpers/sandbox.js';
 
 const h = useHarness({ seed: 5, concurrentBatchJobs: 2, batchItemConcurrency: 3, balance: 1000 });
 
-const profileItem = (url: string, ref?: string) => ({ operation: 'profiles.enrich', params: { url }, ...(ref ? { ref } : {}) });
+const profileItem = (url: string, ref?: string) => ({
+  operation: 'profiles.enrich',
+  params: { url },
+  ...(ref ? { ref } : {}),
+});
 
 async function completed(key: string, jobId: string) {
   await h.sandbox.idle();
@@ -14,15 +18,38 @@ async function completed(key: string, jobId: string) {
 describe('POST /v1/batch and GET /v1/batch/{id}', () => {
   it('given enrich items, when the job completes, then rule 1 bills every item including the 422 and results carry refs', async () => {
     const key = 'svc_live_batch1';
-    const res = await h.post('/v1/batch', { items: [profileItem('ada-b', 'a'), profileItem('private-c', 'b'), profileItem('https://x.example/in/dora-e/', 'c')] }, { key });
+    const res = await h.post(
+      '/v1/batch',
+      {
+        items: [
+          profileItem('ada-b', 'a'),
+          profileItem('private-c', 'b'),
+          profileItem('https://x.example/in/dora-e/', 'c'),
+        ],
+      },
+      { key },
+    );
     expect(res.status).toBe(202);
     const job = envelope(BatchJob).parse(res.body);
     expect(job.data.job_id).toMatch(/^job_/);
     expect(job.meta).toMatchObject({ creditsUsed: 3, billed: true, creditsRemaining: 997 });
     const done = await completed(key, job.data.job_id);
-    expect(done).toMatchObject({ status: 'completed', total: 3, resolved: 3, succeeded: 2, failed: 1, credits_used: 3, credits_reserved: 0 });
+    expect(done).toMatchObject({
+      status: 'completed',
+      total: 3,
+      resolved: 3,
+      succeeded: 2,
+      failed: 1,
+      credits_used: 3,
+      credits_reserved: 0,
+    });
     expect(done.results?.map((r) => r.ref).sort()).toEqual(['a', 'c']);
-    expect(done.failures?.[0]).toMatchObject({ ref: 'b', status: 'failed', credits_used: 1, error: { type: 'unprocessable_target' } });
+    expect(done.failures?.[0]).toMatchObject({
+      ref: 'b',
+      status: 'failed',
+      credits_used: 1,
+      error: { type: 'unprocessable_target' },
+    });
     expect((await h.get('/v1/account', { key })).body.data.credits_remaining).toBe(997);
   });
 
@@ -52,7 +79,13 @@ describe('POST /v1/batch and GET /v1/batch/{id}', () => {
 
   it('given a sales-nav search item, when it runs, then the unused part of its reservation is refunded', async () => {
     const key = 'svc_live_batch3';
-    const res = await h.post('/v1/batch', { items: [{ operation: 'search.people.sales_nav', params: { filters: { keywords: 'rare' }, max_results: 500 } }] }, { key });
+    const res = await h.post(
+      '/v1/batch',
+      {
+        items: [{ operation: 'search.people.sales_nav', params: { filters: { keywords: 'rare' }, max_results: 500 } }],
+      },
+      { key },
+    );
     expect(res.body.meta.creditsUsed).toBe(40);
     const done = await completed(key, res.body.data.job_id);
     const entry = done.results?.[0] ?? done.failures?.[0];
@@ -69,7 +102,11 @@ describe('POST /v1/batch and GET /v1/batch/{id}', () => {
     expect(again.status).toBe(200);
     expect(again.body.data.job_id).toBe(first.body.data.job_id);
     expect(h.sandbox.ledger.countFor('profiles.enrich', 'https://www.network.example/in/sam-one')).toBe(1);
-    const conflict = await h.post('/v1/batch', { items: [profileItem('sam-three')] }, { key, headers: { 'idempotency-key': 'k-1' } });
+    const conflict = await h.post(
+      '/v1/batch',
+      { items: [profileItem('sam-three')] },
+      { key, headers: { 'idempotency-key': 'k-1' } },
+    );
     expect(conflict.status).toBe(409);
     expect(conflict.body.error.type).toBe('idempotency_conflict');
     await h.sandbox.idle();
@@ -77,7 +114,10 @@ describe('POST /v1/batch and GET /v1/batch/{id}', () => {
 
   it('given a balance too small, when submitting, then 402 and nothing is created', async () => {
     const key = 'svc_live_batch5';
-    const items = Array.from({ length: 21 }, () => ({ operation: 'search.jobs', params: { keywords: ['x'], max_results: 50 } }));
+    const items = Array.from({ length: 21 }, () => ({
+      operation: 'search.jobs',
+      params: { keywords: ['x'], max_results: 50 },
+    }));
     const res = await h.post('/v1/batch', { items }, { key });
     expect(res.status).toBe(402);
     expect(res.body.error.type).toBe('insufficient_credits');
@@ -85,10 +125,14 @@ describe('POST /v1/batch and GET /v1/batch/{id}', () => {
   });
 
   it('given an unknown operation or invalid params, when submitting, then 400 names the index', async () => {
-    const bad = await h.post('/v1/batch', { items: [profileItem('ok'), { operation: 'profiles.teleport', params: {} }] });
+    const bad = await h.post('/v1/batch', {
+      items: [profileItem('ok'), { operation: 'profiles.teleport', params: {} }],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('items.1');
-    const invalid = await h.post('/v1/batch', { items: [profileItem('ok'), { operation: 'profiles.enrich', params: { url: 'x', colour: 1 } }] });
+    const invalid = await h.post('/v1/batch', {
+      items: [profileItem('ok'), { operation: 'profiles.enrich', params: { url: 'x', colour: 1 } }],
+    });
     expect(invalid.body.error.message).toContain('items[1]');
   });
 
@@ -123,7 +167,9 @@ describe('GET /v1/batch/{id}/results', () => {
       const seen: string[] = [];
       let cursor = '';
       for (let guard = 0; guard < 2000; guard++) {
-        const page = await slow.get(`/v1/batch/${submitted.body.data.job_id}/results?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+        const page = await slow.get(
+          `/v1/batch/${submitted.body.data.job_id}/results?limit=7${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         BatchResultsPage.parse(page.body.data);
         seen.push(...page.body.data.map((e: { ref: string }) => e.ref));
         if (page.body.meta.nextCursor === null) break;

@@ -8,7 +8,11 @@ const h = useHarness({ seed: 21 });
 // The real ApiClient against the sandbox: if either drifts from the contract, this fails.
 describe.each(['api-key', 'token'] as const)('ApiClient over %s auth against the sandbox', (auth) => {
   it('given every scrape method, when called, then each answers, validates and bills per the cost table', async () => {
-    const client = await ApiClient.connect({ baseUrl: h.sandbox.url, apiKey: `svc_live_contract_${auth.replace('-', '')}`, auth });
+    const client = await ApiClient.connect({
+      baseUrl: h.sandbox.url,
+      apiKey: `svc_live_contract_${auth.replace('-', '')}`,
+      auth,
+    });
     try {
       expect((await client.enrichProfile({ url: 'jane-doe' })).meta.creditsUsed).toBe(1);
       expect((await client.enrichCompany({ url: 'acme' })).meta.creditsUsed).toBe(1);
@@ -27,9 +31,19 @@ describe.each(['api-key', 'token'] as const)('ApiClient over %s auth against the
   });
 
   it('given a batch submitted twice with one Idempotency-Key, when paged to the end, then one job and every ref come back', async () => {
-    const client = await ApiClient.connect({ baseUrl: h.sandbox.url, apiKey: `svc_test_contract_${auth.replace('-', '')}`, auth });
+    const client = await ApiClient.connect({
+      baseUrl: h.sandbox.url,
+      apiKey: `svc_test_contract_${auth.replace('-', '')}`,
+      auth,
+    });
     try {
-      const body = { items: ['p-one', 'p-two', 'private-three'].map((url) => ({ operation: 'profiles.enrich' as const, params: { url }, ref: url })) };
+      const body = {
+        items: ['p-one', 'p-two', 'private-three'].map((url) => ({
+          operation: 'profiles.enrich' as const,
+          params: { url },
+          ref: url,
+        })),
+      };
       const first = await client.submitBatch(body, { idempotencyKey: `k-${auth}` });
       const again = await client.submitBatch(body, { idempotencyKey: `k-${auth}` });
       expect(again.data.job_id).toBe(first.data.job_id);
@@ -61,8 +75,20 @@ describe('ApiClient Signals and webhooks against the sandbox', () => {
       await h.sandbox.idle();
       expect((await client.getWebhookDelivery(test.data.delivery_id)).data.status).toBe('delivered');
       const hook = receiver.received[0];
-      expect(verifyWebhook({ header: hook?.headers['x-service-signature'] as string, rawBody: hook?.raw ?? '', secrets: secret }).ok).toBe(true);
-      expect(verifyWebhook({ header: hook?.headers['x-service-signature'] as string, rawBody: `${hook?.raw} `, secrets: secret }).ok).toBe(false);
+      expect(
+        verifyWebhook({
+          header: hook?.headers['x-service-signature'] as string,
+          rawBody: hook?.raw ?? '',
+          secrets: secret,
+        }).ok,
+      ).toBe(true);
+      expect(
+        verifyWebhook({
+          header: hook?.headers['x-service-signature'] as string,
+          rawBody: `${hook?.raw} `,
+          secrets: secret,
+        }).ok,
+      ).toBe(false);
       expect((await client.listTriggers({ signal_id: signal.data.id })).data).toEqual([]);
       expect((await client.getSignalUsage({})).data[0]).toMatchObject({ external_id: null, checks: 1 });
     } finally {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { BatchJob, envelope, PostCommentsPage, PostReactionsPage, ProfileInterestsPage, ProfileRecommendationsPage, ReactionType } from '../../schemas/index.js';
+import {
+  BatchJob,
+  envelope,
+  PostCommentsPage,
+  PostReactionsPage,
+  ProfileInterestsPage,
+  ProfileRecommendationsPage,
+  ReactionType,
+} from '../../schemas/index.js';
 import type { z } from 'zod';
 import { useHarness } from '../helpers/sandbox.js';
 
@@ -10,7 +18,8 @@ const DAY = 86_400_000;
 /** A small stable number per author, so each author's post has its own URN. */
 const saltOf = (text: string) => [...text].reduce((sum, ch) => (sum * 31 + ch.charCodeAt(0)) % 4_000_000, 7);
 /** A post URL whose URN encodes its posting time (the way the network's URNs do). */
-const postUrl = (author: string, postedMs: number, salt = saltOf(author)) => `${ORIGIN}/posts/${author}_activity-${((BigInt(postedMs) << 22n) | BigInt(salt)).toString()}`;
+const postUrl = (author: string, postedMs: number, salt = saltOf(author)) =>
+  `${ORIGIN}/posts/${author}_activity-${((BigInt(postedMs) << 22n) | BigInt(salt)).toString()}`;
 /** Posted two months before the sandbox's start: every comment and reaction has arrived. */
 const OLD = Date.UTC(2026, 8, 1);
 
@@ -23,10 +32,34 @@ interface Feed {
 }
 
 const FEEDS: Feed[] = [
-  { op: 'posts.comments', path: '/v1/posts/comments', list: 'comments', schema: PostCommentsPage, body: (slug) => ({ url: postUrl(slug, OLD) }) },
-  { op: 'posts.reactions', path: '/v1/posts/reactions', list: 'reactions', schema: PostReactionsPage, body: (slug) => ({ url: postUrl(slug, OLD) }) },
-  { op: 'profiles.recommendations', path: '/v1/profiles/recommendations', list: 'recommendations', schema: ProfileRecommendationsPage, body: (slug) => ({ url: `${ORIGIN}/in/${slug}/`, direction: 'given' }) },
-  { op: 'profiles.interests', path: '/v1/profiles/interests', list: 'interests', schema: ProfileInterestsPage, body: (slug) => ({ url: slug, kind: 'top_voices' }) },
+  {
+    op: 'posts.comments',
+    path: '/v1/posts/comments',
+    list: 'comments',
+    schema: PostCommentsPage,
+    body: (slug) => ({ url: postUrl(slug, OLD) }),
+  },
+  {
+    op: 'posts.reactions',
+    path: '/v1/posts/reactions',
+    list: 'reactions',
+    schema: PostReactionsPage,
+    body: (slug) => ({ url: postUrl(slug, OLD) }),
+  },
+  {
+    op: 'profiles.recommendations',
+    path: '/v1/profiles/recommendations',
+    list: 'recommendations',
+    schema: ProfileRecommendationsPage,
+    body: (slug) => ({ url: `${ORIGIN}/in/${slug}/`, direction: 'given' }),
+  },
+  {
+    op: 'profiles.interests',
+    path: '/v1/profiles/interests',
+    list: 'interests',
+    schema: ProfileInterestsPage,
+    body: (slug) => ({ url: slug, kind: 'top_voices' }),
+  },
 ];
 
 let keyCounter = 0;
@@ -38,7 +71,12 @@ async function pageAll(feed: Feed, slug: string, key: string, perPage: number) {
   const answers: Array<{ status: number; body: any }> = [];
   let token: string | null = null;
   for (let page = 1; page === 1 || token !== null; page++) {
-    const body: Record<string, unknown> = { ...feed.body(slug), page, per_page: perPage, ...(token ? { pagination_token: token } : {}) };
+    const body: Record<string, unknown> = {
+      ...feed.body(slug),
+      page,
+      per_page: perPage,
+      ...(token ? { pagination_token: token } : {}),
+    };
     const res: { status: number; body: any } = await h.post(feed.path, body, { key });
     expect(res.status).toBe(200);
     answers.push(res);
@@ -54,12 +92,16 @@ describe.each(FEEDS)('$path ($op)', (feed) => {
     const before = await balance(key);
     const answers = await pageAll(feed, 'ada-lovelace', key, 10);
     const items = answers.flatMap((res) => res.body.data[feed.list] as unknown[]);
-    const first = envelope(feed.schema).parse(answers[0]?.body).data as { pagination: { total_estimate?: number | null; has_more: boolean } };
+    const first = envelope(feed.schema).parse(answers[0]?.body).data as {
+      pagination: { total_estimate?: number | null; has_more: boolean };
+    };
     expect(first.pagination.total_estimate).toBe(items.length);
     // More than one page at the default page size, so streams have paging to do.
     expect(items.length).toBeGreaterThan(25);
     expect(new Set(items.map((item) => JSON.stringify(item))).size).toBe(items.length);
-    expect(answers.map((res) => res.body.data.pagination.has_more)).toEqual(answers.map((_, i) => i < answers.length - 1));
+    expect(answers.map((res) => res.body.data.pagination.has_more)).toEqual(
+      answers.map((_, i) => i < answers.length - 1),
+    );
     expect(answers.every((res) => res.body.meta.creditsUsed === 2 && res.body.meta.billed === true)).toBe(true);
     expect(await balance(key)).toBe(before - 2 * answers.length);
   });
@@ -69,10 +111,24 @@ describe.each(FEEDS)('$path ($op)', (feed) => {
     const page1 = await h.post(feed.path, { ...feed.body('ada-lovelace'), per_page: 5 }, { key });
     const other = await h.post(feed.path, { ...feed.body('grace-hopper'), per_page: 5 }, { key });
     const spent = await balance(key);
-    expect((await h.post(feed.path, { ...feed.body('ada-lovelace'), page: 2, per_page: 5 }, { key })).body.error.type).toBe('invalid_request');
-    const foreign = await h.post(feed.path, { ...feed.body('ada-lovelace'), page: 2, per_page: 5, pagination_token: other.body.data.pagination_token }, { key });
+    expect(
+      (await h.post(feed.path, { ...feed.body('ada-lovelace'), page: 2, per_page: 5 }, { key })).body.error.type,
+    ).toBe('invalid_request');
+    const foreign = await h.post(
+      feed.path,
+      { ...feed.body('ada-lovelace'), page: 2, per_page: 5, pagination_token: other.body.data.pagination_token },
+      { key },
+    );
     expect(foreign.status).toBe(400);
-    expect((await h.post(feed.path, { ...feed.body('ada-lovelace'), page: 2, per_page: 5, pagination_token: page1.body.data.pagination_token }, { key })).status).toBe(200);
+    expect(
+      (
+        await h.post(
+          feed.path,
+          { ...feed.body('ada-lovelace'), page: 2, per_page: 5, pagination_token: page1.body.data.pagination_token },
+          { key },
+        )
+      ).status,
+    ).toBe(200);
     expect(await balance(key)).toBe(spent - 2);
   });
 
@@ -104,17 +160,33 @@ describe.each(FEEDS)('$path ($op)', (feed) => {
       expect(res.body.error).toMatchObject({ type: 'unprocessable_target', creditsUsed: 2, billed: true });
     }
     expect(await balance(key)).toBe(before - 4);
-    expect(h.sandbox.ledger.entries.some((e) => e.operation === feed.op && e.target.includes('private-pat-east') && e.credits === 2)).toBe(true);
+    expect(
+      h.sandbox.ledger.entries.some(
+        (e) => e.operation === feed.op && e.target.includes('private-pat-east') && e.credits === 2,
+      ),
+    ).toBe(true);
   });
 
   it('given batch items (pages 1 and 2, a quiet and a private target), when resolved, then data equals the single endpoint and billing follows rule 2', async () => {
     const key = liveKey();
-    const single = await h.post(feed.path, { ...feed.body('ada-lovelace'), per_page: 25 }, { key: 'svc_test_engagement' });
+    const single = await h.post(
+      feed.path,
+      { ...feed.body('ada-lovelace'), per_page: 25 },
+      { key: 'svc_test_engagement' },
+    );
     const token = single.body.data.pagination_token as string;
-    const page2 = await h.post(feed.path, { ...feed.body('ada-lovelace'), page: 2, per_page: 25, pagination_token: token }, { key: 'svc_test_engagement' });
+    const page2 = await h.post(
+      feed.path,
+      { ...feed.body('ada-lovelace'), page: 2, per_page: 25, pagination_token: token },
+      { key: 'svc_test_engagement' },
+    );
     const items = [
       { operation: feed.op, ref: 'p1', params: { ...feed.body('ada-lovelace'), per_page: 25 } },
-      { operation: feed.op, ref: 'p2', params: { ...feed.body('ada-lovelace'), page: 2, per_page: 25, pagination_token: token } },
+      {
+        operation: feed.op,
+        ref: 'p2',
+        params: { ...feed.body('ada-lovelace'), page: 2, per_page: 25, pagination_token: token },
+      },
       { operation: feed.op, ref: 'quiet', params: feed.body('quiet-quinn-north') },
       { operation: feed.op, ref: 'private', params: feed.body('private-pat-east') },
     ];
@@ -126,10 +198,19 @@ describe.each(FEEDS)('$path ($op)', (feed) => {
     await h.sandbox.idle();
     const job = envelope(BatchJob).parse((await h.get(`/v1/batch/${submitted.body.data.job_id}`, { key })).body).data;
     const byRef = new Map([...(job.results ?? []), ...(job.failures ?? [])].map((entry) => [entry.ref, entry]));
-    expect(byRef.get('p1')).toMatchObject({ status: 'succeeded', operation: feed.op, credits_used: 2, data: single.body.data });
+    expect(byRef.get('p1')).toMatchObject({
+      status: 'succeeded',
+      operation: feed.op,
+      credits_used: 2,
+      data: single.body.data,
+    });
     expect(byRef.get('p2')).toMatchObject({ status: 'succeeded', credits_used: 2, data: page2.body.data });
     expect(byRef.get('quiet')).toMatchObject({ status: 'succeeded', credits_used: 0 });
-    expect(byRef.get('private')).toMatchObject({ status: 'failed', credits_used: 0, error: { type: 'unprocessable_target' } });
+    expect(byRef.get('private')).toMatchObject({
+      status: 'failed',
+      credits_used: 0,
+      error: { type: 'unprocessable_target' },
+    });
     expect(job).toMatchObject({ credits_used: 4, credits_reserved: 0 });
     expect(await balance(key)).toBe(before - 4);
     for (const ref of ['p1', 'p2', 'quiet']) feed.schema.parse(byRef.get(ref)?.data);
@@ -140,7 +221,11 @@ describe.each(FEEDS)('$path ($op)', (feed) => {
     const before = await balance(key);
     expect((await h.post(feed.path, { ...feed.body('ada-lovelace'), colour: 'red' }, { key })).status).toBe(400);
     expect((await h.post(feed.path, { ...feed.body('ada-lovelace'), per_page: 26 }, { key })).status).toBe(400);
-    const batch = await h.post('/v1/batch', { items: [{ operation: feed.op, params: { ...feed.body('ada-lovelace'), per_page: 0 } }] }, { key });
+    const batch = await h.post(
+      '/v1/batch',
+      { items: [{ operation: feed.op, params: { ...feed.body('ada-lovelace'), per_page: 0 } }] },
+      { key },
+    );
     expect(batch.body.error.message).toContain('items[0]');
     expect(await balance(key)).toBe(before);
   });
@@ -158,7 +243,9 @@ describe('engagement records as CONTRACT.md shapes them', () => {
     expect(total).toBe(replies.length);
     const times = comments.map((comment) => comment.posted_at);
     expect([...times].sort().reverse()).toEqual(times);
-    expect(comments.every((comment) => typeof comment.author?.name === 'string' && typeof comment.author?.url === 'string')).toBe(true);
+    expect(
+      comments.every((comment) => typeof comment.author?.name === 'string' && typeof comment.author?.url === 'string'),
+    ).toBe(true);
   });
 
   it('given a post, when its reactions are read, then each reactor reacts once with a known type, newest first', async () => {
@@ -175,7 +262,12 @@ describe('engagement records as CONTRACT.md shapes them', () => {
     const first = await h.post('/v1/posts/comments', { url: fresh, per_page: 5 });
     const before = first.body.data.pagination.total_estimate as number;
     await h.sandbox.clock.advance(14 * DAY);
-    const resumed = await h.post('/v1/posts/comments', { url: fresh, page: 2, per_page: 5, pagination_token: first.body.data.pagination_token });
+    const resumed = await h.post('/v1/posts/comments', {
+      url: fresh,
+      page: 2,
+      per_page: 5,
+      pagination_token: first.body.data.pagination_token,
+    });
     expect(resumed.body.data.pagination.total_estimate).toBe(before);
     const later = await h.post('/v1/posts/comments', { url: fresh, per_page: 5 });
     expect(later.body.data.pagination.total_estimate).toBeGreaterThan(before);
@@ -192,7 +284,11 @@ describe('engagement records as CONTRACT.md shapes them', () => {
       const page = ProfileInterestsPage.parse(res.body.data);
       expect(page.kind).toBe(kind);
       expect(new Set(page.interests.map((i) => i.url)).size).toBe(page.interests.length);
-      expect(page.interests.every((i) => (kind === 'groups' ? i.followers_count === undefined : typeof i.followers_count === 'number'))).toBe(true);
+      expect(
+        page.interests.every((i) =>
+          kind === 'groups' ? i.followers_count === undefined : typeof i.followers_count === 'number',
+        ),
+      ).toBe(true);
     }
     expect((await h.post('/v1/profiles/interests', { url: 'ada-lovelace' })).body.data.kind).toBe('companies');
   });

@@ -21,12 +21,21 @@ const h = useHarness({ seed: 3 });
 describe('POST /v1/profiles/enrich', () => {
   it('given a live key, when a profile is enriched, then 1 credit is billed and the answer validates', async () => {
     const before = (await h.get('/v1/account', { key: 'svc_live_enrich1' })).body.data.credits_remaining;
-    const res = await h.post('/v1/profiles/enrich', { url: 'https://network.example/in/ada-lovelace/?trk=feed' }, { key: 'svc_live_enrich1' });
+    const res = await h.post(
+      '/v1/profiles/enrich',
+      { url: 'https://network.example/in/ada-lovelace/?trk=feed' },
+      { key: 'svc_live_enrich1' },
+    );
     expect(res.status).toBe(200);
     const parsed = envelope(Profile).parse(res.body);
     expect(parsed.data.url).toBe('https://www.network.example/in/ada-lovelace');
     expect(parsed.data.urn).toMatch(/^ACoAA/);
-    expect(parsed.meta).toMatchObject({ creditsUsed: 1, billed: true, reason: 'profile_found', creditsRemaining: before - 1 });
+    expect(parsed.meta).toMatchObject({
+      creditsUsed: 1,
+      billed: true,
+      reason: 'profile_found',
+      creditsRemaining: before - 1,
+    });
     expect(parsed.meta.requestId).toMatch(/^req_/);
     expect(res.headers.get('x-ratelimit-limit')).toBe('600');
   });
@@ -72,7 +81,9 @@ describe('POST /v1/profiles/enrich', () => {
       expect(ErrorEnvelope.parse(res.body).error).toMatchObject({ type: 'unprocessable_target' });
       expect(res.body.error.requestId).toMatch(/^req_/);
     }
-    expect(h.sandbox.ledger.entries.filter((e) => e.target.includes('private-jane') || e.target.includes('deleted-joe'))).toEqual([]);
+    expect(
+      h.sandbox.ledger.entries.filter((e) => e.target.includes('private-jane') || e.target.includes('deleted-joe')),
+    ).toEqual([]);
   });
 
   it('given a flaky profile, when enriched twice with the same body, then the first is 504 and the retry succeeds', async () => {
@@ -84,7 +95,9 @@ describe('POST /v1/profiles/enrich', () => {
   });
 
   it('given an unknown body field or malformed JSON or a bad URL, when enriched, then 400 invalid_request', async () => {
-    expect((await h.post('/v1/profiles/enrich', { url: 'a-b', colour: 'blue' })).body.error.type).toBe('invalid_request');
+    expect((await h.post('/v1/profiles/enrich', { url: 'a-b', colour: 'blue' })).body.error.type).toBe(
+      'invalid_request',
+    );
     expect((await h.post('/v1/profiles/enrich', '{not json')).status).toBe(400);
     expect((await h.post('/v1/profiles/enrich', { url: 'https://network.example/company/acme' })).status).toBe(400);
     expect((await h.post('/v1/profiles/enrich', {})).status).toBe(400);
@@ -123,19 +136,28 @@ describe('company, post, headcount and search endpoints', () => {
     expect(parsed.meta.resolved_search_url).toContain('/search/results/people/');
     const salesNav = await h.post('/v1/search/people/sales-nav', { filters: { titles: ['CTO'] } });
     expect(salesNav.body.meta.resolved_search_url).toContain('/sales/search/people');
-    const standard = await h.post('/v1/search/people/standard', { search_url: 'https://www.network.example/search/results/people/?keywords=x' });
-    expect(standard.body.meta.resolved_search_url).toBe('https://www.network.example/search/results/people/?keywords=x');
+    const standard = await h.post('/v1/search/people/standard', {
+      search_url: 'https://www.network.example/search/results/people/?keywords=x',
+    });
+    expect(standard.body.meta.resolved_search_url).toBe(
+      'https://www.network.example/search/results/people/?keywords=x',
+    );
   });
 
   it('given company searches, when run, then results validate and neither or both of filters/search_url is 400', async () => {
     const res = await h.post('/v1/search/companies', { filters: { company_sizes: ['51-200'] }, max_results: 30 });
-    expect(envelope(CompanySearchResult).parse(res.body).meta.creditsUsed).toBe(2 * (res.body.data.pagination.pages_scraped as number));
+    expect(envelope(CompanySearchResult).parse(res.body).meta.creditsUsed).toBe(
+      2 * (res.body.data.pagination.pages_scraped as number),
+    );
     expect((await h.post('/v1/search/companies', { max_results: 3 })).status).toBe(400);
     expect((await h.post('/v1/search/companies', { filters: { keywords: 'x' }, search_url: 'u' })).status).toBe(400);
   });
 
   it('given a job search, when run, then 1 credit per job and reason <n>_jobs_returned', async () => {
-    const res = await h.post('/v1/search/jobs', { company_url: 'https://www.network.example/company/initech', max_results: 5 });
+    const res = await h.post('/v1/search/jobs', {
+      company_url: 'https://www.network.example/company/initech',
+      max_results: 5,
+    });
     const parsed = envelope(JobSearchResult).parse(res.body);
     expect(parsed.meta.creditsUsed).toBe(parsed.data.jobs.length);
     expect(parsed.meta.reason).toBe(`${parsed.data.jobs.length}_jobs_returned`);
@@ -157,7 +179,13 @@ describe('POST /v1/profiles/activity and /v1/companies/posts', () => {
     expect(page1.data.pagination.has_more).toBe(true);
     const missing = await h.post('/v1/profiles/activity', { url: 'ada-lovelace', kind: 'posts', per_page: 5, page: 2 });
     expect(missing.status).toBe(400);
-    const second = await h.post('/v1/profiles/activity', { url: 'ada-lovelace', kind: 'posts', per_page: 5, page: 2, pagination_token: page1.data.pagination_token });
+    const second = await h.post('/v1/profiles/activity', {
+      url: 'ada-lovelace',
+      kind: 'posts',
+      per_page: 5,
+      page: 2,
+      pagination_token: page1.data.pagination_token,
+    });
     const urns1 = page1.data.posts?.map((p) => p.urn) ?? [];
     const urns2 = (second.body.data.posts as Array<{ urn: string }>).map((p) => p.urn);
     expect(urns2.some((u) => urns1.includes(u))).toBe(false);

@@ -19,9 +19,19 @@ describe('GET /openapi.json', () => {
 
   it('given every operation, when inspected, then each declares x-credits and the spec endpoints are all present', async () => {
     const doc = (await h.get('/openapi.json', { key: null })).body;
-    const operations = Object.values(doc.paths as Record<string, Record<string, { 'x-credits'?: string }>>).flatMap((item) => Object.values(item));
+    const operations = Object.values(doc.paths as Record<string, Record<string, { 'x-credits'?: string }>>).flatMap(
+      (item) => Object.values(item),
+    );
     expect(operations.every((op) => typeof op['x-credits'] === 'string')).toBe(true);
-    for (const path of ['/v1/profiles/enrich', '/v1/batch/{job_id}/results', '/v1/signals/{id}/check-now', '/v1/triggers', '/v1/usage/signals', '/v1/webhook-deliveries/{delivery_id}', '/api/api-auth/authenticate']) {
+    for (const path of [
+      '/v1/profiles/enrich',
+      '/v1/batch/{job_id}/results',
+      '/v1/signals/{id}/check-now',
+      '/v1/triggers',
+      '/v1/usage/signals',
+      '/v1/webhook-deliveries/{delivery_id}',
+      '/api/api-auth/authenticate',
+    ]) {
       expect(doc.paths[path]).toBeDefined();
     }
     expect(doc.paths['/v1/profiles/enrich'].post['x-credits']).toBe('1 credit per successful profile');

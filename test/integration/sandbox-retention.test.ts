@@ -16,15 +16,25 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const triggersOf = async (signalId: string) => (await h.get(`/v1/triggers?signal_id=${signalId}`, { key })).body.data.map((t: unknown) => Trigger.parse(t));
+const triggersOf = async (signalId: string) =>
+  (await h.get(`/v1/triggers?signal_id=${signalId}`, { key })).body.data.map((t: unknown) => Trigger.parse(t));
 const usageOf = async (externalId: string) =>
-  ((await h.get('/v1/usage/signals?from=2000-01-01T00:00:00Z', { key })).body.data as unknown[]).map((row) => SignalUsageRow.parse(row)).find((row) => row.external_id === externalId);
+  ((await h.get('/v1/usage/signals?from=2000-01-01T00:00:00Z', { key })).body.data as unknown[])
+    .map((row) => SignalUsageRow.parse(row))
+    .find((row) => row.external_id === externalId);
 
 describe('90-day retention on the virtual clock', () => {
   it('given a deleted Signal with a Trigger, a delivered webhook and check logs, when 90 days pass, then each is gone at its own 90 days', async () => {
     const created = await h.post(
       '/v1/signals',
-      { name: 'retained', target: { type: 'profile', site_url: 'ada-retain' }, schedule: { interval: '1d' }, criteria: { mode: 'field_change', fields: ['headline', 'position', 'company'] }, notify: { webhook_url: receiver.url }, external_id: 'ret-1' },
+      {
+        name: 'retained',
+        target: { type: 'profile', site_url: 'ada-retain' },
+        schedule: { interval: '1d' },
+        criteria: { mode: 'field_change', fields: ['headline', 'position', 'company'] },
+        notify: { webhook_url: receiver.url },
+        external_id: 'ret-1',
+      },
       { key },
     );
     const id = created.body.data.id as string;
@@ -53,7 +63,13 @@ describe('90-day retention on the virtual clock', () => {
   it('given a failed delivery, when 90 days pass after its last attempt, then its record is gone too', async () => {
     const created = await h.post(
       '/v1/signals',
-      { name: 'failing', target: { type: 'profile', site_url: 'ada-retain-2' }, schedule: { interval: '30d' }, criteria: { mode: 'field_change', fields: ['headline'] }, notify: { webhook_url: receiver.url } },
+      {
+        name: 'failing',
+        target: { type: 'profile', site_url: 'ada-retain-2' },
+        schedule: { interval: '30d' },
+        criteria: { mode: 'field_change', fields: ['headline'] },
+        notify: { webhook_url: receiver.url },
+      },
       { key },
     );
     // Paused, so no scheduled check adds deliveries of its own while the clock runs.
@@ -66,7 +82,10 @@ describe('90-day retention on the virtual clock', () => {
     const lastAttempt = 60_000 + 300_000 + 1_800_000 + 7_200_000 + 21_600_000;
     await h.sandbox.clock.advance(lastAttempt);
     await h.sandbox.idle();
-    expect((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key })).body.data).toMatchObject({ status: 'failed', attempts: 6 });
+    expect((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key })).body.data).toMatchObject({
+      status: 'failed',
+      attempts: 6,
+    });
     await h.sandbox.clock.advance(RETENTION - 1);
     expect((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key })).status).toBe(200);
     await h.sandbox.clock.advance(1);

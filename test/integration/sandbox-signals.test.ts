@@ -77,7 +77,8 @@ describe('Signals: create, get, list, PATCH, delete', () => {
   });
 
   it('given several Signals, when listed by tag and status with a small limit, then cursor pagination covers them once', async () => {
-    for (let i = 0; i < 5; i++) await createSignal({ tags: i % 2 ? ['odd'] : ['even'], target: { type: 'profile', site_url: `list-${i}` } });
+    for (let i = 0; i < 5; i++)
+      await createSignal({ tags: i % 2 ? ['odd'] : ['even'], target: { type: 'profile', site_url: `list-${i}` } });
     const ids: string[] = [];
     let cursor = '';
     for (;;) {
@@ -94,15 +95,32 @@ describe('Signals: create, get, list, PATCH, delete', () => {
 
   it('given a Signal, when patched, then only sent fields change and reason is signal_updated', async () => {
     const signal = await createSignal({ external_id: 'cust-1', metadata: { a: 1 } });
-    const res = await h.call(`/v1/signals/${signal.id}`, { method: 'PATCH', key, body: { schedule: { interval: '7d' }, metadata: { b: 2 }, external_id: null } });
+    const res = await h.call(`/v1/signals/${signal.id}`, {
+      method: 'PATCH',
+      key,
+      body: { schedule: { interval: '7d' }, metadata: { b: 2 }, external_id: null },
+    });
     expect(res.body.meta.reason).toBe('signal_updated');
-    expect(res.body.data).toMatchObject({ id: signal.id, schedule: { interval: '7d' }, estimated_monthly_credits: 5, metadata: { b: 2 }, external_id: null, name: 'Watch Ada' });
-    expect((await h.call(`/v1/signals/${signal.id}`, { method: 'PATCH', key, body: { metadata: { x: 'y'.repeat(9000) } } })).status).toBe(400);
+    expect(res.body.data).toMatchObject({
+      id: signal.id,
+      schedule: { interval: '7d' },
+      estimated_monthly_credits: 5,
+      metadata: { b: 2 },
+      external_id: null,
+      name: 'Watch Ada',
+    });
+    expect(
+      (await h.call(`/v1/signals/${signal.id}`, { method: 'PATCH', key, body: { metadata: { x: 'y'.repeat(9000) } } }))
+        .status,
+    ).toBe(400);
   });
 
   it('given a Signal, when deleted, then it is gone (404) and unknown ids are 404 too', async () => {
     const signal = await createSignal();
-    expect((await h.call(`/v1/signals/${signal.id}`, { method: 'DELETE', key })).body.data).toEqual({ id: signal.id, deleted: true });
+    expect((await h.call(`/v1/signals/${signal.id}`, { method: 'DELETE', key })).body.data).toEqual({
+      id: signal.id,
+      deleted: true,
+    });
     expect((await h.get(`/v1/signals/${signal.id}`, { key })).status).toBe(404);
     expect((await h.get('/v1/signals/sig_nope', { key })).body.error.type).toBe('not_found');
   });
@@ -113,7 +131,14 @@ describe('Signals: checks, Triggers and webhooks', () => {
     const signal = await createSignal();
     const res = await h.post(`/v1/signals/${signal.id}/check-now`, undefined, { key });
     const result = envelope(CheckResult).parse(res.body);
-    expect(result.data).toMatchObject({ check_number: 1, status: 'not_matched', is_baseline: true, billed: true, credits_used: 1, trigger_id: null });
+    expect(result.data).toMatchObject({
+      check_number: 1,
+      status: 'not_matched',
+      is_baseline: true,
+      billed: true,
+      credits_used: 1,
+      trigger_id: null,
+    });
     expect(result.meta.reason).toBe('baseline_established');
     expect(h.sandbox.ledger.countFor('signal.check', signal.id)).toBe(1);
     const legacy = await h.post(`/v1/signals/${signal.id}/test`, undefined, { key });
@@ -123,15 +148,21 @@ describe('Signals: checks, Triggers and webhooks', () => {
   it('given the profile drifts, when the clock advances, then a signed signal.triggered webhook carries the diff', async () => {
     const signal = await createSignal({ external_id: 'crm-42', metadata: { owner: 'me' } });
     await h.sandbox.clock.advance(90 * DAY);
-    const triggers = (await h.get(`/v1/triggers?signal_id=${signal.id}`, { key })).body.data.map((t: unknown) => Trigger.parse(t));
+    const triggers = (await h.get(`/v1/triggers?signal_id=${signal.id}`, { key })).body.data.map((t: unknown) =>
+      Trigger.parse(t),
+    );
     expect(triggers.length).toBeGreaterThan(0);
     expect(triggers[0]).toMatchObject({ signal_id: signal.id, external_id: 'crm-42', metadata: { owner: 'me' } });
     expect(triggers[0].check_number).toBeGreaterThan(1);
-    const hooks = receiver.received.filter((r) => r.headers['x-service-event'] === 'signal.triggered' && r.body.trigger.signal_id === signal.id);
+    const hooks = receiver.received.filter(
+      (r) => r.headers['x-service-event'] === 'signal.triggered' && r.body.trigger.signal_id === signal.id,
+    );
     expect(hooks).toHaveLength(triggers.length);
     const first = hooks[0]!;
     expect(SignalTriggeredEvent.parse(first.body).trigger.trigger_id).toBe(triggers[0].trigger_id);
-    expect(await verifySignature(signal.notify?.webhook_secret as string, first.headers['x-service-signature'], first.raw)).toBe(true);
+    expect(
+      await verifySignature(signal.notify?.webhook_secret as string, first.headers['x-service-signature'], first.raw),
+    ).toBe(true);
     expect(await verifySignature('whsec_wrong', first.headers['x-service-signature'], first.raw)).toBe(false);
   });
 
@@ -139,14 +170,20 @@ describe('Signals: checks, Triggers and webhooks', () => {
     const signal = await createSignal();
     await h.sandbox.clock.advance(1);
     const pause = await h.post(`/v1/signals/${signal.id}/pause`, undefined, { key });
-    expect(pause.body).toMatchObject({ data: { id: signal.id, status: 'paused', paused_reason: 'user' }, meta: { reason: 'signal_paused' } });
+    expect(pause.body).toMatchObject({
+      data: { id: signal.id, status: 'paused', paused_reason: 'user' },
+      meta: { reason: 'signal_paused' },
+    });
     const billedBefore = h.sandbox.ledger.countFor('signal.check', signal.id);
     await h.sandbox.clock.advance(90 * DAY);
     expect(h.sandbox.ledger.countFor('signal.check', signal.id)).toBe(billedBefore);
     const paused = await h.post(`/v1/signals/${signal.id}/check-now`, undefined, { key });
     expect(paused.body.data).toMatchObject({ status: 'paused', billed: false, credits_used: 0 });
     const resume = await h.post(`/v1/signals/${signal.id}/resume`, undefined, { key });
-    expect(resume.body).toMatchObject({ data: { id: signal.id, status: 'active' }, meta: { reason: 'signal_resumed' } });
+    expect(resume.body).toMatchObject({
+      data: { id: signal.id, status: 'active' },
+      meta: { reason: 'signal_resumed' },
+    });
     const check = await h.post(`/v1/signals/${signal.id}/check-now`, undefined, { key });
     expect(check.body.data).toMatchObject({ status: 'matched', check_number: 2, matched: true });
     expect(check.body.meta.reason).toBe('check_matched');
@@ -157,17 +194,26 @@ describe('Signals: checks, Triggers and webhooks', () => {
     try {
       const created = await poor.post('/v1/signals', signalBody({ notify: undefined }), { key: 'svc_live_poor' });
       const id = created.body.data.id;
-      expect((await poor.post(`/v1/signals/${id}/check-now`, undefined, { key: 'svc_live_poor' })).body.data.billed).toBe(true);
+      expect(
+        (await poor.post(`/v1/signals/${id}/check-now`, undefined, { key: 'svc_live_poor' })).body.data.billed,
+      ).toBe(true);
       const second = await poor.post(`/v1/signals/${id}/check-now`, undefined, { key: 'svc_live_poor' });
       expect(second.body.data).toMatchObject({ status: 'paused', billed: false, credits_used: 0 });
-      expect((await poor.get(`/v1/signals/${id}`, { key: 'svc_live_poor' })).body.data).toMatchObject({ status: 'paused', paused_reason: 'insufficient_credits' });
+      expect((await poor.get(`/v1/signals/${id}`, { key: 'svc_live_poor' })).body.data).toMatchObject({
+        status: 'paused',
+        paused_reason: 'insufficient_credits',
+      });
     } finally {
       await poor.sandbox.close();
     }
   });
 
   it('given a webhook answering 410, when a Trigger fires, then the Signal pauses (webhook_gone) and signal.paused goes to the fallback', async () => {
-    const patch = await h.call('/v1/account', { method: 'PATCH', key, body: { default_webhook_url: `${receiver.url}/default`, fallback_webhook_url: `${receiver.url}/fallback` } });
+    const patch = await h.call('/v1/account', {
+      method: 'PATCH',
+      key,
+      body: { default_webhook_url: `${receiver.url}/default`, fallback_webhook_url: `${receiver.url}/fallback` },
+    });
     const accountSecret = patch.body.data.webhook_secret as string;
     const signal = await createSignal();
     await h.sandbox.clock.advance(1);
@@ -177,8 +223,13 @@ describe('Signals: checks, Triggers and webhooks', () => {
     expect(state).toMatchObject({ status: 'paused', paused_reason: 'webhook_gone' });
     await h.sandbox.idle();
     const fallback = receiver.received.find((r) => r.url === '/fallback');
-    expect(SignalPausedEvent.parse(fallback?.body).signal).toMatchObject({ id: signal.id, paused_reason: 'webhook_gone' });
-    expect(await verifySignature(accountSecret, fallback?.headers['x-service-signature'], fallback?.raw ?? '')).toBe(true);
+    expect(SignalPausedEvent.parse(fallback?.body).signal).toMatchObject({
+      id: signal.id,
+      paused_reason: 'webhook_gone',
+    });
+    expect(await verifySignature(accountSecret, fallback?.headers['x-service-signature'], fallback?.raw ?? '')).toBe(
+      true,
+    );
   });
 
   it('given a webhook answering 500, when retries are exhausted on the virtual clock, then the delivery fails; one event alone does not pause the Signal', async () => {
@@ -200,29 +251,46 @@ describe('Signals: checks, Triggers and webhooks', () => {
     delivery = WebhookDelivery.parse((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key })).body.data);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 6 });
     // The pause needs retries exhausted on consecutive events (sandbox-webhook-pause.test.ts).
-    expect((await h.get(`/v1/signals/${signal.id}`, { key })).body.data).toMatchObject({ status: 'active', paused_reason: null });
+    expect((await h.get(`/v1/signals/${signal.id}`, { key })).body.data).toMatchObject({
+      status: 'active',
+      paused_reason: null,
+    });
     expect((await h.get(`/v1/webhook-deliveries/${deliveryId}`, { key: 'svc_live_other' })).status).toBe(404);
   });
 
   it('given test-webhook with an Idempotency-Key, when called twice, then one signed signal.test delivery is made', async () => {
     const signal = await createSignal();
-    const first = await h.post(`/v1/signals/${signal.id}/test-webhook`, undefined, { key, headers: { 'idempotency-key': 't-1' } });
+    const first = await h.post(`/v1/signals/${signal.id}/test-webhook`, undefined, {
+      key,
+      headers: { 'idempotency-key': 't-1' },
+    });
     const data = envelope(TestWebhookResult).parse(first.body);
     expect(data.data).toMatchObject({ event: 'signal.test', status: 'retrying', attempts: 0 });
     expect(data.meta.reason).toBe('webhook_test_enqueued');
-    const second = await h.post(`/v1/signals/${signal.id}/test-webhook`, undefined, { key, headers: { 'idempotency-key': 't-1' } });
+    const second = await h.post(`/v1/signals/${signal.id}/test-webhook`, undefined, {
+      key,
+      headers: { 'idempotency-key': 't-1' },
+    });
     expect(second.body.data.delivery_id).toBe(first.body.data.delivery_id);
     await h.sandbox.idle();
     const tests = receiver.received.filter((r) => r.body.event === 'signal.test');
     expect(tests).toHaveLength(1);
     expect(SignalTestEvent.parse(tests[0]?.body).test).toBe(true);
-    expect(await verifySignature(signal.notify?.webhook_secret as string, tests[0]?.headers['x-service-signature'], tests[0]?.raw ?? '')).toBe(true);
+    expect(
+      await verifySignature(
+        signal.notify?.webhook_secret as string,
+        tests[0]?.headers['x-service-signature'],
+        tests[0]?.raw ?? '',
+      ),
+    ).toBe(true);
     expect(h.sandbox.ledger.countFor('signal.check', signal.id)).toBe(0);
   });
 
   it('given no webhook configured anywhere, when test-webhook is called, then 400 invalid_request', async () => {
     const signal = await createSignal({ notify: undefined });
-    expect((await h.post(`/v1/signals/${signal.id}/test-webhook`, undefined, { key })).body.error.type).toBe('invalid_request');
+    expect((await h.post(`/v1/signals/${signal.id}/test-webhook`, undefined, { key })).body.error.type).toBe(
+      'invalid_request',
+    );
   });
 });
 
@@ -244,7 +312,9 @@ describe('company_jobs Signals', () => {
   });
 
   it('given criteria fields that do not fit the target, when created, then 400', async () => {
-    const res = await h.post('/v1/signals', signalBody({ target: { type: 'company_jobs', company_url: 'initech' } }), { key });
+    const res = await h.post('/v1/signals', signalBody({ target: { type: 'company_jobs', company_url: 'initech' } }), {
+      key,
+    });
     expect(res.status).toBe(400);
   });
 });
@@ -253,7 +323,12 @@ describe('POST /v1/signals/bulk', () => {
   it('given invalid and duplicate targets, when bulk-created, then they are rejected with reasons and the rest succeed; a replay returns the same', async () => {
     await createSignal({ target: { type: 'profile', site_url: 'already-here' } });
     const body = {
-      template: { name_prefix: 'Bulk', tags: ['bulk'], schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+      template: {
+        name_prefix: 'Bulk',
+        tags: ['bulk'],
+        schedule: { interval: '7d' },
+        criteria: { mode: 'field_change', fields: ['headline'] },
+      },
       targets: [
         { type: 'profile', site_url: 'https://www.network.example/in/bulk-one' },
         { type: 'profile', site_url: 'https://other.example/in/bulk-one/' },
@@ -266,13 +341,25 @@ describe('POST /v1/signals/bulk', () => {
     expect(res.status).toBe(201);
     const result = envelope(SignalBulkResult).parse(res.body).data;
     expect(result.created).toBe(2);
-    expect(result.rejected.map((r) => r.reason).sort()).toEqual(['duplicate_target', 'duplicate_target', 'invalid_url']);
+    expect(result.rejected.map((r) => r.reason).sort()).toEqual([
+      'duplicate_target',
+      'duplicate_target',
+      'invalid_url',
+    ]);
     expect(result.estimated_monthly_credits).toBe(10);
     expect(result.signals[0]?.name).toBe('Bulk — https://www.network.example/in/bulk-one');
     expect(res.body.meta.reason).toBe('bulk_created');
     const replay = await h.post('/v1/signals/bulk', body, { key, headers: { 'idempotency-key': 'b-1' } });
     expect(replay.body.data.signals.map((s: { id: string }) => s.id)).toEqual(result.signals.map((s) => s.id));
-    expect((await h.post('/v1/signals/bulk', { ...body, targets: body.targets.slice(0, 1) }, { key, headers: { 'idempotency-key': 'b-1' } })).status).toBe(409);
+    expect(
+      (
+        await h.post(
+          '/v1/signals/bulk',
+          { ...body, targets: body.targets.slice(0, 1) },
+          { key, headers: { 'idempotency-key': 'b-1' } },
+        )
+      ).status,
+    ).toBe(409);
   });
 });
 
@@ -280,14 +367,19 @@ describe('GET /v1/triggers and GET /v1/usage/signals', () => {
   it('given many Triggers, when paged with since and a cursor, then each appears once in checked_at order', async () => {
     const signal = await createSignal({ criteria: { mode: 'field_change', fields: ['headline'] } });
     await h.sandbox.clock.advance(400 * DAY);
-    const all = (await h.get(`/v1/triggers?signal_id=${signal.id}&limit=100`, { key })).body.data as Array<{ trigger_id: string; checked_at: string }>;
+    const all = (await h.get(`/v1/triggers?signal_id=${signal.id}&limit=100`, { key })).body.data as Array<{
+      trigger_id: string;
+      checked_at: string;
+    }>;
     // Only the last 90 days of Triggers are retained (sandbox-retention.test.ts).
     expect(all.length).toBeGreaterThanOrEqual(3);
     expect(Date.parse(all[0]?.checked_at as string)).toBeGreaterThan(h.sandbox.clock.nowMs() - 90 * DAY);
     const paged: string[] = [];
     let cursor = '';
     for (;;) {
-      const page = await h.get(`/v1/triggers?signal_id=${signal.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, { key });
+      const page = await h.get(`/v1/triggers?signal_id=${signal.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+        key,
+      });
       paged.push(...page.body.data.map((t: { trigger_id: string }) => t.trigger_id));
       if (page.body.meta.nextCursor === null) break;
       cursor = page.body.meta.nextCursor;
@@ -308,8 +400,22 @@ describe('GET /v1/triggers and GET /v1/usage/signals', () => {
     const res = await h.get(`/v1/usage/signals?from=${start}`, { key });
     const rows = res.body.data.map((r: unknown) => SignalUsageRow.parse(r));
     expect(rows).toEqual([
-      { external_id: 'tenant-a', checks: 2, successful_checks: 2, failed_checks: 0, matched_checks: 0, credits_charged: 2 },
-      { external_id: 'tenant-b', checks: 1, successful_checks: 1, failed_checks: 0, matched_checks: 0, credits_charged: 1 },
+      {
+        external_id: 'tenant-a',
+        checks: 2,
+        successful_checks: 2,
+        failed_checks: 0,
+        matched_checks: 0,
+        credits_charged: 2,
+      },
+      {
+        external_id: 'tenant-b',
+        checks: 1,
+        successful_checks: 1,
+        failed_checks: 0,
+        matched_checks: 0,
+        credits_charged: 1,
+      },
     ]);
     expect(res.body.meta).toMatchObject({ group_by: 'external_id', from: start });
     expect((await h.get('/v1/usage/signals?group_by=tag', { key })).status).toBe(400);
@@ -318,12 +424,26 @@ describe('GET /v1/triggers and GET /v1/usage/signals', () => {
 
 describe('batch.completed webhook', () => {
   it('given a batch with webhook_url, when it completes, then a batch.completed event signed with the account secret arrives', async () => {
-    const patch = await h.call('/v1/account', { method: 'PATCH', key, body: { default_webhook_url: `${receiver.url}/default` } });
-    const res = await h.post('/v1/batch', { items: [{ operation: 'profiles.enrich', params: { url: 'hook-me' } }], webhook_url: `${receiver.url}/batch` }, { key });
+    const patch = await h.call('/v1/account', {
+      method: 'PATCH',
+      key,
+      body: { default_webhook_url: `${receiver.url}/default` },
+    });
+    const res = await h.post(
+      '/v1/batch',
+      { items: [{ operation: 'profiles.enrich', params: { url: 'hook-me' } }], webhook_url: `${receiver.url}/batch` },
+      { key },
+    );
     await h.sandbox.idle();
     const event = receiver.received.find((r) => r.url === '/batch');
-    expect(BatchCompletedEvent.parse(event?.body).job).toMatchObject({ job_id: res.body.data.job_id, status: 'completed', total: 1 });
+    expect(BatchCompletedEvent.parse(event?.body).job).toMatchObject({
+      job_id: res.body.data.job_id,
+      status: 'completed',
+      total: 1,
+    });
     expect(event?.headers['x-service-event']).toBe('batch.completed');
-    expect(await verifySignature(patch.body.data.webhook_secret, event?.headers['x-service-signature'], event?.raw ?? '')).toBe(true);
+    expect(
+      await verifySignature(patch.body.data.webhook_secret, event?.headers['x-service-signature'], event?.raw ?? ''),
+    ).toBe(true);
   });
 });

@@ -19,7 +19,8 @@ afterAll(async () => {
   await fallback.close();
 });
 
-const status = async (id: string) => (await h.get(`/v1/signals/${id}`, { key })).body.data as { status: string; paused_reason: string | null };
+const status = async (id: string) =>
+  (await h.get(`/v1/signals/${id}`, { key })).body.data as { status: string; paused_reason: string | null };
 
 /**
  * One Trigger event whose delivery runs to its end: the Signal is held paused while the profile drifts,
@@ -40,7 +41,13 @@ describe('automatic webhook_failing pause: retries exhausted on consecutive even
     await h.call('/v1/account', { method: 'PATCH', key, body: { fallback_webhook_url: fallback.url } });
     const created = await h.post(
       '/v1/signals',
-      { name: 'pause rule', target: { type: 'profile', site_url: 'ada-pause' }, schedule: { interval: '1d' }, criteria: { mode: 'field_change', fields: ['headline', 'position', 'company'] }, notify: { webhook_url: hook.url } },
+      {
+        name: 'pause rule',
+        target: { type: 'profile', site_url: 'ada-pause' },
+        schedule: { interval: '1d' },
+        criteria: { mode: 'field_change', fields: ['headline', 'position', 'company'] },
+        notify: { webhook_url: hook.url },
+      },
       { key },
     );
     const id = created.body.data.id as string;
@@ -56,7 +63,12 @@ describe('automatic webhook_failing pause: retries exhausted on consecutive even
     await fireEvent(id, 500);
     expect(await status(id)).toMatchObject({ status: 'paused', paused_reason: 'webhook_failing' });
     const paused = fallback.received.map((r) => SignalPausedEvent.parse(r.body));
-    expect(paused).toEqual([expect.objectContaining({ event: 'signal.paused', signal: { id, status: 'paused', paused_reason: 'webhook_failing' } })]);
+    expect(paused).toEqual([
+      expect.objectContaining({
+        event: 'signal.paused',
+        signal: { id, status: 'paused', paused_reason: 'webhook_failing' },
+      }),
+    ]);
 
     // After the pause the count starts over: one more failing event alone does not pause the resumed Signal.
     await fireEvent(id, 500);

@@ -12,10 +12,13 @@ for (const kind of destinationKinds) {
     async function withCrmTable(): Promise<Destination> {
       const dest = await backend.open();
       const numbers = kind === 'postgres' ? `generate_series(0, ${SEEDS - 1}) as t(i)` : `range(${SEEDS}) as t(i)`;
-      await dest.query(`create table ${dest.schema}.crm as select 'https://www.network.example/in/crm-' || cast(i as varchar) as url, i from ${numbers}`);
+      await dest.query(
+        `create table ${dest.schema}.crm as select 'https://www.network.example/in/crm-' || cast(i as varchar) as url, i from ${numbers}`,
+      );
       return dest;
     }
-    const open = (dest: Destination, sql: string) => SeedList.open('seeds.profiles', { sql }, '.', (text, size) => dest.readQueryChunks(text, size));
+    const open = (dest: Destination, sql: string) =>
+      SeedList.open('seeds.profiles', { sql }, '.', (text, size) => dest.readQueryChunks(text, size));
 
     it('given a query of 5,000 seeds, when read in chunks of 1,000 twice, then each pass yields every seed once, in order, a bounded chunk at a time', async (ctx) => {
       if (!backend.available) return ctx.skip();
@@ -27,7 +30,9 @@ for (const kind of destinationKinds) {
         expect(chunks.length).toBeGreaterThan(1);
         // DuckDB answers in its own vectors of 2,048 rows; Postgres fetches what is asked.
         expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(kind === 'postgres' ? 1000 : 2048);
-        expect(chunks.flat()).toEqual(Array.from({ length: SEEDS }, (_, i) => `https://www.network.example/in/crm-${i}`));
+        expect(chunks.flat()).toEqual(
+          Array.from({ length: SEEDS }, (_, i) => `https://www.network.example/in/crm-${i}`),
+        );
       }
     });
 
@@ -35,9 +40,12 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
       await dest.query(`create table ${dest.schema}.parents (url varchar, meta json)`);
-      await dest.query(`insert into ${dest.schema}.parents values ('https://x.example/company/a', '{"tier": 1, "tags": ["b2b"]}')`);
+      await dest.query(
+        `insert into ${dest.schema}.parents values ('https://x.example/company/a', '{"tier": 1, "tags": ["b2b"]}')`,
+      );
       const chunks: unknown[][][] = [];
-      for await (const chunk of dest.readQueryChunks(`select url, meta from ${dest.schema}.parents`, 10)) chunks.push(chunk);
+      for await (const chunk of dest.readQueryChunks(`select url, meta from ${dest.schema}.parents`, 10))
+        chunks.push(chunk);
       const [whole] = await dest.readQuery(`select url, meta from ${dest.schema}.parents`);
       expect(chunks.flat()).toEqual([['https://x.example/company/a', { tier: 1, tags: ['b2b'] }]]);
       expect(whole).toEqual({ url: 'https://x.example/company/a', meta: { tier: 1, tags: ['b2b'] } });
@@ -54,7 +62,9 @@ for (const kind of destinationKinds) {
       const [row] = await dest.query<{ n: unknown }>(`select count(*) as n from ${dest.schema}.crm`);
       expect(Number(row!.n)).toBe(SEEDS);
       if (kind === 'postgres') {
-        const open = await dest.query<{ n: unknown }>(`select count(*) as n from pg_stat_activity where state like 'idle in transaction%' and query like '%seedline_user_read%'`);
+        const open = await dest.query<{ n: unknown }>(
+          `select count(*) as n from pg_stat_activity where state like 'idle in transaction%' and query like '%seedline_user_read%'`,
+        );
         expect(Number(open[0]!.n)).toBe(0);
       }
     });
@@ -62,7 +72,12 @@ for (const kind of destinationKinds) {
     it('given statements that write or are more than one, when opened, then each is refused before it runs and the table is unchanged', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await withCrmTable();
-      for (const sql of [`drop table ${dest.schema}.crm`, `select url from ${dest.schema}.crm; drop table ${dest.schema}.crm`, `delete from ${dest.schema}.crm`, `create table ${dest.schema}.intruder (a int)`]) {
+      for (const sql of [
+        `drop table ${dest.schema}.crm`,
+        `select url from ${dest.schema}.crm; drop table ${dest.schema}.crm`,
+        `delete from ${dest.schema}.crm`,
+        `create table ${dest.schema}.intruder (a int)`,
+      ]) {
         const error = await open(dest, sql).catch((e: Error) => e);
         expect(error, sql).toBeInstanceOf(SeedSqlRefusedError);
         expect((error as Error).message, sql).toMatch(/^seeds\.profiles\.sql: /);

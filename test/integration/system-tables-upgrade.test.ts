@@ -8,7 +8,9 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     target = undefined;
   });
 
-  it('given a _seedline_runs without schedule_group, when the upgraded release ensures the system tables (two processes at once on Postgres), then the column is added once and a group run round-trips', async ({ skip }) => {
+  it('given a _seedline_runs without schedule_group, when the upgraded release ensures the system tables (two processes at once on Postgres), then the column is added once and a group run round-trips', async ({
+    skip,
+  }) => {
     if (!(await backendAvailable(kind))) skip();
     target = makeTestTarget(kind);
     const destination = await target.open();
@@ -17,7 +19,9 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     // What an earlier seedline created: the same table without the column added since.
     await destination.ensureSystemTables();
     await destination.query(`alter table "${schema}"._seedline_runs drop column schedule_group`);
-    await destination.saveRun({ runId: 'old', startedAt: new Date('2026-01-01T00:00:00Z'), status: 'succeeded' }).catch(() => undefined);
+    await destination
+      .saveRun({ runId: 'old', startedAt: new Date('2026-01-01T00:00:00Z'), status: 'succeeded' })
+      .catch(() => undefined);
 
     await destination.close();
 
@@ -27,9 +31,13 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     await Promise.all(starting.slice(1).map((d) => d.close()));
     const upgraded = starting[0]!;
     await upgraded.lock({ holder: 'test', wait: false });
-    await upgraded.saveRun({ runId: 'r1', startedAt: new Date('2026-01-02T00:00:00Z'), status: 'succeeded', scheduleGroup: 'nightly' });
+    await upgraded.saveRun({
+      runId: 'r1',
+      startedAt: new Date('2026-01-02T00:00:00Z'),
+      status: 'succeeded',
+      scheduleGroup: 'nightly',
+    });
     const runs = await upgraded.readRuns(10);
     expect(runs.find((r) => r.runId === 'r1')?.scheduleGroup).toBe('nightly');
   });
 });
-

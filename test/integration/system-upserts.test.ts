@@ -5,7 +5,18 @@ import { destinationKinds, useBackend } from '../helpers/destinations.js';
 const fetchedAt = new Date('2026-11-20T08:30:15.123Z');
 
 function seed(n: number, over: Partial<SeedRow> = {}): SeedRow {
-  return { stream: 'profiles', seedKey: `person-${n}`, seed: `https://www.network.example/in/person-${n}`, status: 'pending', canonicalUrl: null, jobId: null, credits: 0, fetchedAt: null, error: null, ...over };
+  return {
+    stream: 'profiles',
+    seedKey: `person-${n}`,
+    seed: `https://www.network.example/in/person-${n}`,
+    status: 'pending',
+    canonicalUrl: null,
+    jobId: null,
+    credits: 0,
+    fetchedAt: null,
+    error: null,
+    ...over,
+  };
 }
 
 for (const kind of destinationKinds) {
@@ -19,32 +30,78 @@ for (const kind of destinationKinds) {
       let unit = await dest.beginUnit('run_1');
       await unit.saveSeeds(first);
       await unit.commit();
-      const changed = Array.from({ length: 300 }, (_, i) => i + 100).map((n) => seed(n, { status: 'fetched', credits: 1.5, fetchedAt, canonicalUrl: `https://www.network.example/in/p-${n}`, jobId: 'job-x' }));
+      const changed = Array.from({ length: 300 }, (_, i) => i + 100).map((n) =>
+        seed(n, {
+          status: 'fetched',
+          credits: 1.5,
+          fetchedAt,
+          canonicalUrl: `https://www.network.example/in/p-${n}`,
+          jobId: 'job-x',
+        }),
+      );
       unit = await dest.beginUnit('run_2');
       await unit.saveSeeds([...changed, seed(999, { status: 'failed', error: 'not_found: gone' })]);
       await unit.commit();
 
-      const rows = await dest.readSeedsByKey('profiles', Array.from({ length: 1001 }, (_, n) => `person-${n}`));
+      const rows = await dest.readSeedsByKey(
+        'profiles',
+        Array.from({ length: 1001 }, (_, n) => `person-${n}`),
+      );
       expect(rows.size).toBe(1000);
-      expect(rows.get('person-105')).toMatchObject({ status: 'fetched', credits: 1.5, fetchedAt, canonicalUrl: 'https://www.network.example/in/p-105', jobId: 'job-x', error: null });
+      expect(rows.get('person-105')).toMatchObject({
+        status: 'fetched',
+        credits: 1.5,
+        fetchedAt,
+        canonicalUrl: 'https://www.network.example/in/p-105',
+        jobId: 'job-x',
+        error: null,
+      });
       // Keys 0-199 were given twice in the first unit: the later row won (jobs 1000-1199); the second unit changed 100-399.
       expect(rows.get('person-50')!.jobId).toBe('job-1050');
       expect(rows.get('person-150')!.jobId).toBe('job-x');
-      expect(rows.get('person-450')).toMatchObject({ status: 'pending', jobId: 'job-450', fetchedAt: null, canonicalUrl: null });
+      expect(rows.get('person-450')).toMatchObject({
+        status: 'pending',
+        jobId: 'job-450',
+        fetchedAt: null,
+        canonicalUrl: null,
+      });
       expect(rows.get('person-999')).toMatchObject({ status: 'failed', error: 'not_found: gone', jobId: null });
     });
 
     it('given ledger rows saved in several calls of one unit (pages committed together), and an answer saved then dropped, when committed, then each key holds its last row, a batch its first created_at, and the answer is gone', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
-      const batch = (status: BatchRow['status'], createdAt: Date): BatchRow => ({ idempotencyKey: 'key-1', stream: 'profiles', bodyHash: 'h', body: '{}', status, itemCount: 2, jobId: status === 'intent' ? null : 'job-1', resultsCursor: null, createdAt });
-      const answer = (callKey: string): AnswerRow => ({ stream: 'profiles', callKey, partition: 'p', call: 'profiles.enrich', args: '{}', answer: '{}', credits: 1, runId: 'run_1', receivedAt: fetchedAt });
+      const batch = (status: BatchRow['status'], createdAt: Date): BatchRow => ({
+        idempotencyKey: 'key-1',
+        stream: 'profiles',
+        bodyHash: 'h',
+        body: '{}',
+        status,
+        itemCount: 2,
+        jobId: status === 'intent' ? null : 'job-1',
+        resultsCursor: null,
+        createdAt,
+      });
+      const answer = (callKey: string): AnswerRow => ({
+        stream: 'profiles',
+        callKey,
+        partition: 'p',
+        call: 'profiles.enrich',
+        args: '{}',
+        answer: '{}',
+        credits: 1,
+        runId: 'run_1',
+        receivedAt: fetchedAt,
+      });
       const unit = await dest.beginUnit('run_1');
       await unit.saveBatches([batch('intent', new Date('2026-11-20T08:00:00.000Z'))]);
       await unit.saveSeeds([seed(1), seed(2)]);
       await unit.saveAnswers([answer('a1'), answer('a2')]);
       await unit.saveBatches([batch('submitted', new Date('2026-11-20T09:00:00.000Z'))]);
-      await unit.saveSeeds([seed(1, { status: 'submitted', jobId: 'job-1' }), seed(2, { status: 'submitted', jobId: 'job-1' })]);
+      await unit.saveSeeds([
+        seed(1, { status: 'submitted', jobId: 'job-1' }),
+        seed(2, { status: 'submitted', jobId: 'job-1' }),
+      ]);
       await unit.dropAnswers('profiles', ['a1']);
       await unit.saveSeeds([seed(2, { status: 'fetched', jobId: 'job-1', credits: 1, fetchedAt })]);
       await unit.commit();
@@ -52,7 +109,13 @@ for (const kind of destinationKinds) {
       const seeds = await dest.readSeedsByKey('profiles', ['person-1', 'person-2']);
       expect(seeds.get('person-1')).toMatchObject({ status: 'submitted', jobId: 'job-1' });
       expect(seeds.get('person-2')).toMatchObject({ status: 'fetched', jobId: 'job-1', credits: 1, fetchedAt });
-      expect(await dest.readBatches('profiles')).toEqual([expect.objectContaining({ status: 'submitted', jobId: 'job-1', createdAt: new Date('2026-11-20T08:00:00.000Z') })]);
+      expect(await dest.readBatches('profiles')).toEqual([
+        expect.objectContaining({
+          status: 'submitted',
+          jobId: 'job-1',
+          createdAt: new Date('2026-11-20T08:00:00.000Z'),
+        }),
+      ]);
       expect([...(await dest.readAnswers('profiles')).keys()]).toEqual(['a2']);
     });
 

@@ -21,16 +21,31 @@ afterEach(async () => {
 });
 
 function trigger(id: string, signal: string, checkNumber: number): Record<string, unknown> {
-  return { trigger_id: id, signal_id: signal, check_number: checkNumber, checked_at: new Date(Date.UTC(2026, 0, checkNumber)).toISOString(), diff: { headline: { before: 'a', after: 'b' } }, criteria_matched: ['headline'] };
+  return {
+    trigger_id: id,
+    signal_id: signal,
+    check_number: checkNumber,
+    checked_at: new Date(Date.UTC(2026, 0, checkNumber)).toISOString(),
+    diff: { headline: { before: 'a', after: 'b' } },
+    criteria_matched: ['headline'],
+  };
 }
 
 async function tempSpool(): Promise<DeliverySpool> {
   return new DeliverySpool(join(await mkdtemp(join(tmpdir(), 'seedline-spool-')), 'spool'));
 }
 
-async function startReceiver(spool: DeliverySpool, options: Partial<ConstructorParameters<typeof WebhookReceiver>[0]> = {}): Promise<string> {
+async function startReceiver(
+  spool: DeliverySpool,
+  options: Partial<ConstructorParameters<typeof WebhookReceiver>[0]> = {},
+): Promise<string> {
   const lines: string[] = [];
-  const receiver = new WebhookReceiver({ secrets: [SECRET], sink: { accept: (d) => spool.put(d) }, log: (line) => lines.push(line), ...options });
+  const receiver = new WebhookReceiver({
+    secrets: [SECRET],
+    sink: { accept: (d) => spool.put(d) },
+    log: (line) => lines.push(line),
+    ...options,
+  });
   const url = await receiver.listen(0, '127.0.0.1');
   cleanups.push(() => receiver.close());
   return url;
@@ -67,18 +82,34 @@ describe('webhook receiver and spool', () => {
   it('given a client that sends half its body, when the request timeout passes, then it is answered 408 and closed, and nothing is spooled', async () => {
     const spool = await tempSpool();
     const url = await startReceiver(spool, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    const answer = await rawExchange(url, `POST /webhooks HTTP/1.1\r\nHost: receiver\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event":`);
+    const answer = await rawExchange(
+      url,
+      `POST /webhooks HTTP/1.1\r\nHost: receiver\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event":`,
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(await spool.size()).toBe(0);
   });
 
-  it('given a page served by the receiver, when asked from this machine it answers; when asked over another interface, then 403', async ({ skip }) => {
-    const outside = Object.values(networkInterfaces()).flat().find((a) => a && !a.internal && a.family === 'IPv4')?.address;
-    const receiver = new WebhookReceiver({ secrets: [SECRET], sink: { accept: async () => true }, log: () => undefined, pages: { '/report': async () => ({ contentType: 'text/html; charset=utf-8', body: '<p>report</p>' }) } });
+  it('given a page served by the receiver, when asked from this machine it answers; when asked over another interface, then 403', async ({
+    skip,
+  }) => {
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+    const receiver = new WebhookReceiver({
+      secrets: [SECRET],
+      sink: { accept: async () => true },
+      log: () => undefined,
+      pages: { '/report': async () => ({ contentType: 'text/html; charset=utf-8', body: '<p>report</p>' }) },
+    });
     const url = new URL(await receiver.listen(0, '0.0.0.0'));
     cleanups.push(() => receiver.close());
     const local = await fetch(`http://127.0.0.1:${url.port}/report`);
-    expect([local.status, local.headers.get('content-type'), await local.text()]).toEqual([200, 'text/html; charset=utf-8', '<p>report</p>\n']);
+    expect([local.status, local.headers.get('content-type'), await local.text()]).toEqual([
+      200,
+      'text/html; charset=utf-8',
+      '<p>report</p>\n',
+    ]);
     if (!outside) return skip();
     const remote = await fetch(`http://${outside}:${url.port}/report`);
     expect(remote.status).toBe(403);
@@ -89,8 +120,14 @@ describe('webhook receiver and spool', () => {
     const spool = await tempSpool();
     const url = await startReceiver(spool);
     const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_twice', 'sig_a', 1) });
-    expect(await post(url, body, signWebhook(SECRET, body))).toEqual({ status: 200, text: 'ok: trigger trg_twice queued\n' });
-    expect(await post(url, body, signWebhook(SECRET, body))).toEqual({ status: 200, text: 'ok: trigger trg_twice already queued\n' });
+    expect(await post(url, body, signWebhook(SECRET, body))).toEqual({
+      status: 200,
+      text: 'ok: trigger trg_twice queued\n',
+    });
+    expect(await post(url, body, signWebhook(SECRET, body))).toEqual({
+      status: 200,
+      text: 'ok: trigger trg_twice already queued\n',
+    });
     expect(await spool.size()).toBe(1);
     expect((await readdir(spool.dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
@@ -102,7 +139,10 @@ describe('webhook receiver and spool', () => {
     const answer = await post(url, body, signWebhook(SECRET, body));
     expect(answer.status).toBe(202);
     const [entry] = await spool.list();
-    expect(entry?.delivery).toMatchObject({ raw: body, rejected: { table: 'webhooks', reason: expect.stringContaining('signal.exploded') } });
+    expect(entry?.delivery).toMatchObject({
+      raw: body,
+      rejected: { table: 'webhooks', reason: expect.stringContaining('signal.exploded') },
+    });
   });
 
   it('given one request in flight at a cap of one, when another arrives, then it is answered 503 with Retry-After at once, and the first still 200', async () => {
@@ -127,7 +167,11 @@ describe('webhook receiver and spool', () => {
     const answered = post(url, first, signWebhook(SECRET, first));
     await inSink;
     const second = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_second', 'sig_a', 2) });
-    const response = await fetch(url, { method: 'POST', headers: { 'x-service-signature': signWebhook(SECRET, second) }, body: second });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'x-service-signature': signWebhook(SECRET, second) },
+      body: second,
+    });
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('1');
     release();
@@ -141,20 +185,31 @@ describe('webhook receiver and spool', () => {
     const lines: string[] = [];
     const url = await startReceiver(spool, { log: (line) => lines.push(line) });
     const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_header', 'sig_a', 1) });
-    const response = await fetch(url, { method: 'POST', headers: { 'x-service-event': 'signal.test', 'x-service-signature': signWebhook(SECRET, body) }, body });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'x-service-event': 'signal.test', 'x-service-signature': signWebhook(SECRET, body) },
+      body,
+    });
     expect(response.status).toBe(200);
     expect((await spool.list())[0]?.delivery).toMatchObject({ key: 'trigger:trg_header', event: 'signal.triggered' });
-    expect(lines).toContain('warning: X-Service-Event says "signal.test" but the signed body is signal.triggered: read as signal.triggered');
+    expect(lines).toContain(
+      'warning: X-Service-Event says "signal.test" but the signed body is signal.triggered: read as signal.triggered',
+    );
   });
 
   it('given a secrets file written after serve started, when a Signal signs with its secret, then 401 before and 200 once the file holds it', async () => {
     const spool = await tempSpool();
     const file = join(spool.dir, '..', 'signal-secrets.jsonl');
     const lines: string[] = [];
-    const url = await startReceiver(spool, { secrets: new WebhookSecrets({ fixed: [SECRET], file, log: (line) => lines.push(line) }) });
+    const url = await startReceiver(spool, {
+      secrets: new WebhookSecrets({ fixed: [SECRET], file, log: (line) => lines.push(line) }),
+    });
     const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_new_signal', 'sig_new', 1) });
     expect((await post(url, body, signWebhook('whsec_new_signal', body))).status).toBe(401);
-    await writeFile(file, `${JSON.stringify({ id: 'sig_new', site_url: 'x', webhook_secret: 'whsec_new_signal' })}\nnot json\n`);
+    await writeFile(
+      file,
+      `${JSON.stringify({ id: 'sig_new', site_url: 'x', webhook_secret: 'whsec_new_signal' })}\nnot json\n`,
+    );
     await chmod(file, 0o644);
     expect((await post(url, body, signWebhook('whsec_new_signal', body))).status).toBe(200);
     expect(lines.join('\n')).toContain('line 2 is not');
@@ -175,7 +230,12 @@ describe('delivery spool on disk', () => {
 
   it('given the same delivery put three times at once, when all finish, then exactly one put queued it and one file holds it', async () => {
     const spool = await tempSpool();
-    const delivery = { key: 'trigger:trg_race', event: 'signal.triggered', receivedAt: new Date().toISOString(), raw: '{}' };
+    const delivery = {
+      key: 'trigger:trg_race',
+      event: 'signal.triggered',
+      receivedAt: new Date().toISOString(),
+      raw: '{}',
+    };
     const queued = await Promise.all([spool.put(delivery), spool.put(delivery), spool.put(delivery)]);
     expect(queued.filter(Boolean)).toHaveLength(1);
     expect(await readdir(spool.dir)).toEqual([fileNameOf('trigger:trg_race')]);
@@ -206,14 +266,19 @@ describe('delivery spool on disk', () => {
 });
 
 describe('webhook secrets per Signal', () => {
-  it('given a secrets file with two Signals, when a Trigger names one Signal but is signed with the other\'s secret, then 401; signed with its own, 200', async () => {
+  it("given a secrets file with two Signals, when a Trigger names one Signal but is signed with the other's secret, then 401; signed with its own, 200", async () => {
     const spool = await tempSpool();
     const file = join(spool.dir, '..', 'signal-secrets.jsonl');
     const line = (id: string) => JSON.stringify({ id, site_url: id, webhook_secret: `whsec_${id}` });
     await writeFile(file, `${line('sig_a')}\n${line('sig_b')}\n`, { mode: 0o600 });
-    const url = await startReceiver(spool, { secrets: new WebhookSecrets({ fixed: [SECRET], file, log: () => undefined }) });
+    const url = await startReceiver(spool, {
+      secrets: new WebhookSecrets({ fixed: [SECRET], file, log: () => undefined }),
+    });
     const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_claims_b', 'sig_b', 1) });
-    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({ status: 401, text: expect.stringContaining('signature_mismatch') });
+    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({
+      status: 401,
+      text: expect.stringContaining('signature_mismatch'),
+    });
     expect((await post(url, body, signWebhook('whsec_sig_b', body))).status).toBe(200);
     const batch = JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_x', status: 'completed', total: 1 } });
     expect((await post(url, batch, signWebhook('whsec_sig_a', batch))).status).toBe(401);
@@ -226,7 +291,10 @@ describe('webhook secrets per Signal', () => {
     await writeFile(file, `${JSON.stringify({ id: 'sig_a', webhook_secret: 'whsec_sig_a' })}\n`, { mode: 0o600 });
     const url = await startReceiver(spool, { secrets: new WebhookSecrets({ file, log: () => undefined }) });
     const body = JSON.stringify({ event: 'signal.triggered', trigger: trigger('trg_unknown', 'sig_unknown', 1) });
-    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({ status: 401, text: expect.stringContaining('not in webhooks.secrets_file') });
+    expect(await post(url, body, signWebhook('whsec_sig_a', body))).toMatchObject({
+      status: 401,
+      text: expect.stringContaining('not in webhooks.secrets_file'),
+    });
     expect(await spool.size()).toBe(0);
   });
 });
@@ -239,9 +307,18 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     return made;
   }
 
-  async function drainerFor(made: TestTarget, spool: DeliverySpool, lines: string[], chunkFiles?: number, extra: Partial<SpoolDrainerOptions> = {}): Promise<SpoolDrainer> {
+  async function drainerFor(
+    made: TestTarget,
+    spool: DeliverySpool,
+    lines: string[],
+    chunkFiles?: number,
+    extra: Partial<SpoolDrainerOptions> = {},
+  ): Promise<SpoolDrainer> {
     const manifest = (await loadManifests()).get('triggers')!;
-    const shaper = new TableShaper(manifest.table, { options: {}, run: { id: 'serve_test', started_at: new Date().toISOString() } });
+    const shaper = new TableShaper(manifest.table, {
+      options: {},
+      run: { id: 'serve_test', started_at: new Date().toISOString() },
+    });
     const open = async () => {
       const destination = await made.open();
       try {
@@ -253,10 +330,21 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
       }
       return { destination, close: () => destination.close() };
     };
-    return new SpoolDrainer({ spool, open, shaper, runId: 'serve_test', log: (line) => lines.push(line), retryMs: 50, ...(chunkFiles ? { chunkFiles } : {}), ...extra });
+    return new SpoolDrainer({
+      spool,
+      open,
+      shaper,
+      runId: 'serve_test',
+      log: (line) => lines.push(line),
+      retryMs: 50,
+      ...(chunkFiles ? { chunkFiles } : {}),
+      ...extra,
+    });
   }
 
-  it('given Triggers out of order, a test, a pause and a batch event spooled, when drained, then triggers holds the Triggers once in check_number order and webhook_events the rest', async ({ skip }) => {
+  it('given Triggers out of order, a test, a pause and a batch event spooled, when drained, then triggers holds the Triggers once in check_number order and webhook_events the rest', async ({
+    skip,
+  }) => {
     const made = await target();
     if (!made) return skip();
     const spool = await tempSpool();
@@ -280,9 +368,17 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     expect(await spool.size()).toBe(0);
     expect(await drainer.drainOnce()).toEqual({ triggers: 0, events: 0, rejected: 0, files: 0 });
     const reader = await made.open();
-    const rows = await reader.query(`select trigger_id, check_number from ${made.kind === 'duckdb' ? 'seedline' : made.where}.triggers order by _loaded_at, check_number`);
-    expect(rows.map((r) => [r.trigger_id, Number(r.check_number)])).toEqual([['trg_1', 1], ['trg_2', 2], ['trg_3', 3]]);
-    const recorded = await reader.query(`select event, subject_id, test from ${made.kind === 'duckdb' ? 'seedline' : made.where}.webhook_events order by event`);
+    const rows = await reader.query(
+      `select trigger_id, check_number from ${made.kind === 'duckdb' ? 'seedline' : made.where}.triggers order by _loaded_at, check_number`,
+    );
+    expect(rows.map((r) => [r.trigger_id, Number(r.check_number)])).toEqual([
+      ['trg_1', 1],
+      ['trg_2', 2],
+      ['trg_3', 3],
+    ]);
+    const recorded = await reader.query(
+      `select event, subject_id, test from ${made.kind === 'duckdb' ? 'seedline' : made.where}.webhook_events order by event`,
+    );
     expect(recorded).toEqual([
       { event: 'batch.completed', subject_id: 'job_1', test: false },
       { event: 'signal.paused', subject_id: 'sig_b', test: false },
@@ -291,12 +387,17 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     expect(lines[0]).toContain('loaded 3 triggers into triggers: trg_1 (Signal sig_a, check 1), trg_2');
   });
 
-  it('given a Trigger and a batch.completed spooled, when a sync drains them (leaveBatchCompleted), then the Trigger loads and batch.completed stays spooled until serve\'s drain hands its job to onBatchCompleted', async ({ skip }) => {
+  it("given a Trigger and a batch.completed spooled, when a sync drains them (leaveBatchCompleted), then the Trigger loads and batch.completed stays spooled until serve's drain hands its job to onBatchCompleted", async ({
+    skip,
+  }) => {
     const made = await target();
     if (!made) return skip();
     const spool = await tempSpool();
     const url = await startReceiver(spool);
-    for (const event of [{ event: 'signal.triggered', trigger: trigger('trg_sync', 'sig_a', 1) }, { event: 'batch.completed', job: { job_id: 'job_for_serve', status: 'completed', total: 1 } }]) {
+    for (const event of [
+      { event: 'signal.triggered', trigger: trigger('trg_sync', 'sig_a', 1) },
+      { event: 'batch.completed', job: { job_id: 'job_for_serve', status: 'completed', total: 1 } },
+    ]) {
       const body = JSON.stringify(event);
       expect((await post(url, body, signWebhook(SECRET, body))).status).toBe(200);
     }
@@ -306,13 +407,17 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     expect((await spool.list()).map((e) => e.delivery.key)).toEqual(['job:job_for_serve']);
 
     const completed: string[] = [];
-    const serve = await drainerFor(made, spool, lines, undefined, { onBatchCompleted: async (jobIds) => void completed.push(...jobIds) });
+    const serve = await drainerFor(made, spool, lines, undefined, {
+      onBatchCompleted: async (jobIds) => void completed.push(...jobIds),
+    });
     expect(await serve.drainOnce()).toEqual({ triggers: 0, events: 1, rejected: 0, files: 1 });
     expect(completed).toEqual(['job_for_serve']);
     expect(await spool.size()).toBe(0);
   });
 
-  it('given five spooled Triggers and chunks of two files, when drained, then three load units load them all, oldest first, and the spool is empty', async ({ skip }) => {
+  it('given five spooled Triggers and chunks of two files, when drained, then three load units load them all, oldest first, and the spool is empty', async ({
+    skip,
+  }) => {
     const made = await target();
     if (!made) return skip();
     const spool = await tempSpool();
@@ -331,7 +436,9 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     expect(loads[2]).toContain('loaded 1 trigger into triggers: trg_chunk_5');
   });
 
-  it('given a spool file that is not a delivery beside a good one, when drained, then the good one loads and the bad one is set aside as .bad and reported', async ({ skip }) => {
+  it('given a spool file that is not a delivery beside a good one, when drained, then the good one loads and the bad one is set aside as .bad and reported', async ({
+    skip,
+  }) => {
     const made = await target();
     if (!made) return skip();
     const spool = await tempSpool();
@@ -343,10 +450,14 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     const drainer = await drainerFor(made, spool, lines);
     expect(await drainer.drainOnce()).toMatchObject({ triggers: 1, files: 1 });
     expect((await readdir(spool.dir)).sort()).toEqual(['garbage.json.bad']);
-    expect(lines).toContainEqual(expect.stringMatching(/^spool: garbage\.json is unreadable \(.*\); set aside as garbage\.json\.bad$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^spool: garbage\.json is unreadable \(.*\); set aside as garbage\.json\.bad$/),
+    );
   });
 
-  it('given another writer holding the destination, when the drainer is kicked, then the deliveries stay spooled until the writer lets go, then load', async ({ skip }) => {
+  it('given another writer holding the destination, when the drainer is kicked, then the deliveries stay spooled until the writer lets go, then load', async ({
+    skip,
+  }) => {
     const made = await target();
     if (!made) return skip();
     const spool = await tempSpool();

@@ -3,15 +3,31 @@ import { planReport, renderPlan } from '../../src/cli/plan-command.js';
 import { CostModel } from '../../src/engine/cost-model.js';
 import type { StreamPlan } from '../../src/engine/stream-context.js';
 
-const profiles: StreamPlan = { stream: 'profiles', units: 40, resumed: 0, skipped: 0, calls: 1, worstCaseCredits: 40, estimatedCredits: 40, next: [] };
-const account = (balance: number | null) => ({ balance, requestsPerMinute: 60, costs: CostModel.builtIn(), ...(balance === null ? { balanceError: 'connection refused' } : {}) });
+const profiles: StreamPlan = {
+  stream: 'profiles',
+  units: 40,
+  resumed: 0,
+  skipped: 0,
+  calls: 1,
+  worstCaseCredits: 40,
+  estimatedCredits: 40,
+  next: [],
+};
+const account = (balance: number | null) => ({
+  balance,
+  requestsPerMinute: 60,
+  costs: CostModel.builtIn(),
+  ...(balance === null ? { balanceError: 'connection refused' } : {}),
+});
 
 describe('plan verdict', () => {
   it('given no keep_balance and a balance below the worst case, when planned, then the balance binds and the run does not fit', () => {
     const report = planReport([profiles], {}, account(5));
     expect(report.limits.binding).toEqual({ limit: 5, name: 'credits_remaining' });
     expect(report.verdict).toBe('will_stop');
-    expect(renderPlan(report)).toMatch(/budget: 5 credits \(the account balance: the service refuses calls past it\): does not fit/);
+    expect(renderPlan(report)).toMatch(
+      /budget: 5 credits \(the account balance: the service refuses calls past it\): does not fit/,
+    );
   });
 
   it('given a per-run limit below the balance, when planned, then the configured limit binds', () => {
@@ -23,12 +39,16 @@ describe('plan verdict', () => {
   it('given an unknown balance and keep_balance, when planned, then it says why nothing fits above keep_balance', () => {
     const report = planReport([profiles], { balanceLeft: 0 }, account(null));
     expect(report.verdict).toBe('will_stop');
-    expect(renderPlan(report)).toMatch(/above keep_balance 0 \(balance unknown: nothing can be proven above keep_balance\)/);
+    expect(renderPlan(report)).toMatch(
+      /above keep_balance 0 \(balance unknown: nothing can be proven above keep_balance\)/,
+    );
   });
 
   it('given an unknown balance and no keep_balance, when the configured limits fit, then it warns the service may still refuse calls', () => {
     const report = planReport([profiles], { perRun: 100 }, account(null));
     expect(report.verdict).toBe('fits');
-    expect(renderPlan(report)).toMatch(/fits the budget; balance unknown, so the service may still refuse calls it cannot cover \(402\)/);
+    expect(renderPlan(report)).toMatch(
+      /fits the budget; balance unknown, so the service may still refuse calls it cannot cover \(402\)/,
+    );
   });
 });

@@ -9,8 +9,19 @@ const NOTICE =
 /** A 60-column terminal that keeps what is written to it. */
 function terminal(columns: number): NodeJS.WriteStream & { text: () => string } {
   const chunks: string[] = [];
-  const stream = new Writable({ write: (chunk, _enc, done) => (chunks.push(String(chunk)), done()) }) as unknown as NodeJS.WriteStream & { text: () => string };
-  Object.assign(stream, { isTTY: true, columns, rows: 40, cursorTo: () => true, moveCursor: () => true, clearLine: () => true, clearScreenDown: () => true, text: () => chunks.join('') });
+  const stream = new Writable({
+    write: (chunk, _enc, done) => (chunks.push(String(chunk)), done()),
+  }) as unknown as NodeJS.WriteStream & { text: () => string };
+  Object.assign(stream, {
+    isTTY: true,
+    columns,
+    rows: 40,
+    cursorTo: () => true,
+    moveCursor: () => true,
+    clearLine: () => true,
+    clearScreenDown: () => true,
+    text: () => chunks.join(''),
+  });
   return stream;
 }
 
@@ -27,7 +38,20 @@ describe('notices on a narrow terminal', () => {
     reporter.streamStarted('jobs', 3);
     reporter.notice('jobs', NOTICE);
     reporter.streamProgress('jobs', { done: 1, credits: 25 });
-    reporter.streamFinished({ stream: 'jobs', status: 'succeeded', records: 25, rows: 25, skipped: 0, failed: 0, rejected: 0, credits: 25, creditsAtRisk: 0, errors: [], estimatedCredits: 25, worstCaseCredits: 25 });
+    reporter.streamFinished({
+      stream: 'jobs',
+      status: 'succeeded',
+      records: 25,
+      rows: 25,
+      skipped: 0,
+      failed: 0,
+      rejected: 0,
+      credits: 25,
+      creditsAtRisk: 0,
+      errors: [],
+      estimatedCredits: 25,
+      worstCaseCredits: 25,
+    });
     const written = out.text().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
     const noticeLines = written.split(/\r?\n/).filter((line) => !line.includes('|') && line.trim() !== '');
     expect(noticeLines.every((line) => line.length <= 60)).toBe(true);

@@ -38,7 +38,9 @@ function thrown(fn: () => unknown): unknown {
   throw new Error('expected a throw');
 }
 
-const errorBody = (type: string, message = 'something happened') => ({ error: { type, message, requestId: 'req_abc' } });
+const errorBody = (type: string, message = 'something happened') => ({
+  error: { type, message, requestId: 'req_abc' },
+});
 
 describe('error mapping', () => {
   it.each([
@@ -52,19 +54,22 @@ describe('error mapping', () => {
     [504, 'upstream_timeout', UpstreamTimeoutError, 'SEEDLINE_UPSTREAM_TIMEOUT', true],
     [502, 'upstream_error', UpstreamError, 'SEEDLINE_UPSTREAM_ERROR', true],
     [409, 'idempotency_conflict', IdempotencyConflictError, 'SEEDLINE_IDEMPOTENCY_CONFLICT', false],
-  ] as const)('given a %i %s envelope, when parsed, then it is the matching class with status, code and request id', (status, type, cls, code, retryable) => {
-    const error = thrown(() => parseResponse(raw(status, errorBody(type)), { operation: 'op', schema: Profile }));
-    expect(error).toBeInstanceOf(cls);
-    expect(error).toBeInstanceOf(ServiceError);
-    const service = error as ServiceError;
-    expect(service.status).toBe(status);
-    expect(service.type).toBe(type);
-    expect(service.code).toBe(code);
-    expect(service.retryable).toBe(retryable);
-    expect(service.requestId).toBe('req_abc');
-    expect(service.message).toContain('something happened');
-    expect(service.message).toContain('req_abc');
-  });
+  ] as const)(
+    'given a %i %s envelope, when parsed, then it is the matching class with status, code and request id',
+    (status, type, cls, code, retryable) => {
+      const error = thrown(() => parseResponse(raw(status, errorBody(type)), { operation: 'op', schema: Profile }));
+      expect(error).toBeInstanceOf(cls);
+      expect(error).toBeInstanceOf(ServiceError);
+      const service = error as ServiceError;
+      expect(service.status).toBe(status);
+      expect(service.type).toBe(type);
+      expect(service.code).toBe(code);
+      expect(service.retryable).toBe(retryable);
+      expect(service.requestId).toBe('req_abc');
+      expect(service.message).toContain('something happened');
+      expect(service.message).toContain('req_abc');
+    },
+  );
 
   it('given every class, when its message is read, then it tells the user what to do next', () => {
     const advice: Record<string, RegExp> = {
@@ -108,19 +113,29 @@ describe('error mapping', () => {
   });
 
   it('given a 429 with Retry-After, when parsed, then the error carries it and names the wait', () => {
-    const error = thrown(() => parseResponse(raw(429, errorBody('rate_limited'), { 'retry-after': '7' }), { operation: 'op', schema: Profile })) as RateLimitedError;
+    const error = thrown(() =>
+      parseResponse(raw(429, errorBody('rate_limited'), { 'retry-after': '7' }), { operation: 'op', schema: Profile }),
+    ) as RateLimitedError;
     expect(error.retryAfterMs).toBe(7_000);
     expect(error.message).toContain('7 s');
   });
 
   it('given the token exchange 401 body { error: string }, when parsed, then it is an InvalidApiKeyError', () => {
-    const error = thrown(() => parseResponse(raw(401, { error: 'Invalid API key' }), { operation: 'exchangeToken', schema: Profile, bare: true }));
+    const error = thrown(() =>
+      parseResponse(raw(401, { error: 'Invalid API key' }), {
+        operation: 'exchangeToken',
+        schema: Profile,
+        bare: true,
+      }),
+    );
     expect(error).toBeInstanceOf(InvalidApiKeyError);
   });
 
   it('given an HTML 502, when parsed, then it is an UnexpectedResponseError with the status and the first bytes', () => {
     const html = `<html><body><h1>502 Bad Gateway</h1>${'x'.repeat(1_000)}</body></html>`;
-    const error = thrown(() => parseResponse(raw(502, html), { operation: 'op', schema: Profile })) as UnexpectedResponseError;
+    const error = thrown(() =>
+      parseResponse(raw(502, html), { operation: 'op', schema: Profile }),
+    ) as UnexpectedResponseError;
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect(error.status).toBe(502);
     expect(error.bodySnippet.startsWith('<html><body><h1>502 Bad Gateway')).toBe(true);
@@ -129,14 +144,19 @@ describe('error mapping', () => {
   });
 
   it('given a 200 with a non-JSON body, when parsed, then it is an UnexpectedResponseError that is not retried', () => {
-    const error = thrown(() => parseResponse(raw(200, 'OK'), { operation: 'op', schema: Profile })) as UnexpectedResponseError;
+    const error = thrown(() =>
+      parseResponse(raw(200, 'OK'), { operation: 'op', schema: Profile }),
+    ) as UnexpectedResponseError;
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect(error.retryable).toBe(false);
   });
 
   it('given a body cut short, when parsed, then it is an UnexpectedResponseError naming the bytes received', () => {
     const error = thrown(() =>
-      parseResponse({ status: 200, headers: {}, body: Buffer.from('{"data":{"url":'), bodyError: new Error('other side closed') }, { operation: 'op', schema: Profile }),
+      parseResponse(
+        { status: 200, headers: {}, body: Buffer.from('{"data":{"url":'), bodyError: new Error('other side closed') },
+        { operation: 'op', schema: Profile },
+      ),
     ) as UnexpectedResponseError;
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect(error.message).toContain('cut short after 15 bytes');
@@ -145,21 +165,40 @@ describe('error mapping', () => {
 });
 
 describe('lenient success parsing', () => {
-  const profile = { url: 'https://n.example/in/jane', public_identifier: 'jane', urn: 'ACoAAA1', full_name: 'Jane', scraped_at: '2026-01-01T00:00:00Z', brand_new: { nested: 1 } };
+  const profile = {
+    url: 'https://n.example/in/jane',
+    public_identifier: 'jane',
+    urn: 'ACoAAA1',
+    full_name: 'Jane',
+    scraped_at: '2026-01-01T00:00:00Z',
+    brand_new: { nested: 1 },
+  };
 
   it('given unknown fields in data and meta, when parsed, then they are kept', () => {
-    const answer = parseResponse(raw(200, { data: profile, meta: { creditsUsed: 1, billed: true, requestId: 'req_1', novelty: 'yes' }, extra_top: 1 }), {
-      operation: 'enrichProfile',
-      schema: Profile,
-    });
+    const answer = parseResponse(
+      raw(200, {
+        data: profile,
+        meta: { creditsUsed: 1, billed: true, requestId: 'req_1', novelty: 'yes' },
+        extra_top: 1,
+      }),
+      {
+        operation: 'enrichProfile',
+        schema: Profile,
+      },
+    );
     expect((answer.data as Record<string, unknown>).brand_new).toEqual({ nested: 1 });
     expect((answer.meta as Record<string, unknown>).novelty).toBe('yes');
     expect(answer.meta.creditsUsed).toBe(1);
   });
 
   it('given a record missing a required field, when parsed, then ApiResponseShapeError names the path and keeps the raw body', () => {
-    const body = { data: { ...profile, scraped_at: undefined, positions: [{ title: 7 }] }, meta: { requestId: 'req_9' } };
-    const error = thrown(() => parseResponse(raw(200, body), { operation: 'enrichProfile', schema: Profile })) as ApiResponseShapeError;
+    const body = {
+      data: { ...profile, scraped_at: undefined, positions: [{ title: 7 }] },
+      meta: { requestId: 'req_9' },
+    };
+    const error = thrown(() =>
+      parseResponse(raw(200, body), { operation: 'enrichProfile', schema: Profile }),
+    ) as ApiResponseShapeError;
     expect(error).toBeInstanceOf(ApiResponseShapeError);
     expect(error.reason).toContain('data.scraped_at');
     expect(error.reason).toContain('data.positions.0.title');
@@ -168,7 +207,10 @@ describe('lenient success parsing', () => {
   });
 
   it('given no meta.requestId but an X-Request-Id header, when parsed, then meta carries the header value', () => {
-    const answer = parseResponse(raw(200, { data: profile, meta: {} }, { 'x-request-id': 'req_hdr' }), { operation: 'enrichProfile', schema: Profile });
+    const answer = parseResponse(raw(200, { data: profile, meta: {} }, { 'x-request-id': 'req_hdr' }), {
+      operation: 'enrichProfile',
+      schema: Profile,
+    });
     expect(answer.meta.requestId).toBe('req_hdr');
   });
 });
@@ -176,14 +218,18 @@ describe('lenient success parsing', () => {
 describe('secrets never reach a message', () => {
   it('given a service message that echoes the key and a token, when mapped, then neither appears in the message', () => {
     const body = errorBody('invalid_api_key', `key ${API_KEY} with token ${TOKEN} is revoked`);
-    const error = thrown(() => parseResponse(raw(401, body), { operation: 'op', schema: Profile, secrets: [API_KEY, TOKEN] })) as Error;
+    const error = thrown(() =>
+      parseResponse(raw(401, body), { operation: 'op', schema: Profile, secrets: [API_KEY, TOKEN] }),
+    ) as Error;
     expect(error.message).not.toContain(API_KEY);
     expect(error.message).not.toContain(TOKEN);
     expect(error.message).toContain('[redacted]');
   });
 
   it('given an HTML error page that echoes a key, when mapped, then the snippet is redacted too', () => {
-    const error = thrown(() => parseResponse(raw(500, `<p>bad key ${API_KEY}</p>`), { operation: 'op', schema: Profile, secrets: [API_KEY] })) as UnexpectedResponseError;
+    const error = thrown(() =>
+      parseResponse(raw(500, `<p>bad key ${API_KEY}</p>`), { operation: 'op', schema: Profile, secrets: [API_KEY] }),
+    ) as UnexpectedResponseError;
     expect(error.bodySnippet).not.toContain(API_KEY);
     expect(error.message).not.toContain(API_KEY);
   });

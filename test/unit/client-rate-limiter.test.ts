@@ -23,7 +23,9 @@ describe('RateLimiter sliding window', () => {
     vi.useFakeTimers();
     const limiter = new RateLimiter({ requestsPerMinute: 5 });
     const starts: number[] = [];
-    const all = Promise.all(Array.from({ length: 23 }, () => limiter.schedule(async () => void starts.push(Date.now()))));
+    const all = Promise.all(
+      Array.from({ length: 23 }, () => limiter.schedule(async () => void starts.push(Date.now()))),
+    );
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     await all;
     expect(starts).toHaveLength(23);
@@ -58,7 +60,9 @@ describe('RateLimiter sliding window', () => {
     vi.useFakeTimers();
     const limiter = new RateLimiter({ requestsPerMinute: 3, intervalMs: 100 });
     const starts: number[] = [];
-    const all = Promise.all(Array.from({ length: 10 }, () => limiter.schedule(async () => void starts.push(Date.now()))));
+    const all = Promise.all(
+      Array.from({ length: 10 }, () => limiter.schedule(async () => void starts.push(Date.now()))),
+    );
     await vi.advanceTimersByTimeAsync(1_000);
     await all;
     expect(maxInAnyWindow(starts, 100)).toBe(3);
@@ -72,7 +76,9 @@ describe('RateLimiter sliding window', () => {
     limiter.configure({ requestsPerMinute: 4, concurrentBatchJobs: 2 });
     expect(limiter.requestsPerMinute).toBe(4);
     expect(limiter.concurrentBatchJobs).toBe(2);
-    const later = Promise.all(Array.from({ length: 5 }, () => limiter.schedule(async () => void starts.push(Date.now()))));
+    const later = Promise.all(
+      Array.from({ length: 5 }, () => limiter.schedule(async () => void starts.push(Date.now()))),
+    );
     await vi.advanceTimersByTimeAsync(5 * 60_000);
     await later;
     expect(starts).toHaveLength(8);
@@ -83,7 +89,9 @@ describe('RateLimiter sliding window', () => {
     vi.useFakeTimers();
     const limiter = new RateLimiter({ requestsPerMinute: 1 });
     const starts: number[] = [];
-    const all = Promise.all(Array.from({ length: 4 }, () => limiter.schedule(async () => void starts.push(Date.now()))));
+    const all = Promise.all(
+      Array.from({ length: 4 }, () => limiter.schedule(async () => void starts.push(Date.now()))),
+    );
     await vi.advanceTimersByTimeAsync(0);
     limiter.configure({ requestsPerMinute: 2 });
     await vi.advanceTimersByTimeAsync(5 * 60_000);

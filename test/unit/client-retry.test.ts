@@ -12,10 +12,25 @@ import {
   UpstreamTimeoutError,
   ServiceError,
 } from '../../src/client/errors.js';
-import { backoffDelay, decideRetry, DEFAULT_RETRY_POLICY, isRetryable, isRetryableUnbilled, parseRetryAfter, resolveRetryPolicy, withRetry } from '../../src/client/retry.js';
+import {
+  backoffDelay,
+  decideRetry,
+  DEFAULT_RETRY_POLICY,
+  isRetryable,
+  isRetryableUnbilled,
+  parseRetryAfter,
+  resolveRetryPolicy,
+  withRetry,
+} from '../../src/client/retry.js';
 import { RateLimiter } from '../../src/client/rate-limiter.js';
 
-const init = (status: number, type: string, retryAfterMs?: number) => ({ status, type, serviceMessage: 'x', requestId: 'req_1', retryAfterMs });
+const init = (status: number, type: string, retryAfterMs?: number) => ({
+  status,
+  type,
+  serviceMessage: 'x',
+  requestId: 'req_1',
+  retryAfterMs,
+});
 
 describe('retry decisions', () => {
   it.each([
@@ -40,7 +55,10 @@ describe('retry decisions', () => {
     ['404', new NotFoundError(init(404, 'not_found'))],
     ['422', new UnprocessableTargetError(init(422, 'unprocessable_target'))],
     ['an unknown 4xx type', new ServiceError(init(418, 'teapot'))],
-    ['a 2xx body cut short', new UnexpectedResponseError({ status: 200, bodySnippet: '{"da', reason: 'a body cut short' })],
+    [
+      'a 2xx body cut short',
+      new UnexpectedResponseError({ status: 200, bodySnippet: '{"da', reason: 'a body cut short' }),
+    ],
     ['a plain Error', new Error('boom')],
   ])('given %s, when deciding, then the call is not retried', (_name, error) => {
     const decision = decideRetry({ error, attempt: 1, waitedMs: 0, policy: resolveRetryPolicy() });
@@ -57,14 +75,31 @@ describe('retry decisions', () => {
     ['ECONNRESET', new NetworkError({ origin: 'http://h', causeCode: 'ECONNRESET' }), false],
     ['a headers timeout', new NetworkError({ origin: 'http://h', causeCode: 'UND_ERR_HEADERS_TIMEOUT' }), false],
     ['a closed socket', new NetworkError({ origin: 'http://h', causeCode: 'UND_ERR_SOCKET' }), false],
-    ['an HTML 502', new UnexpectedResponseError({ status: 502, bodySnippet: '<html>', reason: 'a non-JSON body' }), false],
-    ['an HTML 429 from a proxy', new UnexpectedResponseError({ status: 429, bodySnippet: '<html>', reason: 'a non-JSON body' }), true],
+    [
+      'an HTML 502',
+      new UnexpectedResponseError({ status: 502, bodySnippet: '<html>', reason: 'a non-JSON body' }),
+      false,
+    ],
+    [
+      'an HTML 429 from a proxy',
+      new UnexpectedResponseError({ status: 429, bodySnippet: '<html>', reason: 'a non-JSON body' }),
+      true,
+    ],
     ['422', new UnprocessableTargetError(init(422, 'unprocessable_target')), false],
-  ])('given %s on a billed call without an Idempotency-Key, when deciding, then it is repeated only if it cannot have been billed (%s)', (_name, error, repeated) => {
-    expect(isRetryableUnbilled(error)).toBe(repeated);
-    const decision = decideRetry({ error, attempt: 1, waitedMs: 0, policy: resolveRetryPolicy(), retryable: isRetryableUnbilled });
-    expect(decision.retry).toBe(repeated);
-  });
+  ])(
+    'given %s on a billed call without an Idempotency-Key, when deciding, then it is repeated only if it cannot have been billed (%s)',
+    (_name, error, repeated) => {
+      expect(isRetryableUnbilled(error)).toBe(repeated);
+      const decision = decideRetry({
+        error,
+        attempt: 1,
+        waitedMs: 0,
+        policy: resolveRetryPolicy(),
+        retryable: isRetryableUnbilled,
+      });
+      expect(decision.retry).toBe(repeated);
+    },
+  );
 
   it('given the attempt cap is reached, when deciding, then the loop gives up with max-attempts', () => {
     const error = new InternalServiceError(init(500, 'internal_error'));
@@ -89,7 +124,12 @@ describe('retry decisions', () => {
 
   it('given some budget is left, when the jittered delay would overrun it, then the delay is clipped to the budget', () => {
     const error = new InternalServiceError(init(500, 'internal_error'));
-    const policy = resolveRetryPolicy({ random: () => 0.999, baseDelayMs: 10_000, maxDelayMs: 60_000, maxTotalWaitMs: 12_000 });
+    const policy = resolveRetryPolicy({
+      random: () => 0.999,
+      baseDelayMs: 10_000,
+      maxDelayMs: 60_000,
+      maxTotalWaitMs: 12_000,
+    });
     expect(decideRetry({ error, attempt: 3, waitedMs: 10_000, policy })).toEqual({ retry: true, delayMs: 2_000 });
   });
 });
@@ -108,7 +148,7 @@ describe('backoff bounds', () => {
 
   it('given many random draws, when computing delays, then none leaves its bound (full jitter)', () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const policy = resolveRetryPolicy({ random, baseDelayMs: 100, maxDelayMs: 5_000 });
     for (let i = 0; i < 1_000; i++) {
       const retry = (i % 10) + 1;

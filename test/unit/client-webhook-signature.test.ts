@@ -1,6 +1,11 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { checkSignatureHeader, computeSignature, signWebhook, verifyWebhook } from '../../src/client/webhook-signature.js';
+import {
+  checkSignatureHeader,
+  computeSignature,
+  signWebhook,
+  verifyWebhook,
+} from '../../src/client/webhook-signature.js';
 
 const stripe = new Stripe('sk_test_unused_for_signatures');
 const stripeSignature = stripe.webhooks.signature;
@@ -30,28 +35,45 @@ describe('signature vectors', () => {
 
 describe('verifyWebhook', () => {
   it('given a header we signed, when verified at the same second, then it is accepted with its timestamp', () => {
-    expect(verifyWebhook({ header: signWebhook(SECRET, body, T), rawBody: body, secrets: SECRET, now: T })).toEqual({ ok: true, timestamp: T });
+    expect(verifyWebhook({ header: signWebhook(SECRET, body, T), rawBody: body, secrets: SECRET, now: T })).toEqual({
+      ok: true,
+      timestamp: T,
+    });
   });
 
   it('given a rotation, when any of several v1 values matches any of several secrets, then it is accepted', () => {
     const oldSig = computeSignature('old_secret', `${T}.${body}`);
     const header = `t=${T},v1=${'0'.repeat(64)},v1=${oldSig}`;
     expect(verifyWebhook({ header, rawBody: body, secrets: ['new_secret', 'old_secret'], now: T }).ok).toBe(true);
-    expect(verifyWebhook({ header, rawBody: body, secrets: ['new_secret'], now: T })).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+    expect(verifyWebhook({ header, rawBody: body, secrets: ['new_secret'], now: T })).toMatchObject({
+      ok: false,
+      reason: 'signature_mismatch',
+    });
   });
 
   it('given a body changed by one byte, when verified, then it is refused', () => {
     const header = signWebhook(SECRET, body, T);
-    expect(verifyWebhook({ header, rawBody: `${body} `, secrets: SECRET, now: T })).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+    expect(verifyWebhook({ header, rawBody: `${body} `, secrets: SECRET, now: T })).toMatchObject({
+      ok: false,
+      reason: 'signature_mismatch',
+    });
   });
 
   it('given timestamps at and beyond the tolerance, when verified, then only those within 300 s either way pass', () => {
     const header = signWebhook(SECRET, body, T);
     expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T + 300 }).ok).toBe(true);
-    expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T + 301 })).toMatchObject({ ok: false, reason: 'timestamp_too_old' });
+    expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T + 301 })).toMatchObject({
+      ok: false,
+      reason: 'timestamp_too_old',
+    });
     expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T - 300 }).ok).toBe(true);
-    expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T - 301 })).toMatchObject({ ok: false, reason: 'timestamp_in_future' });
-    expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: new Date((T + 10) * 1000), toleranceSeconds: 5 })).toMatchObject({
+    expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T - 301 })).toMatchObject({
+      ok: false,
+      reason: 'timestamp_in_future',
+    });
+    expect(
+      verifyWebhook({ header, rawBody: body, secrets: SECRET, now: new Date((T + 10) * 1000), toleranceSeconds: 5 }),
+    ).toMatchObject({
       ok: false,
       reason: 'timestamp_too_old',
     });
@@ -59,9 +81,16 @@ describe('verifyWebhook', () => {
 
   it('given a stale timestamp and a signature no secret made, when verified, then it is refused for its age, before any HMAC is computed', () => {
     const header = `t=${T},v1=${'0'.repeat(64)}`;
-    expect(verifyWebhook({ header, rawBody: body, secrets: ['a', 'b', 'c'], now: T + 301 })).toMatchObject({ ok: false, reason: 'timestamp_too_old' });
+    expect(verifyWebhook({ header, rawBody: body, secrets: ['a', 'b', 'c'], now: T + 301 })).toMatchObject({
+      ok: false,
+      reason: 'timestamp_too_old',
+    });
     expect(checkSignatureHeader({ header, now: T - 301 })).toMatchObject({ ok: false, reason: 'timestamp_in_future' });
-    expect(checkSignatureHeader({ header, now: T })).toMatchObject({ ok: true, timestamp: T, signatures: [Buffer.alloc(32)] });
+    expect(checkSignatureHeader({ header, now: T })).toMatchObject({
+      ok: true,
+      timestamp: T,
+      signatures: [Buffer.alloc(32)],
+    });
   });
 
   it.each([
@@ -77,7 +106,12 @@ describe('verifyWebhook', () => {
   it('given no secret, when verified, then it is refused and the message holds no secret material', () => {
     const result = verifyWebhook({ header: signWebhook(SECRET, body, T), rawBody: body, secrets: [], now: T });
     expect(result).toMatchObject({ ok: false, reason: 'no_secret' });
-    const mismatch = verifyWebhook({ header: signWebhook(SECRET, body, T), rawBody: body, secrets: 'whsec_other_value', now: T });
+    const mismatch = verifyWebhook({
+      header: signWebhook(SECRET, body, T),
+      rawBody: body,
+      secrets: 'whsec_other_value',
+      now: T,
+    });
     expect(mismatch.ok).toBe(false);
     if (!mismatch.ok) expect(mismatch.message).not.toContain('whsec_other_value');
   });
@@ -96,7 +130,9 @@ describe('cross-check with the stripe package', () => {
 
   it('given a header made by ours with a wrong secret, when verified by stripe, then stripe refuses it too', () => {
     const header = signWebhook('another_secret', body, T);
-    expect(() => stripeSignature.verifyHeader(body, header, SECRET, 300, undefined, T * 1000)).toThrow(/No signatures found/);
+    expect(() => stripeSignature.verifyHeader(body, header, SECRET, 300, undefined, T * 1000)).toThrow(
+      /No signatures found/,
+    );
     expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T }).ok).toBe(false);
   });
 });

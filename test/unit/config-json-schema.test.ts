@@ -24,20 +24,27 @@ describe('the config JSON Schema', () => {
   it('given the demo config and the README example, when validated by ajv, then both are valid', () => {
     const demo = readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8');
     expect(demo.split('\n')[0]).toBe('# yaml-language-server: $schema=../schemas/seedline.config.schema.json');
-    for (const config of [parse(demo), readmeConfig()]) expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
+    for (const config of [parse(demo), readmeConfig()])
+      expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
   });
 
   it("given the demo config's optional streams uncommented, when validated by ajv and loaded, then it is valid and runs them", () => {
     const demo = readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8');
     const optional = demo.replace(/^  # ([a-z_]+: \{)/gm, '  $1');
     const config = parse(optional) as { streams: Record<string, unknown> };
-    expect(Object.keys(config.streams)).toEqual(expect.arrayContaining(['post_comments', 'post_reactions', 'profile_recommendations', 'profile_interests']));
+    expect(Object.keys(config.streams)).toEqual(
+      expect.arrayContaining(['post_comments', 'post_reactions', 'profile_recommendations', 'profile_interests']),
+    );
     expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
     expect(Object.keys(parseConfig(optional, join(ROOT, 'config/demo.yaml')).streams)).toContain('profile_interests');
   });
 
   it('given a mistyped key, a wrong type and a placeholder for a number, when validated, then the first two are flagged and the placeholder passes', () => {
-    const base = { api: { base_url: 'sandbox', api_key: 'svc_test_x' }, destination: { type: 'duckdb', path: 'w.duckdb' }, streams: { profiles: null } };
+    const base = {
+      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams: { profiles: null },
+    };
     expect(validate(base)).toBe(true);
     expect(validate({ ...base, budget: { max_credits_per_run: '${MAX_CREDITS:-500}' } })).toBe(true);
     expect(validate({ ...base, budgett: {} })).toBe(false);

@@ -10,16 +10,23 @@ describe('a seed file without the named column', () => {
   it('given a .env named as the seed file, when resolved, then the error names the file, the column and how many columns the first line has, and never its contents', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'seedline-seed-file-'));
     await writeFile(join(dir, '.env'), 'SEEDLINE_API_KEY=svc_live_s3cr3t_value,OTHER=x\nMORE=y\n');
-    const error = await resolveSeeds('seeds.profiles', { file: '.env', column: 'url' }, dir, noQuery).catch((e: Error) => e);
+    const error = await resolveSeeds('seeds.profiles', { file: '.env', column: 'url' }, dir, noQuery).catch(
+      (e: Error) => e,
+    );
     expect(error).toBeInstanceOf(Error);
     const message = (error as Error).message;
-    expect(message).toMatch(/^seeds\.profiles\.column: .*\.env has no column "url": its first line has 2 columns \(names not shown/);
+    expect(message).toMatch(
+      /^seeds\.profiles\.column: .*\.env has no column "url": its first line has 2 columns \(names not shown/,
+    );
     expect(message).not.toMatch(/s3cr3t|SEEDLINE_API_KEY|OTHER|MORE/);
   });
 
   it('given a CSV with the column, when resolved, then its values come back trimmed and without duplicates', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'seedline-seed-file-'));
     await writeFile(join(dir, 'seeds.csv'), 'name,url\nJane, jane-doe \nJohn,john-roe\nJane,jane-doe\n');
-    expect(await resolveSeeds('seeds.profiles', { file: 'seeds.csv', column: 'url' }, dir, noQuery)).toEqual(['jane-doe', 'john-roe']);
+    expect(await resolveSeeds('seeds.profiles', { file: 'seeds.csv', column: 'url' }, dir, noQuery)).toEqual([
+      'jane-doe',
+      'john-roe',
+    ]);
   });
 });

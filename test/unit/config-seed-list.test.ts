@@ -42,7 +42,12 @@ describe('a seed list read in chunks', () => {
   });
 
   it('given a CSV file that does not exist, when opened, then it fails before anything is read, naming the key', async () => {
-    const error = await SeedList.open('seeds.profiles', { file: 'missing.csv', column: 'url' }, tmpdir(), noQuery).catch((e: Error) => e);
+    const error = await SeedList.open(
+      'seeds.profiles',
+      { file: 'missing.csv', column: 'url' },
+      tmpdir(),
+      noQuery,
+    ).catch((e: Error) => e);
     expect((error as Error).message).toMatch(/^seeds\.profiles\.file: cannot read .*missing\.csv/);
   });
 });
@@ -53,19 +58,24 @@ describe('CSV parsed piece by piece', () => {
 
   it('given any CSV cut into pieces anywhere (inside quotes, between CR and LF), when parsed piece by piece, then the rows equal parsing it whole', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(cell, { minLength: 1, maxLength: 4 }), { maxLength: 8 }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1 }), fc.constantFrom('\n', '\r\n'), (rows, cuts, eol) => {
-        const text = rows.map((row) => row.map(quote).join(',')).join(eol);
-        const parser = new CsvRows();
-        const parsed: string[][] = [];
-        let at = 0;
-        for (let i = 0; at < text.length; i++) {
-          const size = cuts[i % cuts.length]!;
-          parsed.push(...parser.push(text.slice(at, at + size)));
-          at += size;
-        }
-        parsed.push(...parser.end());
-        expect(parsed).toEqual(parseCsv(text));
-      }),
+      fc.property(
+        fc.array(fc.array(cell, { minLength: 1, maxLength: 4 }), { maxLength: 8 }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1 }),
+        fc.constantFrom('\n', '\r\n'),
+        (rows, cuts, eol) => {
+          const text = rows.map((row) => row.map(quote).join(',')).join(eol);
+          const parser = new CsvRows();
+          const parsed: string[][] = [];
+          let at = 0;
+          for (let i = 0; at < text.length; i++) {
+            const size = cuts[i % cuts.length]!;
+            parsed.push(...parser.push(text.slice(at, at + size)));
+            at += size;
+          }
+          parsed.push(...parser.end());
+          expect(parsed).toEqual(parseCsv(text));
+        },
+      ),
     );
   });
 });

@@ -17,18 +17,31 @@ function parseInPieces(text: string, cuts: number[]): string[][] {
   return [...parsed, ...rows.end()];
 }
 
-const fieldText = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ',', '"', '\r', '\n', 'é', '/') , maxLength: 12 });
+const fieldText = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ',', '"', '\r', '\n', 'é', '/'), maxLength: 12 });
 // A row of one empty field is a blank line, which the parser drops: rows hold a non-empty first field.
-const csvRows = fc.array(fc.tuple(fieldText.filter((f) => f.length > 0), fc.array(fieldText, { maxLength: 4 })).map(([first, rest]) => [first, ...rest]), { maxLength: 8 });
+const csvRows = fc.array(
+  fc
+    .tuple(
+      fieldText.filter((f) => f.length > 0),
+      fc.array(fieldText, { maxLength: 4 }),
+    )
+    .map(([first, rest]) => [first, ...rest]),
+  { maxLength: 8 },
+);
 
 describe('CsvRows', () => {
   it('given any rows written as CSV and read in pieces cut anywhere, when parsed, then the rows come back as written', () => {
     fc.assert(
-      fc.property(csvRows, fc.constantFrom('\n', '\r\n'), fc.array(fc.nat(), { maxLength: 6 }), (rows, lineBreak, cuts) => {
-        const text = toCsv(rows, lineBreak);
-        expect(parseInPieces(text, cuts)).toEqual(rows);
-        expect(parseCsv(text)).toEqual(rows);
-      }),
+      fc.property(
+        csvRows,
+        fc.constantFrom('\n', '\r\n'),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (rows, lineBreak, cuts) => {
+          const text = toCsv(rows, lineBreak);
+          expect(parseInPieces(text, cuts)).toEqual(rows);
+          expect(parseCsv(text)).toEqual(rows);
+        },
+      ),
       { numRuns: 500 },
     );
   });

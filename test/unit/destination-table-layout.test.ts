@@ -7,7 +7,11 @@ import fc from 'fast-check';
 import { parseIsoTimestamp, shapeRecords } from '../../src/destinations/record-shaper.js';
 import { duckDbTypeMapper } from '../../src/destinations/duckdb/duckdb-type-mapper.js';
 import { postgresTypeMapper } from '../../src/destinations/postgres/postgres-type-mapper.js';
-import { encodeCopyBinary, escapeCopyText, encodeCopyRows } from '../../src/destinations/postgres/postgres-copy-encoder.js';
+import {
+  encodeCopyBinary,
+  escapeCopyText,
+  encodeCopyRows,
+} from '../../src/destinations/postgres/postgres-copy-encoder.js';
 
 const profiles = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' });
 const typeOf = (name: string): string | undefined => profiles.columns.find((c) => c.name === name)?.type;
@@ -47,14 +51,29 @@ describe('table layout from zod', () => {
 
   it('given history mode, when laid out, then the parent carries _valid_from, _valid_to and _row_hash, children _parent_valid_from', () => {
     const history = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'history' });
-    expect(parentShape(history).columns.slice(-3).map((c) => c.name)).toEqual(['_valid_from', '_valid_to', '_row_hash']);
-    expect(childShape(history, history.children[0]!).columns.slice(0, 3).map((c) => c.name)).toEqual(['_parent_url', '_parent_valid_from', '_index']);
+    expect(
+      parentShape(history)
+        .columns.slice(-3)
+        .map((c) => c.name),
+    ).toEqual(['_valid_from', '_valid_to', '_row_hash']);
+    expect(
+      childShape(history, history.children[0]!)
+        .columns.slice(0, 3)
+        .map((c) => c.name),
+    ).toEqual(['_parent_url', '_parent_valid_from', '_index']);
   });
 
   it('given doubles, booleans, dates, enums and camelCase, when laid out, then each maps as documented', () => {
     const layout = tableLayout({
       name: 't',
-      schema: z.object({ ratio: z.number(), ok: z.boolean(), at: z.date(), kind: z.enum(['a', 'b']), creditsUsed: z.int(), anything: z.unknown() }),
+      schema: z.object({
+        ratio: z.number(),
+        ok: z.boolean(),
+        at: z.date(),
+        kind: z.enum(['a', 'b']),
+        creditsUsed: z.int(),
+        anything: z.unknown(),
+      }),
       primaryKey: [],
       writeMode: 'append',
     });
@@ -69,18 +88,44 @@ describe('table layout from zod', () => {
   });
 
   it('given merge without a primary key or a hostile name, when laid out, then it is refused with a stable code', () => {
-    expect(() => tableLayout({ name: 'x', schema: z.object({ a: z.string() }), primaryKey: [], writeMode: 'merge' })).toThrow(expect.objectContaining({ code: 'SEEDLINE_INVALID_TABLE_DEFINITION' }));
-    expect(() => tableLayout({ name: 'X;drop', schema: z.object({ a: z.string() }), primaryKey: [], writeMode: 'append' })).toThrow(expect.objectContaining({ code: 'SEEDLINE_INVALID_IDENTIFIER' }));
+    expect(() =>
+      tableLayout({ name: 'x', schema: z.object({ a: z.string() }), primaryKey: [], writeMode: 'merge' }),
+    ).toThrow(expect.objectContaining({ code: 'SEEDLINE_INVALID_TABLE_DEFINITION' }));
+    expect(() =>
+      tableLayout({ name: 'X;drop', schema: z.object({ a: z.string() }), primaryKey: [], writeMode: 'append' }),
+    ).toThrow(expect.objectContaining({ code: 'SEEDLINE_INVALID_IDENTIFIER' }));
   });
 });
 
 describe('dialect type mappers', () => {
   it('given each logical type, when mapped, then DuckDB and Postgres get their documented types and map back', () => {
     const logical = ['text', 'bigint', 'double', 'boolean', 'timestamp', 'json'] as const;
-    expect(logical.map((t) => duckDbTypeMapper.sqlType(t))).toEqual(['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMPTZ', 'JSON']);
-    expect(logical.map((t) => postgresTypeMapper.sqlType(t))).toEqual(['text', 'bigint', 'double precision', 'boolean', 'timestamptz', 'jsonb']);
-    expect(['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMP WITH TIME ZONE', 'JSON'].map((t) => duckDbTypeMapper.logicalType(t))).toEqual([...logical]);
-    expect(['text', 'bigint', 'double precision', 'boolean', 'timestamp with time zone', 'jsonb'].map((t) => postgresTypeMapper.logicalType(t))).toEqual([...logical]);
+    expect(logical.map((t) => duckDbTypeMapper.sqlType(t))).toEqual([
+      'VARCHAR',
+      'BIGINT',
+      'DOUBLE',
+      'BOOLEAN',
+      'TIMESTAMPTZ',
+      'JSON',
+    ]);
+    expect(logical.map((t) => postgresTypeMapper.sqlType(t))).toEqual([
+      'text',
+      'bigint',
+      'double precision',
+      'boolean',
+      'timestamptz',
+      'jsonb',
+    ]);
+    expect(
+      ['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMP WITH TIME ZONE', 'JSON'].map((t) =>
+        duckDbTypeMapper.logicalType(t),
+      ),
+    ).toEqual([...logical]);
+    expect(
+      ['text', 'bigint', 'double precision', 'boolean', 'timestamp with time zone', 'jsonb'].map((t) =>
+        postgresTypeMapper.logicalType(t),
+      ),
+    ).toEqual([...logical]);
     expect(postgresTypeMapper.logicalType('integer')).toBe('bigint');
   });
 });
@@ -90,7 +135,14 @@ describe('record shaping', () => {
     const batch = shapeRecords(
       profiles,
       [
-        { url: 'u1', public_identifier: 'p', urn: 1, scraped_at: '2024-01-01T00:00:00Z', surprise: { deep: [1] }, location: { city: 'Lyon', zip: '69001' } },
+        {
+          url: 'u1',
+          public_identifier: 'p',
+          urn: 1,
+          scraped_at: '2024-01-01T00:00:00Z',
+          surprise: { deep: [1] },
+          location: { city: 'Lyon', zip: '69001' },
+        },
         { url: 'u2', public_identifier: 'p', urn: 2, scraped_at: 'not a date' },
         { url: 'u3', public_identifier: 'p', urn: 3, scraped_at: '2024-01-01T00:00:00Z', followers_count: 1.5 },
       ],
@@ -98,7 +150,8 @@ describe('record shaping', () => {
     );
     expect(batch.records).toBe(3);
     expect(batch.rejected).toEqual([]);
-    const column = (name: string) => batch.parent.columns[batch.parent.shape.columns.findIndex((c) => c.name === name)]!;
+    const column = (name: string) =>
+      batch.parent.columns[batch.parent.shape.columns.findIndex((c) => c.name === name)]!;
     expect(JSON.parse(column('_extra')[0] as string)).toEqual({ surprise: { deep: [1] }, location: { zip: '69001' } });
     expect(column('scraped_at')[1]).toBeNull();
     expect(JSON.parse(column('_extra')[1] as string)).toEqual({ scraped_at: 'not a date' });
@@ -113,31 +166,59 @@ describe('record shaping', () => {
 
 describe('schema contracts in the record shaper', () => {
   const table = (contract: Partial<SchemaContract>) =>
-    tableLayout({ name: 'people', schema: z.object({ id: z.string(), age: z.number().int().optional(), tags: z.array(z.object({ name: z.string() })).optional() }), primaryKey: ['id'], writeMode: 'merge', contract: { ...EVOLVE, ...contract } });
+    tableLayout({
+      name: 'people',
+      schema: z.object({
+        id: z.string(),
+        age: z.number().int().optional(),
+        tags: z.array(z.object({ name: z.string() })).optional(),
+      }),
+      primaryKey: ['id'],
+      writeMode: 'merge',
+      contract: { ...EVOLVE, ...contract },
+    });
   const records = [{ id: 'a', age: 'old', tags: [{ name: 'x' }, 'loose'], hobby: 'chess' }];
-  const extraOf = (batch: ReturnType<typeof shapeRecords>) => batch.parent.columns[batch.parent.shape.columns.findIndex((c) => c.name === '_extra')]![0];
+  const extraOf = (batch: ReturnType<typeof shapeRecords>) =>
+    batch.parent.columns[batch.parent.shape.columns.findIndex((c) => c.name === '_extra')]![0];
 
   it('given evolve, when a value does not fit, then its column is NULL and it is kept in _extra with unknown fields and list items that are not objects', () => {
     const batch = shapeRecords(table({}), records, { runId: 'r', loadedAt: 0 });
     expect(batch.records).toBe(1);
     expect(JSON.parse(extraOf(batch) as string)).toEqual({ age: 'old', tags: { 1: 'loose' }, hobby: 'chess' });
     expect(batch.children[0]!.length).toBe(1);
-    expect(batch.repairs.map((r) => [r.field, r.change])).toEqual([['age', 'kept_in_extra'], ['tags[]', 'kept_in_extra']]);
+    expect(batch.repairs.map((r) => [r.field, r.change])).toEqual([
+      ['age', 'kept_in_extra'],
+      ['tags[]', 'kept_in_extra'],
+    ]);
   });
 
   it('given discard_value, when values do not fit and fields are unknown, then the record loads without them and each is counted as discarded', () => {
-    const batch = shapeRecords(table({ dataType: 'discard_value', columns: 'discard_value' }), records, { runId: 'r', loadedAt: 0 });
+    const batch = shapeRecords(table({ dataType: 'discard_value', columns: 'discard_value' }), records, {
+      runId: 'r',
+      loadedAt: 0,
+    });
     expect(batch.records).toBe(1);
     expect(extraOf(batch)).toBeNull();
-    expect(batch.repairs.map((r) => [r.field, r.change])).toEqual([['age', 'discarded'], ['tags[]', 'discarded'], ['hobby', 'discarded']]);
+    expect(batch.repairs.map((r) => [r.field, r.change])).toEqual([
+      ['age', 'discarded'],
+      ['tags[]', 'discarded'],
+      ['hobby', 'discarded'],
+    ]);
   });
 
   it('given discard_row or freeze, when a value does not fit or a field is unknown, then the record is rejected naming the contract key', () => {
     for (const mode of ['discard_row', 'freeze'] as const) {
       const typed = shapeRecords(table({ dataType: mode }), [{ id: 'a', age: 'old' }], { runId: 'r', loadedAt: 0 });
-      expect(typed.rejected.map((r) => r.reason)).toEqual([`column age: expected an integer, got a string ("old") (schema_contract.data_type: ${mode})`]);
-      const unknown = shapeRecords(table({ columns: mode }), [{ id: 'b', hobby: 'chess' }], { runId: 'r', loadedAt: 0 });
-      expect(unknown.rejected.map((r) => r.reason)).toEqual([`field hobby is not in the schema (schema_contract.columns: ${mode})`]);
+      expect(typed.rejected.map((r) => r.reason)).toEqual([
+        `column age: expected an integer, got a string ("old") (schema_contract.data_type: ${mode})`,
+      ]);
+      const unknown = shapeRecords(table({ columns: mode }), [{ id: 'b', hobby: 'chess' }], {
+        runId: 'r',
+        loadedAt: 0,
+      });
+      expect(unknown.rejected.map((r) => r.reason)).toEqual([
+        `field hobby is not in the schema (schema_contract.columns: ${mode})`,
+      ]);
       expect(isFrozenRejection(unknown.rejected[0]!.reason)).toBe(mode === 'freeze');
     }
   });
@@ -147,7 +228,13 @@ describe('COPY text escaping', () => {
   it('given hostile strings, when escaped, then backslashes and line/field breaks become escapes and nothing else changes', () => {
     expect(escapeCopyText('plain é 🙂 "q" \'s\'')).toBe('plain é 🙂 "q" \'s\'');
     expect(escapeCopyText('a\\b\tc\nd\re\\N')).toBe('a\\\\b\\tc\\nd\\re\\\\N');
-    const columns = [['x\ty', null], [12n, null], [true, null], [0, null], ['{"a":"\\n"}', null]];
+    const columns = [
+      ['x\ty', null],
+      [12n, null],
+      [true, null],
+      [0, null],
+      ['{"a":"\\n"}', null],
+    ];
     expect([...encodeCopyRows(['text', 'bigint', 'boolean', 'timestamp', 'json'], columns, 2)].join('')).toBe(
       'x\\ty\t12\tt\t1970-01-01T00:00:00.000Z\t{"a":"\\\\n"}\n\\N\t\\N\t\\N\t\\N\t\\N\n',
     );
@@ -190,7 +277,9 @@ describe('COPY binary encoding', () => {
       [before2000, year9999, 946_684_800_000],
       ['{"a":"ü"}', null, '[]'],
     ];
-    const rows = decode(Buffer.concat([...encodeCopyBinary(['text', 'bigint', 'double', 'boolean', 'timestamp', 'json'], columns, 3)]));
+    const rows = decode(
+      Buffer.concat([...encodeCopyBinary(['text', 'bigint', 'double', 'boolean', 'timestamp', 'json'], columns, 3)]),
+    );
     expect(rows).toHaveLength(3);
     expect(rows[0]![0]!.toString('utf8')).toBe('é🙂\t\\');
     expect(rows[2]![0]!.toString('utf8')).toBe('x'.repeat(100));
@@ -206,13 +295,19 @@ describe('COPY binary encoding', () => {
 
   it('given constant columns and a small chunk size, when encoded, then the chunks concatenate to every row (rows may straddle chunks) and constants repeat', () => {
     const length = 500;
-    const columns = [Array.from({ length }, (_, i) => `row-${i}-${'ü'.repeat(i % 7)}`), new Array(length).fill('run_1'), new Array(length).fill(1_700_000_000_000)];
+    const columns = [
+      Array.from({ length }, (_, i) => `row-${i}-${'ü'.repeat(i % 7)}`),
+      new Array(length).fill('run_1'),
+      new Array(length).fill(1_700_000_000_000),
+    ];
     const chunks = [...encodeCopyBinary(['text', 'text', 'timestamp'], columns, length, [false, true, true], 256)];
     expect(chunks.length).toBeGreaterThan(10);
     const rows = decode(Buffer.concat(chunks));
     expect(rows.map((r) => r[0]!.toString('utf8'))).toEqual(columns[0]);
     expect(new Set(rows.map((r) => r[1]!.toString('utf8')))).toEqual(new Set(['run_1']));
-    expect(new Set(rows.map((r) => r[2]!.readBigInt64BE(0)))).toEqual(new Set([BigInt(1_700_000_000_000 - 946_684_800_000) * 1000n]));
+    expect(new Set(rows.map((r) => r[2]!.readBigInt64BE(0)))).toEqual(
+      new Set([BigInt(1_700_000_000_000 - 946_684_800_000) * 1000n]),
+    );
   });
 });
 
@@ -244,7 +339,22 @@ describe('ISO 8601 timestamps', () => {
   });
 
   it('given impossible dates and text Date.parse would guess at, when parsed, then each is NaN', () => {
-    for (const text of ['2023-02-29T00:00:00Z', '2024-02-30', '2024-13-01', '2024-05-01T24:00:00Z', '2024-05-01T12:60Z', '2024-05-01T12:00:00+24:00', '12', 'Foo 12', '1/2/3', 'May 1, 2024', '2024-05-01T12', ' 2024-05-01', '+002024-05-01T00:00:00Z', '']) {
+    for (const text of [
+      '2023-02-29T00:00:00Z',
+      '2024-02-30',
+      '2024-13-01',
+      '2024-05-01T24:00:00Z',
+      '2024-05-01T12:60Z',
+      '2024-05-01T12:00:00+24:00',
+      '12',
+      'Foo 12',
+      '1/2/3',
+      'May 1, 2024',
+      '2024-05-01T12',
+      ' 2024-05-01',
+      '+002024-05-01T00:00:00Z',
+      '',
+    ]) {
       expect(parseIsoTimestamp(text), text).toBeNaN();
     }
   });

@@ -7,8 +7,12 @@ import { loadManifests } from '../../src/manifest/load-manifests.js';
 
 // A journaled answer is named by what its call asks apart from the clock: a jobs search whose
 // answer was paid for yesterday answers the same page today, though posted_within_days moved.
-const ctxAt = (now: string) => ({ fullRefresh: false, options: { max_results: 25 }, now: () => new Date(now) }) as unknown as StreamContext;
-const partition = { key: 'https://www.network.example/company/acme', values: { company_url: 'https://www.network.example/company/acme' } };
+const ctxAt = (now: string) =>
+  ({ fullRefresh: false, options: { max_results: 25 }, now: () => new Date(now) }) as unknown as StreamContext;
+const partition = {
+  key: 'https://www.network.example/company/acme',
+  values: { company_url: 'https://www.network.example/company/acme' },
+};
 const saved: PartitionState = { completed_at: '2026-11-20T10:00:00.000Z' };
 
 describe('the journal key of a page call', () => {
@@ -22,20 +26,43 @@ describe('the journal key of a page call', () => {
     expect((args1.filters as { posted_within_days: number }).posted_within_days).toBe(1);
     expect((args2.filters as { posted_within_days: number }).posted_within_days).toBe(3);
     const key = (ctx: StreamContext, args: Record<string, unknown>) =>
-      callKey({ name: 'searchJobs', partition: partition.key, args, asks: renderArgs(jobs, ctx, partition, saved, page, { withoutClock: true }) });
+      callKey({
+        name: 'searchJobs',
+        partition: partition.key,
+        args,
+        asks: renderArgs(jobs, ctx, partition, saved, page, { withoutClock: true }),
+      });
     expect(key(day1, args1)).toBe(key(day2, args2));
   });
 
   it('given another max_results or another page, when keyed, then the key differs', async () => {
     const jobs = (await loadManifests()).get('jobs') as RequestStreamNode;
     const ctx = ctxAt('2026-11-21T09:00:00.000Z');
-    const key = (c: StreamContext, page: { number: number }) => callKey({ name: 'searchJobs', partition: partition.key, args: {}, asks: renderArgs(jobs, c, partition, saved, page, { withoutClock: true }) });
+    const key = (c: StreamContext, page: { number: number }) =>
+      callKey({
+        name: 'searchJobs',
+        partition: partition.key,
+        args: {},
+        asks: renderArgs(jobs, c, partition, saved, page, { withoutClock: true }),
+      });
     const wider = { ...ctx, options: { max_results: 100 } } as StreamContext;
     expect(key(ctx, { number: 1 })).not.toBe(key(wider, { number: 1 }));
     const activity = (await loadManifests()).get('activity') as RequestStreamNode;
     const feed = { key: 'u', values: { urn: 'u', kind: 'posts', url: 'u' } };
     const pageKey = (number: number, token?: string) =>
-      callKey({ name: 'profileActivity', partition: 'u', args: {}, asks: renderArgs(activity, { ...ctx, options: { max_pages: 3 } } as StreamContext, feed, {}, { number, token }, { withoutClock: true }) });
+      callKey({
+        name: 'profileActivity',
+        partition: 'u',
+        args: {},
+        asks: renderArgs(
+          activity,
+          { ...ctx, options: { max_pages: 3 } } as StreamContext,
+          feed,
+          {},
+          { number, token },
+          { withoutClock: true },
+        ),
+      });
     expect(pageKey(1)).not.toBe(pageKey(2, 't2'));
     expect(pageKey(2, 't2')).not.toBe(pageKey(2, 't3'));
   });

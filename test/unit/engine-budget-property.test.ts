@@ -15,7 +15,12 @@ interface Seed {
 
 const seedArb = (i: number) =>
   fc
-    .record({ worst: fc.integer({ min: 0, max: 9 }), share: fc.double({ min: 0, max: 1, noNaN: true }), failure: fc.constantFrom('none', 'free', 'billed'), fetchedDay: fc.option(fc.integer({ min: 0, max: 30 })) })
+    .record({
+      worst: fc.integer({ min: 0, max: 9 }),
+      share: fc.double({ min: 0, max: 1, noNaN: true }),
+      failure: fc.constantFrom('none', 'free', 'billed'),
+      fetchedDay: fc.option(fc.integer({ min: 0, max: 30 })),
+    })
     .map(({ worst, share, failure, fetchedDay }): Seed => ({
       key: `seed-${i}`,
       worst,
@@ -24,12 +29,17 @@ const seedArb = (i: number) =>
       fetchedDay,
     }));
 
-const seedsArb = fc.integer({ min: 0, max: 40 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => seedArb(i))));
+const seedsArb = fc
+  .integer({ min: 0, max: 40 })
+  .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => seedArb(i))));
 
 const scenarioArb = fc.record({
   seeds: seedsArb,
   perRun: fc.option(fc.integer({ min: 0, max: 120 }), { nil: undefined }),
-  perMonth: fc.option(fc.record({ max: fc.integer({ min: 0, max: 200 }), spentThisMonth: fc.integer({ min: 0, max: 200 }) }), { nil: undefined }),
+  perMonth: fc.option(
+    fc.record({ max: fc.integer({ min: 0, max: 200 }), spentThisMonth: fc.integer({ min: 0, max: 200 }) }),
+    { nil: undefined },
+  ),
   balance: fc.integer({ min: 0, max: 150 }),
   keepBalance: fc.option(fc.integer({ min: 0, max: 150 }), { nil: undefined }),
   chunkSize: fc.integer({ min: 1, max: 6 }),
@@ -55,8 +65,12 @@ function simulate(s: Scenario) {
     balanceLeft: s.keepBalance === undefined ? undefined : s.balance - s.keepBalance,
   };
   const budget = new Budget(limits);
-  const ordered = byPriority(s.seeds, (seed) => (seed.fetchedDay === null ? null : new Date(seed.fetchedDay * 86_400_000)));
-  const { take, defer } = s.precut ? cutToFit(ordered, (seed) => seed.worst, budget.remaining) : { take: ordered, defer: [] };
+  const ordered = byPriority(s.seeds, (seed) =>
+    seed.fetchedDay === null ? null : new Date(seed.fetchedDay * 86_400_000),
+  );
+  const { take, defer } = s.precut
+    ? cutToFit(ordered, (seed) => seed.worst, budget.remaining)
+    : { take: ordered, defer: [] };
   const pending = new Set(defer.map((seed) => seed.key));
   const done = new Set<string>();
   let billed = 0;
@@ -100,8 +114,12 @@ describe('budget properties', () => {
         const { budget, billed } = simulate(s);
         expect(budget.spent).toBe(billed);
         if (s.perRun !== undefined) expect(billed).toBeLessThanOrEqual(s.perRun);
-        if (s.perMonth !== undefined) expect(s.perMonth.spentThisMonth + billed).toBeLessThanOrEqual(Math.max(s.perMonth.max, s.perMonth.spentThisMonth));
-        if (s.keepBalance !== undefined) expect(s.balance - billed).toBeGreaterThanOrEqual(Math.min(s.keepBalance, s.balance));
+        if (s.perMonth !== undefined)
+          expect(s.perMonth.spentThisMonth + billed).toBeLessThanOrEqual(
+            Math.max(s.perMonth.max, s.perMonth.spentThisMonth),
+          );
+        if (s.keepBalance !== undefined)
+          expect(s.balance - billed).toBeGreaterThanOrEqual(Math.min(s.keepBalance, s.balance));
       }),
       { numRuns: 500 },
     );
@@ -124,7 +142,10 @@ describe('budget properties', () => {
         const rank = (seed: Seed) => (seed.fetchedDay === null ? -1 : seed.fetchedDay);
         for (let i = 1; i < ordered.length; i++) expect(rank(ordered[i - 1]!)).toBeLessThanOrEqual(rank(ordered[i]!));
         expect(ordered.slice(0, take.length)).toEqual(take);
-        if (s.precut) expect(take.reduce((n, seed) => n + seed.worst, 0)).toBeLessThanOrEqual(bindingLimit(limits)?.limit ?? Infinity);
+        if (s.precut)
+          expect(take.reduce((n, seed) => n + seed.worst, 0)).toBeLessThanOrEqual(
+            bindingLimit(limits)?.limit ?? Infinity,
+          );
       }),
       { numRuns: 300 },
     );
@@ -132,12 +153,17 @@ describe('budget properties', () => {
 
   it('given any limits, when the binding one is chosen, then it is the smallest set limit, floored at 0', () => {
     fc.assert(
-      fc.property(fc.option(fc.integer({ min: -50, max: 500 }), { nil: undefined }), fc.option(fc.integer({ min: -50, max: 500 }), { nil: undefined }), fc.option(fc.integer({ min: -50, max: 500 }), { nil: undefined }), (perRun, monthLeft, balanceLeft) => {
-        const set = [perRun, monthLeft, balanceLeft].filter((v): v is number => v !== undefined);
-        const binding = bindingLimit({ perRun, monthLeft, balanceLeft });
-        if (set.length === 0) expect(binding).toBeUndefined();
-        else expect(binding?.limit).toBe(Math.max(0, Math.min(...set)));
-      }),
+      fc.property(
+        fc.option(fc.integer({ min: -50, max: 500 }), { nil: undefined }),
+        fc.option(fc.integer({ min: -50, max: 500 }), { nil: undefined }),
+        fc.option(fc.integer({ min: -50, max: 500 }), { nil: undefined }),
+        (perRun, monthLeft, balanceLeft) => {
+          const set = [perRun, monthLeft, balanceLeft].filter((v): v is number => v !== undefined);
+          const binding = bindingLimit({ perRun, monthLeft, balanceLeft });
+          if (set.length === 0) expect(binding).toBeUndefined();
+          else expect(binding?.limit).toBe(Math.max(0, Math.min(...set)));
+        },
+      ),
     );
   });
 });

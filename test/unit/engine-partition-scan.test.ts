@@ -22,7 +22,11 @@ async function pass(scan: PartitionScan, size?: number): Promise<Partition[][]> 
 
 describe('SpoolFile', () => {
   it('given chunks of dates, bigints and nested values, when spooled and read twice, then both passes give them back as written and remove deletes the file', async () => {
-    const written: unknown[][] = [[{ at: new Date('2026-11-26T10:00:00.000Z'), n: 12n, tags: ['a', 'b'] }], [], [{ at: null, n: 1n, tags: [] }, 'x']];
+    const written: unknown[][] = [
+      [{ at: new Date('2026-11-26T10:00:00.000Z'), n: 12n, tags: ['a', 'b'] }],
+      [],
+      [{ at: null, n: 1n, tags: [] }, 'x'],
+    ];
     const spool = await SpoolFile.fill(chunksOf(written));
     const read = async () => {
       const chunks: unknown[][] = [];
@@ -40,7 +44,7 @@ describe('SpoolFile', () => {
 });
 
 describe('SpoolFile of a process that died', () => {
-  it('given the spool folder of a process no longer running and one of this process, when a spool is filled, then only the dead process\'s folder is removed', async () => {
+  it("given the spool folder of a process no longer running and one of this process, when a spool is filled, then only the dead process's folder is removed", async () => {
     const exited = spawnSync(process.execPath, ['-e', '0']).pid;
     const dead = join(tmpdir(), `seedline-scan-${exited}-test`);
     const alive = join(tmpdir(), `seedline-scan-${process.pid}-test`);
@@ -63,7 +67,9 @@ describe('SpoolFile where nothing can be written', () => {
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = '/nonexistent/seedline';
     try {
-      await expect(SpoolFile.fill(chunksOf([[1]]))).rejects.toThrow('cannot write a temporary file in /nonexistent/seedline (ENOENT): set TMPDIR to a writable folder');
+      await expect(SpoolFile.fill(chunksOf([[1]]))).rejects.toThrow(
+        'cannot write a temporary file in /nonexistent/seedline (ENOENT): set TMPDIR to a writable folder',
+      );
     } finally {
       if (saved === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = saved;
@@ -75,7 +81,11 @@ describe('regroup', () => {
   it('given chunks of 3, 0, 4 and 1 items, when regrouped by 3, then the items come in order in chunks of 3, 3 and 2', async () => {
     const chunks: number[][] = [];
     for await (const chunk of regroup(chunksOf([[1, 2, 3], [], [4, 5, 6, 7], [8]]), 3)) chunks.push(chunk);
-    expect(chunks).toEqual([[1, 2, 3], [4, 5, 6], [7, 8]]);
+    expect(chunks).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8],
+    ]);
   });
 });
 
@@ -88,7 +98,13 @@ describe('PartitionScan', () => {
   const tables: TableChunks = (table) => chunksOf(table === 'companies' ? rows : []);
   const context: PartitionContext = {
     options: { per_company: true, off: false, kinds: ['posts', 'comments'] },
-    seeds: { companies: SeedList.of(['https://x.example/company/a', ' https://x.example/company/e ', 'https://x.example/company/a']) },
+    seeds: {
+      companies: SeedList.of([
+        'https://x.example/company/a',
+        ' https://x.example/company/e ',
+        'https://x.example/company/a',
+      ]),
+    },
     now: new Date('2026-11-26T10:00:00.000Z'),
     readTable: async (table) => (table === 'companies' ? rows.flat() : []),
   };
@@ -108,7 +124,14 @@ describe('PartitionScan', () => {
       const whole = await resolvePartitions(union, context);
       const first = await pass(scan, 2);
       expect(first.flat()).toEqual(whole);
-      expect(first.flat().map((p) => p.key)).toEqual(['https://x.example/company/b', 'https://x.example/company/c', 'https://x.example/company/d', 'https://x.example/company/a', 'https://x.example/company/e', '*']);
+      expect(first.flat().map((p) => p.key)).toEqual([
+        'https://x.example/company/b',
+        'https://x.example/company/c',
+        'https://x.example/company/d',
+        'https://x.example/company/a',
+        'https://x.example/company/e',
+        '*',
+      ]);
       expect((await pass(scan, 2)).flat()).toEqual(whole);
     } finally {
       await scan.close();
@@ -116,13 +139,22 @@ describe('PartitionScan', () => {
   });
 
   it('given a parent node expanded by an option list, when scanned, then each row gives one partition a value, as resolving it whole does', async () => {
-    const node: PartitionNode = { type: 'parent', table: 'companies', columns: ['url'], key: '{{ row.url }}', expand: { kind: '{{ options.kinds }}' } };
+    const node: PartitionNode = {
+      type: 'parent',
+      table: 'companies',
+      columns: ['url'],
+      key: '{{ row.url }}',
+      expand: { kind: '{{ options.kinds }}' },
+    };
     const scan = await PartitionScan.open(node, context, tables);
     try {
       const partitions = (await pass(scan)).flat();
       expect(partitions).toEqual(await resolvePartitions(node, context));
       expect(partitions).toHaveLength(8);
-      expect(partitions[0]).toEqual({ key: 'https://x.example/company/b|kind=posts', values: { url: 'https://x.example/company/b', kind: 'posts', key: 'https://x.example/company/b|kind=posts' } });
+      expect(partitions[0]).toEqual({
+        key: 'https://x.example/company/b|kind=posts',
+        values: { url: 'https://x.example/company/b', kind: 'posts', key: 'https://x.example/company/b|kind=posts' },
+      });
     } finally {
       await scan.close();
     }
@@ -137,7 +169,10 @@ describe('PartitionScan', () => {
     const scan = await PartitionScan.open(node, { ...context, seeds: { companies: list } }, tables);
     try {
       const before = (await pass(scan)).flat();
-      writeFileSync(file, 'url\nhttps://x.example/company/c\nhttps://x.example/company/b\nhttps://x.example/company/b\n');
+      writeFileSync(
+        file,
+        'url\nhttps://x.example/company/c\nhttps://x.example/company/b\nhttps://x.example/company/b\n',
+      );
       expect((await pass(scan)).flat()).toEqual(before);
       expect(before.map((p) => p.key)).toEqual(['https://x.example/company/a', 'https://x.example/company/b']);
     } finally {

@@ -26,30 +26,48 @@ const context = (over: Partial<PartitionContext> = {}): PartitionContext => ({
 describe('templates', () => {
   it('given a whole-value placeholder, when rendered, then the value keeps its type', () => {
     expect(renderTemplate('{{ options.max }}', { options: { max: 25 } })).toBe(25);
-    expect(renderTemplate({ kinds: '{{ options.kinds }}' }, { options: { kinds: ['posts'] } })).toEqual({ kinds: ['posts'] });
+    expect(renderTemplate({ kinds: '{{ options.kinds }}' }, { options: { kinds: ['posts'] } })).toEqual({
+      kinds: ['posts'],
+    });
   });
 
   it('given embedded placeholders, when rendered, then they are interpolated as text', () => {
-    expect(renderTemplate('activity_{{ partition.kind }}', { partition: { kind: 'comments' } })).toBe('activity_comments');
+    expect(renderTemplate('activity_{{ partition.kind }}', { partition: { kind: 'comments' } })).toBe(
+      'activity_comments',
+    );
   });
 
   it('given one template rendered again and again, when the contexts differ, then each rendering reads its own context', () => {
-    const contexts = [{ partition: { kind: 'posts', n: 1 } }, { partition: { kind: 'comments', n: 2 } }, { partition: {} }];
+    const contexts = [
+      { partition: { kind: 'posts', n: 1 } },
+      { partition: { kind: 'comments', n: 2 } },
+      { partition: {} },
+    ];
     for (let round = 0; round < 2; round++) {
       expect(contexts.map((c) => renderTemplate('{{ partition.n }}', c))).toEqual([1, 2, undefined]);
-      expect(contexts.map((c) => renderTemplate('activity_{{ partition.kind }}', c))).toEqual(['activity_posts', 'activity_comments', 'activity_']);
+      expect(contexts.map((c) => renderTemplate('activity_{{ partition.kind }}', c))).toEqual([
+        'activity_posts',
+        'activity_comments',
+        'activity_',
+      ]);
       expect(contexts.map((c) => renderTemplate('profiles', c))).toEqual(['profiles', 'profiles', 'profiles']);
     }
   });
 
   it('given a placeholder with no value, when rendered in an object, then the key is dropped', () => {
-    expect(renderTemplate({ url: '{{ partition.url }}', urn: '{{ partition.urn }}' }, { partition: { url: 'u' } })).toEqual({ url: 'u' });
+    expect(
+      renderTemplate({ url: '{{ partition.url }}', urn: '{{ partition.urn }}' }, { partition: { url: 'u' } }),
+    ).toEqual({ url: 'u' });
   });
 });
 
 describe('seed keys', () => {
   it('given the same profile written three ways, when keyed, then the keys are equal', () => {
-    const keys = ['https://www.network.example/in/Jane-Doe/?trk=abc', 'jane-doe', 'https://other.example/in/jane%2Ddoe'].map((s) => seedKey('profile', s));
+    const keys = [
+      'https://www.network.example/in/Jane-Doe/?trk=abc',
+      'jane-doe',
+      'https://other.example/in/jane%2Ddoe',
+    ].map((s) => seedKey('profile', s));
     expect(new Set(keys)).toEqual(new Set(['jane-doe']));
   });
 
@@ -75,7 +93,9 @@ describe('budget', () => {
     const open = budget.reserve(5);
     budget.exhaust('balance too low');
     budget.noteBalance(3);
-    expect(() => budget.reserve(1)).toThrow(/402 insufficient_credits: balance too low.*the account balance is 3 credits.*Top up the account/);
+    expect(() => budget.reserve(1)).toThrow(
+      /402 insufficient_credits: balance too low.*the account balance is 3 credits.*Top up the account/,
+    );
     expect(budget.stopError(1).message).not.toMatch(/keep_balance|max_credits/);
     open.settle(5);
     expect(budget.spent).toBe(5);
@@ -116,7 +136,13 @@ describe('partitions', () => {
 
   it('given parent rows and an expand list, when resolved, then each row is crossed with each value', async () => {
     const parts = await resolvePartitions(
-      { type: 'parent', table: 'profiles', columns: ['url', 'urn'], key: '{{ row.url }}', expand: { kind: '{{ options.kinds }}' } },
+      {
+        type: 'parent',
+        table: 'profiles',
+        columns: ['url', 'urn'],
+        key: '{{ row.url }}',
+        expand: { kind: '{{ options.kinds }}' },
+      },
       context({ options: { kinds: ['posts', 'comments'] }, readTable: async () => [{ url: 'u1', urn: 'n1' }] }),
     );
     expect(parts.map((p) => p.key)).toEqual(['u1|kind=posts', 'u1|kind=comments']);
@@ -128,7 +154,13 @@ describe('partitions', () => {
       {
         type: 'union',
         of: [
-          { type: 'seeds', seeds: 'companies', as: 'company_url', seed_kind: 'company', when: '{{ options.per_company }}' },
+          {
+            type: 'seeds',
+            seeds: 'companies',
+            as: 'company_url',
+            seed_kind: 'company',
+            when: '{{ options.per_company }}',
+          },
           { type: 'single', values: { keywords: '{{ options.keywords }}' }, when: '{{ options.keywords }}' },
         ],
       },
@@ -168,27 +200,49 @@ describe('small parsers', () => {
   it('given a search of 60 results and a job search of 10, when priced, then pages of 25 cost 2 each and jobs 1 each', async () => {
     const costs = CostModel.builtIn();
     const manifests = await loadManifests();
-    expect(costOfCall(costs, manifests.get('people_search')!.cost, '/v1/search/people', { max_results: 60 }).worst).toBe(6);
+    expect(
+      costOfCall(costs, manifests.get('people_search')!.cost, '/v1/search/people', { max_results: 60 }).worst,
+    ).toBe(6);
     expect(costOfCall(costs, manifests.get('jobs')!.cost, '/v1/search/jobs', { max_results: 10 }).worst).toBe(10);
   });
 });
 
 describe('seed keys without a scheme', () => {
   it('given a profile written without https, with www, or as a path, when keyed, then all share the slug', () => {
-    const seeds = ['www.network.example/in/jane-doe', 'network.example/in/Jane-Doe/', 'in/jane-doe', '/in/jane-doe?trk=1', 'jane-doe?trk=x'];
+    const seeds = [
+      'www.network.example/in/jane-doe',
+      'network.example/in/Jane-Doe/',
+      'in/jane-doe',
+      '/in/jane-doe?trk=1',
+      'jane-doe?trk=x',
+    ];
     expect(new Set(seeds.map((s) => seedKey('profile', s)))).toEqual(new Set(['jane-doe']));
   });
 
   it('given a post with and without scheme and query, when keyed, then the keys are equal', () => {
-    expect(seedKey('post', 'network.example/posts/abc?x=1')).toBe(seedKey('post', 'https://www.network.example/posts/abc/'));
+    expect(seedKey('post', 'network.example/posts/abc?x=1')).toBe(
+      seedKey('post', 'https://www.network.example/posts/abc/'),
+    );
   });
 });
 
 describe('credits this month', () => {
   it('given a run that started last month and finished this one, when this month is counted, then its credits count; a run wholly last month does not', async () => {
     const runs: RunRow[] = [
-      { runId: 'b', startedAt: new Date('2026-11-30T23:50:00Z'), finishedAt: new Date('2026-12-01T00:20:00Z'), status: 'partial', creditsUsed: 7 },
-      { runId: 'a', startedAt: new Date('2026-11-10T00:00:00Z'), finishedAt: new Date('2026-11-10T01:00:00Z'), status: 'succeeded', creditsUsed: 50 },
+      {
+        runId: 'b',
+        startedAt: new Date('2026-11-30T23:50:00Z'),
+        finishedAt: new Date('2026-12-01T00:20:00Z'),
+        status: 'partial',
+        creditsUsed: 7,
+      },
+      {
+        runId: 'a',
+        startedAt: new Date('2026-11-10T00:00:00Z'),
+        finishedAt: new Date('2026-11-10T01:00:00Z'),
+        status: 'succeeded',
+        creditsUsed: 50,
+      },
     ];
     const destination = { readRuns: async () => runs } as unknown as Destination;
     expect(await creditsThisMonth(destination, new Date('2026-12-05T00:00:00Z'))).toBe(7);
@@ -197,7 +251,8 @@ describe('credits this month', () => {
 });
 
 describe('error types the spec does not name', () => {
-  const answer = (status: number, type: string) => serviceErrorFrom({ status, type, serviceMessage: 'x', requestId: 'req_1' });
+  const answer = (status: number, type: string) =>
+    serviceErrorFrom({ status, type, serviceMessage: 'x', requestId: 'req_1' });
 
   it.each([
     [422, 'target_gone', 'unprocessable_target', 2],
@@ -206,11 +261,14 @@ describe('error types the spec does not name', () => {
     [418, 'teapot', 'teapot', 2],
     [404, 'route_not_found', 'route_not_found', 2],
     [409, 'idempotency_request_in_progress', 'idempotency_request_in_progress', 2],
-  ])('given a %i answer typed %s, when the engine judges it, then it counts as %s (worst case 2 → %i credits)', (status, type, judged, credits) => {
-    const error = answer(status, type);
-    expect(errorType(error)).toBe(judged);
-    expect(creditsOf(2, { error })).toBe(credits);
-  });
+  ])(
+    'given a %i answer typed %s, when the engine judges it, then it counts as %s (worst case 2 → %i credits)',
+    (status, type, judged, credits) => {
+      const error = answer(status, type);
+      expect(errorType(error)).toBe(judged);
+      expect(creditsOf(2, { error })).toBe(credits);
+    },
+  );
 
   it('given a named type, when judged, then it is that type', () => {
     expect(errorType(answer(422, 'unprocessable_target'))).toBe('unprocessable_target');

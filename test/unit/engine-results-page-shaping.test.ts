@@ -1,13 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { PARTITION, type WriteShaping } from '../../src/destinations/destination.js';
 import { tableLayout } from '../../src/destinations/table-layout.js';
-import { decodeResultsPage, shapeResultsPage, valuesLookup, writeWithPartitions, type ResultEntry } from '../../src/engine/results-page-shaping.js';
+import {
+  decodeResultsPage,
+  shapeResultsPage,
+  valuesLookup,
+  writeWithPartitions,
+  type ResultEntry,
+} from '../../src/engine/results-page-shaping.js';
 import { TableShaper } from '../../src/engine/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { profileRecord } from '../helpers/destinations.js';
 
 const table = manifestsSync().get('profiles')!.table;
-const frozen = new TableShaper(table, { options: { write_mode: 'merge', schema_contract: { data_type: 'freeze' } }, run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' } });
+const frozen = new TableShaper(table, {
+  options: { write_mode: 'merge', schema_contract: { data_type: 'freeze' } },
+  run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' },
+});
 const shaping: WriteShaping = { table: 'profiles', layout: tableLayout(frozen.definitionFor({})), rejectNul: true };
 const shapings = new Map([['profiles', shaping]]);
 
@@ -21,7 +30,10 @@ const entries: ResultEntry[] = [
   { ref: 'r3', status: 'succeeded', credits_used: 1, data: profileRecord(3, { connections_count: 'many' }) },
   { ref: 'r4', status: 'failed', credits_used: 1, error: { type: 'not_found', message: 'no such profile' } },
 ];
-const pageText = JSON.stringify({ data: entries.map((entry, index) => ({ ...entry, index, operation: 'profiles.enrich' })), meta: { nextCursor: 'c2', creditsUsed: 4 } });
+const pageText = JSON.stringify({
+  data: entries.map((entry, index) => ({ ...entry, index, operation: 'profiles.enrich' })),
+  meta: { nextCursor: 'c2', creditsUsed: 4 },
+});
 
 describe('a results page shaped for its write (issue 20: the work of a shaping worker thread)', () => {
   it('given passing, misfit, refused and failed entries, when shaped, then the facts, the write and both kinds of rejection are what the main thread would make', () => {
@@ -29,13 +41,27 @@ describe('a results page shaped for its write (issue 20: the work of a shaping w
     expect(page.entries).toEqual([
       { ref: 'r1', status: 'succeeded', credits_used: 1, canonicalUrl: values(1).url },
       { ref: 'r2', status: 'succeeded', credits_used: 1, canonicalUrl: values(2).url },
-      { ref: 'r3', status: 'succeeded', credits_used: 1, canonicalUrl: values(3).url, rejection: expect.stringContaining('connections_count') },
-      { ref: 'r4', status: 'failed', credits_used: 1, canonicalUrl: null, error: { type: 'not_found', message: 'no such profile' } },
+      {
+        ref: 'r3',
+        status: 'succeeded',
+        credits_used: 1,
+        canonicalUrl: values(3).url,
+        rejection: expect.stringContaining('connections_count'),
+      },
+      {
+        ref: 'r4',
+        status: 'failed',
+        credits_used: 1,
+        canonicalUrl: null,
+        error: { type: 'not_found', message: 'no such profile' },
+      },
     ]);
     const [profiles] = page.tables;
     expect(page.tables).toHaveLength(1);
     expect(profiles).toMatchObject({ table: 'profiles', ref: 'r1', size: 2 });
-    expect(profiles!.rejected).toEqual([expect.objectContaining({ table: 'profiles', partition: values(3), reason: expect.stringContaining('freeze') })]);
+    expect(profiles!.rejected).toEqual([
+      expect.objectContaining({ table: 'profiles', partition: values(3), reason: expect.stringContaining('freeze') }),
+    ]);
     expect(profiles!.write!.records).toBe(1);
     expect(profiles!.write!.keys).toEqual([[values(1).url]]);
     expect(profiles!.write!.rejected).toEqual([expect.objectContaining({ reason: expect.stringContaining('freeze') })]);
@@ -62,10 +88,16 @@ describe('a results page shaped for its write (issue 20: the work of a shaping w
 
 describe('a table shaper, record by record (issue 20: its per-record work cut)', () => {
   const run = { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' };
-  const record = (n: number): Record<string, unknown> => ({ ...profileRecord(n), url: `https://network.example/in/person-${n}` });
+  const record = (n: number): Record<string, unknown> => ({
+    ...profileRecord(n),
+    url: `https://network.example/in/person-${n}`,
+  });
 
   it('given a table name with a placeholder, when records of two partitions are shaped, then each goes to its own table, every time', () => {
-    const shaper = new TableShaper({ ...table, name: 'profiles_{{ partition.kind }}', columns: {} }, { options: { write_mode: 'merge' }, run });
+    const shaper = new TableShaper(
+      { ...table, name: 'profiles_{{ partition.kind }}', columns: {} },
+      { options: { write_mode: 'merge' }, run },
+    );
     for (let round = 0; round < 2; round++) {
       expect(shaper.shape({ kind: 'a' }, [record(1)]).table.name).toBe('profiles_a');
       expect(shaper.shape({ kind: 'b' }, [record(2)]).table.name).toBe('profiles_b');
@@ -73,7 +105,10 @@ describe('a table shaper, record by record (issue 20: its per-record work cut)',
   });
 
   it('given added columns, when records are shaped, then each row gets its own partition and record values, and the record given is left as it was', () => {
-    const shaper = new TableShaper({ ...table, columns: { seed: '{{ partition.seed }}', name_again: '{{ record.full_name }}' } }, { options: { write_mode: 'merge' }, run });
+    const shaper = new TableShaper(
+      { ...table, columns: { seed: '{{ partition.seed }}', name_again: '{{ record.full_name }}' } },
+      { options: { write_mode: 'merge' }, run },
+    );
     const given = [record(1), record(2)];
     const before = structuredClone(given);
     const rows = [shaper.shape({ seed: 's1' }, [given[0]]).rows[0], shaper.shape({ seed: 's2' }, [given[1]]).rows[0]];

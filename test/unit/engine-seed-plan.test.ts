@@ -26,10 +26,15 @@ const triage: SeedTriage = {
 };
 
 /** The keys a plan's cut takes, by a second pass as the batch runner makes it. */
-async function takenBy(seeds: LedgerSeed[], available: number): Promise<{ taken: string[]; plan: Awaited<ReturnType<typeof planSeeds>> }> {
+async function takenBy(
+  seeds: LedgerSeed[],
+  available: number,
+): Promise<{ taken: string[]; plan: Awaited<ReturnType<typeof planSeeds>> }> {
   const plan = await planSeeds(scanOf(seeds), triage, available);
   const ranks = new Ranker();
-  const taken = seeds.filter((s) => triage.classify(s) === 'todo' && takes(plan.cut, ranks.of(s))).map((s) => s.partition.key);
+  const taken = seeds
+    .filter((s) => triage.classify(s) === 'todo' && takes(plan.cut, ranks.of(s)))
+    .map((s) => s.partition.key);
   return { taken, plan };
 }
 
@@ -37,12 +42,22 @@ describe('a batch stream planned in passes', () => {
   it('given any seeds, ledger rows and budget, when planned and cut in passes, then it takes exactly the seeds cutToFit takes of the whole list in priority order', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ day: fc.option(fc.integer({ min: 0, max: 6 }), { nil: null }), worst: fc.integer({ min: 1, max: 4 }) }), { maxLength: 40 }),
+        fc.array(
+          fc.record({
+            day: fc.option(fc.integer({ min: 0, max: 6 }), { nil: null }),
+            worst: fc.integer({ min: 1, max: 4 }),
+          }),
+          { maxLength: 40 },
+        ),
         fc.integer({ min: 0, max: 60 }),
         async (specs, available) => {
           const seeds = specs.map((s, n) => seedOf(n, s.day, s.worst));
           const todo = seeds.filter((s) => triage.classify(s) === 'todo');
-          const whole = cutToFit(byPriority(todo, (s) => s.row?.fetchedAt), (s) => triage.worst(s.partition), available);
+          const whole = cutToFit(
+            byPriority(todo, (s) => s.row?.fetchedAt),
+            (s) => triage.worst(s.partition),
+            available,
+          );
 
           const { taken, plan } = await takenBy(seeds, available);
 
@@ -52,7 +67,11 @@ describe('a batch stream planned in passes', () => {
           expect(plan.cut.firstDeferredWorst).toBe(whole.defer[0] ? triage.worst(whole.defer[0].partition) : 0);
           expect(plan.todo).toBe(todo.length);
           expect(plan.skipped).toBe(seeds.length - todo.length);
-          expect(plan.next).toEqual(byPriority(todo, (s) => s.row?.fetchedAt).slice(0, 3).map((s) => s.partition.values.seed));
+          expect(plan.next).toEqual(
+            byPriority(todo, (s) => s.row?.fetchedAt)
+              .slice(0, 3)
+              .map((s) => s.partition.values.seed),
+          );
         },
       ),
     );

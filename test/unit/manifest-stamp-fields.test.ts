@@ -12,7 +12,12 @@ describe('incremental stamp field chosen per partition', () => {
     const incremental = activity?.type === 'request' ? activity.incremental : undefined;
     if (incremental?.type !== 'newest') throw new Error('activity is a request stream with a newest cursor');
     const fields = (kind: string) => stampFields(incremental.field, partition(kind), 'activity');
-    expect([fields('posts'), fields('comments'), fields('reactions'), fields('reposts')]).toEqual([['posted_at'], ['posted_at'], ['reacted_at'], ['reposted_at']]);
+    expect([fields('posts'), fields('comments'), fields('reactions'), fields('reposts')]).toEqual([
+      ['posted_at'],
+      ['posted_at'],
+      ['reacted_at'],
+      ['reposted_at'],
+    ]);
   });
 
   it('given a partition value with no case, when stamped, then a stream definition error names the value', () => {
@@ -22,9 +27,22 @@ describe('incremental stamp field chosen per partition', () => {
   });
 
   it('given a field switch without `by` or with an unknown key, when the manifest is validated, then it is refused', () => {
-    const manifest = (field: unknown) => ({ type: 'request', name: 's', request: { path: '/v1/profiles/activity' }, cost: { credits: 2, per: 'page' }, records: 'data', table: { name: 's', schema: 's' }, incremental: { type: 'newest', field } });
+    const manifest = (field: unknown) => ({
+      type: 'request',
+      name: 's',
+      request: { path: '/v1/profiles/activity' },
+      cost: { credits: 2, per: 'page' },
+      records: 'data',
+      table: { name: 's', schema: 's' },
+      incremental: { type: 'newest', field },
+    });
     expect(StreamManifest.safeParse(manifest({ cases: { posts: 'posted_at' } })).success).toBe(false);
-    expect(StreamManifest.safeParse(manifest({ by: '{{ partition.kind }}', cases: { posts: 'posted_at' }, default: 'x' })).success).toBe(false);
-    expect(StreamManifest.safeParse(manifest({ by: '{{ partition.kind }}', cases: { posts: 'posted_at' } })).success).toBe(true);
+    expect(
+      StreamManifest.safeParse(manifest({ by: '{{ partition.kind }}', cases: { posts: 'posted_at' }, default: 'x' }))
+        .success,
+    ).toBe(false);
+    expect(
+      StreamManifest.safeParse(manifest({ by: '{{ partition.kind }}', cases: { posts: 'posted_at' } })).success,
+    ).toBe(true);
   });
 });

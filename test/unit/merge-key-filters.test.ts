@@ -67,7 +67,17 @@ describe('MergeKeyFilters', () => {
       count: async () => 1,
       scan: async (each) => each(['2024-05', 7n]),
     };
-    expect(await filters.candidates('t', [['2024-05', '2024-05'], [7, 8]], 2, source)).toEqual([0]);
+    expect(
+      await filters.candidates(
+        't',
+        [
+          ['2024-05', '2024-05'],
+          [7, 8],
+        ],
+        2,
+        source,
+      ),
+    ).toEqual([0]);
   });
 });
 

@@ -87,7 +87,11 @@ describe('virtual clock', () => {
     });
     clock.schedule(500, () => void seen.push(['late', clock.nowMs()]));
     await clock.advance(300);
-    expect(seen).toEqual([['a', 100], ['c', 150], ['b', 200]]);
+    expect(seen).toEqual([
+      ['a', 100],
+      ['c', 150],
+      ['b', 200],
+    ]);
     expect(clock.nowMs()).toBe(300);
   });
 
@@ -120,6 +124,8 @@ describe('fault injection', () => {
 describe('webhook signature', () => {
   it('given a body and secret, when signed, then v1 is the hex HMAC-SHA256 of "{t}.{body}"', () => {
     const header = signPayload('whsec_x', '{"a":1}', 1700000000);
-    expect(header).toBe(`t=1700000000,v1=${createHmac('sha256', 'whsec_x').update('1700000000.{"a":1}').digest('hex')}`);
+    expect(header).toBe(
+      `t=1700000000,v1=${createHmac('sha256', 'whsec_x').update('1700000000.{"a":1}').digest('hex')}`,
+    );
   });
 });

@@ -8,7 +8,11 @@ import { buildInterestsPage, buildRecommendationsPage } from '../../src/sandbox/
 
 const NOW = Date.UTC(2026, 10, 1);
 const DAY = 86_400_000;
-const post = (author: string, ageDays: number) => canonicalPost({ url: `https://www.network.example/posts/${author}_activity-${activityUrn(NOW - ageDays * DAY, 5)}` }, () => 'unused');
+const post = (author: string, ageDays: number) =>
+  canonicalPost(
+    { url: `https://www.network.example/posts/${author}_activity-${activityUrn(NOW - ageDays * DAY, 5)}` },
+    () => 'unused',
+  );
 const total = (data: Record<string, unknown>) => (data.pagination as { total_estimate: number | null }).total_estimate;
 
 describe('engagement and profile-section fixtures', () => {
@@ -26,7 +30,9 @@ describe('engagement and profile-section fixtures', () => {
         buildPostReactionsPage(1, post(slug, 40), {}, NOW).data,
         buildRecommendationsPage(1, profile, 'received', {}, NOW).data,
         buildRecommendationsPage(1, profile, 'given', {}, NOW).data,
-        ...['companies', 'groups', 'schools', 'newsletters', 'top_voices'].map((kind) => buildInterestsPage(1, profile, kind, {}, NOW).data),
+        ...['companies', 'groups', 'schools', 'newsletters', 'top_voices'].map(
+          (kind) => buildInterestsPage(1, profile, kind, {}, NOW).data,
+        ),
       ];
       for (const data of feeds) expect(total(data)).toBeGreaterThan(25);
     }

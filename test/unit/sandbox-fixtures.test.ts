@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Company, Profile } from '../../schemas/index.js';
 import { buildActivityPage } from '../../src/sandbox/fixtures/activity.js';
-import { canonicalCompany, canonicalPost, canonicalProfile, companyFromDomain, profileFromUrn, profileUrn } from '../../src/sandbox/fixtures/canonical.js';
+import {
+  canonicalCompany,
+  canonicalPost,
+  canonicalProfile,
+  companyFromDomain,
+  profileFromUrn,
+  profileUrn,
+} from '../../src/sandbox/fixtures/canonical.js';
 import { buildCompany } from '../../src/sandbox/fixtures/company.js';
 import { activityUrn, postedAtOfUrn } from '../../src/sandbox/fixtures/post.js';
 import { buildProfile } from '../../src/sandbox/fixtures/profile.js';
@@ -12,7 +19,12 @@ const DAY = 86_400_000;
 
 describe('canonicalisation', () => {
   it('given profile URLs on any host with slash, query and escapes, when canonicalised, then they share one canonical URL', () => {
-    const inputs = ['https://www.network.example/in/jos%C3%A9-diaz/', 'http://linkedin.com/in/JOSÉ-DIAZ?trk=public', 'network.example/in/jos%C3%A9-diaz', 'josé-diaz'];
+    const inputs = [
+      'https://www.network.example/in/jos%C3%A9-diaz/',
+      'http://linkedin.com/in/JOSÉ-DIAZ?trk=public',
+      'network.example/in/jos%C3%A9-diaz',
+      'josé-diaz',
+    ];
     const urls = inputs.map((input) => canonicalProfile(input).url);
     expect(new Set(urls)).toEqual(new Set(['https://www.network.example/in/josé-diaz']));
   });
@@ -30,14 +42,20 @@ describe('canonicalisation', () => {
   });
 
   it('given company inputs, when canonicalised, then page URLs and domains map to /company/<slug>', () => {
-    expect(canonicalCompany('https://x.example/company/Acme/about/').url).toBe('https://www.network.example/company/acme');
+    expect(canonicalCompany('https://x.example/company/Acme/about/').url).toBe(
+      'https://www.network.example/company/acme',
+    );
     expect(companyFromDomain('https://www.acme.com/').slug).toBe('acme');
   });
 
   it('given post URLs and URNs, when canonicalised, then the URN and author are extracted', () => {
     const urn = activityUrn(NOW - DAY, 42);
     const post = canonicalPost({ url: `https://x.example/posts/ada-lovelace_activity-${urn}-abcd/` }, () => 'unused');
-    expect(post).toMatchObject({ urn, author: 'ada-lovelace', url: `https://www.network.example/posts/ada-lovelace_activity-${urn}` });
+    expect(post).toMatchObject({
+      urn,
+      author: 'ada-lovelace',
+      url: `https://www.network.example/posts/ada-lovelace_activity-${urn}`,
+    });
     expect(canonicalPost({ urn: `urn:li:activity:${urn}` }, () => 'unused').urn).toBe(urn);
     expect(postedAtOfUrn(urn, NOW)).toBe(NOW - DAY);
   });
@@ -67,7 +85,9 @@ describe('profile fixtures', () => {
   it('given virtual time passing, when a profile is rebuilt, then its headline drifts within 61 days and is stable within a day', () => {
     const ref = canonicalProfile('grace-hopper');
     const headline = (ms: number) => buildProfile(1, ref, ms).headline;
-    const changes = Array.from({ length: 61 }, (_, d) => headline(NOW + (d + 1) * DAY)).filter((h) => h !== headline(NOW));
+    const changes = Array.from({ length: 61 }, (_, d) => headline(NOW + (d + 1) * DAY)).filter(
+      (h) => h !== headline(NOW),
+    );
     expect(changes.length).toBeGreaterThan(0);
     expect(headline(NOW + 1000)).toBe(headline(NOW));
   });

@@ -31,7 +31,11 @@ describe('cron runner', () => {
 
   it('given a failing job, when it ticks, then the failure is logged and the runner goes on', async () => {
     const lines: string[] = [];
-    const runner = new CronRunner({ cron: '0 0 1 1 *', log: (l) => lines.push(l), job: () => Promise.reject(new Error('destination locked')) });
+    const runner = new CronRunner({
+      cron: '0 0 1 1 *',
+      log: (l) => lines.push(l),
+      job: () => Promise.reject(new Error('destination locked')),
+    });
     runner.start();
     await runner.tick();
     expect(lines.some((l) => l === 'run failed: destination locked')).toBe(true);
@@ -64,14 +68,20 @@ describe('cron runner: ticks that come late', () => {
     const at = comingSecond(1000);
     const ran: Date[] = [];
     const lines: string[] = [];
-    const runner = new CronRunner({ cron: `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`, job: async (d) => void ran.push(d), log: (l) => lines.push(l) });
+    const runner = new CronRunner({
+      cron: `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`,
+      job: async (d) => void ran.push(d),
+      log: (l) => lines.push(l),
+    });
     runner.start();
     try {
       // Blocked from the start, so the tick cannot come on time however slow the machine.
       blockEventLoop(at.getTime() + 2500 - Date.now());
       // The late tick runs once node-cron's timer sees it missed: wait for it, however loaded the machine.
       await vi.waitFor(() => expect(ran).toEqual([at]), { timeout: 25_000, interval: 50 });
-      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^the tick of ${at.toISOString()} came \\d+ s late .*: running it now$`)));
+      expect(lines).toContainEqual(
+        expect.stringMatching(new RegExp(`^the tick of ${at.toISOString()} came \\d+ s late .*: running it now$`)),
+      );
     } finally {
       await runner.stop();
     }
@@ -89,7 +99,9 @@ describe('cron runner: ticks that come late', () => {
       // Blocked from the start, so the tick cannot come on time however slow the machine.
       blockEventLoop(later.getTime() + 2500 - Date.now());
       await vi.waitFor(() => expect(ran).toEqual([later]), { timeout: 25_000, interval: 50 });
-      expect(lines.filter((l) => l.includes('late') || l.startsWith('skipped'))).toEqual([expect.stringMatching(new RegExp(`^the tick of ${later.toISOString()} came \\d+ s late .*: running it now$`))]);
+      expect(lines.filter((l) => l.includes('late') || l.startsWith('skipped'))).toEqual([
+        expect.stringMatching(new RegExp(`^the tick of ${later.toISOString()} came \\d+ s late .*: running it now$`)),
+      ]);
     } finally {
       await runner.stop();
     }
@@ -97,20 +109,29 @@ describe('cron runner: ticks that come late', () => {
 });
 
 describe('cron runner: the last tick since a time', () => {
-  const runner = (cron: string, timezone?: string) => new CronRunner({ cron, ...(timezone ? { timezone } : {}), job: async () => {} });
+  const runner = (cron: string, timezone?: string) =>
+    new CronRunner({ cron, ...(timezone ? { timezone } : {}), job: async () => {} });
 
   it('given a nightly expression, when asked at 10:30 after a run yesterday, then it names today at midnight', () => {
     const nightly = runner('0 0 * * *');
-    expect(nightly.lastTickSince(new Date('2026-03-09T00:00:02Z'), new Date('2026-03-10T10:30:00Z'))).toEqual(new Date('2026-03-10T00:00:00Z'));
+    expect(nightly.lastTickSince(new Date('2026-03-09T00:00:02Z'), new Date('2026-03-10T10:30:00Z'))).toEqual(
+      new Date('2026-03-10T00:00:00Z'),
+    );
   });
 
   it('given a run after the latest tick, when asked, then no tick was missed', () => {
-    expect(runner('0 0 * * *').lastTickSince(new Date('2026-03-10T00:00:01Z'), new Date('2026-03-10T10:30:00Z'))).toBeNull();
+    expect(
+      runner('0 0 * * *').lastTickSince(new Date('2026-03-10T00:00:01Z'), new Date('2026-03-10T10:30:00Z')),
+    ).toBeNull();
   });
 
   it('given seconds in the expression and a time zone, when asked, then the tick is exact to the second in that zone', () => {
-    expect(runner('*/20 * * * * *').lastTickSince(null, new Date('2026-03-10T10:30:47.500Z'))).toEqual(new Date('2026-03-10T10:30:40Z'));
-    expect(runner('0 2 * * *', 'Europe/Berlin').lastTickSince(null, new Date('2026-07-10T10:00:00Z'))).toEqual(new Date('2026-07-10T00:00:00Z'));
+    expect(runner('*/20 * * * * *').lastTickSince(null, new Date('2026-03-10T10:30:47.500Z'))).toEqual(
+      new Date('2026-03-10T10:30:40Z'),
+    );
+    expect(runner('0 2 * * *', 'Europe/Berlin').lastTickSince(null, new Date('2026-07-10T10:00:00Z'))).toEqual(
+      new Date('2026-07-10T00:00:00Z'),
+    );
   });
 
   it('given an expression that never matched in the last year, when asked, then it says none', () => {
@@ -137,7 +158,8 @@ describe('cron runner: the last tick since a time, skipping what cannot match', 
     const seconds = parse(cron).second;
     try {
       for (let minute = now.getTime() - (now.getTime() % 60_000); minute > since.getTime() - 60_000; minute -= 60_000) {
-        const limit = minute === now.getTime() - (now.getTime() % 60_000) ? Math.floor((now.getTime() - minute) / 1000) : 59;
+        const limit =
+          minute === now.getTime() - (now.getTime() % 60_000) ? Math.floor((now.getTime() - minute) / 1000) : 59;
         const second = seconds.filter((s) => s <= limit).at(-1);
         if (second === undefined) continue;
         const candidate = new Date(minute + second * 1000);
@@ -168,7 +190,9 @@ describe('cron runner: the last tick since a time, skipping what cannot match', 
     ['*/20 * * * * *', 'UTC', '2026-03-10T10:00:00Z', '2026-03-10T10:30:47.500Z'],
   ])('given "%s" in %s, when asked, then it agrees with a minute-by-minute walk', (cron, zone, since, now) => {
     for (const at of [now, new Date(new Date(now).getTime() - 37 * 3_600_000).toISOString()]) {
-      expect(runner(cron, zone).lastTickSince(new Date(since), new Date(at))).toEqual(bruteForce(cron, zone, new Date(since), new Date(at)));
+      expect(runner(cron, zone).lastTickSince(new Date(since), new Date(at))).toEqual(
+        bruteForce(cron, zone, new Date(since), new Date(at)),
+      );
     }
   });
 });

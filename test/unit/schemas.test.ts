@@ -24,18 +24,37 @@ describe('schemas', () => {
   });
 
   it('given the optional groups typed as numbers (a patent number, a year), when a profile is parsed, then it loads with them as text columns', () => {
-    const groups = { patents: [{ title: 'Widget', number: 10234567, issued_at: 2019 }], certifications: [{ name: 'CKA', issued_at: 2021, expires_at: null }], open_to_work: { start_timing: 30 } };
+    const groups = {
+      patents: [{ title: 'Widget', number: 10234567, issued_at: 2019 }],
+      certifications: [{ name: 'CKA', issued_at: 2021, expires_at: null }],
+      open_to_work: { start_timing: 30 },
+    };
     const outcome = parseRecord(Profile, { ...profile, ...groups });
     expect(outcome.ok).toBe(true);
     if (!outcome.ok) return;
     expect(outcome.value.patents?.[0]).toMatchObject({ number: '10234567', issued_at: '2019' });
     expect(outcome.value.certifications?.[0]).toMatchObject({ issued_at: '2021', expires_at: null });
-    const patents = tableLayout({ name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' }).children.find((c) => c.name === 'profiles__patents');
-    expect(patents?.columns.filter((c) => ['number', 'issued_at'].includes(c.name)).map((c) => c.type)).toEqual(['text', 'text']);
+    const patents = tableLayout({
+      name: 'profiles',
+      schema: Profile,
+      primaryKey: ['url'],
+      writeMode: 'merge',
+    }).children.find((c) => c.name === 'profiles__patents');
+    expect(patents?.columns.filter((c) => ['number', 'issued_at'].includes(c.name)).map((c) => c.type)).toEqual([
+      'text',
+      'text',
+    ]);
   });
 
   it('given an account whose account_id is a number, when parsed, then it is accepted as text', () => {
-    const account = { account_id: 48213, credits_remaining: 10, credits_used_this_month: 0, price_per_1k_credits_usd: 2.5, rate_limit: { requests_per_minute: 600, concurrent_batch_jobs: 5 }, signals: { active: 0, paused: 0, estimated_monthly_credits: 0 } };
+    const account = {
+      account_id: 48213,
+      credits_remaining: 10,
+      credits_used_this_month: 0,
+      price_per_1k_credits_usd: 2.5,
+      rate_limit: { requests_per_minute: 600, concurrent_batch_jobs: 5 },
+      signals: { active: 0, paused: 0, estimated_monthly_credits: 0 },
+    };
     expect(Account.parse(account).account_id).toBe('48213');
   });
 
@@ -54,7 +73,9 @@ describe('schemas', () => {
   });
 
   it('given an error envelope with extra fields, when parsed, then it validates', () => {
-    const parsed = ErrorEnvelope.parse({ error: { type: 'rate_limited', message: 'slow down', requestId: 'req_1', hint: 'x' } });
+    const parsed = ErrorEnvelope.parse({
+      error: { type: 'rate_limited', message: 'slow down', requestId: 'req_1', hint: 'x' },
+    });
     expect(parsed.error.type).toBe('rate_limited');
   });
 });

@@ -6,7 +6,12 @@ import type { SignalBulkBody } from '../../schemas/index.js';
 import { ChunkJournal, JournalLockedError } from '../../src/signals/chunk-journal.js';
 
 const body = (site: string): SignalBulkBody => ({
-  template: { name_prefix: 'seedline', tags: ['t'], schedule: { interval: '7d' }, criteria: { mode: 'field_change', fields: ['headline'] } },
+  template: {
+    name_prefix: 'seedline',
+    tags: ['t'],
+    schedule: { interval: '7d' },
+    criteria: { mode: 'field_change', fields: ['headline'] },
+  },
   targets: [{ type: 'profile', site_url: site }],
 });
 
@@ -71,7 +76,10 @@ describe('signals chunk journal', () => {
     const path = join(dir, 'secrets.jsonl.journal');
     const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => new ChunkJournal(path).lock()));
     const held = outcomes.filter((o) => o.status === 'fulfilled');
-    expect({ held: held.length, refused: outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof JournalLockedError).length }).toEqual({ held: 1, refused: 19 });
+    expect({
+      held: held.length,
+      refused: outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof JournalLockedError).length,
+    }).toEqual({ held: 1, refused: 19 });
     expect(await readdir(dir)).toEqual(['secrets.jsonl.journal.lock']);
     await (held[0] as PromiseFulfilledResult<() => Promise<void>>).value();
   });
@@ -82,7 +90,10 @@ describe('signals chunk journal', () => {
     await writeFile(`${path}.lock`, '2147483646');
     const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => new ChunkJournal(path).lock()));
     const held = outcomes.filter((o) => o.status === 'fulfilled');
-    expect({ held: held.length, refused: outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof JournalLockedError).length }).toEqual({ held: 1, refused: 19 });
+    expect({
+      held: held.length,
+      refused: outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof JournalLockedError).length,
+    }).toEqual({ held: 1, refused: 19 });
     expect(await readdir(dir)).toEqual(['secrets.jsonl.journal.lock']);
     await (held[0] as PromiseFulfilledResult<() => Promise<void>>).value();
   });

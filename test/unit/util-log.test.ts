@@ -30,7 +30,14 @@ describe('the log', () => {
     configureLog({ format: 'json', destination: out });
     log.info('[jobs] 4 done, 4 credits', { stream: 'jobs', event: 'progress', done: 4, credits: 4 });
     const line = JSON.parse(out.text()) as Record<string, unknown>;
-    expect(line).toMatchObject({ level: 'info', msg: '[jobs] 4 done, 4 credits', stream: 'jobs', event: 'progress', done: 4, credits: 4 });
+    expect(line).toMatchObject({
+      level: 'info',
+      msg: '[jobs] 4 done, 4 credits',
+      stream: 'jobs',
+      event: 'progress',
+      done: 4,
+      credits: 4,
+    });
     expect(new Date(String(line.time)).toISOString()).toBe(line.time);
   });
 
@@ -48,15 +55,27 @@ describe('the log', () => {
     for (const format of ['plain', 'json'] as const) {
       const out = sink();
       configureLog({ format, destination: out });
-      log.error('connect to postgres://app:pg-password-77@db/x failed; key svc_live_AbC123 refused; whsec_Zz9 and custom-webhook-secret', {
-        api_key: 'svc_live_AbC123',
-        api: { api_key: 'anything', base_url: 'https://api.example' },
-        headers: { authorization: 'Bearer eyJhbGciOi.eyJzdWIi.c2ln' },
-        detail: 'the key was svc_test_xyz',
-        webhook_secret: 'plain-text-secret',
-      });
+      log.error(
+        'connect to postgres://app:pg-password-77@db/x failed; key svc_live_AbC123 refused; whsec_Zz9 and custom-webhook-secret',
+        {
+          api_key: 'svc_live_AbC123',
+          api: { api_key: 'anything', base_url: 'https://api.example' },
+          headers: { authorization: 'Bearer eyJhbGciOi.eyJzdWIi.c2ln' },
+          detail: 'the key was svc_test_xyz',
+          webhook_secret: 'plain-text-secret',
+        },
+      );
       const text = out.text();
-      for (const secret of ['pg-password-77', 'svc_live_AbC123', 'whsec_Zz9', 'custom-webhook-secret', 'anything', 'eyJhbGciOi', 'svc_test_xyz', 'plain-text-secret']) {
+      for (const secret of [
+        'pg-password-77',
+        'svc_live_AbC123',
+        'whsec_Zz9',
+        'custom-webhook-secret',
+        'anything',
+        'eyJhbGciOi',
+        'svc_test_xyz',
+        'plain-text-secret',
+      ]) {
         expect(text, `${format}: ${secret}`).not.toContain(secret);
       }
       expect(text).toContain('[redacted]');

@@ -6,7 +6,14 @@ import { eventNotice } from '../../src/webhooks/event-notice.js';
 import { deliveryKey, parseEvent } from '../../src/webhooks/parse-event.js';
 import { claimedSignalId, parseSecretsFile } from '../../src/webhooks/webhook-secrets.js';
 
-const trigger = { trigger_id: 'trg_1', signal_id: 'sig_1', check_number: 3, checked_at: '2026-01-01T00:00:00.000Z', diff: {}, criteria_matched: [] };
+const trigger = {
+  trigger_id: 'trg_1',
+  signal_id: 'sig_1',
+  check_number: 3,
+  checked_at: '2026-01-01T00:00:00.000Z',
+  diff: {},
+  criteria_matched: [],
+};
 const base = `
 api: { base_url: sandbox, api_key: svc_test_x }
 destination: { type: duckdb, path: w.duckdb }
@@ -37,7 +44,8 @@ describe('delivery keys', () => {
   });
 
   it('given events without an id, when keyed, then only the same body under the same signature time gives the same key', () => {
-    const paused = (reason: string) => JSON.stringify({ event: 'signal.paused', signal: { id: 'sig_1', status: 'paused', paused_reason: reason } });
+    const paused = (reason: string) =>
+      JSON.stringify({ event: 'signal.paused', signal: { id: 'sig_1', status: 'paused', paused_reason: reason } });
     const a = deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'), 100);
     expect(a).toMatch(/^signal\.paused:100:[0-9a-f]{64}$/);
     expect(deliveryKey(parseEvent(paused('webhook_gone')), paused('webhook_gone'), 100)).toBe(a);
@@ -56,12 +64,20 @@ describe('delivery keys', () => {
 
 describe('parseEvent', () => {
   it('given a body that is not JSON, when parsed, then the reason does not quote the body', () => {
-    expect(parseEvent('{"secret":"whsec_leak"')).toEqual({ ok: false, table: 'webhooks', reason: 'the body is not valid JSON' });
+    expect(parseEvent('{"secret":"whsec_leak"')).toEqual({
+      ok: false,
+      table: 'webhooks',
+      reason: 'the body is not valid JSON',
+    });
   });
 
   it('given a Trigger missing fields, when parsed, then it is filed against triggers naming the fields', () => {
     const parsed = parseEvent('{"event":"signal.triggered","trigger":{"trigger_id":"t"}}');
-    expect(parsed).toMatchObject({ ok: false, table: 'triggers', reason: expect.stringContaining('trigger.check_number') });
+    expect(parsed).toMatchObject({
+      ok: false,
+      table: 'triggers',
+      reason: expect.stringContaining('trigger.check_number'),
+    });
   });
 });
 
@@ -78,7 +94,9 @@ describe('secrets file and notices', () => {
 
   it('given bodies naming a Signal in each event shape, or none, when read unverified, then the claimed Signal id picks the candidates', () => {
     expect(claimedSignalId(JSON.stringify({ event: 'signal.triggered', trigger }))).toBe('sig_1');
-    expect(claimedSignalId(JSON.stringify({ event: 'signal.test', test: true, signal_id: 'sig_2', diff: {} }))).toBe('sig_2');
+    expect(claimedSignalId(JSON.stringify({ event: 'signal.test', test: true, signal_id: 'sig_2', diff: {} }))).toBe(
+      'sig_2',
+    );
     expect(claimedSignalId(JSON.stringify({ event: 'signal.paused', signal: { id: 'sig_3' } }))).toBe('sig_3');
     expect(claimedSignalId(JSON.stringify({ event: 'batch.completed', job: { job_id: 'job_1' } }))).toBeUndefined();
     expect(claimedSignalId('{"trigger":null,"signal":7}')).toBeUndefined();
@@ -86,8 +104,13 @@ describe('secrets file and notices', () => {
   });
 
   it('given signal.paused, when described, then the line is a warning naming the Signal, the reason and the fix', () => {
-    const line = eventNotice({ event: 'signal.paused', signal: { id: 'sig_1', status: 'paused', paused_reason: 'insufficient_credits' } });
-    expect(line).toBe('warning: signal.paused: Signal sig_1 was paused by the service (reason: insufficient_credits): the balance could not pay for a check: top up, then resume it (POST /v1/signals/sig_1/resume)');
+    const line = eventNotice({
+      event: 'signal.paused',
+      signal: { id: 'sig_1', status: 'paused', paused_reason: 'insufficient_credits' },
+    });
+    expect(line).toBe(
+      'warning: signal.paused: Signal sig_1 was paused by the service (reason: insufficient_credits): the balance could not pay for a check: top up, then resume it (POST /v1/signals/sig_1/resume)',
+    );
   });
 });
 
@@ -98,6 +121,11 @@ describe('webhooks config', () => {
 
   it('given only a secrets_file, when validated, then it is accepted with the default spool folder', () => {
     expect(webhooksProblems('{ secrets_file: s.jsonl }')).toEqual([]);
-    expect(parseConfig(`${base}webhooks: { secrets: [whsec_x] }\n`, 'test.yaml', {}).webhooks).toMatchObject({ spool_dir: '.seedline/spool', secrets: ['whsec_x'], path: '/webhooks', port: 8788 });
+    expect(parseConfig(`${base}webhooks: { secrets: [whsec_x] }\n`, 'test.yaml', {}).webhooks).toMatchObject({
+      spool_dir: '.seedline/spool',
+      secrets: ['whsec_x'],
+      path: '/webhooks',
+      port: 8788,
+    });
   });
 });

@@ -84,14 +84,22 @@ export class DuckDbChunkWriter {
   }
 
   /** Appends rows `start … start + count - 1` (at most one vector size): `values[c]` feeds column c, null for all-NULL. */
-  append(appender: DuckDBAppender, values: readonly (readonly CellValue[] | null)[], start: number, count: number): void {
+  append(
+    appender: DuckDBAppender,
+    values: readonly (readonly CellValue[] | null)[],
+    start: number,
+    count: number,
+  ): void {
     const raw = this.chunk.chunk;
     duckdb.data_chunk_reset(raw);
     duckdb.data_chunk_set_size(raw, count);
     for (let c = 0; c < this.columns.length; c++) {
       const column = this.columns[c]!;
       const source = values[c] ?? null;
-      const nulls = column.type === DuckDBTypeId.VARCHAR ? this.fillStrings(column, source, start, count) : this.fillFixed(column, source, start, count);
+      const nulls =
+        column.type === DuckDBTypeId.VARCHAR
+          ? this.fillStrings(column, source, start, count)
+          : this.fillFixed(column, source, start, count);
       if (nulls) {
         duckdb.vector_ensure_validity_writable(column.vector);
         duckdb.copy_data_to_vector_validity(column.vector, 0, this.validityBuffer, 0, Math.ceil(count / 64) * 8);
@@ -231,7 +239,8 @@ export class DuckDbChunkWriter {
     const assigned = duckdb.vector_get_data(column.vector, (first + 1) << 4);
     // DuckDB refuses invalid UTF-8 by making the row NULL, silently: the address read back would then be stale.
     const stored = new DataView(assigned.buffer, assigned.byteOffset + (first << 4), 4).getUint32(0, true);
-    if (stored !== this.heapBytes) throw new Error(`DuckDB did not take ${this.heapBytes} bytes of strings into the vector (it holds ${stored})`);
+    if (stored !== this.heapBytes)
+      throw new Error(`DuckDB did not take ${this.heapBytes} bytes of strings into the vector (it holds ${stored})`);
     const base = readAddress(assigned, first << 4);
     const int32 = column.int32;
     for (let k = 0; k < rows.length; k++) {

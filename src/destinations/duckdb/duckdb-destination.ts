@@ -1,8 +1,21 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Kysely, sql } from 'kysely';
-import { DuckDBDataChunk, DuckDBTimestampTZValue, DuckDBTypeId, DuckDBVector, JSToDuckDBValueConverter, StatementType } from '@duckdb/node-api';
-import type { DuckDBAppender, DuckDBConnection, DuckDBPreparedStatement, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import {
+  DuckDBDataChunk,
+  DuckDBTimestampTZValue,
+  DuckDBTypeId,
+  DuckDBVector,
+  JSToDuckDBValueConverter,
+  StatementType,
+} from '@duckdb/node-api';
+import type {
+  DuckDBAppender,
+  DuckDBConnection,
+  DuckDBPreparedStatement,
+  DuckDBType,
+  DuckDBValue,
+} from '@duckdb/node-api';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockedError, LockWaitAbortedError, NotReadOnlyError } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
@@ -50,7 +63,9 @@ const toVector: Partial<Record<DuckDBTypeId, ToVector>> = {
   [DuckDBTypeId.DOUBLE]: (v) => Number(v),
   [DuckDBTypeId.BOOLEAN]: (v) => v,
   [DuckDBTypeId.TIMESTAMP_TZ]: (v) =>
-    new DuckDBTimestampTZValue(Math.abs(v as number) < EXACT_MICROS_MS ? BigInt((v as number) * 1000) : BigInt(v as number) * 1000n),
+    new DuckDBTimestampTZValue(
+      Math.abs(v as number) < EXACT_MICROS_MS ? BigInt((v as number) * 1000) : BigInt(v as number) * 1000n,
+    ),
 };
 
 // A column someone changed behind our back (INTEGER, DECIMAL, …): the library converts, and refuses what does not fit.
@@ -68,7 +83,11 @@ const toOtherVector: ToVector = (v, type) => JSToDuckDBValueConverter(v, type, J
  * unit's COMMIT, off the main thread while the next unit is shaped, so little is left for the
  * close.
  */
-const DEFAULT_SETTINGS: Record<string, string> = { preserve_insertion_order: 'false', memory_limit: '128MB', checkpoint_threshold: '64MB' };
+const DEFAULT_SETTINGS: Record<string, string> = {
+  preserve_insertion_order: 'false',
+  memory_limit: '128MB',
+  checkpoint_threshold: '64MB',
+};
 
 /**
  * The DuckDB backend (`@duckdb/node-api`). The file is opened lazily (by `lock` or the first
@@ -114,7 +133,10 @@ export class DuckDbDestination extends SqlDestination {
     this.path = options.path;
     this.settings = { ...DEFAULT_SETTINGS, ...options.settings };
     this.db = new Kysely<any>({
-      dialect: new DuckDbDialect({ acquire: () => this.acquire(), release: (connection) => this.releaseConnection(connection) }),
+      dialect: new DuckDbDialect({
+        acquire: () => this.acquire(),
+        release: (connection) => this.releaseConnection(connection),
+      }),
     });
   }
 
@@ -175,9 +197,9 @@ export class DuckDbDestination extends SqlDestination {
     if (this.closed) throw new Error('This destination is closed');
     if (this.file) return this.file;
     // A fresh clone has no data/ folder yet: create the file's folder rather than fail.
-    this.opening ??= (this.path === ':memory:' ? Promise.resolve(undefined) : mkdir(dirname(this.path), { recursive: true })).then(() =>
-      duckDbFileLock.open(this.path, this.settings),
-    );
+    this.opening ??= (
+      this.path === ':memory:' ? Promise.resolve(undefined) : mkdir(dirname(this.path), { recursive: true })
+    ).then(() => duckDbFileLock.open(this.path, this.settings));
     try {
       this.file = await this.opening;
       return this.file;
@@ -297,24 +319,31 @@ class DuckDbSession implements SqlSession {
     if (extracted.count !== 1) throw new NotReadOnlyError(`${extracted.count} statements`);
     const prepared = await extracted.prepare(0);
     // Only a select reads and nothing else: an EXPLAIN ANALYZE, a PRAGMA, a CALL or a COPY may change things.
-    if (prepared.statementType !== StatementType.SELECT) throw new NotReadOnlyError(`a ${statementTypeName(prepared.statementType)} statement`);
+    if (prepared.statementType !== StatementType.SELECT)
+      throw new NotReadOnlyError(`a ${statementTypeName(prepared.statementType)} statement`);
     return prepared;
   }
 
   async bulkInsert(target: BulkTarget, rows: ShapedRows): Promise<void> {
     // Staging tables are temporary: they live in the `temp` catalog of this connection.
-    const appender = await this.connection.createAppender(target.table, target.schema ?? 'main', target.schema === null ? 'temp' : null);
+    const appender = await this.connection.createAppender(
+      target.table,
+      target.schema ?? 'main',
+      target.schema === null ? 'temp' : null,
+    );
     try {
       const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
       const byName = new Map(rows.shape.columns.map((c, i) => [c.name, i]));
       const sources = target.columns.map((name) => byName.get(name) ?? -1);
-      if (sources.length !== types.length) throw new Error(`Table ${target.table} has ${types.length} columns, expected ${sources.length}`);
+      if (sources.length !== types.length)
+        throw new Error(`Table ${target.table} has ${types.length} columns, expected ${sources.length}`);
       const size = DuckDBVector.standardSize();
       // The column types we create: filled straight from JS memory (see DuckDbChunkWriter).
       if (DuckDbChunkWriter.supports(types)) {
         const writer = this.chunks.writer(types);
         const values = sources.map((source) => (source >= 0 ? rows.columns[source]! : null));
-        for (let start = 0; start < rows.length; start += size) writer.append(appender, values, start, Math.min(size, rows.length - start));
+        for (let start = 0; start < rows.length; start += size)
+          writer.append(appender, values, start, Math.min(size, rows.length - start));
         appender.closeSync();
         return;
       }
@@ -338,7 +367,14 @@ class DuckDbSession implements SqlSession {
             const type = types[c]!;
             for (let i = 0; i < count; i++) {
               const value = values[start + i];
-              vector.setItem(i, value === null || value === undefined ? null : typeof value === 'string' && to === toVarchar ? value : to(value, type));
+              vector.setItem(
+                i,
+                value === null || value === undefined
+                  ? null
+                  : typeof value === 'string' && to === toVarchar
+                    ? value
+                    : to(value, type),
+              );
             }
           } else {
             for (let i = 0; i < count; i++) vector.setItem(i, null);

@@ -65,7 +65,9 @@ class DuckDbDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     if (settings.isolationLevel && settings.isolationLevel !== 'serializable') {
-      throw new Error(`DuckDB transactions are serializable snapshots; isolation level ${settings.isolationLevel} is not available`);
+      throw new Error(
+        `DuckDB transactions are serializable snapshots; isolation level ${settings.isolationLevel} is not available`,
+      );
     }
     await connection.executeQuery(CompiledQuery.raw('BEGIN TRANSACTION'));
   }
@@ -89,10 +91,18 @@ class DuckDbKyselyConnection implements DatabaseConnection {
   constructor(readonly connection: DuckDBConnection) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const reader = await this.connection.runAndReadAll(compiledQuery.sql, bindDuckDbParameters(compiledQuery.parameters));
+    const reader = await this.connection.runAndReadAll(
+      compiledQuery.sql,
+      bindDuckDbParameters(compiledQuery.parameters),
+    );
     const rows = duckDbRowsOf(reader) as R[];
     const kind = compiledQuery.query.kind;
-    if (kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || kind === 'MergeQueryNode') {
+    if (
+      kind === 'InsertQueryNode' ||
+      kind === 'UpdateQueryNode' ||
+      kind === 'DeleteQueryNode' ||
+      kind === 'MergeQueryNode'
+    ) {
       return { rows, numAffectedRows: BigInt(reader.rowsChanged) };
     }
     return { rows };
@@ -115,8 +125,18 @@ class DuckDbIntrospector implements DatabaseIntrospector {
   async getTables(): Promise<import('kysely').TableMetadata[]> {
     const rows = await this.db
       .selectFrom('information_schema.columns as c')
-      .innerJoin('information_schema.tables as t', (join) => join.onRef('t.table_schema', '=', 'c.table_schema').onRef('t.table_name', '=', 'c.table_name'))
-      .select(['c.table_schema', 'c.table_name', 'c.column_name', 'c.data_type', 'c.is_nullable', 'c.column_default', 't.table_type'])
+      .innerJoin('information_schema.tables as t', (join) =>
+        join.onRef('t.table_schema', '=', 'c.table_schema').onRef('t.table_name', '=', 'c.table_name'),
+      )
+      .select([
+        'c.table_schema',
+        'c.table_name',
+        'c.column_name',
+        'c.data_type',
+        'c.is_nullable',
+        'c.column_default',
+        't.table_type',
+      ])
       .orderBy('c.table_schema')
       .orderBy('c.table_name')
       .orderBy('c.ordinal_position')
@@ -126,7 +146,12 @@ class DuckDbIntrospector implements DatabaseIntrospector {
       const key = `${row.table_schema}.${row.table_name}`;
       let table = tables.get(key);
       if (!table) {
-        table = { name: String(row.table_name), schema: String(row.table_schema), isView: row.table_type === 'VIEW', columns: [] };
+        table = {
+          name: String(row.table_name),
+          schema: String(row.table_schema),
+          isView: row.table_type === 'VIEW',
+          columns: [],
+        };
         tables.set(key, table);
       }
       (table.columns as import('kysely').ColumnMetadata[]).push({

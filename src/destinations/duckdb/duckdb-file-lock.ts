@@ -55,7 +55,8 @@ export const duckDbFileLock = {
 
   /** Takes the writer slot for `owner`; throws `DestinationLockedError` naming the holder when taken. */
   claim(file: SharedDuckDbFile, owner: object, holder: string): void {
-    if (file.writer && file.writer.owner !== owner) throw new DestinationLockedError(`DuckDB file ${file.path}`, file.writer.holder);
+    if (file.writer && file.writer.owner !== owner)
+      throw new DestinationLockedError(`DuckDB file ${file.path}`, file.writer.holder);
     file.writer = { owner, holder };
     if (file.path.startsWith(':memory:')) return;
     const sidecar: Sidecar = { holder, pid: process.pid, host: hostname(), since: new Date().toISOString() };
@@ -84,7 +85,8 @@ export const duckDbFileLock = {
 
 function asLockError(path: string, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);
-  if (!/could not set lock|conflicting lock/i.test(message)) return new DestinationUnavailableError(`DuckDB file ${path}`, error);
+  if (!/could not set lock|conflicting lock/i.test(message))
+    return new DestinationUnavailableError(`DuckDB file ${path}`, error);
   return new DestinationLockedError(`DuckDB file ${path}`, lockHolder(path, message), { cause: error });
 }
 
@@ -114,8 +116,14 @@ function processNamedByDuckDb(message: string): { pid: number; program: string |
 function readSidecar(path: string): Sidecar | null {
   try {
     const sidecar = JSON.parse(readFileSync(`${path}.lock`, 'utf8')) as Partial<Sidecar>;
-    const valid = typeof sidecar.holder === 'string' && Number.isInteger(sidecar.pid) && sidecar.pid! > 0 && typeof sidecar.host === 'string';
-    return valid ? { holder: sidecar.holder!, pid: sidecar.pid!, host: sidecar.host!, since: String(sidecar.since) } : null;
+    const valid =
+      typeof sidecar.holder === 'string' &&
+      Number.isInteger(sidecar.pid) &&
+      sidecar.pid! > 0 &&
+      typeof sidecar.host === 'string';
+    return valid
+      ? { holder: sidecar.holder!, pid: sidecar.pid!, host: sidecar.host!, since: String(sidecar.since) }
+      : null;
   } catch {
     return null;
   }

@@ -9,7 +9,13 @@ export function bindDuckDbParameters(parameters: readonly unknown[]): DuckDBValu
   return parameters.map((value): DuckDBValue => {
     if (value === undefined || value === null) return null;
     if (value instanceof Date) return new DuckDBTimestampTZValue(BigInt(value.getTime()) * 1000n);
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return value;
+    if (
+      typeof value === 'string' ||
+      typeof value === 'number' ||
+      typeof value === 'boolean' ||
+      typeof value === 'bigint'
+    )
+      return value;
     if (typeof value === 'object' && value.constructor !== Object && !Array.isArray(value)) return value as DuckDBValue;
     return JSON.stringify(value);
   });

@@ -19,8 +19,13 @@ const ECHOED_VALUE_MIN = 4;
  * DuckDBInstance.create(path, settings).catch(async (error) => { throw (await duckDbSettingsError(path, settings, error)) ?? error; });
  * ```
  */
-export async function duckDbSettingsError(target: string, settings: Record<string, string> | undefined, failure: unknown): Promise<DestinationSettingError | undefined> {
-  if (!settings || !SETTINGS_FAILURE.test(failure instanceof Error ? failure.message : String(failure))) return undefined;
+export async function duckDbSettingsError(
+  target: string,
+  settings: Record<string, string> | undefined,
+  failure: unknown,
+): Promise<DestinationSettingError | undefined> {
+  if (!settings || !SETTINGS_FAILURE.test(failure instanceof Error ? failure.message : String(failure)))
+    return undefined;
   for (const [name, value] of Object.entries(settings)) {
     const refusal = await refusalOf(name, value);
     if (refusal === undefined) continue;
@@ -62,5 +67,8 @@ function withoutValue(text: string, value: string): string {
 }
 
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().replace(/[.\s]+$/, '');
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.\s]+$/, '');
 }

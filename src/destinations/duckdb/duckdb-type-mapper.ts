@@ -19,7 +19,8 @@ export const duckDbTypeMapper = {
   logicalType(dataType: string): LogicalType {
     const type = dataType.toUpperCase();
     if (type === 'JSON') return 'json';
-    if (/^(BIGINT|INTEGER|SMALLINT|TINYINT|HUGEINT|UBIGINT|UINTEGER|USMALLINT|UTINYINT|INT\d*)$/.test(type)) return 'bigint';
+    if (/^(BIGINT|INTEGER|SMALLINT|TINYINT|HUGEINT|UBIGINT|UINTEGER|USMALLINT|UTINYINT|INT\d*)$/.test(type))
+      return 'bigint';
     if (/^(DOUBLE|FLOAT|REAL|DECIMAL.*|NUMERIC.*)$/.test(type)) return 'double';
     if (type === 'BOOLEAN') return 'boolean';
     if (type.startsWith('TIMESTAMP')) return 'timestamp';

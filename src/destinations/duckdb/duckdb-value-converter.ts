@@ -43,17 +43,21 @@ export function duckDbCellsToJs(values: readonly DuckDBValue[], json: readonly b
 
 /** One DuckDB value as a plain JS value (see `duckDbRowsOf`). */
 export function duckDbValueToJs(value: DuckDBValue): unknown {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return value;
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  if (value instanceof DuckDBTimestampTZValue || value instanceof DuckDBTimestampValue) return isoOfMicros(value.micros, value.toString());
+  if (value instanceof DuckDBTimestampTZValue || value instanceof DuckDBTimestampValue)
+    return isoOfMicros(value.micros, value.toString());
   if (value instanceof DuckDBTimestampMillisecondsValue) return isoOfMicros(value.millis * 1000n, value.toString());
   if (value instanceof DuckDBTimestampSecondsValue) return isoOfMicros(value.seconds * 1_000_000n, value.toString());
   if (value instanceof DuckDBTimestampNanosecondsValue) return isoOfMicros(value.nanos / 1000n, value.toString());
   if (value instanceof DuckDBDateValue) return value.toString();
   if (value instanceof DuckDBDecimalValue) return value.toDouble();
   if (value instanceof DuckDBListValue || value instanceof DuckDBArrayValue) return value.items.map(duckDbValueToJs);
-  if (value instanceof DuckDBStructValue) return Object.fromEntries(Object.entries(value.entries).map(([k, v]) => [k, duckDbValueToJs(v)]));
-  if (value instanceof DuckDBMapValue) return value.entries.map((e) => ({ key: duckDbValueToJs(e.key), value: duckDbValueToJs(e.value) }));
+  if (value instanceof DuckDBStructValue)
+    return Object.fromEntries(Object.entries(value.entries).map(([k, v]) => [k, duckDbValueToJs(v)]));
+  if (value instanceof DuckDBMapValue)
+    return value.entries.map((e) => ({ key: duckDbValueToJs(e.key), value: duckDbValueToJs(e.value) }));
   return String(value);
 }
 

@@ -1,6 +1,11 @@
 import pg from 'pg';
 import { postgresConnection } from './postgres-connection.js';
-import { DestinationLockLostError, DestinationLockedError, LockWaitAbortedError, describeCause } from '../destination-error.js';
+import {
+  DestinationLockLostError,
+  DestinationLockedError,
+  LockWaitAbortedError,
+  describeCause,
+} from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
 
 /**
@@ -46,7 +51,10 @@ export class PostgresAdvisoryLock {
     await client.connect();
     try {
       for (;;) {
-        const result = await client.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as locked', [this.key()]);
+        const result = await client.query<{ locked: boolean }>(
+          'select pg_try_advisory_lock(hashtextextended($1, 0)) as locked',
+          [this.key()],
+        );
         if (result.rows[0]?.locked) {
           this.client = client;
           return;
@@ -92,7 +100,12 @@ export class PostgresAdvisoryLock {
   }
 
   private async holder(client: pg.Client): Promise<string> {
-    const result = await client.query<{ application_name: string | null; pid: number; client_addr: string | null; backend_start: Date | null }>(
+    const result = await client.query<{
+      application_name: string | null;
+      pid: number;
+      client_addr: string | null;
+      backend_start: Date | null;
+    }>(
       `select a.application_name, a.pid, a.client_addr::text as client_addr, a.backend_start
          from pg_locks l join pg_stat_activity a on a.pid = l.pid
         where l.locktype = 'advisory' and l.granted and l.objsubid = 1

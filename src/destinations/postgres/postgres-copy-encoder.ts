@@ -3,7 +3,15 @@ import type { LogicalType } from '../table-layout.js';
 
 const SPECIAL = /[\\\n\r\t\b\f\v]/;
 const SPECIAL_GLOBAL = /[\\\n\r\t\b\f\v]/g;
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v' };
+const ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\v': '\\v',
+};
 
 /**
  * Escapes a string for Postgres `COPY … FROM STDIN` text format: backslash, and the characters
@@ -64,7 +72,9 @@ function encodeCell(encode: CopyCellEncoder, value: CellValue | undefined): stri
 }
 
 /** `PGCOPY\n\377\r\n\0`, then the flags field and the header-extension length (both 0). */
-const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
+const BINARY_HEADER = Buffer.from([
+  0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0,
+]);
 /** Microseconds from 1970-01-01 to 2000-01-01, the epoch of binary timestamps. */
 const POSTGRES_EPOCH_MS = 946_684_800_000;
 const TWO_32 = 4_294_967_296;

@@ -63,7 +63,11 @@ export class PostgresDestination extends SqlDestination {
 
   constructor(options: PostgresDestinationOptions) {
     super(options.schema ?? 'seedline');
-    this.pool = new pg.Pool({ ...postgresConnection(options.url), max: options.poolSize ?? 4, types: postgresTypeParsers });
+    this.pool = new pg.Pool({
+      ...postgresConnection(options.url),
+      max: options.poolSize ?? 4,
+      types: postgresTypeParsers,
+    });
     // An idle client's network error must not crash the process; the next checkout reconnects.
     this.pool.on('error', () => undefined);
     this.db = new Kysely<any>({ dialect: new PostgresDialect({ pool: this.pool }) });
@@ -107,7 +111,14 @@ export class PostgresDestination extends SqlDestination {
 }
 
 /** Type OIDs of the column types `postgresTypeMapper` creates: binary COPY writes exactly these. */
-const TYPE_OIDS: Record<LogicalType, number> = { text: 25, bigint: 20, double: 701, boolean: 16, timestamp: 1184, json: 3802 };
+const TYPE_OIDS: Record<LogicalType, number> = {
+  text: 25,
+  bigint: 20,
+  double: 701,
+  boolean: 16,
+  timestamp: 1184,
+  json: 3802,
+};
 /** Encoded COPY data buffered ahead of the server per table, at most; beyond it the writer waits. */
 const COPY_BUFFER = 64 << 20;
 
@@ -134,12 +145,14 @@ class PostgresSession implements SqlSession {
     const wanted = tables.filter((t) => t.schema !== null && !this.columnTypes.has(`${t.schema}.${t.table}`));
     if (wanted.length === 0) return;
     // Read once per unit: a column retyped behind our back since ensureTable (say bigint → integer) gets text COPY, which converts.
-    const result = await this.send(() => this.client.query<{ table: string; column: string; oid: number }>(
-      `select c.relname as table, a.attname as column, a.atttypid::int as oid
+    const result = await this.send(() =>
+      this.client.query<{ table: string; column: string; oid: number }>(
+        `select c.relname as table, a.attname as column, a.atttypid::int as oid
          from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
         where n.nspname = $1 and c.relname = any($2::text[]) and a.attnum > 0 and not a.attisdropped`,
-      [wanted[0]!.schema, wanted.map((t) => t.table)],
-    ));
+        [wanted[0]!.schema, wanted.map((t) => t.table)],
+      ),
+    );
     for (const t of wanted) this.columnTypes.set(`${t.schema}.${t.table}`, new Map());
     for (const row of result.rows) this.columnTypes.get(`${wanted[0]!.schema}.${row.table}`)?.set(row.column, row.oid);
   }
@@ -173,11 +186,21 @@ class PostgresSession implements SqlSession {
     await this.send(() => this.client.query('begin transaction read only'));
     try {
       // A cursor is declared for a select or values only, and the extended protocol takes one statement.
-      await this.send(() => this.client.query({ text: `declare seedline_user_read no scroll cursor for ${sql}`, queryMode: 'extended' } as pg.QueryConfig)).catch(async (error: unknown) => {
+      await this.send(() =>
+        this.client.query({
+          text: `declare seedline_user_read no scroll cursor for ${sql}`,
+          queryMode: 'extended',
+        } as pg.QueryConfig),
+      ).catch(async (error: unknown) => {
         throw notReadOnlyOf(error) ?? (await this.refusalOfNonSelect(error, sql)) ?? error;
       });
       for (;;) {
-        const result = await this.send(() => this.client.query({ text: `fetch forward ${Math.max(1, Math.floor(size))} from seedline_user_read`, rowMode: 'array' }));
+        const result = await this.send(() =>
+          this.client.query({
+            text: `fetch forward ${Math.max(1, Math.floor(size))} from seedline_user_read`,
+            rowMode: 'array',
+          }),
+        );
         if (result.rows.length === 0) return;
         yield result.rows as unknown[][];
       }
@@ -210,10 +233,14 @@ class PostgresSession implements SqlSession {
     // Table names are validated identifiers and staging names are ours; the data travels length-prefixed (binary) or escaped (text).
     // The statement takes its place in line before the first await (see SqlDialectTraits.pipelined); its data is encoded
     // meanwhile and waits in the corked stream until the server reaches it, up to COPY_BUFFER.
-    const copy = copyStreams.from(`COPY ${table} (${list}) FROM STDIN${binary ? ' (FORMAT binary)' : ''}`, { highWaterMark: COPY_BUFFER });
+    const copy = copyStreams.from(`COPY ${table} (${list}) FROM STDIN${binary ? ' (FORMAT binary)' : ''}`, {
+      highWaterMark: COPY_BUFFER,
+    });
     const sent = this.send(() => finished(this.client.query(copy)));
     const types = rows.shape.columns.map((c) => c.type);
-    const chunks: Iterable<string | Buffer> = binary ? encodeCopyBinary(types, rows.columns, rows.length, rows.constant, 1 << 18) : encodeCopyRows(types, rows.columns, rows.length, rows.constant, 1 << 18);
+    const chunks: Iterable<string | Buffer> = binary
+      ? encodeCopyBinary(types, rows.columns, rows.length, rows.constant, 1 << 18)
+      : encodeCopyRows(types, rows.columns, rows.length, rows.constant, 1 << 18);
     await Promise.all([pipeline(Readable.from(yieldingEach(chunks)), copy), sent]);
   }
 
@@ -246,7 +273,9 @@ async function* yieldingEach<T>(items: Iterable<T>): AsyncGenerator<T> {
 function notReadOnlyOf(error: unknown): NotReadOnlyError | undefined {
   const { code, message } = error as { code?: string; message?: string };
   // 25006 read_only_sql_transaction: a write in the read-only transaction.
-  if (code === '25006') return new NotReadOnlyError(`a statement that writes (${message ?? 'refused in a read-only transaction'})`);
-  if (code === '42601' && /multiple commands/.test(message ?? '')) return new NotReadOnlyError('more than one statement');
+  if (code === '25006')
+    return new NotReadOnlyError(`a statement that writes (${message ?? 'refused in a read-only transaction'})`);
+  if (code === '42601' && /multiple commands/.test(message ?? ''))
+    return new NotReadOnlyError('more than one statement');
   return undefined;
 }

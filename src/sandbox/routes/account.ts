@@ -37,6 +37,9 @@ export function registerAccountRoutes(router: Router): void {
     const data = accountView(state, account);
     // The account secret is shown once, when a default webhook is first set.
     if (firstDefault) data.webhook_secret = account.webhookSecret;
-    return { data, meta: { creditsUsed: 0, creditsRemaining: account.balance, billed: false, reason: 'account_updated' } };
+    return {
+      data,
+      meta: { creditsUsed: 0, creditsRemaining: account.balance, billed: false, reason: 'account_updated' },
+    };
   });
 }

@@ -5,7 +5,10 @@ import { SandboxError } from '../errors.js';
 import { parseJson, readBody, send, sendError } from '../server.js';
 import type { SandboxState } from '../state.js';
 
-const ClockBody = z.strictObject({ advance_ms: z.number().int().min(0).optional(), set: z.string().datetime({ offset: true }).optional() });
+const ClockBody = z.strictObject({
+  advance_ms: z.number().int().min(0).optional(),
+  set: z.string().datetime({ offset: true }).optional(),
+});
 const Rate = z.number().min(0).max(1).optional();
 const FaultsBody = z.strictObject({ '429': Rate, '500': Rate, '504': Rate, upstream_error: Rate });
 
@@ -18,9 +21,17 @@ function parse<T>(schema: z.ZodType<T>, raw: string): T {
 }
 
 /** Routes under /__sandbox/ (not part of the service; loopback only): clock, ledger, faults, deliveries. */
-export async function handleAdmin(state: SandboxState, req: IncomingMessage, res: ServerResponse, path: string, _query: string, requestId: string): Promise<void> {
+export async function handleAdmin(
+  state: SandboxState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  _query: string,
+  requestId: string,
+): Promise<void> {
   try {
-    if (!LOOPBACK.has(req.socket.remoteAddress ?? '')) throw new SandboxError('not_found', 'admin routes answer only on loopback');
+    if (!LOOPBACK.has(req.socket.remoteAddress ?? ''))
+      throw new SandboxError('not_found', 'admin routes answer only on loopback');
     const raw = await readBody(req);
     const route = `${req.method} ${path}`;
     let data: unknown;
@@ -53,6 +64,10 @@ export async function handleAdmin(state: SandboxState, req: IncomingMessage, res
     }
     send(res, 200, { data, meta: { requestId } }, { 'x-request-id': requestId });
   } catch (error) {
-    sendError(res, error instanceof SandboxError ? error : new SandboxError('internal_error', String(error)), requestId);
+    sendError(
+      res,
+      error instanceof SandboxError ? error : new SandboxError('internal_error', String(error)),
+      requestId,
+    );
   }
 }

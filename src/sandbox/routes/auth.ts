@@ -8,7 +8,12 @@ import type { SandboxState } from '../state.js';
 const TOKEN_LIFETIME_S = 24 * 3600;
 
 /** POST /api/api-auth/authenticate: failures are `{ error: <string> }`, not the envelope (spec, Authentication 3). */
-export async function handleTokenExchange(state: SandboxState, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+export async function handleTokenExchange(
+  state: SandboxState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+): Promise<void> {
   const headers = { 'x-request-id': requestId };
   let body: unknown;
   try {
@@ -25,5 +30,10 @@ export async function handleTokenExchange(state: SandboxState, req: IncomingMess
     return;
   }
   const iat = Math.floor(state.clock.nowMs() / 1000);
-  send(res, 200, { accessToken: signJwt({ sub: account.id, iat, exp: iat + TOKEN_LIFETIME_S }, state.jwtSecret) }, headers);
+  send(
+    res,
+    200,
+    { accessToken: signJwt({ sub: account.id, iat, exp: iat + TOKEN_LIFETIME_S }, state.jwtSecret) },
+    headers,
+  );
 }

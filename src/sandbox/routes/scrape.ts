@@ -21,7 +21,9 @@ async function scrape(operation: Operation, context: RequestContext): Promise<Re
     outcome = await performScrape(state, operation, body, target, 'request', attemptKey);
   } catch (error) {
     if (error instanceof SandboxError && error.type === 'unprocessable_target' && operation.unprocessableCredits > 0) {
-      const credits = state.billing.canAfford(account, operation.unprocessableCredits) ? operation.unprocessableCredits : 0;
+      const credits = state.billing.canAfford(account, operation.unprocessableCredits)
+        ? operation.unprocessableCredits
+        : 0;
       state.billing.charge(account, credits, { operation: operation.name, target: target?.url ?? '', requestId });
       error.extra = state.billing.meta(account, credits);
     }
@@ -30,7 +32,11 @@ async function scrape(operation: Operation, context: RequestContext): Promise<Re
   const { result, latencyMs } = outcome;
   if (!state.billing.canAfford(account, result.credits)) throw insufficient();
   state.billing.charge(account, result.credits, { operation: operation.name, target: result.target, requestId });
-  const meta: Record<string, unknown> = { ...state.billing.meta(account, result.credits), reason: result.reason, latencyMs };
+  const meta: Record<string, unknown> = {
+    ...state.billing.meta(account, result.credits),
+    reason: result.reason,
+    latencyMs,
+  };
   if (result.resolvedSearchUrl !== undefined) meta.resolved_search_url = result.resolvedSearchUrl;
   return { data: result.data, meta };
 }

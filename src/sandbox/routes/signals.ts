@@ -17,7 +17,12 @@ function free(context: RequestContext, reason?: string): Record<string, unknown>
 }
 
 /** Cursor-paged slice of a list (`cursor`, `limit`); `nextCursor` is null at the end. */
-export function pageOf<T>(context: RequestContext, items: T[], defaultLimit: number, maxLimit: number): { page: T[]; nextCursor: string | null } {
+export function pageOf<T>(
+  context: RequestContext,
+  items: T[],
+  defaultLimit: number,
+  maxLimit: number,
+): { page: T[]; nextCursor: string | null } {
   const start = decodeCursor(context.query.get('cursor'));
   const limit = intQuery(context.query, 'limit', 1, maxLimit, defaultLimit);
   const page = items.slice(start, start + limit);
@@ -59,7 +64,8 @@ export function registerSignalRoutes(router: Router): void {
     const key = idempotencyKey(context);
     const hash = hash53(stableStringify(body));
     const known = key === undefined ? undefined : bulkReplays.get(`${account.id}|${key}`);
-    if (known && known.hash !== hash) throw new SandboxError('idempotency_conflict', 'this Idempotency-Key was used with a different body');
+    if (known && known.hash !== hash)
+      throw new SandboxError('idempotency_conflict', 'this Idempotency-Key was used with a different body');
     if (known) return { status: 201, data: known.data, meta: free(context, 'bulk_created') };
     const { template } = body;
     intervalDays(template.schedule.interval);
@@ -105,8 +111,11 @@ export function registerSignalRoutes(router: Router): void {
     const { state, account, query } = context;
     const tag = query.get('tag');
     const status = query.get('status');
-    if (status !== null && status !== 'active' && status !== 'paused') throw invalidRequest('status must be active or paused');
-    const all = state.signals.list(account).filter((s) => (tag === null || s.tags.includes(tag)) && (status === null || s.status === status));
+    if (status !== null && status !== 'active' && status !== 'paused')
+      throw invalidRequest('status must be active or paused');
+    const all = state.signals
+      .list(account)
+      .filter((s) => (tag === null || s.tags.includes(tag)) && (status === null || s.status === status));
     const { page, nextCursor } = pageOf(context, all, 50, 100);
     return { data: page.map((signal) => state.signals.view(signal)), meta: { ...free(context), nextCursor } };
   });
@@ -124,8 +133,12 @@ export function registerSignalRoutes(router: Router): void {
     if (patch.notify?.webhook_url) checkWebhookUrl(patch.notify.webhook_url, 'notify.webhook_url');
     if (patch.schedule) {
       const days = intervalDays(patch.schedule.interval);
-      signal.schedule = { interval: patch.schedule.interval, timezone: patch.schedule.timezone ?? signal.schedule.timezone };
-      if (signal.status === 'active' && signal.snapshot !== null) state.signals.reschedule(signal, state.clock.nowMs() + days * DAY_MS);
+      signal.schedule = {
+        interval: patch.schedule.interval,
+        timezone: patch.schedule.timezone ?? signal.schedule.timezone,
+      };
+      if (signal.status === 'active' && signal.snapshot !== null)
+        state.signals.reschedule(signal, state.clock.nowMs() + days * DAY_MS);
     }
     if (patch.name !== undefined) signal.name = patch.name;
     if (patch.tags !== undefined) signal.tags = patch.tags;
@@ -157,13 +170,19 @@ export function registerSignalRoutes(router: Router): void {
   router.add('POST', '/v1/signals/:id/pause', (context) => {
     const signal = context.state.signals.get(context.account, context.params.id as string);
     context.state.signals.pause(signal, 'user');
-    return { data: { id: signal.id, status: signal.status, paused_reason: signal.paused_reason }, meta: free(context, 'signal_paused') };
+    return {
+      data: { id: signal.id, status: signal.status, paused_reason: signal.paused_reason },
+      meta: free(context, 'signal_paused'),
+    };
   });
 
   router.add('POST', '/v1/signals/:id/resume', (context) => {
     const signal = context.state.signals.get(context.account, context.params.id as string);
     context.state.signals.resume(signal);
-    return { data: { id: signal.id, status: signal.status, next_check_at: new Date(signal.nextCheckMs).toISOString() }, meta: free(context, 'signal_resumed') };
+    return {
+      data: { id: signal.id, status: signal.status, next_check_at: new Date(signal.nextCheckMs).toISOString() },
+      meta: free(context, 'signal_resumed'),
+    };
   });
 
   router.add('POST', '/v1/signals/:id/check-now', (context) => checkNow(context, false));
@@ -176,7 +195,12 @@ export function registerSignalRoutes(router: Router): void {
     const knownId = key === undefined ? undefined : testDeliveries.get(`${signal.id}|${key}`);
     let record = knownId === undefined ? undefined : state.webhooks.get(account.id, knownId);
     if (!record) {
-      const payload = { event: 'signal.test', test: true, signal_id: signal.id, diff: { headline: { before: 'Engineer at Example Co', after: 'Senior Engineer at Example Co' } } };
+      const payload = {
+        event: 'signal.test',
+        test: true,
+        signal_id: signal.id,
+        diff: { headline: { before: 'Engineer at Example Co', after: 'Senior Engineer at Example Co' } },
+      };
       const created = state.signals.deliver(signal, 'signal.test', payload, false);
       if (!created) throw invalidRequest('no webhook URL is configured for this Signal or the account');
       record = created;
@@ -184,7 +208,14 @@ export function registerSignalRoutes(router: Router): void {
     }
     const view = state.webhooks.view(record);
     return {
-      data: { delivery_id: record.id, event: 'signal.test', url: record.url, status: view.status, attempts: view.attempts, created_at: record.created_at },
+      data: {
+        delivery_id: record.id,
+        event: 'signal.test',
+        url: record.url,
+        status: view.status,
+        attempts: view.attempts,
+        created_at: record.created_at,
+      },
       meta: free(context, 'webhook_test_enqueued'),
     };
   });

@@ -33,7 +33,12 @@ export function registerTriggerRoutes(router: Router): void {
     const to = instant(query.get('to'), 'to', now.getTime() + 1);
     return {
       data: state.signals.usageRows(account.id, from, to),
-      meta: { creditsRemaining: account.balance, group_by: groupBy, from: new Date(from).toISOString(), to: new Date(to).toISOString() },
+      meta: {
+        creditsRemaining: account.balance,
+        group_by: groupBy,
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+      },
     };
   });
 }
