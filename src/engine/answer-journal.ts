@@ -1,6 +1,6 @@
 import type { AnswerRow, LoadUnit } from '../destinations/destination.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import { crashPoint } from './crash-point.js';
+import { crashPoint } from '../util/crash-point.js';
 import type { LoadWriter } from './load-writer.js';
 import { chargeOf, recoverPaidResponse, type Charge, type ServiceResponse } from './service-calls.js';
 import type { StreamContext } from './stream-context.js';

@@ -3,7 +3,7 @@ import type { BatchResultEntry } from '../../schemas/batch.js';
 import type { BatchRow, SeedRow } from '../destinations/destination.js';
 import type { BatchStreamNode } from '../manifest/manifest-schema.js';
 import { sha256, stableJson } from '../util/stable-json.js';
-import { crashPoint } from './crash-point.js';
+import { crashPoint } from '../util/crash-point.js';
 import type { Reservation } from './budget.js';
 import { budgetStopOf, stopForBudget } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';

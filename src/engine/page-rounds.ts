@@ -6,7 +6,7 @@ import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
 import { cutToFit, type Reservation } from './budget.js';
 import { stopForBudget } from './budget-stop.js';
-import { crashPoint } from './crash-point.js';
+import { crashPoint } from '../util/crash-point.js';
 import type { Partition } from './partitions.js';
 import type { PaidAnswer } from './answer-journal.js';
 import type { Pass, TakenAnswer } from './partition-pass.js';

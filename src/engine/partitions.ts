@@ -2,7 +2,7 @@ import type { PartitionNode } from '../manifest/manifest-schema.js';
 import { SeedList } from '../config/seed-list.js';
 import { renderTemplate } from '../manifest/template.js';
 import { stableJson } from '../util/stable-json.js';
-import { seedKey } from './seed-keys.js';
+import { seedKey } from '../util/seed-keys.js';
 
 /** One unit of work of a stream: a seed, a parent row, a search, a month… */
 export interface Partition {

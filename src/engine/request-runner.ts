@@ -2,7 +2,7 @@ import PQueue from 'p-queue';
 import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { lookup, renderTemplate } from '../manifest/template.js';
 import type { BatchRow, StateRow } from '../destinations/destination.js';
-import { crashPoint } from './crash-point.js';
+import { crashPoint } from '../util/crash-point.js';
 import { StreamDefinitionError } from './engine-errors.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';

@@ -1,7 +1,7 @@
 import type { Destination } from '../destinations/destination.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { seedLedgerPages } from './ledger-pages.js';
-import { seedKey, type SeedKind } from './seed-keys.js';
+import { seedKey, type SeedKind } from '../util/seed-keys.js';
 
 /** What `seedline state show` reports of one stream. */
 export interface StreamStateSummary {

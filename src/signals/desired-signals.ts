@@ -2,7 +2,7 @@ import { ConfigError } from '../config/config-errors.js';
 import type { SignalsConfig } from '../config/config-schema.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { resolveSeeds, type SeedQuery } from '../config/resolve-seeds.js';
-import { seedKey } from '../engine/seed-keys.js';
+import { seedKey } from '../util/seed-keys.js';
 import type { DesiredSignals, DesiredTarget } from './signal-diff.js';
 
 /**

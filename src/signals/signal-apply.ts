@@ -1,8 +1,8 @@
 import type { Signal, SignalBulkBody } from '../../schemas/index.js';
 import type { ApiClient } from '../client/index.js';
-import { crashPoint } from '../engine/crash-point.js';
+import { crashPoint } from '../util/crash-point.js';
 import type { ChunkJournal } from './chunk-journal.js';
-import { seedKey } from '../engine/seed-keys.js';
+import { seedKey } from '../util/seed-keys.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import {
   desiredTags,

@@ -1,5 +1,5 @@
 import type { Signal, SignalPatchBody } from '../../schemas/index.js';
-import { seedKey } from '../engine/seed-keys.js';
+import { seedKey } from '../util/seed-keys.js';
 import { stableJson } from '../util/stable-json.js';
 
 /** One profile the config wants watched. */

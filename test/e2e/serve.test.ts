@@ -9,7 +9,7 @@ import { signWebhook } from '../../src/client/webhook-signature.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { DestinationError } from '../../src/destinations/destination-error.js';
 import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
-import { seedKey } from '../../src/engine/seed-keys.js';
+import { seedKey } from '../../src/util/seed-keys.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sleep } from '../../src/util/sleep.js';
 import { sha256 } from '../../src/util/stable-json.js';

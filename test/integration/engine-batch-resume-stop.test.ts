@@ -3,7 +3,7 @@ import type { ApiClient } from '../../src/client/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import type { BatchRow } from '../../src/destinations/destination.js';
 import { prepareSync, runSync, type RunResult } from '../../src/engine/pipeline.js';
-import { seedKey } from '../../src/engine/seed-keys.js';
+import { seedKey } from '../../src/util/seed-keys.js';
 import type { ServiceClient } from '../../src/engine/service-calls.js';
 import type { Reporter } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/manifest/template.js';
-import { seedKey } from '../../src/engine/seed-keys.js';
+import { seedKey } from '../../src/util/seed-keys.js';
 import { Budget, cutToFit } from '../../src/engine/budget.js';
 import { BudgetExhaustedError, InsufficientBalanceError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
