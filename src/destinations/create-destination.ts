@@ -1,10 +1,10 @@
 import type { Destination, DestinationConfig } from './destination.js';
-import { DuckDbDestination } from './duckdb/duckdb-destination.js';
-import { PostgresDestination } from './postgres/postgres-destination.js';
 
 /**
  * Builds the destination of a config. Nothing is opened yet: the DuckDB file opens on `lock` or
- * the first statement, Postgres connects on first use. The schema defaults to `seedline`.
+ * the first statement, Postgres connects on first use. The schema defaults to `seedline`. Only the
+ * configured backend's module is loaded: a DuckDB run never loads pg, a Postgres run never loads
+ * libduckdb.
  *
  * @example
  * ```ts
@@ -15,13 +15,17 @@ import { PostgresDestination } from './postgres/postgres-destination.js';
  */
 export async function createDestination(config: DestinationConfig): Promise<Destination> {
   switch (config.type) {
-    case 'duckdb':
+    case 'duckdb': {
+      const { DuckDbDestination } = await import('./duckdb/duckdb-destination.js');
       return new DuckDbDestination({
         path: config.path,
         schema: config.schema ?? 'seedline',
         ...(config.settings ? { settings: config.settings } : {}),
       });
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { PostgresDestination } = await import('./postgres/postgres-destination.js');
       return new PostgresDestination({ url: config.url, schema: config.schema ?? 'seedline' });
+    }
   }
 }
