@@ -1,15 +1,20 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { TEST_TIME_LIMITS, timeLimit } from './test/helpers/time-limits.js';
+
+/** One project per kind of test (`npm test` runs all three; `npm run test:unit` and the like run one). */
+function project(name: keyof typeof TEST_TIME_LIMITS, extra: { globalSetup?: string[] } = {}) {
+  const limit = timeLimit(TEST_TIME_LIMITS[name]);
+  return {
+    extends: true as const,
+    test: { name, include: [`test/${name}/**/*.test.ts`], testTimeout: limit, hookTimeout: limit, ...extra },
+  };
+}
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // The e2e tests spawn the CLI built once here instead of through tsx each time (SEEDLINE_TEST_CLI=tsx to keep tsx).
-    globalSetup: ['test/helpers/build-cli.ts'],
     // Each test file's temporary files under a directory of its own, removed after the file.
     setupFiles: ['test/helpers/temp-root.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
     // Postgres and DuckDB tests share one local server; files run in parallel, tests within a file in order.
     fileParallelism: true,
     pool: 'forks',
@@ -17,5 +22,11 @@ export default defineConfig({
     // file is spent waiting (on CLI children, Postgres, a sandbox's virtual clock), so two workers
     // there took the whole suite from ~5m50s to ~4m50s; on bigger machines the default stands.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    projects: [
+      project('unit'),
+      project('integration'),
+      // The e2e tests spawn the CLI built once here instead of through tsx each time (SEEDLINE_TEST_CLI=tsx to keep tsx).
+      project('e2e', { globalSetup: ['test/helpers/build-cli.ts'] }),
+    ],
   },
 });

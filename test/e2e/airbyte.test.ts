@@ -81,7 +81,7 @@ describe('seedline airbyte', () => {
           .map((stream) => ({ stream, sync_mode: 'incremental', destination_sync_mode: 'append_dedup' })),
       }),
     );
-  }, 120_000);
+  });
 
   it('given a catalog of three streams, when read runs, then RECORD, STATE, LOG and TRACE messages are valid; fed back into a read in a fresh container its STATE makes it spend 0 credits', async () => {
     const first = await runCli([
@@ -146,7 +146,7 @@ describe('seedline airbyte', () => {
     );
     expect([records('profiles', full), records('companies', full)]).toEqual([3, 1]);
     expect(sandbox.ledger.totalBilled()).toBe(billed);
-  }, 180_000);
+  });
 
   it('given a catalog naming a stream the config does not sync, when read runs, then one ERROR trace says so as a config error and it exits 1', async () => {
     await writeFile(
@@ -178,5 +178,5 @@ describe('seedline airbyte', () => {
         }),
       }),
     ]);
-  }, 60_000);
+  });
 });

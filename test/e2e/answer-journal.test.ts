@@ -2,10 +2,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { queryDestination as query } from '../helpers/destinations.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 // Single billed calls (jobs searches, activity pages, a batch item retried alone) journal their
 // answer the moment it arrives: a kill -9 after that costs nothing again.
@@ -65,7 +63,7 @@ describe('answer journal', () => {
       expect(run.code, run.stderr).toBe(0);
       baseline = { tables: await snapshot(dest), billed: billedByOperation(sandbox) };
     });
-  }, 120_000);
+  });
 
   it('given an uninterrupted sync, then every billed answer was loaded and none is left in the journal', () => {
     expect(Number(baseline.tables.journal[0]!.n)).toBe(0);
@@ -86,6 +84,5 @@ describe('answer journal', () => {
         expect(billedByOperation(sandbox)).toEqual(baseline.billed);
       });
     },
-    120_000,
   );
 });

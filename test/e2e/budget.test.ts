@@ -3,9 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 
 const PROFILES = [
   ...Array.from({ length: 12 }, (_, i) => `https://www.network.example/in/budget-person-${i}`),
@@ -142,7 +140,7 @@ describe('credit budget against a live-billing sandbox', () => {
     } finally {
       await sandbox.close();
     }
-  }, 120_000);
+  });
 
   it('given a run killed while reading its batch results, when the next run has a monthly cap, then the killed run counts what it paid and the next run loads the paid job without counting it again', async () => {
     const sandbox = await startSandbox({ rpm: 100_000, concurrentBatchJobs: 1 });

@@ -79,7 +79,7 @@ describe('--json on every command that prints data', () => {
 
     const account = await json(['account', '--base-url', workspace.sandbox.url], { SEEDLINE_API_KEY: KEY });
     expect(account.credits_remaining).toEqual(expect.any(Number));
-  }, 180_000);
+  });
 
   it('given declared Signals, when signals plan, apply and pause run with --json, then each prints one snake_case document and notes stay off stdout', async () => {
     const plan = await json(['signals', 'plan', '--config', workspace.configPath]);
@@ -94,5 +94,5 @@ describe('--json on every command that prints data', () => {
     expect(paused).toMatchObject({ paused: 2 });
     const resumed = await json(['signals', 'resume', '--config', workspace.configPath, '--tag', 'json-watch']);
     expect(resumed.resumed).toHaveLength(2);
-  }, 180_000);
+  });
 });

@@ -43,7 +43,7 @@ describe('seedline logs', () => {
       expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/seeds\.companies/) }),
     );
     expect(`${sync.stdout}${sync.stderr}`).not.toContain(KEY);
-  }, 120_000);
+  });
 
   it('given SEEDLINE_LOG_FORMAT=json and a failing command, then the error is one JSON line with its code; given --log-level warn, then progress lines are dropped', async () => {
     const failed = await runCli(
@@ -59,5 +59,5 @@ describe('seedline logs', () => {
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stderr).not.toMatch(/\[profiles\] started/);
     expect(quiet.stderr).toMatch(/^warning: .*seeds\.companies/m);
-  }, 120_000);
+  });
 });

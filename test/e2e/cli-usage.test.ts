@@ -3,10 +3,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it, vi } from 'vitest';
-import { CLI_TEST_TIMEOUT, runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { eventually } from '../helpers/sandbox.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const STACK = /\n\s+at /;
 const BAD_KEY = 'svc_bogus_NeverPrintThisKey42';
@@ -117,7 +115,7 @@ describe('status and query while another process holds the DuckDB file', () => {
       );
 
       const waiting = spawnCli(['query', '--config', config, '--wait', '--format', 'json', 'select 42 as answer']);
-      await eventually(async () => waiting.stderr.includes('waiting for it (Ctrl-C to stop)'), 20_000);
+      await eventually(async () => waiting.stderr.includes('waiting for it (Ctrl-C to stop)'));
       expect(waiting.child.exitCode).toBeNull();
       holder.closeSync();
       released = true;

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/index.js';
-import { CLI_TEST_TIMEOUT, runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import {
   billedCredits,
   billedEntries,
@@ -19,8 +19,6 @@ import {
 } from '../helpers/crash-harness.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends } from '../helpers/destinations.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 /**
  * What one trial (crash run + rerun) may bill beyond an uninterrupted run is the crash exposure
@@ -118,7 +116,7 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
             return { entries, credits: billedCredits(entries), snapshot, allowed };
           },
         );
-      }, 180_000);
+      });
 
       afterAll(() => {
         if (!reference) return;
@@ -186,7 +184,7 @@ describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun
             },
           );
           if (ran === null) return skip(`${backend.name} unavailable`);
-        }, 180_000);
+        });
       });
     });
   });

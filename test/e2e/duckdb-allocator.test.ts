@@ -3,9 +3,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it, vi } from 'vitest';
 import { DUCKDB_ALLOCATOR_ENV, DUCKDB_ALLOCATOR_OPTIONS } from '../../src/cli/duckdb-allocator.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 
 // jemalloc inside libduckdb reads its options once, when the native library is loaded: the entry point must set them
 // before anything imports DuckDB. A preloaded module reports the variable as it is at that moment.

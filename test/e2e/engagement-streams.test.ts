@@ -123,5 +123,5 @@ describe.each(e2eBackends)('engagement, recommendations and interests streams in
       return true;
     });
     expect(crashed).toBe(true);
-  }, 300_000);
+  });
 });

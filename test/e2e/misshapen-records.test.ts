@@ -76,7 +76,7 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     );
     const status = await runCli(['status', '--config', await config({ profiles: {}, companies: {} })]);
     expect(status.stdout).toMatch(/Repaired fields[\s\S]*profiles\s+profiles\s+headline\s+kept_in_extra/);
-  }, 180_000);
+  });
 
   it('given schema_contract freeze, when the mangled records sync, then they are kept in _seedline_rejected naming the contract, the stream is partial, and the rest load', async (ctx) => {
     if (!dest) return ctx.skip();
@@ -96,7 +96,7 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     );
     expect(rejected.map((r) => JSON.parse(String(r.record)).public_identifier)).toEqual(['mangled-alan-turing']);
     expect(String(rejected[0]!.reason)).toMatch(/\(schema_contract\.data_type: freeze\)$/);
-  }, 180_000);
+  });
 
   it('given the record freeze kept, when retried under freeze it stays once; when the contract is loosened, rejected retry loads it without a call and a second retry finds nothing', async (ctx) => {
     if (!dest) return ctx.skip();
@@ -130,5 +130,5 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     expect(await query(dest, `select reason from ${schema}._seedline_rejected where stream = 'profiles'`)).toEqual([]);
     expect((await runCli(['rejected', 'retry', '--config', loosened])).stdout).toMatch(/nothing to retry/);
     expect(sandbox.ledger.entries.length).toBe(calls);
-  }, 180_000);
+  });
 });

@@ -1,10 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { queryDestination } from '../helpers/destinations.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 // `seedline query` and `seeds.*.sql` only read: anything but one select is refused (exit 2) and changes nothing.
 describe('reads only read', () => {
@@ -56,5 +54,5 @@ describe('reads only read', () => {
     } finally {
       await sandbox.close();
     }
-  }, 120_000);
+  });
 });

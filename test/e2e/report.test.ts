@@ -10,6 +10,7 @@ import { readReportData } from '../../src/report/report-data.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { e2eBackends } from '../helpers/destinations.js';
 import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
+import { timeLimit } from '../helpers/time-limits.js';
 
 const CHROMIUM = process.env.SEEDLINE_CHROMIUM ?? '/usr/bin/chromium';
 /** Where the browser test keeps its screenshots (README "The report"); CI keeps the folder as an artefact. */
@@ -63,7 +64,7 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
     } finally {
       await destination.close();
     }
-  }, 180_000);
+  });
 
   it('given seedline serve on that warehouse, when /report is requested, then the page is made on the spot from the destination', async (ctx) => {
     const { destination: dest, configPath } = workspace;
@@ -71,7 +72,7 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
     const served = spawnCli(['serve', '--config', configPath]);
     try {
       await vi.waitFor(() => expect(served.stdout).toMatch(/listening on http:\/\/\S+/), {
-        timeout: 30_000,
+        timeout: timeLimit(60_000),
         interval: 100,
       });
       const base = new URL(/listening on (http:\/\/\S+)/.exec(served.stdout)![1]!).origin;
@@ -85,7 +86,7 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
       served.child.kill('SIGTERM');
       await served.exited;
     }
-  }, 120_000);
+  });
 });
 
 describe('the report page in Chromium', () => {
@@ -149,7 +150,7 @@ describe('the report page in Chromium', () => {
     } finally {
       await browser.close();
     }
-  }, 180_000);
+  });
 });
 
 /** The few browser globals the page code uses (the tests are type-checked without the DOM library). */

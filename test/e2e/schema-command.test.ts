@@ -45,5 +45,5 @@ describe.each(e2eBackends)('seedline schema for $name', ({ name, make }) => {
         `create table if not exists "${schema}"\\."profiles" \\(\\n  "url" ${name === 'postgres' ? 'text' : 'VARCHAR'},`,
       ),
     );
-  }, 180_000);
+  });
 });

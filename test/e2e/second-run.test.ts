@@ -3,11 +3,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { LedgerEntry } from '../../src/sandbox/billing-ledger.js';
-import { CLI_TEST_TIMEOUT, type CliResult, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { type CliResult, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 /** Every billed stream and the sandbox operation it is billed under (single call or batch item alike). */
 const BILLED = {
@@ -97,7 +95,7 @@ describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make 
     afterFirst = sandbox.ledger.entries.length;
     firstBilled = billedByStream(sandbox.ledger.entries);
     rowsAfterFirst = await rowCounts(dest);
-  }, 120_000);
+  });
   afterAll(async () => {
     await sandbox?.close();
     if (dest?.type === 'postgres') await dropPostgresSchema(dest.schema!);

@@ -13,12 +13,11 @@ import { seedKey } from '../../src/util/seed-keys.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sleep } from '../../src/util/sleep.js';
 import { sha256 } from '../../src/util/stable-json.js';
-import { CLI_TEST_TIMEOUT, cliNodeArgs, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { cliNodeArgs, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { backendAvailable } from '../helpers/destinations.js';
 import { dropPostgresSchema, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
+import { timeLimit } from '../helpers/time-limits.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DAY = 86_400_000;
@@ -62,7 +61,7 @@ async function startServe(config: string, env: NodeJS.ProcessEnv): Promise<Serve
   const state: Served = { child, stdout: '', stderr: '', exited };
   child.stdout?.on('data', (chunk: Buffer) => (state.stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (state.stderr += chunk.toString()));
-  await eventually(async () => state.stdout.includes('listening on') || child.exitCode !== null, 30_000);
+  await eventually(async () => state.stdout.includes('listening on') || child.exitCode !== null);
   if (!state.stdout.includes('listening on')) throw new Error(`serve did not start:\n${state.stderr}`);
   return state;
 }
@@ -83,19 +82,13 @@ function syntheticTrigger(id: string, checkNumber = 1): Record<string, unknown> 
  * Like `eventually`, probing every 200 ms: each probe opens the destination, and while this
  * process has a DuckDB file open, serve cannot load into it.
  */
-async function untilDb<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(200);
-  }
+function untilDb<T>(probe: () => Promise<T | undefined | null | false>): Promise<T> {
+  return eventually(probe, { every: 200 });
 }
 
-/** Waits (up to 30 s) until `output()` matches: the assertion that follows then reports the output if it never did. */
+/** Waits until `output()` matches: the assertion that follows then reports the output if it never did. */
 async function logged(output: () => string, pattern: RegExp): Promise<void> {
-  await eventually(async () => pattern.test(output()), 30_000).catch(() => undefined);
+  await eventually(async () => pattern.test(output())).catch(() => undefined);
 }
 
 function fromJson(value: unknown): unknown {
@@ -244,7 +237,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       } finally {
         await destination?.close();
       }
-    }, 30_000);
+    });
   }
 
   async function rowsOf(triggerId: string): Promise<number> {
@@ -254,7 +247,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
   async function post(
     body: string,
     signature: string | undefined,
-    timeoutMs = 10_000,
+    timeoutMs = timeLimit(10_000),
   ): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (signature !== undefined) headers['x-service-signature'] = signature;
@@ -271,7 +264,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const id = `trg_sentinel_${randomBytes(4).toString('hex')}`;
     const body = triggerBody(syntheticTrigger(id));
     expect((await post(body, signWebhook(OWN_SECRET, body))).status).toBe(200);
-    await untilDb(async () => (await rowsOf(id)) === 1, 30_000);
+    await untilDb(async () => (await rowsOf(id)) === 1);
   }
 
   async function spooled(): Promise<string[]> {
@@ -303,7 +296,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
         if (error instanceof DestinationError && /LOCKED|UNAVAILABLE/.test(error.code)) return undefined;
         throw error;
       }
-    }, 30_000);
+    });
   }
 
   /** Submits a real job for one profile and records it as a sync would have before it was stopped: submitted, results unread. */
@@ -389,7 +382,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     if (!available) skip();
     // Enough virtual days for both drifting profiles to change and trigger.
     for (let day = 0; day < 90; day++) await sandbox.clock.advance(DAY);
-    await eventually(() => allDelivered(hook), 30_000);
+    await eventually(() => allDelivered(hook));
     const answeredAt = Date.now();
     const triggers = await listTriggers();
     expect(new Set(triggers.map((t) => t.signal_id))).toEqual(new Set(secrets.keys()));
@@ -416,7 +409,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
         criteria_matched: fromJson(r.criteria_matched),
       }));
     // Until the first drain, the table does not exist yet.
-    await untilDb(async () => (await loaded().catch(() => [])).length === expected.length, 30_000);
+    await untilDb(async () => (await loaded().catch(() => [])).length === expected.length);
     // A figure, not an assertion: how long after the last 2xx the rows were queryable.
     console.info(
       `[serve e2e ${kind}] ${expected.length} Triggers queryable ${Date.now() - answeredAt} ms after the last delivery was answered`,
@@ -426,7 +419,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     // Logged just after the load commits: the rows can be read before the line reaches this process.
     await logged(() => served.stderr, /signal\.triggered: loaded \d+ triggers? into triggers/);
     expect(served.stderr).toMatch(/signal\.triggered: loaded \d+ triggers? into triggers/);
-  }, 120_000);
+  });
 
   it('given deliveries signed by the stripe helper with our secret, when posted, then 200 and each is loaded', async ({
     skip,
@@ -438,7 +431,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       const header = stripe.webhooks.generateTestHeaderString({ payload: body, secret: OWN_SECRET });
       expect((await post(body, header)).status).toBe(200);
     }
-    for (const id of ids) await untilDb(async () => (await rowsOf(id)) === 1, 30_000);
+    for (const id of ids) await untilDb(async () => (await rowsOf(id)) === 1);
   });
 
   it('given tampered, wrongly signed, 301 s old, over 300 s future and unsigned deliveries, when posted, then 401 each and nothing of them is loaded', async ({
@@ -556,7 +549,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const [signalId] = [...secrets.keys()];
     const [before] = await query('select count(*) as n from {s}.triggers');
     await api(`/v1/signals/${signalId}/test-webhook`, { method: 'POST' });
-    await eventually(async () => served.stderr.includes(`signal.test: test delivery for Signal ${signalId}`), 30_000);
+    await eventually(async () => served.stderr.includes(`signal.test: test delivery for Signal ${signalId}`));
     await settled();
     const events = await query(`select event, subject_id, test from {s}.webhook_events where event = 'signal.test'`);
     expect(events).toEqual([{ event: 'signal.test', subject_id: signalId, test: true }]);
@@ -571,12 +564,10 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const doomed = await createSignal(DOOMED_KEY, 'https://www.network.example/in/serve-doomed', `${base}/nowhere`);
     for (let day = 0; day < 30 && !(await pausedReason(doomed.id)); day++) await sandbox.clock.advance(DAY);
     expect(await pausedReason(doomed.id)).toBe('webhook_gone');
-    await eventually(
-      async () =>
-        served.stderr.includes(
-          `warning: signal.paused: Signal ${doomed.id} was paused by the service (reason: webhook_gone)`,
-        ),
-      30_000,
+    await eventually(async () =>
+      served.stderr.includes(
+        `warning: signal.paused: Signal ${doomed.id} was paused by the service (reason: webhook_gone)`,
+      ),
     );
     await settled();
     const events = await query(`select subject_id, test from {s}.webhook_events where event = 'signal.paused'`);
@@ -597,7 +588,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       sends.map(async ({ id, body }) => {
         const started = performance.now();
         try {
-          const { status } = await post(body, signWebhook(OWN_SECRET, body), 10_000);
+          const { status } = await post(body, signWebhook(OWN_SECRET, body));
           return { id, status, ms: performance.now() - started, timedOut: false };
         } catch (error) {
           return { id, status: 0, ms: performance.now() - started, timedOut: (error as Error).name === 'TimeoutError' };
@@ -614,13 +605,12 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       async () =>
         Number((await query(`select count(*) as n from {s}.triggers where trigger_id like 'trg_burst_%'`))[0]?.n) ===
         unique.length,
-      60_000,
     );
     const rows = await query(
       `select trigger_id, count(*) as n from {s}.triggers where trigger_id like 'trg_burst_%' group by trigger_id order by trigger_id`,
     );
     expect(rows.map((r) => [r.trigger_id, Number(r.n)])).toEqual(unique.map((id) => [id, 1]));
-  }, 120_000);
+  });
 
   it('given serve running, when a sync of the triggers stream waits for the destination, then the API Triggers are still there once each', async ({
     skip,
@@ -650,7 +640,6 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     await untilDb(
       async () =>
         (await query(`select status from {s}._seedline_batches where job_id = '${jobId}'`))[0]?.status === 'completed',
-      60_000,
     );
     expect(await query(`select url from {s}.profiles`)).toEqual([
       { url: expect.stringContaining('serve-batch-person') },
@@ -683,7 +672,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
       released = true;
       expect(await rowsOf('trg_crash')).toBe(0);
       served = await startServe(configPath, env);
-      await untilDb(async () => (await rowsOf('trg_crash')) === 1, 30_000);
+      await untilDb(async () => (await rowsOf('trg_crash')) === 1);
       expect(served.stderr).toContain('spool: loaded 1 deliveries accepted before this start');
     } finally {
       if (!released) await holder.close();

@@ -1,10 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const KEY = 'svc_live_shaping_workers_crash';
 /** Three jobs of 500, read one after the other: the first page makes the table, the later ones are shaped in the worker thread. */

@@ -7,10 +7,8 @@ import { ApiClient } from '../../src/client/index.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { listTaggedSignals } from '../../src/signals/signal-apply.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/sandbox.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const KEY = 'svc_live_signals_ops';
 const siteOf = (signal: Signal) => (signal.target as { site_url?: string } | undefined)?.site_url;
@@ -337,5 +335,5 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
     const sites = all.map(siteOf).filter((site) => site?.includes('/in/ops-crash-'));
     expect(sites).toHaveLength(1500);
     expect(new Set(sites).size).toBe(1500);
-  }, 120_000);
+  });
 });

@@ -5,9 +5,7 @@ import type { Signal } from '../../schemas/index.js';
 import { ApiClient } from '../../src/client/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { listTaggedSignals } from '../../src/signals/signal-apply.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 
 const KEY = 'svc_test_signals_e2e';
 const TAG = 'e2e-watch';

@@ -57,7 +57,7 @@ describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
     const before = profileCalls().length;
     expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
     expect(profileCalls().slice(before)).toEqual([expect.stringContaining('ada-lovelace')]);
-  }, 180_000);
+  });
 
   it('given reset without --streams or with an unknown one, then it exits 2 and changes nothing', async (ctx) => {
     const { destination: dest, configPath } = workspace;
@@ -66,5 +66,5 @@ describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
     const unknown = await runCli(['state', 'reset', '--config', configPath, '--streams', 'profilez']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown stream "profilez"/);
-  }, 60_000);
+  });
 });

@@ -4,11 +4,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { CLI_TEST_TIMEOUT, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
-
-vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT, hookTimeout: CLI_TEST_TIMEOUT });
 
 const PROFILES = Array.from(
   { length: 16 },
@@ -82,7 +80,7 @@ describe.each(backends)('seedline sync into $name', ({ name, make }) => {
     if (!dest) return;
     configPath = await writeConfig(dir, configFor({ sandbox, destination: dest }));
     first = await sync(configPath);
-  }, 120_000);
+  });
   afterAll(async () => {
     await sandbox?.close();
     if (dest?.type === 'postgres') await dropPostgresSchema(dest.schema!);
@@ -258,7 +256,7 @@ describe('every stream', () => {
       expect(await count(dest, 'headcount')).toBe(2);
       expect(await count(dest, 'account')).toBe(2);
     });
-  }, 120_000);
+  });
 });
 
 describe('activity incremental', () => {
@@ -279,7 +277,7 @@ describe('activity incremental', () => {
       expect(newCalls).toBeLessThanOrEqual(PROFILES.length);
       expect(await count(dest, 'activity_posts')).toBeGreaterThan(postsBefore);
     });
-  }, 120_000);
+  });
 });
 
 describe('crash safety', () => {
@@ -297,7 +295,7 @@ describe('crash safety', () => {
       expect((await sync(await writeConfig(dir, configFor({ sandbox, destination: dest, streams })))).code).toBe(0);
       baseline = await snapshot(dest);
     });
-  }, 120_000);
+  });
 
   it.each(['after-intent', 'after-submit', 'mid-results:2', 'mid-page:3'])(
     'given a kill -9 at %s, when the sync is rerun, then the tables equal an uninterrupted run and each item is billed once',
@@ -316,7 +314,6 @@ describe('crash safety', () => {
         expect(enrichTargets.length).toBe(PROFILES.length + PRIVATE.length);
       });
     },
-    120_000,
   );
 });
 
@@ -335,7 +332,7 @@ describe('faults', () => {
       });
     };
     expect(await rowsWith({ '429': 0.05, '504': 0.05 })).toEqual(await rowsWith({}));
-  }, 180_000);
+  });
 });
 
 describe('seeds the service refuses or fumbles', () => {

@@ -121,7 +121,7 @@ describe.each(e2eBackends)('a user manifest and the YAML-only post_search into $
     const second = JSON.parse((await runCli(['sync', '--config', configPath, '--json'])).stdout) as SyncJson;
     expect(second.credits).toBe(0);
     expect(sandbox.ledger.entries.length).toBe(entries);
-  }, 180_000);
+  });
 });
 
 describe('a user manifest that is wrong', () => {
@@ -143,7 +143,7 @@ describe('a user manifest that is wrong', () => {
     const result = await runCli(['plan', '--config', configPath]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/my_posts\.stream\.yaml:9: paginator\.type: /);
-  }, 60_000);
+  });
 
   it('given an option the manifest does not declare, when the config loads, then it is refused with a did-you-mean', async () => {
     const dir = await tempWorkspace();
@@ -157,5 +157,5 @@ describe('a user manifest that is wrong', () => {
     const result = await runCli(['plan', '--config', configPath]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('streams.my_posts: unknown key "per_topik" (did you mean "per_topic"?)');
-  }, 60_000);
+  });
 });

@@ -17,13 +17,6 @@ export function cliNodeArgs(): string[] {
   return built ? [built] : ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
 }
 
-/**
- * Per-test deadline of the e2e files (set with `vi.setConfig` at the top of each): a test there
- * starts the CLI up to a dozen times in a row, each start ~0.7 s on a quiet 2-core machine and
- * several times that under load. A deadline for a hung test, not a margin any test relies on.
- */
-export const CLI_TEST_TIMEOUT = 120_000;
-
 /** What a CLI run printed and how it exited. */
 export interface CliResult {
   code: number | null;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/index.js';
+import { timeLimit } from './time-limits.js';
 
 /** A test key (fixtures, zero spend). */
 export const TEST_KEY = 'svc_test_contract';
@@ -78,17 +79,30 @@ export function useHarness(options: SandboxOptions = {}): SandboxHarness {
   };
 }
 
-/** Waits (real time, bounded) until `probe` returns a truthy value. */
+/** How {@link eventually} polls. */
+export interface EventuallyOptions {
+  /** Milliseconds between probes. Default: 10. */
+  every?: number;
+  /** Milliseconds after which the wait is called hung, scaled by `SEEDLINE_TEST_TIME_FACTOR`. Default: 60,000. */
+  limit?: number;
+}
+
+/**
+ * Waits until `probe` returns a truthy value: the wait is for that event, and the limit is only a
+ * safety net against a hang (see test/helpers/time-limits.ts), far above what the event needs.
+ */
 export async function eventually<T>(
   probe: () => Promise<T | undefined | null | false>,
-  timeoutMs = 10_000,
+  { every = 10, limit = 60_000 }: EventuallyOptions = {},
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const scaled = timeLimit(limit);
+  const deadline = Date.now() + scaled;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    if (Date.now() > deadline)
+      throw new Error(`condition not met in ${scaled} ms (SEEDLINE_TEST_TIME_FACTOR scales it)`);
+    await new Promise((resolve) => setTimeout(resolve, every));
   }
 }
 

@@ -12,6 +12,7 @@ import {
   UnprocessableTargetError,
 } from '../../src/client/errors.js';
 import { accountRecord, ClientTestServer, fail, fakeJwt, json, ok } from '../helpers/client-test-server.js';
+import { timeLimit } from '../helpers/time-limits.js';
 
 const API_KEY = 'svc_live_K3yThatMustNeverLeak42';
 const profile = {
@@ -304,8 +305,11 @@ describe('ApiClient over HTTP: endpoints', () => {
 
     await api.enrichProfile({ url: 'jane' });
 
-    // The account is read again in the background: wait for it (vi.waitFor's default is 1 s, short for a loaded machine).
-    await vi.waitFor(() => expect(api.limiter.requestsPerMinute).toBe(30), { timeout: 20_000, interval: 20 });
+    // The account is read again in the background: wait for it (vi.waitFor's default of 1 s is a race on a loaded machine).
+    await vi.waitFor(() => expect(api.limiter.requestsPerMinute).toBe(30), {
+      timeout: timeLimit(60_000),
+      interval: 20,
+    });
     expect(api.limiter.concurrentBatchJobs).toBe(1);
     expect(server.requestsTo('/v1/account')).toHaveLength(2);
   });

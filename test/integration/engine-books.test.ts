@@ -80,6 +80,5 @@ describe('the books of a run', () => {
       expect(second.credits).toBe(billed - billedAfterFirst);
       expect(second.balanceChange).toBe(billed - billedAfterFirst);
     },
-    120_000,
   );
 });

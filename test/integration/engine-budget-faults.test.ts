@@ -104,5 +104,5 @@ describe('budget under seeded faults, through the real runners and a live-billin
       }),
       { numRuns: 20, seed: 6_2026 },
     );
-  }, 120_000);
+  });
 });

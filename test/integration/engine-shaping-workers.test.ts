@@ -118,7 +118,7 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
         `select "table", field, change, sum("count") as n from ${d.schema}._seedline_repairs group by 1, 2, 3 order by 1, 2, 3`,
       );
     expect(await repairs(inWorkers.destination)).toEqual(await repairs(onMain.destination));
-  }, 120_000);
+  });
 
   it('given schema_contract freeze, when the same seeds sync in workers and on the main thread, then the same records are rejected, each with its reason and partition', async (ctx) => {
     if (!available) return ctx.skip();
@@ -135,5 +135,5 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
     expect(await rowsOf(inWorkers.destination, 'profiles', 'url')).toEqual(
       await rowsOf(onMain.destination, 'profiles', 'url'),
     );
-  }, 120_000);
+  });
 });

@@ -110,7 +110,7 @@ for (const kind of destinationKinds) {
       // 2,000 + 2,000 fit in 5,000 records, a third page does not: three units of two pages.
       expect(units.begun).toBe(3);
       expect(await rowsOf(dest, 'profiles')).toBe(1 + 6 * 2_000);
-    }, 120_000);
+    });
 
     it('given three pages committing together and the second failing, when they run, then only its caller sees the error and the others load', async (ctx) => {
       if (!backend.available) return ctx.skip();

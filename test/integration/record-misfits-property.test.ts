@@ -131,7 +131,7 @@ describe.each(destinationKinds)('misshapen records of every resource schema into
           stream,
         ]),
       ).toEqual([]);
-    }, 120_000);
+    });
   }
 });
 

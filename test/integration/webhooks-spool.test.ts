@@ -474,7 +474,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     expect(await spool.size()).toBe(1);
     expect(drainer.problem).toContain('the destination is busy (a long sync');
     await holder.close();
-    await eventually(async () => (await spool.size()) === 0, 30_000);
+    await eventually(async () => (await spool.size()) === 0);
     await drainer.stop();
     expect(drainer.problem).toBeNull();
     expect(lines.some((l) => l.includes('loaded 1 trigger into triggers: trg_waits'))).toBe(true);

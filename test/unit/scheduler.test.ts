@@ -2,6 +2,7 @@ import { createTask, parse } from 'node-cron';
 import { describe, expect, it, vi } from 'vitest';
 import { cliGroupName } from '../../src/cli/schedule-command.js';
 import { CronRunner, InvalidCronError } from '../../src/scheduler/cron-runner.js';
+import { timeLimit } from '../helpers/time-limits.js';
 
 describe('cron runner', () => {
   it('given a run under way, when another tick comes, then it is skipped, not queued', async () => {
@@ -78,7 +79,7 @@ describe('cron runner: ticks that come late', () => {
       // Blocked from the start, so the tick cannot come on time however slow the machine.
       blockEventLoop(at.getTime() + 2500 - Date.now());
       // The late tick runs once node-cron's timer sees it missed: wait for it, however loaded the machine.
-      await vi.waitFor(() => expect(ran).toEqual([at]), { timeout: 25_000, interval: 50 });
+      await vi.waitFor(() => expect(ran).toEqual([at]), { timeout: timeLimit(60_000), interval: 50 });
       expect(lines).toContainEqual(
         expect.stringMatching(new RegExp(`^the tick of ${at.toISOString()} came \\d+ s late .*: running it now$`)),
       );
@@ -98,7 +99,7 @@ describe('cron runner: ticks that come late', () => {
     try {
       // Blocked from the start, so the tick cannot come on time however slow the machine.
       blockEventLoop(later.getTime() + 2500 - Date.now());
-      await vi.waitFor(() => expect(ran).toEqual([later]), { timeout: 25_000, interval: 50 });
+      await vi.waitFor(() => expect(ran).toEqual([later]), { timeout: timeLimit(60_000), interval: 50 });
       expect(lines.filter((l) => l.includes('late') || l.startsWith('skipped'))).toEqual([
         expect.stringMatching(new RegExp(`^the tick of ${later.toISOString()} came \\d+ s late .*: running it now$`)),
       ]);
