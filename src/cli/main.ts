@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `seedline` entry point. It sets what must be set before libduckdb loads, so it imports the
-// commands (and through them DuckDB) only after that.
+// commands only after that (their actions import DuckDB).
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { returnFreedDuckDbMemory } from './duckdb-allocator.js';

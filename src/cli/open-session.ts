@@ -8,7 +8,6 @@ import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { createDestination } from '../destinations/create-destination.js';
 import { DestinationLockedError, LockWaitAbortedError } from '../destinations/destination-error.js';
 import type { Destination, DestinationConfig } from '../destinations/destination.js';
-import { startSandbox } from '../sandbox/index.js';
 import { parseDuration } from '../util/duration.js';
 import { sleep } from '../util/sleep.js';
 import { log } from '../util/log.js';
@@ -185,6 +184,8 @@ async function connectClient(
 
 async function serviceUrl(config: SeedlineConfig, closers: (() => Promise<void>)[]): Promise<string> {
   if (config.api.base_url !== 'sandbox') return config.api.base_url;
+  // The embedded sandbox (its fixtures, routes, OpenAPI document) loads only for a config that asks for it.
+  const { startSandbox } = await import('../sandbox/index.js');
   const sandbox = await startSandbox({
     port: 0,
     seed: config.api.sandbox.seed,

@@ -19,7 +19,12 @@ import { registerSyncCommand } from './sync-command.js';
 import { configureLog, LOG_LEVELS } from '../util/log.js';
 import { packageRoot } from '../util/package-root.js';
 
-/** Builds the `seedline` command line; each command lives in its own file and registers itself here. */
+/**
+ * Builds the `seedline` command line; each command lives in its own file and registers itself here.
+ * A `*-command.ts` file imports only commander and light helpers, and loads what the command does
+ * (`*-action.ts`: DuckDB, pg, kysely, zod, undici, the sandbox…) in its action, so `--help` and
+ * `--version` start as fast as Node itself.
+ */
 export function buildProgram(): Command {
   const program = new Command();
   program
@@ -42,6 +47,12 @@ export function buildProgram(): Command {
         .default(process.env.SEEDLINE_DEBUG ? 'debug' : 'info'),
     )
     .hook('preAction', (command) => configureLog({ format: command.opts().logFormat, level: command.opts().logLevel }))
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline plan --config seedline.yaml\n' +
+        '  $ seedline sync --config seedline.yaml --sample-query\n',
+    )
     .showHelpAfterError()
     // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));

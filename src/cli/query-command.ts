@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { formatCsv, formatTable } from './format-table.js';
 import { jsonOption, writeJson } from './json-output.js';
-import { openSession } from './open-session.js';
 import { runCommand, UsageError } from './run-command.js';
 
 /**
@@ -17,9 +16,16 @@ export function registerQueryCommand(program: Command): void {
     .addOption(jsonOption().default(undefined))
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .argument('<sql>', 'the query, e.g. "select full_name from seedline.profiles"')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline query --config seedline.yaml "select full_name, headline from seedline.profiles limit 10"\n' +
+        '  $ seedline query --config seedline.yaml --format csv "select * from seedline.companies" > companies.csv\n',
+    )
     .action((sql: string, opts: { config: string; format: string; json?: boolean; wait: boolean }, command: Command) =>
       runCommand(async () => {
         const format = outputFormat(opts, command);
+        const { openSession } = await import('./open-session.js');
         const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
         try {
           const rows = await session.destination.readQuery(sql);

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { SANDBOX_LIVE_KEY, SANDBOX_TEST_KEY, startSandbox } from '../sandbox/index.js';
 import type { FaultRates, SandboxOptions } from '../sandbox/index.js';
-import { explainListenError, parsePort } from './listen-options.js';
+import { parsePort } from './listen-options.js';
 import { runCommand } from './run-command.js';
 
 function integer(value: string): number {
@@ -64,7 +63,15 @@ export function registerSandboxCommand(program: Command): void {
     .option('--rpm <n>', 'requests per minute per key', integer)
     .option('--concurrent-batch-jobs <n>', 'running batch jobs per account', integer)
     .option('--balance <n>', 'starting balance of svc_live_* keys, in credits', integer)
-    .action((flags: Record<string, unknown>) => runCommand(() => runSandbox(sandboxOptions(flags))));
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline sandbox --port 8787\n' +
+        '  $ seedline sandbox --port 8787 --seed 7 --latency 2000-8000 --time-scale 0.01 --faults 429=0.05,504=0.02 --rpm 120\n',
+    )
+    .action((flags: Record<string, unknown>) =>
+      runCommand(async () => (await import('./sandbox-action.js')).runSandbox(sandboxOptions(flags))),
+    );
 }
 
 /** The emulator's options from the parsed flags (only those given override its defaults). */
@@ -81,24 +88,4 @@ function sandboxOptions(flags: Record<string, unknown>): SandboxOptions {
   if (flags.concurrentBatchJobs !== undefined) options.concurrentBatchJobs = flags.concurrentBatchJobs as number;
   if (flags.balance !== undefined) options.balance = flags.balance as number;
   return options;
-}
-
-/** Starts the emulator and prints how to use it; it serves until SIGINT or SIGTERM. */
-async function runSandbox(options: SandboxOptions): Promise<void> {
-  const sandbox = await startSandbox(options).catch((error: unknown) => {
-    throw explainListenError(error, options.host ?? '127.0.0.1', options.port ?? 8787);
-  });
-  process.stdout.write(
-    [
-      `sandbox listening on ${sandbox.url}`,
-      `  test key (fixtures, zero spend): ${SANDBOX_TEST_KEY}   (any svc_test_* key works)`,
-      `  live key (billed against the balance): ${SANDBOX_LIVE_KEY}   (any svc_live_* key works)`,
-      `  try: curl -s ${sandbox.url}/v1/profiles/enrich -H 'x-api-key: ${SANDBOX_TEST_KEY}' -H 'content-type: application/json' -d '{"url":"jane-doe"}'`,
-      `  OpenAPI: ${sandbox.url}/openapi.json   admin: ${sandbox.url}/__sandbox/{clock,ledger,faults,deliveries}`,
-      '',
-    ].join('\n'),
-  );
-  const stop = () => void sandbox.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }

@@ -1,13 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { loadConfig } from '../config/load-config.js';
-import { quoteIdentifier } from '../destinations/destination.js';
-import { duckDbTypeMapper } from '../destinations/duckdb/duckdb-type-mapper.js';
-import { postgresTypeMapper } from '../destinations/postgres/postgres-type-mapper.js';
-import { loadManifests } from '../manifest/load-manifests.js';
-import { writeJson } from './json-output.js';
 import { runCommand } from './run-command.js';
-import { configuredTables, type TableReport } from './stream-tables.js';
 
 /**
  * `seedline schema`: the tables a sync of the config creates (child tables included), with their
@@ -22,27 +15,13 @@ export function registerSchemaCommand(program: Command): void {
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(new Option('--format <format>', 'json or sql').choices(['json', 'sql']).default('json'))
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline schema --config seedline.yaml\n' +
+        '  $ seedline schema --config seedline.yaml --format sql > tables.sql\n',
+    )
     .action((opts: { config: string; format: 'json' | 'sql' }) =>
-      runCommand(async () => {
-        const { config } = await loadConfig(opts.config);
-        const mapper = config.destination.type === 'postgres' ? postgresTypeMapper : duckDbTypeMapper;
-        const manifests = await loadManifests(config);
-        const streams = config.streams as Record<string, Record<string, unknown> | undefined>;
-        const tables = configuredTables(manifests, streams, (type) => mapper.sqlType(type));
-        if (opts.format === 'json') writeJson(tables);
-        else
-          process.stdout.write(
-            `${tables.map((t) => createStatement(config.destination.schema ?? 'seedline', t)).join('\n\n')}\n`,
-          );
-      }),
+      runCommand(async () => (await import('./schema-action.js')).schemaAction(opts)),
     );
-}
-
-function createStatement(schema: string, table: TableReport): string {
-  const columns = table.columns.map((c) => `  ${quoteIdentifier(c.name, 'column')} ${c.sqlType}`);
-  const key =
-    !table.parent && table.primaryKey.length > 0 && table.writeMode === 'merge'
-      ? [`  primary key (${table.primaryKey.map((k) => quoteIdentifier(k, 'column')).join(', ')})`]
-      : [];
-  return `create table if not exists ${quoteIdentifier(schema, 'schema')}.${quoteIdentifier(table.table, 'table')} (\n${[...columns, ...key].join(',\n')}\n);`;
 }

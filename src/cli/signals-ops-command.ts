@@ -1,27 +1,7 @@
 import type { Command } from 'commander';
-import type { ApiClient } from '../client/index.js';
-import { listTaggedSignals } from '../signals/signal-apply.js';
-import { formatTable } from './format-table.js';
-import { jsonOption, writeJson } from './json-output.js';
-import { openServiceSession } from './open-session.js';
-import { runCommand, UsageError } from './run-command.js';
-
-/** A billed check was sent but its answer never came: it may have run and been billed. */
-export class CheckOutcomeUnknownError extends Error {
-  readonly code = 'SEEDLINE_CHECK_OUTCOME_UNKNOWN';
-}
-
-/** Options shared by the day-to-day Signal commands. */
-interface OpsOptions {
-  /** Config file path (for `api:`; the destination is not opened). */
-  config: string;
-  /** Act on every Signal carrying this tag instead of one id. Default: none. */
-  tag?: string;
-  /** `resume --tag`: also resume Signals the service paused (insufficient_credits, webhook_failing, …). Default: false. */
-  all?: boolean;
-  /** Print the service's answer as JSON instead of text. Default: false. */
-  json?: boolean;
-}
+import { jsonOption } from './json-output.js';
+import { runCommand } from './run-command.js';
+import type { OpsOptions } from './signals-ops-action.js';
 
 /**
  * `seedline signals pause|resume|check-now|test-webhook`: the day-to-day calls on Signals, by id or
@@ -36,18 +16,14 @@ export function registerSignalsOpsCommand(signals: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
     .option('--tag <tag>', 'pause every Signal carrying this tag')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline signals pause --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n' +
+        '  $ seedline signals pause --config seedline.yaml --tag seedline-watch\n',
+    )
     .action((id: string | undefined, opts: OpsOptions) =>
-      withClient(opts, async (client) => {
-        if (idOrTag(id, opts, 'pause') === 'tag') {
-          const { data } = await client.pauseSignalsByTag(opts.tag!);
-          return { json: data, text: `paused ${data.paused} Signals tagged "${opts.tag}"` };
-        }
-        const { data } = await client.pauseSignal(id!);
-        return {
-          json: data,
-          text: `paused ${data.id} (${data.status}${data.paused_reason ? `, reason ${data.paused_reason}` : ''})`,
-        };
-      }),
+      runCommand(async () => (await import('./signals-ops-action.js')).pauseSignals(id, opts)),
     );
   signals
     .command('resume [id]')
@@ -63,17 +39,14 @@ export function registerSignalsOpsCommand(signals: Command): void {
       'with --tag, also resume Signals the service paused (insufficient_credits, webhook_failing, webhook_gone): fix the cause first',
       false,
     )
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline signals resume --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n' +
+        '  $ seedline signals resume --config seedline.yaml --tag seedline-watch --all\n',
+    )
     .action((id: string | undefined, opts: OpsOptions) =>
-      withClient(opts, async (client) => {
-        if (idOrTag(id, opts, 'resume') === 'id') {
-          const { data } = await client.resumeSignal(id!);
-          return {
-            json: data,
-            text: `resumed ${data.id} (${data.status}); next check at ${data.next_check_at ?? 'unknown'}`,
-          };
-        }
-        return resumeTagged(client, opts.tag!, opts.all ?? false);
-      }),
+      runCommand(async () => (await import('./signals-ops-action.js')).resumeSignals(id, opts)),
     );
   signals
     .command('check-now <id>')
@@ -82,22 +55,14 @@ export function registerSignalsOpsCommand(signals: Command): void {
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline signals check-now --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n' +
+        '  $ seedline signals check-now --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f --json\n',
+    )
     .action((id: string, opts: OpsOptions) =>
-      withClient(opts, async (client) => {
-        const { data } = await checkOnce(client, id);
-        const row = {
-          signal: data.signal_id,
-          check: data.check_number,
-          status: data.is_baseline ? `${data.status} (baseline)` : data.status,
-          credits: data.credits_used,
-          trigger: data.trigger_id ?? '',
-          changed: Object.keys(data.diff).join(', '),
-        };
-        const failure = data.error_type
-          ? `\ncheck failed (not billed): ${data.error_type}${data.error_message ? `: ${data.error_message}` : ''}`
-          : '';
-        return { json: data, text: `${formatTable([row])}${failure}` };
-      }),
+      runCommand(async () => (await import('./signals-ops-action.js')).checkSignalNow(id, opts)),
     );
   signals
     .command('test-webhook <id>')
@@ -106,95 +71,11 @@ export function registerSignalsOpsCommand(signals: Command): void {
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ seedline signals test-webhook --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n',
+    )
     .action((id: string, opts: OpsOptions) =>
-      withClient(opts, async (client) => {
-        const { data } = await client.testSignalWebhook(id);
-        const text =
-          `${formatTable([{ delivery: data.delivery_id, event: data.event, url: data.url, status: data.status, attempts: data.attempts }])}\n` +
-          '`seedline serve` acknowledges signal.test deliveries and keeps them apart from real Triggers';
-        return { json: data, text };
-      }),
+      runCommand(async () => (await import('./signals-ops-action.js')).testSignalWebhook(id, opts)),
     );
-}
-
-/** What a command prints as text and with `--json` (the service's answer, as it came), and its exit code (default 0). */
-interface Outcome {
-  text: string;
-  json: unknown;
-  code?: number;
-}
-
-function withClient(opts: OpsOptions, body: (client: ApiClient) => Promise<Outcome>): Promise<void> {
-  return runCommand(async () => {
-    const session = await openServiceSession(opts.config);
-    try {
-      const outcome = await body(session.client);
-      if (opts.json) writeJson(outcome.json, { keys: 'as-is' });
-      else process.stdout.write(`${outcome.text}\n`);
-      return outcome.code ?? 0;
-    } finally {
-      await session.close();
-    }
-  });
-}
-
-/**
- * One check-now, sent once: a check lost to a 5xx or a dropped connection may have run and been
- * billed, so it is reported as unknown rather than sent again.
- */
-async function checkOnce(client: ApiClient, id: string): ReturnType<ApiClient['checkSignalNow']> {
-  try {
-    return await client.checkSignalNow(id);
-  } catch (error) {
-    const status = (error as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) throw error;
-    throw new CheckOutcomeUnknownError(
-      `check-now of ${id}: outcome unknown (${(error as Error).message}); the check may have run and been billed (1 credit). ` +
-        `Look at GET /v1/usage/signals (credits per Signal) or the Signal's Triggers (GET /v1/triggers) before running it again`,
-      { cause: error },
-    );
-  }
-}
-
-/** Exactly one of an id and `--tag`. */
-function idOrTag(id: string | undefined, opts: OpsOptions, verb: string): 'id' | 'tag' {
-  if ((id === undefined) === (opts.tag === undefined)) {
-    throw new UsageError(
-      `signals ${verb}: give a Signal id or --tag TAG (one of them), e.g. seedline signals ${verb} --config seedline.yaml --tag watch`,
-    );
-  }
-  return id === undefined ? 'tag' : 'id';
-}
-
-/**
- * Resumes the tag's Signals paused by hand (`paused_reason` user), or with `all` every paused one,
- * one by one; a failure is reported and the rest go on. Signals the service paused are named, not
- * resumed: resuming them before their cause (credits, a failing webhook) is fixed pauses them again.
- */
-async function resumeTagged(client: ApiClient, tag: string, all: boolean): Promise<Outcome> {
-  const paused = await listTaggedSignals(client, tag, 'paused');
-  const chosen = all ? paused : paused.filter((s) => (s.paused_reason ?? 'user') === 'user');
-  const failures: { signal: string; error: string }[] = [];
-  for (const signal of chosen) {
-    await client
-      .resumeSignal(signal.id)
-      .catch((error: Error) => failures.push({ signal: signal.id, error: error.message }));
-  }
-  const lines = [`resumed ${chosen.length - failures.length} of ${chosen.length} paused Signals tagged "${tag}"`];
-  const left = paused.filter((s) => !chosen.includes(s));
-  if (left.length > 0) {
-    lines.push(
-      '',
-      `kept paused (paused by the service; fix the cause, then resume them by id or with --all):`,
-      formatTable(left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? '' }))),
-    );
-  }
-  if (failures.length > 0) lines.push('', formatTable(failures));
-  const json = {
-    tag,
-    resumed: chosen.filter((s) => !failures.some((f) => f.signal === s.id)).map((s) => s.id),
-    kept_paused: left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? null })),
-    failures,
-  };
-  return { text: lines.join('\n'), json, code: failures.length > 0 ? 1 : 0 };
 }

@@ -1,23 +1,7 @@
 import type { Command } from 'commander';
-import { UnknownStreamError } from '../engine/engine-errors.js';
-import { resetStreamState, summarizeState } from '../engine/stream-state.js';
-import { loadManifests } from '../manifest/load-manifests.js';
-import type { StreamManifest } from '../manifest/manifest-schema.js';
-import { runId } from '../util/run-id.js';
-import { formatTable } from './format-table.js';
-import { jsonOption, writeJson } from './json-output.js';
-import { openSession } from './open-session.js';
-import { runCommand, UsageError } from './run-command.js';
-import { splitList } from './sync-command.js';
-
-/** Options of `seedline state show|reset`. */
-interface StateOptions {
-  config: string;
-  streams?: string;
-  seed?: string;
-  wait: boolean;
-  json: boolean;
-}
+import { jsonOption } from './json-output.js';
+import { runCommand } from './run-command.js';
+import type { StateOptions } from './state-action.js';
 
 /**
  * `seedline state show|reset`, as Meltano users expect: what the ledgers and cursors say per
@@ -27,7 +11,13 @@ interface StateOptions {
 export function registerStateCommand(program: Command): void {
   const state = program
     .command('state')
-    .description('Show the per-stream seed ledger and cursors, or make a stream or one seed due at the next run');
+    .description('Show the per-stream seed ledger and cursors, or make a stream or one seed due at the next run')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline state show --config seedline.yaml\n' +
+        '  $ seedline state reset --config seedline.yaml --streams profiles\n',
+    );
   state
     .command('show')
     .description('Seeds by status, partitions with a cursor, and the last change, per stream')
@@ -35,32 +25,13 @@ export function registerStateCommand(program: Command): void {
     .option('--streams <names>', 'only these streams, comma-separated (default: every configured stream)')
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .addOption(jsonOption())
-    .action((opts: StateOptions) =>
-      runCommand(async () => {
-        const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
-        try {
-          const manifests = await loadManifests(session.loaded.config);
-          const configured = Object.keys(session.loaded.config.streams);
-          const summaries = [];
-          for (const manifest of chosen(manifests, splitList(opts.streams) ?? configured))
-            summaries.push(await summarizeState(session.destination, manifest.name));
-          if (opts.json) writeJson(summaries);
-          else {
-            const rows = summaries.map((s) => ({
-              stream: s.stream,
-              seeds: Object.entries(s.seeds)
-                .map(([status, n]) => `${n} ${status}`)
-                .join(', '),
-              partitions: s.partitions,
-              last_updated_at: s.lastUpdatedAt ?? '',
-            }));
-            process.stdout.write(`${formatTable(rows)}\n`);
-          }
-        } finally {
-          await session.close();
-        }
-      }),
-    );
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline state show --config seedline.yaml\n' +
+        '  $ seedline state show --config seedline.yaml --streams profiles,companies --json\n',
+    )
+    .action((opts: StateOptions) => runCommand(async () => (await import('./state-action.js')).showStateAction(opts)));
   state
     .command('reset')
     .description(
@@ -71,34 +42,11 @@ export function registerStateCommand(program: Command): void {
     .option('--seed <seed>', 'only this seed (a profile or company URL or slug, a search id)')
     .option('--wait', 'wait for another writer to release the destination instead of failing', false)
     .addOption(jsonOption())
-    .action((opts: StateOptions) =>
-      runCommand(async () => {
-        const names = splitList(opts.streams) ?? [];
-        if (names.length === 0) throw new UsageError('--streams: name the streams to reset, e.g. --streams profiles');
-        const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait, offersWait: true });
-        try {
-          const streams = chosen(await loadManifests(session.loaded.config), names);
-          const outcomes = [];
-          for (const manifest of streams)
-            outcomes.push(await resetStreamState(session.destination, manifest, runId('reset'), opts.seed));
-          if (opts.json) writeJson(outcomes);
-          else
-            process.stdout.write(
-              `${formatTable(outcomes.map((o) => ({ ...o })))}\ndue at the next run; the data tables are unchanged\n`,
-            );
-        } finally {
-          await session.close();
-        }
-      }),
-    );
-}
-
-/** The manifests of `names`, refusing an unknown name (exit 2). */
-function chosen(manifests: ReadonlyMap<string, StreamManifest>, names: readonly string[]): StreamManifest[] {
-  return names.map((name) => {
-    const manifest = manifests.get(name);
-    if (!manifest)
-      throw new UnknownStreamError(`--streams: unknown stream "${name}" (known: ${[...manifests.keys()].join(', ')})`);
-    return manifest;
-  });
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline state reset --config seedline.yaml --streams profiles\n' +
+        '  $ seedline state reset --config seedline.yaml --streams profiles --seed jane-doe\n',
+    )
+    .action((opts: StateOptions) => runCommand(async () => (await import('./state-action.js')).resetStateAction(opts)));
 }

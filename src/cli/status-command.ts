@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { quoteIdentifier } from '../destinations/destination.js';
-import { formatTable } from './format-table.js';
-import { jsonOption, writeJson } from './json-output.js';
-import { openSession } from './open-session.js';
+import { jsonOption } from './json-output.js';
 import { runCommand } from './run-command.js';
+import type { StatusOptions } from './status-action.js';
 
 /**
  * `seedline status`: recent runs and the seed ledger by stream and status. A DuckDB file that does
@@ -16,43 +14,11 @@ export function registerStatusCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .addOption(jsonOption())
-    .action((opts: { config: string; wait: boolean; json: boolean }) =>
-      runCommand(async () => {
-        const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
-        try {
-          const { destination } = session;
-          const schema = quoteIdentifier(destination.schema, 'schema');
-          const runs = (await destination.readRuns(5)).map((r) => ({
-            run: r.runId,
-            started: r.startedAt.toISOString(),
-            status: r.status,
-            group: r.scheduleGroup ?? '',
-            credits: r.creditsUsed ?? 0,
-            at_risk: r.creditsAtRisk ?? 0,
-            expected: r.creditsEstimated ?? 0,
-            stopped: r.stopReason ?? '',
-          }));
-          const seeds = await destination.readQuery(
-            `select stream, status, count(*) as seeds, sum(credits) as credits from ${schema}._seedline_seeds group by stream, status order by stream, status`,
-          );
-          const batches = await destination.readQuery(
-            `select stream, status, count(*) as jobs, sum(item_count) as items from ${schema}._seedline_batches group by stream, status order by stream, status`,
-          );
-          // Of the runs shown: values that did not fit their column, kept in _extra or discarded so their records loaded.
-          const repairs = await destination.readQuery(
-            `select stream, "table", field, change, sum("count") as "values" from ${schema}._seedline_repairs ` +
-              `where run_id in (select run_id from ${schema}._seedline_runs order by started_at desc limit 5) group by stream, "table", field, change order by stream, "table", field, change`,
-          );
-          if (opts.json) writeJson({ runs, seeds, batches, repairs });
-          else {
-            const repaired = repairs.length === 0 ? '(none: every value fit its column)' : formatTable(repairs);
-            process.stdout.write(
-              `Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n\nRepaired fields (recent runs; values as received in _extra unless discarded):\n${repaired}\n`,
-            );
-          }
-        } finally {
-          await session.close();
-        }
-      }),
-    );
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ seedline status --config seedline.yaml\n' +
+        '  $ seedline status --config seedline.yaml --wait --json\n',
+    )
+    .action((opts: StatusOptions) => runCommand(async () => (await import('./status-action.js')).statusAction(opts)));
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { syncOnce } from '../../src/cli/sync-command.js';
+import { syncOnce } from '../../src/cli/sync-action.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { LockWaitAbortedError } from '../../src/destinations/destination-error.js';
 import type { Destination } from '../../src/destinations/destination.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planReport, renderPlan } from '../../src/cli/plan-command.js';
+import { planReport, renderPlan } from '../../src/cli/plan-action.js';
 import { CostModel } from '../../src/engine/cost-model.js';
 import type { StreamPlan } from '../../src/engine/stream-context.js';
 

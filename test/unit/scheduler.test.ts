@@ -1,6 +1,6 @@
 import { createTask, parse } from 'node-cron';
 import { describe, expect, it, vi } from 'vitest';
-import { cliGroupName } from '../../src/cli/schedule-command.js';
+import { cliGroupName } from '../../src/cli/schedule-action.js';
 import { CronRunner, InvalidCronError } from '../../src/scheduler/cron-runner.js';
 import { timeLimit } from '../helpers/time-limits.js';
 

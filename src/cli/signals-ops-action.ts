@@ -1,0 +1,162 @@
+import type { ApiClient } from '../client/index.js';
+import { listTaggedSignals } from '../signals/signal-apply.js';
+import { formatTable } from './format-table.js';
+import { writeJson } from './json-output.js';
+import { openServiceSession } from './open-session.js';
+import { UsageError } from './run-command.js';
+
+/** A billed check was sent but its answer never came: it may have run and been billed. */
+export class CheckOutcomeUnknownError extends Error {
+  readonly code = 'SEEDLINE_CHECK_OUTCOME_UNKNOWN';
+}
+
+/** Options shared by the day-to-day Signal commands. */
+export interface OpsOptions {
+  /** Config file path (for `api:`; the destination is not opened). */
+  config: string;
+  /** Act on every Signal carrying this tag instead of one id. Default: none. */
+  tag?: string;
+  /** `resume --tag`: also resume Signals the service paused (insufficient_credits, webhook_failing, …). Default: false. */
+  all?: boolean;
+  /** Print the service's answer as JSON instead of text. Default: false. */
+  json?: boolean;
+}
+
+/** Pauses one Signal, or every Signal carrying `--tag`. Returns the exit code. */
+export function pauseSignals(id: string | undefined, opts: OpsOptions): Promise<number> {
+  return withClient(opts, async (client) => {
+    if (idOrTag(id, opts, 'pause') === 'tag') {
+      const { data } = await client.pauseSignalsByTag(opts.tag!);
+      return { json: data, text: `paused ${data.paused} Signals tagged "${opts.tag}"` };
+    }
+    const { data } = await client.pauseSignal(id!);
+    return {
+      json: data,
+      text: `paused ${data.id} (${data.status}${data.paused_reason ? `, reason ${data.paused_reason}` : ''})`,
+    };
+  });
+}
+
+/** Resumes one paused Signal, or the paused Signals carrying `--tag` (see `resumeTagged`). Returns the exit code. */
+export function resumeSignals(id: string | undefined, opts: OpsOptions): Promise<number> {
+  return withClient(opts, async (client) => {
+    if (idOrTag(id, opts, 'resume') === 'id') {
+      const { data } = await client.resumeSignal(id!);
+      return {
+        json: data,
+        text: `resumed ${data.id} (${data.status}); next check at ${data.next_check_at ?? 'unknown'}`,
+      };
+    }
+    return resumeTagged(client, opts.tag!, opts.all ?? false);
+  });
+}
+
+/** Runs one real (billed) check of a Signal now and prints its outcome. Returns the exit code. */
+export function checkSignalNow(id: string, opts: OpsOptions): Promise<number> {
+  return withClient(opts, async (client) => {
+    const { data } = await checkOnce(client, id);
+    const row = {
+      signal: data.signal_id,
+      check: data.check_number,
+      status: data.is_baseline ? `${data.status} (baseline)` : data.status,
+      credits: data.credits_used,
+      trigger: data.trigger_id ?? '',
+      changed: Object.keys(data.diff).join(', '),
+    };
+    const failure = data.error_type
+      ? `\ncheck failed (not billed): ${data.error_type}${data.error_message ? `: ${data.error_message}` : ''}`
+      : '';
+    return { json: data, text: `${formatTable([row])}${failure}` };
+  });
+}
+
+/** Sends a signed signal.test delivery to the Signal's webhook. Returns the exit code. */
+export function testSignalWebhook(id: string, opts: OpsOptions): Promise<number> {
+  return withClient(opts, async (client) => {
+    const { data } = await client.testSignalWebhook(id);
+    const text =
+      `${formatTable([{ delivery: data.delivery_id, event: data.event, url: data.url, status: data.status, attempts: data.attempts }])}\n` +
+      '`seedline serve` acknowledges signal.test deliveries and keeps them apart from real Triggers';
+    return { json: data, text };
+  });
+}
+
+/** What a command prints as text and with `--json` (the service's answer, as it came), and its exit code (default 0). */
+interface Outcome {
+  text: string;
+  json: unknown;
+  code?: number;
+}
+
+async function withClient(opts: OpsOptions, body: (client: ApiClient) => Promise<Outcome>): Promise<number> {
+  const session = await openServiceSession(opts.config);
+  try {
+    const outcome = await body(session.client);
+    if (opts.json) writeJson(outcome.json, { keys: 'as-is' });
+    else process.stdout.write(`${outcome.text}\n`);
+    return outcome.code ?? 0;
+  } finally {
+    await session.close();
+  }
+}
+
+/**
+ * One check-now, sent once: a check lost to a 5xx or a dropped connection may have run and been
+ * billed, so it is reported as unknown rather than sent again.
+ */
+async function checkOnce(client: ApiClient, id: string): ReturnType<ApiClient['checkSignalNow']> {
+  try {
+    return await client.checkSignalNow(id);
+  } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) throw error;
+    throw new CheckOutcomeUnknownError(
+      `check-now of ${id}: outcome unknown (${(error as Error).message}); the check may have run and been billed (1 credit). ` +
+        `Look at GET /v1/usage/signals (credits per Signal) or the Signal's Triggers (GET /v1/triggers) before running it again`,
+      { cause: error },
+    );
+  }
+}
+
+/** Exactly one of an id and `--tag`. */
+function idOrTag(id: string | undefined, opts: OpsOptions, verb: string): 'id' | 'tag' {
+  if ((id === undefined) === (opts.tag === undefined)) {
+    throw new UsageError(
+      `signals ${verb}: give a Signal id or --tag TAG (one of them), e.g. seedline signals ${verb} --config seedline.yaml --tag watch`,
+    );
+  }
+  return id === undefined ? 'tag' : 'id';
+}
+
+/**
+ * Resumes the tag's Signals paused by hand (`paused_reason` user), or with `all` every paused one,
+ * one by one; a failure is reported and the rest go on. Signals the service paused are named, not
+ * resumed: resuming them before their cause (credits, a failing webhook) is fixed pauses them again.
+ */
+async function resumeTagged(client: ApiClient, tag: string, all: boolean): Promise<Outcome> {
+  const paused = await listTaggedSignals(client, tag, 'paused');
+  const chosen = all ? paused : paused.filter((s) => (s.paused_reason ?? 'user') === 'user');
+  const failures: { signal: string; error: string }[] = [];
+  for (const signal of chosen) {
+    await client
+      .resumeSignal(signal.id)
+      .catch((error: Error) => failures.push({ signal: signal.id, error: error.message }));
+  }
+  const lines = [`resumed ${chosen.length - failures.length} of ${chosen.length} paused Signals tagged "${tag}"`];
+  const left = paused.filter((s) => !chosen.includes(s));
+  if (left.length > 0) {
+    lines.push(
+      '',
+      `kept paused (paused by the service; fix the cause, then resume them by id or with --all):`,
+      formatTable(left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? '' }))),
+    );
+  }
+  if (failures.length > 0) lines.push('', formatTable(failures));
+  const json = {
+    tag,
+    resumed: chosen.filter((s) => !failures.some((f) => f.signal === s.id)).map((s) => s.id),
+    kept_paused: left.map((s) => ({ signal: s.id, reason: s.paused_reason ?? null })),
+    failures,
+  };
+  return { text: lines.join('\n'), json, code: failures.length > 0 ? 1 : 0 };
+}

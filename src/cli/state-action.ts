@@ -1,0 +1,80 @@
+import { UnknownStreamError } from '../engine/engine-errors.js';
+import { resetStreamState, summarizeState } from '../engine/stream-state.js';
+import { loadManifests } from '../manifest/load-manifests.js';
+import type { StreamManifest } from '../manifest/manifest-schema.js';
+import { runId } from '../util/run-id.js';
+import { formatTable } from './format-table.js';
+import { writeJson } from './json-output.js';
+import { openSession } from './open-session.js';
+import { UsageError } from './run-command.js';
+import { splitList } from './split-list.js';
+
+/** Options of `seedline state show|reset`. */
+export interface StateOptions {
+  /** Config file path. */
+  config: string;
+  /** Comma-separated stream names; `show` defaults to every configured stream, `reset` requires them. */
+  streams?: string;
+  /** `reset` only this seed. Default: every seed of the streams. */
+  seed?: string;
+  /** Wait for another writer instead of failing. */
+  wait: boolean;
+  /** Print the result as JSON. */
+  json: boolean;
+}
+
+/** `seedline state show`: seeds by status, partitions with a cursor, and the last change, per stream. */
+export async function showStateAction(opts: StateOptions): Promise<void> {
+  const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
+  try {
+    const manifests = await loadManifests(session.loaded.config);
+    const configured = Object.keys(session.loaded.config.streams);
+    const summaries = [];
+    for (const manifest of chosen(manifests, splitList(opts.streams) ?? configured))
+      summaries.push(await summarizeState(session.destination, manifest.name));
+    if (opts.json) writeJson(summaries);
+    else {
+      const rows = summaries.map((s) => ({
+        stream: s.stream,
+        seeds: Object.entries(s.seeds)
+          .map(([status, n]) => `${n} ${status}`)
+          .join(', '),
+        partitions: s.partitions,
+        last_updated_at: s.lastUpdatedAt ?? '',
+      }));
+      process.stdout.write(`${formatTable(rows)}\n`);
+    }
+  } finally {
+    await session.close();
+  }
+}
+
+/** `seedline state reset`: makes the streams (or one seed) due at the next run; the data tables are left as they are. */
+export async function resetStateAction(opts: StateOptions): Promise<void> {
+  const names = splitList(opts.streams) ?? [];
+  if (names.length === 0) throw new UsageError('--streams: name the streams to reset, e.g. --streams profiles');
+  const session = await openSession(opts.config, { lock: true, waitForLock: opts.wait, offersWait: true });
+  try {
+    const streams = chosen(await loadManifests(session.loaded.config), names);
+    const outcomes = [];
+    for (const manifest of streams)
+      outcomes.push(await resetStreamState(session.destination, manifest, runId('reset'), opts.seed));
+    if (opts.json) writeJson(outcomes);
+    else
+      process.stdout.write(
+        `${formatTable(outcomes.map((o) => ({ ...o })))}\ndue at the next run; the data tables are unchanged\n`,
+      );
+  } finally {
+    await session.close();
+  }
+}
+
+/** The manifests of `names`, refusing an unknown name (exit 2). */
+function chosen(manifests: ReadonlyMap<string, StreamManifest>, names: readonly string[]): StreamManifest[] {
+  return names.map((name) => {
+    const manifest = manifests.get(name);
+    if (!manifest)
+      throw new UnknownStreamError(`--streams: unknown stream "${name}" (known: ${[...manifests.keys()].join(', ')})`);
+    return manifest;
+  });
+}
