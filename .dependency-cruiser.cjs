@@ -97,7 +97,7 @@ module.exports = {
         dependencyTypesNot: ['type-only'],
         pathNot: [
           '^node_modules/(commander|pino)/',
-          '^src/cli/(run-command|json-output|listen-options|format-table|duckdb-allocator|heap-growth)[.]ts$',
+          '^src/cli/(run-command|json-output|listen-options|format-table|help-examples|duckdb-allocator|heap-growth)[.]ts$',
           '^src/cli/[a-z-]+-command[.]ts$',
           '^src/util/',
         ],

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { log } from '../util/log.js';
 import type { AccountOptions } from './account-action.js';
 import { jsonOption } from './json-output.js';
+import { helpExamples } from './help-examples.js';
 
 /** Where the command writes; injectable for tests. */
 export interface AccountCommandIo {
@@ -40,8 +41,7 @@ export function registerAccountCommand(program: Command, io: AccountCommandIo = 
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline account --base-url http://127.0.0.1:8787 --api-key svc_live_sandbox\n' +
+      helpExamples('account --base-url http://127.0.0.1:8787 --api-key svc_live_sandbox') +
         '  $ SEEDLINE_BASE_URL=http://127.0.0.1:8787 SEEDLINE_API_KEY=svc_live_sandbox seedline account --json\n',
     )
     .action(async (options: AccountOptions) => (await import('./account-action.js')).showAccount(options, io));

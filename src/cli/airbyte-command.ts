@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { helpExamples } from './help-examples.js';
 
 /**
  * `seedline airbyte spec|check|discover|read`: seedline as an Airbyte source. The Airbyte config is
@@ -12,26 +13,27 @@ export function registerAirbyteCommand(program: Command): void {
     .description('Run as an Airbyte source: spec, check, discover, read (protocol messages on stdout)')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline airbyte check --config secrets/config.json\n' +
-        '  $ seedline airbyte read --config secrets/config.json --catalog configured_catalog.json --state state.json\n',
+      helpExamples(
+        'airbyte check --config secrets/config.json',
+        'airbyte read --config secrets/config.json --catalog configured_catalog.json --state state.json',
+      ),
     );
   airbyte
     .command('spec')
     .description('Print the connector specification (the config JSON Schema)')
-    .addHelpText('after', '\nExamples:\n  $ seedline airbyte spec\n')
+    .addHelpText('after', helpExamples('airbyte spec'))
     .action(async () => (await import('./airbyte-action.js')).airbyteSpec());
   airbyte
     .command('check')
     .description('Check the config and that the service answers with its key (GET /v1/account, free)')
     .requiredOption('--config <file>', 'the config (JSON or YAML)')
-    .addHelpText('after', '\nExamples:\n  $ seedline airbyte check --config secrets/config.json\n')
+    .addHelpText('after', helpExamples('airbyte check --config secrets/config.json'))
     .action(async (opts: { config: string }) => (await import('./airbyte-action.js')).airbyteCheck(opts));
   airbyte
     .command('discover')
     .description('Print the catalog: one stream per table a sync creates, with its JSON Schema, primary key and cursor')
     .requiredOption('--config <file>', 'the config (JSON or YAML)')
-    .addHelpText('after', '\nExamples:\n  $ seedline airbyte discover --config secrets/config.json\n')
+    .addHelpText('after', helpExamples('airbyte discover --config secrets/config.json'))
     .action(async (opts: { config: string }) => (await import('./airbyte-action.js')).airbyteDiscover(opts));
   airbyte
     .command('read')
@@ -43,9 +45,10 @@ export function registerAirbyteCommand(program: Command): void {
     .option('--state <file>', 'the state Airbyte kept from the last read (JSON)')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline airbyte read --config secrets/config.json --catalog configured_catalog.json\n' +
-        '  $ seedline airbyte read --config secrets/config.json --catalog configured_catalog.json --state state.json\n',
+      helpExamples(
+        'airbyte read --config secrets/config.json --catalog configured_catalog.json',
+        'airbyte read --config secrets/config.json --catalog configured_catalog.json --state state.json',
+      ),
     )
     .action(async (opts: { config: string; catalog: string; state?: string }) =>
       (await import('./airbyte-action.js')).airbyteRead(opts),

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { runCommand } from './run-command.js';
+import { helpExamples } from './help-examples.js';
 
 /** `seedline config schema`: the JSON Schema of the config file, for editors and CI checks. */
 export function registerConfigCommand(program: Command): void {
   const config = program
     .command('config')
     .description('About the config file')
-    .addHelpText('after', '\nExamples:\n  $ seedline config schema > seedline.config.schema.json\n');
+    .addHelpText('after', helpExamples('config schema > seedline.config.schema.json'));
   config
     .command('schema')
     .description(
@@ -16,9 +17,10 @@ export function registerConfigCommand(program: Command): void {
     .option('--streams-dir <dir>', 'add the options of your own stream manifests in this folder (as streams_dir does)')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline config schema > seedline.config.schema.json\n' +
-        '  $ seedline config schema --streams-dir ./my-streams > seedline.config.schema.json\n',
+      helpExamples(
+        'config schema > seedline.config.schema.json',
+        'config schema --streams-dir ./my-streams > seedline.config.schema.json',
+      ),
     )
     .action((opts: { streamsDir?: string }) =>
       runCommand(async () => {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { jsonOption } from './json-output.js';
 import type { PlanOptions } from './plan-action.js';
 import { runCommand } from './run-command.js';
+import { helpExamples } from './help-examples.js';
 
 /** `seedline plan`: what a sync would fetch, its calls and credits, and whether it fits the budget; spends nothing. */
 export function registerPlanCommand(program: Command): void {
@@ -17,9 +18,10 @@ export function registerPlanCommand(program: Command): void {
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline plan --config seedline.yaml\n' +
-        '  $ seedline plan --config seedline.yaml --streams profiles,companies --full-refresh --json\n',
+      helpExamples(
+        'plan --config seedline.yaml',
+        'plan --config seedline.yaml --streams profiles,companies --full-refresh --json',
+      ),
     )
     .action((opts: PlanOptions) => runCommand(async () => (await import('./plan-action.js')).planAction(opts)));
 }

@@ -18,6 +18,7 @@ import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
 import { configureLog, LOG_LEVELS } from '../util/log.js';
 import { packageRoot } from '../util/package-root.js';
+import { helpExamples } from './help-examples.js';
 
 /**
  * Builds the `seedline` command line; each command lives in its own file and registers itself here.
@@ -47,12 +48,7 @@ export function buildProgram(): Command {
         .default(process.env.SEEDLINE_DEBUG ? 'debug' : 'info'),
     )
     .hook('preAction', (command) => configureLog({ format: command.opts().logFormat, level: command.opts().logLevel }))
-    .addHelpText(
-      'after',
-      '\nExamples:\n' +
-        '  $ seedline plan --config seedline.yaml\n' +
-        '  $ seedline sync --config seedline.yaml --sample-query\n',
-    )
+    .addHelpText('after', helpExamples('plan --config seedline.yaml', 'sync --config seedline.yaml --sample-query'))
     .showHelpAfterError()
     // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { formatCsv, formatTable } from './format-table.js';
 import { jsonOption, writeJson } from './json-output.js';
 import { runCommand, UsageError } from './run-command.js';
+import { helpExamples } from './help-examples.js';
 
 /**
  * `seedline query`: SQL over the loaded tables (the destination schema is the default search path).
@@ -18,9 +19,10 @@ export function registerQueryCommand(program: Command): void {
     .argument('<sql>', 'the query, e.g. "select full_name from seedline.profiles"')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline query --config seedline.yaml "select full_name, headline from seedline.profiles limit 10"\n' +
-        '  $ seedline query --config seedline.yaml --format csv "select * from seedline.companies" > companies.csv\n',
+      helpExamples(
+        'query --config seedline.yaml "select full_name, headline from seedline.profiles limit 10"',
+        'query --config seedline.yaml --format csv "select * from seedline.companies" > companies.csv',
+      ),
     )
     .action((sql: string, opts: { config: string; format: string; json?: boolean; wait: boolean }, command: Command) =>
       runCommand(async () => {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { jsonOption } from './json-output.js';
 import type { RejectedOptions } from './rejected-action.js';
 import { runCommand } from './run-command.js';
+import { helpExamples } from './help-examples.js';
 
 /**
  * `seedline rejected list|retry`: the records kept in `_seedline_rejected`, and loading them again
@@ -13,9 +14,7 @@ export function registerRejectedCommand(program: Command): void {
     .description('List the records kept in _seedline_rejected, or load them again without calling the service')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline rejected list --config seedline.yaml\n' +
-        '  $ seedline rejected retry --config seedline.yaml --stream profiles\n',
+      helpExamples('rejected list --config seedline.yaml', 'rejected retry --config seedline.yaml --stream profiles'),
     );
   const common = (command: Command) =>
     command
@@ -27,9 +26,10 @@ export function registerRejectedCommand(program: Command): void {
   common(rejected.command('list').description('Count the kept records by stream, table and reason'))
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline rejected list --config seedline.yaml\n' +
-        '  $ seedline rejected list --config seedline.yaml --stream profiles --json\n',
+      helpExamples(
+        'rejected list --config seedline.yaml',
+        'rejected list --config seedline.yaml --stream profiles --json',
+      ),
     )
     .action((opts: RejectedOptions) =>
       runCommand(async () => (await import('./rejected-action.js')).listRejectedAction(opts)),
@@ -43,9 +43,10 @@ export function registerRejectedCommand(program: Command): void {
   )
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline rejected retry --config seedline.yaml\n' +
-        '  $ seedline rejected retry --config seedline.yaml --stream profiles --reason "data_type: freeze"\n',
+      helpExamples(
+        'rejected retry --config seedline.yaml',
+        'rejected retry --config seedline.yaml --stream profiles --reason "data_type: freeze"',
+      ),
     )
     .action((opts: RejectedOptions) =>
       runCommand(async () => (await import('./rejected-action.js')).retryRejectedAction(opts)),

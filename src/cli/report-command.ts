@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { runCommand, UsageError } from './run-command.js';
+import { helpExamples } from './help-examples.js';
 
 /** Options of `seedline report`. */
 interface ReportOptions {
@@ -25,9 +26,7 @@ export function registerReportCommand(program: Command): void {
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline report --config seedline.yaml\n' +
-        '  $ seedline report --config seedline.yaml --days 7 --out weekly-report.html\n',
+      helpExamples('report --config seedline.yaml', 'report --config seedline.yaml --days 7 --out weekly-report.html'),
     )
     .action((opts: ReportOptions) =>
       runCommand(async () => {

@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import type { FaultRates, SandboxOptions } from '../sandbox/index.js';
 import { parsePort } from './listen-options.js';
 import { runCommand } from './run-command.js';
+import { helpExamples } from './help-examples.js';
 
 function integer(value: string): number {
   const parsed = Number(value);
@@ -65,9 +66,10 @@ export function registerSandboxCommand(program: Command): void {
     .option('--balance <n>', 'starting balance of svc_live_* keys, in credits', integer)
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline sandbox --port 8787\n' +
-        '  $ seedline sandbox --port 8787 --seed 7 --latency 2000-8000 --time-scale 0.01 --faults 429=0.05,504=0.02 --rpm 120\n',
+      helpExamples(
+        'sandbox --port 8787',
+        'sandbox --port 8787 --seed 7 --latency 2000-8000 --time-scale 0.01 --faults 429=0.05,504=0.02 --rpm 120',
+      ),
     )
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => (await import('./sandbox-action.js')).runSandbox(sandboxOptions(flags))),

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { runCommand } from './run-command.js';
 import type { ScheduleOptions } from './schedule-action.js';
+import { helpExamples } from './help-examples.js';
 
 /** `seedline schedule`: keeps the tables fresh by running the config's stream groups on cron schedules. */
 export function registerScheduleCommand(program: Command): void {
@@ -20,9 +21,10 @@ export function registerScheduleCommand(program: Command): void {
     .option('--run-now', 'run every group once at start as well', false)
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline schedule --config seedline.yaml\n' +
-        '  $ seedline schedule --config seedline.yaml --cron "0 */6 * * *" --timezone Europe/Berlin --streams profiles --run-now\n',
+      helpExamples(
+        'schedule --config seedline.yaml',
+        'schedule --config seedline.yaml --cron "0 */6 * * *" --timezone Europe/Berlin --streams profiles --run-now',
+      ),
     )
     .action((opts: ScheduleOptions) =>
       runCommand(async () => (await import('./schedule-action.js')).scheduleAction(opts)),

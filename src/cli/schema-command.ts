@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { runCommand } from './run-command.js';
+import { helpExamples } from './help-examples.js';
 
 /**
  * `seedline schema`: the tables a sync of the config creates (child tables included), with their
@@ -17,9 +18,7 @@ export function registerSchemaCommand(program: Command): void {
     .addOption(new Option('--format <format>', 'json or sql').choices(['json', 'sql']).default('json'))
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline schema --config seedline.yaml\n' +
-        '  $ seedline schema --config seedline.yaml --format sql > tables.sql\n',
+      helpExamples('schema --config seedline.yaml', 'schema --config seedline.yaml --format sql > tables.sql'),
     )
     .action((opts: { config: string; format: 'json' | 'sql' }) =>
       runCommand(async () => (await import('./schema-action.js')).schemaAction(opts)),

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parsePort } from './listen-options.js';
 import { runCommand } from './run-command.js';
 import type { ServeOptions } from './serve-action.js';
+import { helpExamples } from './help-examples.js';
 
 /** `seedline serve`: receives signed webhooks and keeps the `triggers` table fresh by push. */
 export function registerServeCommand(program: Command): void {
@@ -15,9 +16,7 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline serve --config seedline.yaml\n' +
-        '  $ seedline serve --config seedline.yaml --host 0.0.0.0 --port 8788\n',
+      helpExamples('serve --config seedline.yaml', 'serve --config seedline.yaml --host 0.0.0.0 --port 8788'),
     )
     .action((opts: ServeOptions) => runCommand(async () => (await import('./serve-action.js')).serve(opts)));
 }

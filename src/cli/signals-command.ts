@@ -3,6 +3,7 @@ import { jsonOption } from './json-output.js';
 import { runCommand } from './run-command.js';
 import type { SignalsOptions } from './signals-action.js';
 import { registerSignalsOpsCommand } from './signals-ops-command.js';
+import { helpExamples } from './help-examples.js';
 
 /** `seedline signals plan|apply`: Signals declared in the config, kept in step like Terraform keeps monitors. */
 export function registerSignalsCommand(program: Command): void {
@@ -13,9 +14,10 @@ export function registerSignalsCommand(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline signals plan --config seedline.yaml\n' +
-        '  $ seedline signals apply --config seedline.yaml --secrets-out signal-secrets.jsonl\n',
+      helpExamples(
+        'signals plan --config seedline.yaml',
+        'signals apply --config seedline.yaml --secrets-out signal-secrets.jsonl',
+      ),
     );
   signals
     .command('plan')
@@ -27,9 +29,7 @@ export function registerSignalsCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline signals plan --config seedline.yaml\n' +
-        '  $ seedline signals plan --config seedline.yaml --prune --json\n',
+      helpExamples('signals plan --config seedline.yaml', 'signals plan --config seedline.yaml --prune --json'),
     )
     .action((opts: SignalsOptions) => runCommand(async () => (await import('./signals-action.js')).planSignals(opts)));
   signals
@@ -51,9 +51,10 @@ export function registerSignalsCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline signals apply --config seedline.yaml --secrets-out signal-secrets.jsonl\n' +
-        '  $ seedline signals apply --config seedline.yaml --prune\n',
+      helpExamples(
+        'signals apply --config seedline.yaml --secrets-out signal-secrets.jsonl',
+        'signals apply --config seedline.yaml --prune',
+      ),
     )
     .action((opts: SignalsOptions) => runCommand(async () => (await import('./signals-action.js')).applySignals(opts)));
   registerSignalsOpsCommand(signals);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { jsonOption } from './json-output.js';
 import { runCommand } from './run-command.js';
 import type { OpsOptions } from './signals-ops-action.js';
+import { helpExamples } from './help-examples.js';
 
 /**
  * `seedline signals pause|resume|check-now|test-webhook`: the day-to-day calls on Signals, by id or
@@ -18,9 +19,10 @@ export function registerSignalsOpsCommand(signals: Command): void {
     .option('--tag <tag>', 'pause every Signal carrying this tag')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline signals pause --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n' +
-        '  $ seedline signals pause --config seedline.yaml --tag seedline-watch\n',
+      helpExamples(
+        'signals pause --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f',
+        'signals pause --config seedline.yaml --tag seedline-watch',
+      ),
     )
     .action((id: string | undefined, opts: OpsOptions) =>
       runCommand(async () => (await import('./signals-ops-action.js')).pauseSignals(id, opts)),
@@ -41,9 +43,10 @@ export function registerSignalsOpsCommand(signals: Command): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline signals resume --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n' +
-        '  $ seedline signals resume --config seedline.yaml --tag seedline-watch --all\n',
+      helpExamples(
+        'signals resume --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f',
+        'signals resume --config seedline.yaml --tag seedline-watch --all',
+      ),
     )
     .action((id: string | undefined, opts: OpsOptions) =>
       runCommand(async () => (await import('./signals-ops-action.js')).resumeSignals(id, opts)),
@@ -57,9 +60,10 @@ export function registerSignalsOpsCommand(signals: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline signals check-now --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n' +
-        '  $ seedline signals check-now --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f --json\n',
+      helpExamples(
+        'signals check-now --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f',
+        'signals check-now --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f --json',
+      ),
     )
     .action((id: string, opts: OpsOptions) =>
       runCommand(async () => (await import('./signals-ops-action.js')).checkSignalNow(id, opts)),
@@ -71,10 +75,7 @@ export function registerSignalsOpsCommand(signals: Command): void {
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(jsonOption())
-    .addHelpText(
-      'after',
-      '\nExamples:\n  $ seedline signals test-webhook --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f\n',
-    )
+    .addHelpText('after', helpExamples('signals test-webhook --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f'))
     .action((id: string, opts: OpsOptions) =>
       runCommand(async () => (await import('./signals-ops-action.js')).testSignalWebhook(id, opts)),
     );

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { jsonOption } from './json-output.js';
 import { runCommand } from './run-command.js';
 import type { StateOptions } from './state-action.js';
+import { helpExamples } from './help-examples.js';
 
 /**
  * `seedline state show|reset`, as Meltano users expect: what the ledgers and cursors say per
@@ -14,9 +15,7 @@ export function registerStateCommand(program: Command): void {
     .description('Show the per-stream seed ledger and cursors, or make a stream or one seed due at the next run')
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline state show --config seedline.yaml\n' +
-        '  $ seedline state reset --config seedline.yaml --streams profiles\n',
+      helpExamples('state show --config seedline.yaml', 'state reset --config seedline.yaml --streams profiles'),
     );
   state
     .command('show')
@@ -27,9 +26,10 @@ export function registerStateCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline state show --config seedline.yaml\n' +
-        '  $ seedline state show --config seedline.yaml --streams profiles,companies --json\n',
+      helpExamples(
+        'state show --config seedline.yaml',
+        'state show --config seedline.yaml --streams profiles,companies --json',
+      ),
     )
     .action((opts: StateOptions) => runCommand(async () => (await import('./state-action.js')).showStateAction(opts)));
   state
@@ -44,9 +44,10 @@ export function registerStateCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline state reset --config seedline.yaml --streams profiles\n' +
-        '  $ seedline state reset --config seedline.yaml --streams profiles --seed jane-doe\n',
+      helpExamples(
+        'state reset --config seedline.yaml --streams profiles',
+        'state reset --config seedline.yaml --streams profiles --seed jane-doe',
+      ),
     )
     .action((opts: StateOptions) => runCommand(async () => (await import('./state-action.js')).resetStateAction(opts)));
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { jsonOption } from './json-output.js';
 import { runCommand } from './run-command.js';
 import type { StatusOptions } from './status-action.js';
+import { helpExamples } from './help-examples.js';
 
 /**
  * `seedline status`: recent runs and the seed ledger by stream and status. A DuckDB file that does
@@ -14,11 +15,6 @@ export function registerStatusCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .addOption(jsonOption())
-    .addHelpText(
-      'after',
-      '\nExamples:\n' +
-        '  $ seedline status --config seedline.yaml\n' +
-        '  $ seedline status --config seedline.yaml --wait --json\n',
-    )
+    .addHelpText('after', helpExamples('status --config seedline.yaml', 'status --config seedline.yaml --wait --json'))
     .action((opts: StatusOptions) => runCommand(async () => (await import('./status-action.js')).statusAction(opts)));
 }

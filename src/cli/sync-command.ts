@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { jsonOption } from './json-output.js';
 import { runCommand } from './run-command.js';
 import type { SyncRunOptions } from './sync-action.js';
+import { helpExamples } from './help-examples.js';
 
 /** `seedline sync`: the main job. */
 export function registerSyncCommand(program: Command): void {
@@ -21,9 +22,7 @@ export function registerSyncCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n' +
-        '  $ seedline sync --config seedline.yaml\n' +
-        '  $ seedline sync --config seedline.yaml --streams profiles --json\n',
+      helpExamples('sync --config seedline.yaml', 'sync --config seedline.yaml --streams profiles --json'),
     )
     .action((opts: SyncRunOptions) =>
       runCommand(async () => {

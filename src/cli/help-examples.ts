@@ -1,0 +1,11 @@
+/**
+ * The text a command's help ends with: its examples, one `$ seedline …` line each.
+ *
+ * @example
+ * ```ts
+ * command.addHelpText('after', helpExamples('sync --config seedline.yaml'));
+ * ```
+ */
+export function helpExamples(...commandLines: string[]): string {
+  return `\nExamples:\n${commandLines.map((line) => `  $ seedline ${line}\n`).join('')}`;
+}
