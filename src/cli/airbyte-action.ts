@@ -13,10 +13,9 @@ import { loadConfig } from '../config/load-config.js';
 import { quoteIdentifier, type Destination } from '../destinations/destination.js';
 import { planSync, prepareSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
-import { configureLog, redact } from '../util/log.js';
+import { redact } from '../util/log.js';
 import { runId } from '../util/run-id.js';
 import { openServiceSession, openSession, type Session } from './open-session.js';
-import { USAGE_CODES } from './run-command.js';
 import { configuredTables, type TableReport } from './stream-tables.js';
 import { syncInSession } from './sync-action.js';
 
@@ -25,53 +24,47 @@ const PROTOCOL_VERSION = '0.5.2';
 const DOCUMENTATION = 'https://github.com/seedline/seedline#airbyte-protocol';
 
 /** `airbyte spec`: the connector specification, the config's JSON Schema. */
-export function airbyteSpec(): Promise<void> {
-  return protocol(async () => {
-    emit({
-      type: 'SPEC',
-      spec: {
-        documentationUrl: DOCUMENTATION,
-        connectionSpecification: configJsonSchema(),
-        supportsIncremental: true,
-        supported_destination_sync_modes: ['append', 'overwrite', 'append_dedup'],
-        protocol_version: PROTOCOL_VERSION,
-      },
-    });
+export async function airbyteSpec(): Promise<void> {
+  emit({
+    type: 'SPEC',
+    spec: {
+      documentationUrl: DOCUMENTATION,
+      connectionSpecification: configJsonSchema(),
+      supportsIncremental: true,
+      supported_destination_sync_modes: ['append', 'overwrite', 'append_dedup'],
+      protocol_version: PROTOCOL_VERSION,
+    },
   });
 }
 
 /** `airbyte check`: the config loads and the service answers with its key (GET /v1/account, free). */
-export function airbyteCheck(opts: { config: string }): Promise<void> {
-  return protocol(async () => {
-    try {
-      const session = await openServiceSession(opts.config);
-      await session.close();
-      emit({ type: 'CONNECTION_STATUS', connectionStatus: { status: 'SUCCEEDED' } });
-    } catch (error) {
-      emit({
-        type: 'CONNECTION_STATUS',
-        connectionStatus: { status: 'FAILED', message: redact((error as Error).message) },
-      });
-    }
-  });
+export async function airbyteCheck(opts: { config: string }): Promise<void> {
+  try {
+    const session = await openServiceSession(opts.config);
+    await session.close();
+    emit({ type: 'CONNECTION_STATUS', connectionStatus: { status: 'SUCCEEDED' } });
+  } catch (error) {
+    emit({
+      type: 'CONNECTION_STATUS',
+      connectionStatus: { status: 'FAILED', message: redact((error as Error).message) },
+    });
+  }
 }
 
 /** `airbyte discover`: the catalog, one stream per table a sync of the config creates. */
-export function airbyteDiscover(opts: { config: string }): Promise<void> {
-  return protocol(async () => {
-    const { config } = await loadConfig(opts.config);
-    const tables = configuredTables(
-      await loadManifests(config),
-      config.streams as Record<string, Record<string, unknown> | undefined>,
-      String,
-    );
-    emit({ type: 'CATALOG', catalog: { streams: tables.map(catalogStream) } });
-  });
+export async function airbyteDiscover(opts: { config: string }): Promise<void> {
+  const { config } = await loadConfig(opts.config);
+  const tables = configuredTables(
+    await loadManifests(config),
+    config.streams as Record<string, Record<string, unknown> | undefined>,
+    String,
+  );
+  emit({ type: 'CATALOG', catalog: { streams: tables.map(catalogStream) } });
 }
 
 /** `airbyte read`: syncs the catalog's streams and emits their rows, state and statuses. */
 export function airbyteRead(opts: { config: string; catalog: string; state?: string }): Promise<void> {
-  return protocol(() => read(opts));
+  return read(opts);
 }
 
 /** A table as a catalog stream: rows loaded by a sync carry `_loaded_at`, the cursor of incremental reads. */
@@ -217,24 +210,4 @@ async function rowsToEmit(
   const from = `select * from ${schema}.${quoteIdentifier(table.table, 'table')}`;
   if (runId !== undefined) return destination.query(`${from} where _run_id = $1`, [runId]);
   return destination.query(table.writeMode === 'history' && !table.parent ? `${from} where _valid_to is null` : from);
-}
-
-/**
- * Runs a protocol command: log lines become LOG messages on stdout, and a failure an ERROR trace
- * (`config_error` for a bad config or catalog, `system_error` otherwise) with exit code 1.
- */
-async function protocol(body: () => Promise<void>): Promise<void> {
-  configureLog({ format: 'json', destination: logMessages as unknown as NodeJS.WritableStream });
-  try {
-    await body();
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    emit(
-      errorTrace(
-        redact((error as Error).message),
-        typeof code === 'string' && USAGE_CODES.has(code) ? 'config_error' : 'system_error',
-      ),
-    );
-    process.exitCode = 1;
-  }
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { runProtocol } from './airbyte-protocol.js';
 import { helpExamples } from './help-examples.js';
 
 /**
@@ -22,19 +23,23 @@ export function registerAirbyteCommand(program: Command): void {
     .command('spec')
     .description('Print the connector specification (the config JSON Schema)')
     .addHelpText('after', helpExamples('airbyte spec'))
-    .action(async () => (await import('./airbyte-action.js')).airbyteSpec());
+    .action(() => runProtocol(async () => (await import('./airbyte-action.js')).airbyteSpec()));
   airbyte
     .command('check')
     .description('Check the config and that the service answers with its key (GET /v1/account, free)')
     .requiredOption('--config <file>', 'the config (JSON or YAML)')
     .addHelpText('after', helpExamples('airbyte check --config secrets/config.json'))
-    .action(async (opts: { config: string }) => (await import('./airbyte-action.js')).airbyteCheck(opts));
+    .action((opts: { config: string }) =>
+      runProtocol(async () => (await import('./airbyte-action.js')).airbyteCheck(opts)),
+    );
   airbyte
     .command('discover')
     .description('Print the catalog: one stream per table a sync creates, with its JSON Schema, primary key and cursor')
     .requiredOption('--config <file>', 'the config (JSON or YAML)')
     .addHelpText('after', helpExamples('airbyte discover --config secrets/config.json'))
-    .action(async (opts: { config: string }) => (await import('./airbyte-action.js')).airbyteDiscover(opts));
+    .action((opts: { config: string }) =>
+      runProtocol(async () => (await import('./airbyte-action.js')).airbyteDiscover(opts)),
+    );
   airbyte
     .command('read')
     .description(
@@ -50,7 +55,7 @@ export function registerAirbyteCommand(program: Command): void {
         'airbyte read --config secrets/config.json --catalog configured_catalog.json --state state.json',
       ),
     )
-    .action(async (opts: { config: string; catalog: string; state?: string }) =>
-      (await import('./airbyte-action.js')).airbyteRead(opts),
+    .action((opts: { config: string; catalog: string; state?: string }) =>
+      runProtocol(async () => (await import('./airbyte-action.js')).airbyteRead(opts)),
     );
 }
