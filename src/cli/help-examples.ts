@@ -7,5 +7,6 @@
  * ```
  */
 export function helpExamples(...commandLines: string[]): string {
-  return `\nExamples:\n${commandLines.map((line) => `  $ seedline ${line}\n`).join('')}`;
+  // commander ends the text with a newline of its own.
+  return `\nExamples:\n${commandLines.map((line) => `  $ seedline ${line}`).join('\n')}`;
 }

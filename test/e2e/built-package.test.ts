@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { cp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tempWorkspace } from '../helpers/cli.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

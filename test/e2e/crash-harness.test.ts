@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DUCKDB_ALLOCATOR_ENV, DUCKDB_ALLOCATOR_OPTIONS } from '../../src/cli/duckdb-allocator.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { queryDestination } from '../helpers/destinations.js';

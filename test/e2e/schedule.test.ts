@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createDestination } from '../../src/destinations/create-destination.js';

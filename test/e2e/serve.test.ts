@@ -4,7 +4,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../src/client/webhook-signature.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { DestinationError } from '../../src/destinations/destination-error.js';

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Signal } from '../../schemas/index.js';
 import { ApiClient } from '../../src/client/index.js';
 import { createDestination } from '../../src/destinations/create-destination.js';

@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Signal } from '../../schemas/index.js';
 import { ApiClient } from '../../src/client/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';

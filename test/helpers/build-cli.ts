@@ -25,8 +25,9 @@ declare module 'vitest' {
  * One esbuild bundle (code split at each command's `await import()`) takes ~0.6 s to build and
  * cuts a short sync's CPU by ~16%.
  *
- * Kept outside the bundle: libduckdb's native bindings, pg (its optional pg-native), and pino
- * (its worker-thread transports resolve files of their own). The output goes to
+ * Kept outside the bundle: libduckdb's native bindings, pg (its optional pg-native), pino (its
+ * worker-thread transports resolve files of their own) and node-cron (it finds a file of its own
+ * from `import.meta.url`). The output goes to
  * `.e2e-build-cli-<pid>/` in the repository (git-ignored, removed at teardown), so packageRoot(),
  * the stream manifests and node_modules resolve as they do from src/; every chunk lands in
  * src/engine/, beside the page-shaping worker's entry, which the pool finds "beside this module".
@@ -46,7 +47,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     bundle: true,
     splitting: true,
     chunkNames: 'src/engine/[name]-[hash]',
-    external: ['@duckdb/*', 'pg', 'pg-copy-streams', 'pg-native', 'pino'],
+    external: ['@duckdb/*', 'pg', 'pg-copy-streams', 'pg-native', 'pino', 'node-cron'],
     banner: { js: BANNER },
     format: 'esm',
     platform: 'node',

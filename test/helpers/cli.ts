@@ -8,7 +8,7 @@ import { stringify } from 'yaml';
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
- * Node arguments that start the `seedline` CLI: the entry point transformed once for this test run
+ * Node arguments that start the `seedline` CLI: the entry point bundled once for this test run
  * (test/helpers/build-cli.ts), or `--import tsx src/cli/main.ts` when there is none
  * (`SEEDLINE_TEST_CLI=tsx`, or a run without the global setup).
  */
