@@ -25,8 +25,10 @@ import { helpExamples } from './help-examples.js';
  * A `*-command.ts` file imports only commander and light helpers, and loads what the command does
  * (`*-action.ts`: DuckDB, pg, kysely, zod, undici, the sandbox…) in its action, so `--help` and
  * `--version` load only commander and pino: about twice a bare Node start.
+ * @param exit ends the process with a code when commander refuses the command line or prints help
+ *   (tests running a command in-process pass one that throws instead). Default: `process.exit`.
  */
-export function buildProgram(): Command {
+export function buildProgram(exit: (code: number) => never = process.exit): Command {
   const program = new Command();
   program
     .name('seedline')
@@ -51,7 +53,7 @@ export function buildProgram(): Command {
     .addHelpText('after', helpExamples('plan --config seedline.yaml', 'sync --config seedline.yaml --sample-query'))
     .showHelpAfterError()
     // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
+    .exitOverride((error) => exit(error.exitCode === 0 ? 0 : 2));
   for (const register of [
     registerSyncCommand,
     registerPlanCommand,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
 import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
@@ -17,7 +17,7 @@ describe.each(e2eBackends)('seedline schema for $name', ({ name, make }) => {
   it("given a config, when schema runs before and after a sync, then it names every table the sync created with the same columns in order and the backend's types", async (ctx) => {
     const { destination: dest, configPath } = workspace;
     if (!dest) return ctx.skip();
-    const printed = await runCli(['schema', '--config', configPath]);
+    const printed = await runCliInProcess(['schema', '--config', configPath]);
     expect(printed.code, printed.stderr).toBe(0);
     const tables = JSON.parse(printed.stdout) as { table: string; columns: { name: string; sql_type: string }[] }[];
     expect(tables.map((t) => t.table)).toEqual(
@@ -27,7 +27,7 @@ describe.each(e2eBackends)('seedline schema for $name', ({ name, make }) => {
       name === 'postgres' ? 'timestamptz' : 'TIMESTAMPTZ',
     );
 
-    expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
+    expect((await runCliInProcess(['sync', '--config', configPath])).code).toBe(0);
     const schema = dest.schema ?? 'seedline';
     for (const table of tables) {
       const columns = await query(
@@ -39,7 +39,7 @@ describe.each(e2eBackends)('seedline schema for $name', ({ name, make }) => {
         table.table,
       ).toEqual(table.columns.map((c) => c.name));
     }
-    const sql = await runCli(['schema', '--config', configPath, '--format', 'sql']);
+    const sql = await runCliInProcess(['schema', '--config', configPath, '--format', 'sql']);
     expect(sql.stdout).toMatch(
       new RegExp(
         `create table if not exists "${schema}"\\."profiles" \\(\\n  "url" ${name === 'postgres' ? 'text' : 'VARCHAR'},`,

@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
 import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
@@ -74,7 +75,7 @@ describe.each(e2eBackends)('a user manifest and the YAML-only post_search into $
     const { destination: dest, configPath, sandbox } = workspace;
     if (!dest) return ctx.skip();
     await writeStreams(dirname(configPath));
-    const first = await runCli(['sync', '--config', configPath, '--json']);
+    const first = await runCliInProcess(['sync', '--config', configPath, '--json']);
     expect(first.code, first.stderr).toBe(0);
     const result = JSON.parse(first.stdout) as SyncJson;
     const billed = sandbox.ledger.entries
@@ -108,7 +109,9 @@ describe.each(e2eBackends)('a user manifest and the YAML-only post_search into $
       ),
     ).toBe(40);
 
-    const described = JSON.parse((await runCli(['schema', '--config', configPath, '--format', 'json'])).stdout) as {
+    const described = JSON.parse(
+      (await runCliInProcess(['schema', '--config', configPath, '--format', 'json'])).stdout,
+    ) as {
       table: string;
       columns: { name: string; type: string }[];
     }[];
@@ -118,7 +121,7 @@ describe.each(e2eBackends)('a user manifest and the YAML-only post_search into $
     ).toEqual(['text', 'timestamp', 'bigint']);
 
     const entries = sandbox.ledger.entries.length;
-    const second = JSON.parse((await runCli(['sync', '--config', configPath, '--json'])).stdout) as SyncJson;
+    const second = JSON.parse((await runCliInProcess(['sync', '--config', configPath, '--json'])).stdout) as SyncJson;
     expect(second.credits).toBe(0);
     expect(sandbox.ledger.entries.length).toBe(entries);
   });
@@ -140,7 +143,7 @@ describe('a user manifest that is wrong', () => {
       streams_dir: 'my-streams',
       streams: { my_posts: { topics: ['a'] } },
     });
-    const result = await runCli(['plan', '--config', configPath]);
+    const result = await runCliInProcess(['plan', '--config', configPath]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/my_posts\.stream\.yaml:9: paginator\.type: /);
   });
@@ -154,7 +157,7 @@ describe('a user manifest that is wrong', () => {
       streams_dir: 'my-streams',
       streams: { my_posts: { topics: ['a'], per_topik: 5 } },
     });
-    const result = await runCli(['plan', '--config', configPath]);
+    const result = await runCliInProcess(['plan', '--config', configPath]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('streams.my_posts: unknown key "per_topik" (did you mean "per_topic"?)');
   });

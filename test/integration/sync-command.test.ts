@@ -3,66 +3,25 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { syncedWarehouse } from '../helpers/synced-warehouse.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
+import {
+  COMPANIES,
+  countRows as count,
+  inSyncWorkspace as inWorkspace,
+  PRIVATE,
+  PROFILES,
+  syncConfig as configFor,
+} from '../helpers/sync-workspace.js';
 
-const PROFILES = Array.from(
-  { length: 16 },
-  (_, i) => `https://www.network.example/in/person-${i}${i % 4 === 0 ? '/' : ''}`,
-);
-const PRIVATE = ['https://www.network.example/in/private-hidden-one', 'deleted-gone-two'];
-const COMPANIES = ['acme-analytics', 'globex', 'initech', 'hooli'].map(
-  (c) => `https://www.network.example/company/${c}`,
-);
-
-interface ConfigOptions {
-  sandbox: Sandbox;
-  destination: Record<string, unknown>;
-  key?: string;
-  streams?: Record<string, unknown>;
-  batch?: Record<string, unknown>;
-  budget?: number;
-}
-
-function configFor(o: ConfigOptions) {
-  return {
-    api: { base_url: o.sandbox.url, api_key: o.key ?? 'svc_live_e2e' },
-    destination: o.destination,
-    seeds: { profiles: [...PROFILES, ...PRIVATE], companies: COMPANIES },
-    streams: o.streams ?? {
-      profiles: { refresh_after: '7d' },
-      companies: {},
-      jobs: { keywords: ['data engineer'], max_results: 5 },
-      activity: { kinds: ['posts', 'comments'], max_pages: 2 },
-    },
-    batch: { chunk_size: 5, poll_interval_ms: 20, ...o.batch },
-    ...(o.budget === undefined ? {} : { budget: { max_credits_per_run: o.budget } }),
-  };
-}
-
-async function count(config: DestinationConfig, table: string): Promise<number> {
-  const rows = await query(config, `select count(*) as n from "${config.schema}"."${table}"`);
-  return Number(rows[0]?.n);
-}
-
-/** Runs `body` with a fresh sandbox, a temp folder and a DuckDB destination in it; closes the sandbox after. */
-async function inWorkspace<T>(
-  options: SandboxOptions,
-  body: (w: { sandbox: Sandbox; dir: string; dest: DestinationConfig }) => Promise<T>,
-): Promise<T> {
-  const sandbox = await startSandbox(options);
-  try {
-    const dir = await tempWorkspace();
-    return await body({ sandbox, dir, dest: { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' } });
-  } finally {
-    await sandbox.close();
-  }
-}
-
+// `seedline sync`, `plan`, `query` and `status` run in-process: the same command lines, exit codes
+// and output as the CLI, without a process each (kill -9 trials: test/e2e/sync-kill.test.ts).
 async function sync(configPath: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  return runCli(['sync', '--config', configPath, ...extra], { env });
+  return runCliInProcess(['sync', '--config', configPath, ...extra], { env });
 }
 
 const backends = e2eBackends;
@@ -143,25 +102,49 @@ describe.each(backends)('seedline sync into $name', ({ name, make }) => {
   });
 });
 
-describe('plan, query and status', () => {
-  it('given a synced warehouse, when planned, queried and inspected, then they report without calling the service', async () => {
+describe('on a synced warehouse', () => {
+  const PROFILE_STREAMS = { profiles: {}, companies: {} };
+  // Profiles (18 seeds, 2 refused) and companies synced once; each test changes a copy of its own.
+  const syncedCopy = syncedWarehouse(async (dir) => {
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox }) => {
+      const destination = { type: 'duckdb', path: join(dir, 'w.duckdb'), schema: 'seedline' };
+      const configPath = await writeConfig(dir, configFor({ sandbox, destination, streams: PROFILE_STREAMS }));
+      expect((await sync(configPath)).code).toBe(0);
+    });
+  });
+
+  /** A copy of the synced warehouse with a config on a fresh sandbox (`seeds` replaces the profile seeds). */
+  async function onCopy<T>(
+    seeds: string[] | undefined,
+    body: (w: { sandbox: Sandbox; configPath: string; dest: DestinationConfig }) => Promise<T>,
+  ): Promise<T> {
+    const { dir, path } = await syncedCopy();
+    return inWorkspace({ rpm: 100_000 }, async ({ sandbox }) => {
+      const dest: DestinationConfig = { type: 'duckdb', path, schema: 'seedline' };
+      const config = configFor({ sandbox, destination: dest, streams: PROFILE_STREAMS });
+      if (seeds) config.seeds.profiles = seeds;
+      return body({ sandbox, configPath: await writeConfig(dir, config), dest });
+    });
+  }
+
+  it('given an empty warehouse, when planned, then each seed is due once expected and twice at worst', async () => {
     await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
-      const configPath = await writeConfig(
-        dir,
-        configFor({ sandbox, destination: dest, streams: { profiles: {}, companies: {} } }),
-      );
-      const before = await runCli(['plan', '--config', configPath]);
+      const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams: PROFILE_STREAMS }));
+      const before = await runCliInProcess(['plan', '--config', configPath]);
       expect(before.code, before.stderr).toBe(0);
       const seeds = PROFILES.length + PRIVATE.length;
       // Worst case: each item and its single retry (batch.retry_billed_failures: 1); expected: each item once.
       expect(before.stdout).toMatch(new RegExp(`profiles\\s+${seeds}\\s+0\\s+0\\s+\\d+\\s+${2 * seeds}\\s+${seeds}`));
       expect(before.stdout).toMatch(/balance: \d+ credits/);
-      expect((await sync(configPath)).code).toBe(0);
-      const calls = sandbox.ledger.entries.length;
+    });
+  });
 
-      const after = await runCli(['plan', '--config', configPath]);
+  it('given a synced warehouse, when planned, queried and inspected, then they report without calling the service', async () => {
+    await onCopy(undefined, async ({ sandbox, configPath }) => {
+      const calls = sandbox.ledger.entries.length;
+      const after = await runCliInProcess(['plan', '--config', configPath]);
       expect(after.stdout).toMatch(/profiles\s+0\s+0\s+18\s+0\s+0\s+0/);
-      const json = await runCli([
+      const json = await runCliInProcess([
         'query',
         '--config',
         configPath,
@@ -170,7 +153,7 @@ describe('plan, query and status', () => {
         'select count(*) as n from seedline.profiles',
       ]);
       expect(JSON.parse(json.stdout)).toEqual([{ n: PROFILES.length }]);
-      const csv = await runCli([
+      const csv = await runCliInProcess([
         'query',
         '--config',
         configPath,
@@ -179,10 +162,27 @@ describe('plan, query and status', () => {
         "select seed, status from seedline._seedline_seeds where status = 'failed' order by seed",
       ]);
       expect(csv.stdout.trim().split('\n')).toEqual(['seed,status', ...[...PRIVATE].sort().map((s) => `${s},failed`)]);
-      const status = await runCli(['status', '--config', configPath]);
+      const status = await runCliInProcess(['status', '--config', configPath]);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/profiles\s+fetched\s+16/);
       expect(sandbox.ledger.entries.length).toBe(calls);
+    });
+  });
+
+  it('given a synced warehouse, when one bad seed is added and synced, then only that seed is called, only it fails anew, and the run exits 0', async () => {
+    const bad = 'https://www.network.example/company/acme';
+    await onCopy([...PROFILES, ...PRIVATE, bad], async ({ sandbox, configPath, dest }) => {
+      const second = await sync(configPath);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stdout).toMatch(/profiles\s+partial\s+0\s+0\s+18\s+1\s/);
+      const failed = await query(
+        dest,
+        `select seed_key from "${dest.schema}"._seedline_seeds where status = 'failed' order by seed_key`,
+      );
+      expect(failed).toEqual(['acme', 'deleted-gone-two', 'private-hidden-one'].map((seed_key) => ({ seed_key })));
+      // The 18 seeds of the warehouse are fresh or failed already: none is sent again (the service
+      // refuses the bad one before its ledger).
+      expect(sandbox.ledger.entries.filter((e) => e.operation === 'profiles.enrich')).toEqual([]);
     });
   });
 });
@@ -280,43 +280,6 @@ describe('activity incremental', () => {
   });
 });
 
-describe('crash safety', () => {
-  // mid-page is a page of single calls; batch rounds are killed by test/e2e/crash-harness.test.ts.
-  const streams = { profiles: {}, activity: { kinds: ['posts'], max_pages: 2, via: 'calls' } };
-  const snapshot = async (dest: DestinationConfig) => ({
-    profiles: await query(dest, `select url, full_name, headline from "${dest.schema}".profiles order by url`),
-    positions: await count(dest, 'profiles__positions'),
-    posts: await query(dest, `select record_key from "${dest.schema}".activity_posts order by record_key`),
-  });
-
-  let baseline: Awaited<ReturnType<typeof snapshot>>;
-  beforeAll(async () => {
-    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
-      expect((await sync(await writeConfig(dir, configFor({ sandbox, destination: dest, streams })))).code).toBe(0);
-      baseline = await snapshot(dest);
-    });
-  });
-
-  it.each(['after-intent', 'after-submit', 'mid-results:2', 'mid-page:3'])(
-    'given a kill -9 at %s, when the sync is rerun, then the tables equal an uninterrupted run and each item is billed once',
-    async (point) => {
-      await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
-        const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams }));
-        const crashed = await sync(configPath, [], { SEEDLINE_TEST_CRASH_AT: point });
-        expect(crashed.signal).toBe('SIGKILL');
-        const rerun = await sync(configPath);
-        expect(rerun.code, rerun.stderr).toBe(0);
-        expect(await snapshot(dest)).toEqual(baseline);
-        const enrichTargets = sandbox.ledger.entries
-          .filter((e) => e.operation === 'profiles.enrich' && e.credits > 0)
-          .map((e) => e.target);
-        expect(enrichTargets.length).toBe(new Set(enrichTargets).size);
-        expect(enrichTargets.length).toBe(PROFILES.length + PRIVATE.length);
-      });
-    },
-  );
-});
-
 describe('faults', () => {
   it('given 5% 429 and 5% 504 answers, when synced, then it completes with the same rows as without faults', async () => {
     const streams = { profiles: {}, companies: {}, activity: { kinds: ['posts'], max_pages: 1 } };
@@ -360,22 +323,6 @@ describe('seeds the service refuses or fumbles', () => {
       const second = await sync(configPath);
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).toMatch(/profiles\s+succeeded/);
-    });
-  });
-});
-
-describe('a refused seed on its own', () => {
-  it('given a synced warehouse, when one bad seed is added and synced, then only that seed fails and the run exits 0', async () => {
-    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
-      const config = configFor({ sandbox, destination: dest, streams: { profiles: {} } });
-      config.seeds.profiles = PROFILES.slice(0, 2);
-      expect((await sync(await writeConfig(dir, config))).code).toBe(0);
-      config.seeds.profiles = [...PROFILES.slice(0, 2), 'https://www.network.example/company/acme'];
-      const second = await sync(await writeConfig(dir, config));
-      expect(second.code, second.stderr).toBe(0);
-      expect(second.stdout).toMatch(/profiles\s+partial\s+0\s+0\s+2\s+1/);
-      const failed = await query(dest, `select seed_key from "${dest.schema}"._seedline_seeds where status = 'failed'`);
-      expect(failed).toEqual([{ seed_key: 'acme' }]);
     });
   });
 });

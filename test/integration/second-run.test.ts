@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { LedgerEntry } from '../../src/sandbox/billing-ledger.js';
-import { type CliResult, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { type CliResult, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { dropPostgresSchema } from '../helpers/postgres.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
 
@@ -91,7 +92,7 @@ describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make 
     dest = await make(dir, 'second_run');
     if (!dest) return;
     configPath = await writeConfig(dir, configFor(sandbox, dest));
-    first = await runCli(['sync', '--config', configPath]);
+    first = await runCliInProcess(['sync', '--config', configPath]);
     afterFirst = sandbox.ledger.entries.length;
     firstBilled = billedByStream(sandbox.ledger.entries);
     rowsAfterFirst = await rowCounts(dest);
@@ -124,7 +125,7 @@ describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make 
 
   it('given the first sync, when planned, then every billed stream has 0 worst-case credits', async ({ skip }) => {
     if (!dest) return skip(`${name} unavailable: see the warning above`);
-    const plan = await runCli(['plan', '--config', configPath, '--json']);
+    const plan = await runCliInProcess(['plan', '--config', configPath, '--json']);
     expect(plan.code, plan.stderr).toBe(0);
     const report = JSON.parse(plan.stdout) as {
       streams: { stream: string; worst_case_credits: number }[];
@@ -140,7 +141,7 @@ describe.each(e2eBackends)('an immediate second sync into $name', ({ name, make 
     skip,
   }) => {
     if (!dest) return skip(`${name} unavailable: see the warning above`);
-    const second = await runCli(['sync', '--config', configPath]);
+    const second = await runCliInProcess(['sync', '--config', configPath]);
     expect(second.code, second.stdout + second.stderr).toBe(0);
     const added = sandbox.ledger.entries.slice(afterFirst);
     expect(

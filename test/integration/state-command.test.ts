@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
 import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
@@ -20,8 +20,8 @@ describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
   it('given a synced config, when one seed is reset, then state show says so, only that seed is due, the next sync fetches exactly it, and its rows were never deleted', async (ctx) => {
     const { destination: dest, configPath } = workspace;
     if (!dest) return ctx.skip();
-    expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
-    const shown = JSON.parse((await runCli(['state', 'show', '--config', configPath, '--json'])).stdout) as {
+    expect((await runCliInProcess(['sync', '--config', configPath])).code).toBe(0);
+    const shown = JSON.parse((await runCliInProcess(['state', 'show', '--config', configPath, '--json'])).stdout) as {
       stream: string;
       seeds: Record<string, number>;
       partitions: number;
@@ -31,7 +31,7 @@ describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
       expect.objectContaining({ stream: 'activity', seeds: {}, partitions: 2 }),
     ]);
 
-    const reset = await runCli([
+    const reset = await runCliInProcess([
       'state',
       'reset',
       '--config',
@@ -50,20 +50,20 @@ describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
     const schema = dest.schema ?? 'seedline';
     expect(Number((await query(dest, `select count(*) as n from ${schema}.profiles`))[0]!.n)).toBe(2);
 
-    const plan = JSON.parse((await runCli(['plan', '--config', configPath, '--json'])).stdout) as {
+    const plan = JSON.parse((await runCliInProcess(['plan', '--config', configPath, '--json'])).stdout) as {
       streams: { stream: string; units: number }[];
     };
     expect(plan.streams.find((s) => s.stream === 'profiles')).toMatchObject({ units: 1 });
     const before = profileCalls().length;
-    expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
+    expect((await runCliInProcess(['sync', '--config', configPath])).code).toBe(0);
     expect(profileCalls().slice(before)).toEqual([expect.stringContaining('ada-lovelace')]);
   });
 
   it('given reset without --streams or with an unknown one, then it exits 2 and changes nothing', async (ctx) => {
     const { destination: dest, configPath } = workspace;
     if (!dest) return ctx.skip();
-    expect((await runCli(['state', 'reset', '--config', configPath])).code).toBe(2);
-    const unknown = await runCli(['state', 'reset', '--config', configPath, '--streams', 'profilez']);
+    expect((await runCliInProcess(['state', 'reset', '--config', configPath])).code).toBe(2);
+    const unknown = await runCliInProcess(['state', 'reset', '--config', configPath, '--streams', 'profilez']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown stream "profilez"/);
   });

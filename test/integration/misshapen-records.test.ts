@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { e2eBackends, queryDestination as query } from '../helpers/destinations.js';
 
 const PROFILES = ['ada-lovelace', 'sparse-grace-hopper', 'mangled-alan-turing'];
@@ -34,7 +35,7 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
 
   it('given sparse and mangled profiles and companies, when synced with the default contract, then every record is in its table, none rejected, and status counts the repaired fields', async (ctx) => {
     if (!dest) return ctx.skip();
-    const sync = await runCli(['sync', '--config', await config({ profiles: {}, companies: {} })]);
+    const sync = await runCliInProcess(['sync', '--config', await config({ profiles: {}, companies: {} })]);
     expect(sync.code, sync.stderr).toBe(0);
     const schema = dest.schema ?? 'seedline';
     expect((await query(dest, `select url from ${schema}.profiles order by url`)).length).toBe(PROFILES.length);
@@ -74,14 +75,14 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     expect(repairs).toContainEqual(
       expect.objectContaining({ stream: 'companies', field: 'scraped_at', change: 'kept_in_extra' }),
     );
-    const status = await runCli(['status', '--config', await config({ profiles: {}, companies: {} })]);
+    const status = await runCliInProcess(['status', '--config', await config({ profiles: {}, companies: {} })]);
     expect(status.stdout).toMatch(/Repaired fields[\s\S]*profiles\s+profiles\s+headline\s+kept_in_extra/);
   });
 
   it('given schema_contract freeze, when the mangled records sync, then they are kept in _seedline_rejected naming the contract, the stream is partial, and the rest load', async (ctx) => {
     if (!dest) return ctx.skip();
     const schema = dest.schema ?? 'seedline';
-    const sync = await runCli([
+    const sync = await runCliInProcess([
       'sync',
       '--full-refresh',
       '--config',
@@ -103,12 +104,12 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     const schema = dest.schema ?? 'seedline';
     const calls = sandbox.ledger.entries.length;
     const frozen = await config({ profiles: { schema_contract: { data_type: 'freeze' } } });
-    const list = await runCli(['rejected', 'list', '--config', frozen, '--json']);
+    const list = await runCliInProcess(['rejected', 'list', '--config', frozen, '--json']);
     expect(JSON.parse(list.stdout)).toEqual([
       expect.objectContaining({ stream: 'profiles', table: 'profiles', records: 1 }),
     ]);
 
-    const still = await runCli(['rejected', 'retry', '--config', frozen, '--stream', 'profiles', '--json']);
+    const still = await runCliInProcess(['rejected', 'retry', '--config', frozen, '--stream', 'profiles', '--json']);
     expect(still.code, still.stderr).toBe(0);
     expect(JSON.parse(still.stdout).streams).toEqual([{ stream: 'profiles', retried: 1, loaded: 0, rejected: 1 }]);
     expect(
@@ -118,7 +119,7 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     ).toBe(1);
 
     const loosened = await config({ profiles: {} });
-    const retry = await runCli(['rejected', 'retry', '--config', loosened, '--reason', 'freeze']);
+    const retry = await runCliInProcess(['rejected', 'retry', '--config', loosened, '--reason', 'freeze']);
     expect(retry.code, retry.stderr).toBe(0);
     expect(retry.stdout).toMatch(/no call was made[\s\S]*profiles\s+1\s+1\s+0/);
     const [row] = await query(
@@ -128,7 +129,7 @@ describe.each(e2eBackends)('misshapen records from the service into $name', ({ n
     expect(String(row!._run_id)).toMatch(/^retry_/);
     expect(jsonOf(row!._extra)!.scraped_at).toBe('2024-02-30T25:61:00Z');
     expect(await query(dest, `select reason from ${schema}._seedline_rejected where stream = 'profiles'`)).toEqual([]);
-    expect((await runCli(['rejected', 'retry', '--config', loosened])).stdout).toMatch(/nothing to retry/);
+    expect((await runCliInProcess(['rejected', 'retry', '--config', loosened])).stdout).toMatch(/nothing to retry/);
     expect(sandbox.ledger.entries.length).toBe(calls);
   });
 });
