@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { closestName } from '../util/closest-name.js';
 
 type Def = {
   type: string;
@@ -25,13 +26,7 @@ export function closestKey(schema: z.ZodType, path: readonly PropertyKey[], unkn
   let nodes = [unwrap(schema as unknown as Schema)];
   for (const step of path) nodes = nodes.flatMap((node) => childrenAt(node, step)).map(unwrap);
   const known = [...new Set(nodes.flatMap(keysOf))];
-  let best: { key: string; distance: number } | undefined;
-  for (const key of known) {
-    const distance = editDistance(unknown.toLowerCase(), key.toLowerCase());
-    if (distance <= Math.max(1, Math.floor(key.length / 3)) && (!best || distance < best.distance))
-      best = { key, distance };
-  }
-  return best?.key;
+  return closestName(unknown, known);
 }
 
 /** The schema a wrapper (optional, default, a preprocess or transform pipe, …) stands for. */
@@ -57,16 +52,4 @@ function keysOf(node: Schema): string[] {
   const def = node._zod.def;
   if (def.options) return def.options.flatMap((option) => keysOf(unwrap(option)));
   return def.shape ? Object.keys(def.shape) : [];
-}
-
-/** Levenshtein distance: the fewest single-letter edits from `a` to `b`. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++)
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = current;
-  }
-  return previous[b.length]!;
 }

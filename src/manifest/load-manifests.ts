@@ -7,6 +7,7 @@ import { OptionSchemaError } from './option-schema.js';
 import { streamOptionsSchema } from './stream-options.js';
 import { defineSchema } from './schema-registry.js';
 import { ManifestError } from './manifest-error.js';
+import { templateProblems } from './template-scopes.js';
 import { packageRoot } from '../util/package-root.js';
 
 export { ManifestError } from './manifest-error.js';
@@ -87,6 +88,11 @@ function readManifest(dir: string, file: string, definitions: Record<string, unk
   const name = file.replace(/\.stream\.yaml$/, '');
   if (manifest.name !== name)
     throw new ManifestError(`${at(['name'])}: name "${manifest.name}" must equal the file name "${name}"`);
+  const problems = templateProblems(manifest);
+  if (problems.length > 0)
+    throw new ManifestError(
+      problems.map((problem) => `${at(problem.keys)}: ${keyOf(problem.keys)}: ${problem.message}`).join('\n'),
+    );
   try {
     streamOptionsSchema(manifest);
   } catch (error) {

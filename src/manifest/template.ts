@@ -77,3 +77,19 @@ function lookupSteps(context: unknown, steps: readonly string[]): unknown {
   }
   return value;
 }
+
+/** One `{{ path }}` of a template: its path steps and where it sits in the template (keys and indexes). */
+export interface TemplateReference {
+  path: readonly string[];
+  at: readonly (string | number)[];
+}
+
+/** Every `{{ path }}` a template holds, in its strings, lists, objects and `$switch` nodes. */
+export function templateReferences(template: unknown, at: readonly (string | number)[] = []): TemplateReference[] {
+  if (typeof template === 'string')
+    return [...template.matchAll(EMBEDDED)].map((match) => ({ path: match[1]!.split('.'), at }));
+  if (Array.isArray(template)) return template.flatMap((item, index) => templateReferences(item, [...at, index]));
+  if (template !== null && typeof template === 'object')
+    return Object.entries(template).flatMap(([key, value]) => templateReferences(value, [...at, key]));
+  return [];
+}
