@@ -2,6 +2,10 @@ import { knownEndpoint } from '../client/endpoints.js';
 import type { Manifests } from '../manifest/load-manifests.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
+import { tableLayout } from '../destinations/table-layout.js';
+import { DestinationError } from '../destinations/destination-error.js';
+import { TableShaper } from './table-shaper.js';
+import { StreamDefinitionError } from './engine-errors.js';
 import { resolvePartitions, type Partition, type PartitionContext } from './partitions.js';
 
 /** Stands in for a value only a run knows (a seed from a file, a parent row): any text the endpoint takes. */
@@ -12,7 +16,9 @@ const PLACEHOLDER = 'https://www.network.example/in/placeholder';
  * stream's request is rendered for its partitions (the config's own values: searches, headcount
  * entries, options; a placeholder where only a run knows the value) and checked against the body
  * the client would send to a known endpoint. One `key: message` line per refused request, the key
- * naming the config entry it came from (`streams.people_search.searches[1]`).
+ * naming the config entry it came from (`streams.people_search.searches[1]`). The tables each
+ * partition loads into are laid out too: a table, column or child-table name no destination takes
+ * is found here, not after the first answers were paid for.
  */
 export async function requestProblems(
   config: { streams: Record<string, Record<string, unknown> | undefined>; seeds: Record<string, unknown> },
@@ -23,8 +29,12 @@ export async function requestProblems(
     const manifest = manifests.get(name);
     if (!manifest || !options) continue;
     const partitions = await resolvePartitions(manifest.partitions, placeholderContext(options, config.seeds));
+    const tables = new TableShaper(manifest.table, {
+      options,
+      run: { id: 'check', started_at: new Date(0).toISOString() },
+    });
     for (const [index, partition] of partitions.entries()) {
-      const problem = refusal(manifest, options, partition);
+      const problem = refusal(manifest, options, partition) ?? tableProblem(tables, partition);
       if (problem) problems.push(`${keyOf(manifest, name, index)}: ${problem}`);
     }
   }
@@ -43,6 +53,17 @@ function placeholderContext(options: Record<string, unknown>, seeds: Record<stri
     Object.fromEntries(columns.map((column) => [column, PLACEHOLDER])),
   ];
   return { options, seeds: seedLists, readTable, now: new Date() };
+}
+
+/** Why the table of this partition could not be made (a name no destination takes, a bad write mode or schema); undefined when it can. */
+function tableProblem(tables: TableShaper, partition: Partition): string | undefined {
+  try {
+    tableLayout(tables.definitionFor(partition.values));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof DestinationError || error instanceof StreamDefinitionError)) throw error;
+    return `the stream's manifest (table): ${error.message}`;
+  }
 }
 
 /** Why the service (or the client, first) would refuse this partition's request; undefined when it would not, or the endpoint is not one the client knows. */

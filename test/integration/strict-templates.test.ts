@@ -117,3 +117,46 @@ describe('strict templates in a user manifest', () => {
     expect(planned.code, planned.stderr).toBe(0);
   });
 });
+
+describe('names checked before the first credit', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ rpm: 100_000 });
+  });
+  afterAll(() => sandbox?.close());
+
+  it.each([
+    {
+      what: 'a table name',
+      from: 'name: my_posts\n  schema',
+      to: 'name: My-Posts\n  schema',
+      error: /Invalid table name "My-Posts"/,
+    },
+    {
+      what: 'an added column name',
+      from: 'columns: { topic:',
+      to: 'columns: { "the topic":',
+      error: /Invalid column name "the topic"/,
+    },
+  ])(
+    'given $what no destination takes, when plan and sync load the config, then each exits 2 naming the stream, and nothing is called',
+    async ({ from, to, error }) => {
+      const dir = await tempWorkspace();
+      await mkdir(join(dir, 'my-streams'));
+      await writeFile(join(dir, 'my-streams', 'my_posts.stream.yaml'), MANIFEST.replace(from, to));
+      const configPath = await writeConfig(dir, {
+        api: { base_url: sandbox.url, api_key: 'svc_live_names' },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        streams_dir: 'my-streams',
+        streams: { my_posts: { topics: ['dbt'] } },
+      });
+      for (const command of ['plan', 'sync']) {
+        const result = await runCliInProcess([command, '--config', configPath]);
+        expect(result.code, command).toBe(2);
+        expect(result.stderr).toMatch(/streams\.my_posts\.topics\[0\]: the stream's manifest \(table\): /);
+        expect(result.stderr).toMatch(error);
+      }
+      expect(sandbox.ledger.entries).toEqual([]);
+    },
+  );
+});
