@@ -128,6 +128,8 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
     next: plan.next,
     // Items failed for a passing reason are retried alone, as billed single calls.
     maxCallCredits: runner.costs.retriesAlone() ? plan.maxWorst : 0,
+    // One record an item: what bounds the partitions of a stream reading this table.
+    rows: { [manifest.table.name]: { worst: plan.todo + resumed, expected: plan.todo + resumed } },
   };
 }
 

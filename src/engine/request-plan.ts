@@ -8,8 +8,9 @@ import { partitionContext, tableChunks } from './partition-context.js';
 import { isFresh, maxPagesOf, pagesThisRun, readStates, renderArgs, type PartitionState } from './partition-pass.js';
 import { PartitionScan } from './partition-scan.js';
 import type { Partition } from './partitions.js';
-import { batchItemOf, costOfCall, pathOf } from './service-calls.js';
-import type { StreamContext } from './stream-context.js';
+import { batchItemOf, costOfCall, pathOf, recordsPerCall } from './service-calls.js';
+import { addRows, type PlannedRows, type StreamContext } from './stream-context.js';
+import { TableShaper } from './table-shaper.js';
 
 /** Stale partitions gathered per pass over the scan when they run stalest first: a window's partitions are held, not the stream's. */
 export const STALE_WINDOW = 20 * SEED_CHUNK;
@@ -17,6 +18,14 @@ export const STALE_WINDOW = 20 * SEED_CHUNK;
 /** Credits of passes over partitions, and the most one of their calls can bill. */
 export interface PassCost extends Cost {
   perCall: number;
+}
+
+/**
+ * A pass's credits, and the records it may load: at most every page it may read full; as
+ * expected its first page half full (a neutral guess before anything was read: neither empty nor full).
+ */
+export interface PassEstimate extends PassCost {
+  records: PlannedRows;
 }
 
 /** A partition due now, with its saved state (undefined when it has none). */
@@ -39,6 +48,8 @@ export interface RequestPlan {
   first: Partition | undefined;
   /** Due partitions a pass completed before: position in the scan of each, stalest first (ties in the scan's order). */
   stalest: Float64Array;
+  /** Rows the passes may load, per table. */
+  rows: Record<string, PlannedRows>;
 }
 
 /**
@@ -73,7 +84,9 @@ export class RequestPartitions {
       next: [],
       first: undefined,
       stalest: new Float64Array(0),
+      rows: {},
     };
+    const tables = planTables(this.manifest, this.ctx);
     const times: number[] = [];
     const positions: number[] = [];
     const oldest: Stale[] = [];
@@ -82,7 +95,9 @@ export class RequestPartitions {
         const position = plan.partitions++;
         if (!this.isDue(partition, saved)) continue;
         plan.todo++;
-        addCost(plan.cost, passCost(this.manifest, this.ctx, partition, saved ?? {}));
+        const pass = passCost(this.manifest, this.ctx, partition, saved ?? {});
+        addCost(plan.cost, pass);
+        addRows(plan.rows, tables.definitionFor(partition.values).name, pass.records);
         const at = completedAt(saved);
         if (at === undefined) {
           if (plan.next.length < 3) plan.next.push(partition.key);
@@ -192,7 +207,7 @@ export function passCost(
   ctx: StreamContext,
   partition: Partition,
   saved: PartitionState,
-): PassCost {
+): PassEstimate {
   const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
   const args = renderArgs(manifest, ctx, partition, saved, page);
   const call = costOfCall(ctx.costs, manifest.cost, pathOf(manifest, partition, ctx.options), args);
@@ -204,11 +219,22 @@ export function passCost(
   }
   // A page asked as a batch item (via: batch) is never a single call on the wire.
   const single = !(ctx.options.via === 'batch' && batchItemOf(manifest, partition, ctx.options, args));
+  const pages = pagesThisRun(manifest, saved, page, maxPages) ?? 1;
+  const records = recordsPerCall(manifest, args);
   return {
-    worst: call.worst * (pagesThisRun(manifest, saved, page, maxPages) ?? 1),
+    worst: call.worst * pages,
     expected: call.expected,
     perCall: single ? call.worst : 0,
+    records: { worst: records * pages, expected: records / 2 },
   };
+}
+
+/** The tables a plan counts rows in (names may depend on the partition: `activity_{{ partition.kind }}`). */
+export function planTables(manifest: RequestStreamNode, ctx: StreamContext): TableShaper {
+  return new TableShaper(manifest.table, {
+    options: ctx.options,
+    run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() },
+  });
 }
 
 /** Adds a pass's cost to a total. */

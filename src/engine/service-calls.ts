@@ -119,13 +119,30 @@ export function itemParams(manifest: BatchStreamNode, params: Body): Body {
 
 /** What one call of a stream costs: the manifest's `cost`, sized by its `results` over `args`, never below the service's own figure for `path`. */
 export function costOfCall(costs: CostModel, cost: CostNode, path: string | undefined, args: Body): Cost {
-  const results = cost.results === undefined ? undefined : Number(renderTemplate(cost.results, { args }));
+  const results = resultsAsked(cost, args);
   return costs.price({
     path,
     cost: { credits: cost.credits, unit: cost.per, pageSize: cost.page_size },
     sized: cost.results !== undefined,
     results,
   });
+}
+
+/** The results a call that pages internally asks for (`cost.results` over its args); undefined for other calls. */
+function resultsAsked(cost: CostNode, args: Body): number | undefined {
+  return cost.results === undefined ? undefined : Number(renderTemplate(cost.results, { args }));
+}
+
+/**
+ * The most records one call of a request stream answers: a page of its `per_page` argument (else
+ * the cost's page size), a cursor page's `limit`, a search's `results` asked; any other call is
+ * taken to answer at most a page of the cost's page size. What a plan bounds a child stream by.
+ */
+export function recordsPerCall(manifest: RequestStreamNode, args: Body): number {
+  const { paginator, cost } = manifest;
+  if (paginator.type === 'cursor') return paginator.limit;
+  if (paginator.type === 'page_token') return Number(args.per_page) || cost.page_size;
+  return resultsAsked(cost, args) || cost.page_size;
 }
 
 /**

@@ -69,6 +69,21 @@ export interface StreamPlan {
   next: string[];
   /** The most one billed single call of this stream can bill (what a crash can lose per call on the wire). Default: 0. */
   maxCallCredits?: number;
+  /** Rows the units may load, per table: what bounds the partitions of a stream reading that table. Default: none. */
+  rows?: Record<string, PlannedRows>;
+}
+
+/** Rows a run may load into one table: at most (every page full), and as expected (first pages half full). */
+export interface PlannedRows {
+  worst: number;
+  expected: number;
+}
+
+/** Adds `times` × `add` to the rows planned for `table`. */
+export function addRows(rows: Record<string, PlannedRows>, table: string, add: PlannedRows, times = 1): void {
+  const into = (rows[table] ??= { worst: 0, expected: 0 });
+  into.worst += add.worst * times;
+  into.expected += add.expected * times;
 }
 
 /** Everything a stream runner needs; built once per run. */
