@@ -1,6 +1,7 @@
 import { bindingLimit, type BudgetLimits, type LimitName } from '../engine/budget.js';
 import { CostModel } from '../engine/cost-model.js';
 import { billedInFlight, budgetLimits, planSync, prepareSync } from '../engine/pipeline.js';
+import { reachUnder, type StreamReach } from '../engine/plan-reach.js';
 import type { StreamPlan } from '../engine/stream-context.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';
@@ -26,6 +27,8 @@ export interface PlanReport {
   limits: BudgetLimits & { binding: { limit: number; name: LimitName | 'credits_remaining' } | null };
   /** `fits` (the worst case fits), `may_stop` (the expected case fits, the worst may not) or `will_stop`. */
   verdict: 'fits' | 'may_stop' | 'will_stop';
+  /** How far a run gets into each stream under the binding limit, in run order; null when no limit binds. */
+  reach: StreamReach[] | null;
   /** Requests per minute of the account (GET /v1/account `rate_limit`); null when unknown. */
   requestsPerMinute: number | null;
   /** Lower bound of the run's duration from the rate limit alone (calls ÷ requests per minute), in seconds. */
@@ -137,6 +140,7 @@ export function planReport(
     ...(account.balanceError ? { balanceError: account.balanceError } : {}),
     limits: { ...limits, binding },
     verdict,
+    reach: binding ? reachUnder(streams, binding.limit) : null,
     requestsPerMinute: rpm,
     expectedDurationSeconds: rpm ? Math.ceil((totals.calls / rpm) * 60) : null,
     costSource: account.costs.source,
@@ -192,10 +196,23 @@ export function renderPlan(report: PlanReport): string {
     `credits: worst case ${totals.worstCaseCredits}, expected ${totals.estimatedCredits} (costs from ${report.costSource === 'openapi' ? "the service's OpenAPI x-credits" : 'the built-in spec table'})`,
     `balance: ${balance}`,
     `budget: ${binding}: ${verdicts[report.verdict]}${unknown}`,
+    ...reachLines(report.reach ?? []),
     `duration: ${duration}`,
     `crash exposure: ${report.crashExposure.credits} credits at most (answers of up to ${report.crashExposure.inFlight} billed calls on the wire, api.max_billed_in_flight; every answer that arrived is journaled)`,
     '',
   ].join('\n');
+}
+
+/** What a run under the budget may not reach, stream by stream (nothing when every stream is covered). */
+function reachLines(reach: readonly StreamReach[]): string[] {
+  const says: Record<Exclude<StreamReach['reach'], 'covered'>, (r: StreamReach) => string> = {
+    may_stop: (r) => `${r.stream}: may stop part way (its worst case is past what is left, its expected cost is not)`,
+    stops: (r) =>
+      `${r.stream}: expected to stop part way (${r.creditsLeft} of its expected ${r.expectedCredits} credits are left for it); the rest stays pending`,
+    not_reached: (r) =>
+      `${r.stream}: not expected to be reached (the streams before it are expected to spend it all); it stays pending`,
+  };
+  return reach.flatMap((r) => (r.reach === 'covered' ? [] : [`  ${says[r.reach](r)}`]));
 }
 
 function formatSeconds(seconds: number): string {

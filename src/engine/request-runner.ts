@@ -66,7 +66,8 @@ export async function planRequestStream(
     units: plan.todo + toCome.units,
     resumed: 0,
     skipped: plan.partitions - plan.todo,
-    calls: plan.todo + toCome.units,
+    // Partitions to come are as many as their parents' rows turn out to be: the expected ones are counted as calls.
+    calls: plan.todo + Math.ceil(toCome.expectedUnits),
     worstCaseCredits: plan.cost.worst + toCome.worst,
     estimatedCredits: plan.cost.expected + Math.ceil(toCome.expected),
     next: plan.next,
@@ -86,10 +87,17 @@ async function partitionsToCome(
   manifest: RequestStreamNode,
   ctx: StreamContext,
   upstream: readonly StreamPlan[],
-): Promise<{ units: number; rows: Record<string, PlannedRows> } & PassCost> {
+): Promise<{ units: number; expectedUnits: number; rows: Record<string, PlannedRows> } & PassCost> {
   const node = manifest.partitions;
   const branches = node.type === 'union' ? node.of : [node];
-  const toCome = { units: 0, worst: 0, expected: 0, perCall: 0, rows: {} as Record<string, PlannedRows> };
+  const toCome = {
+    units: 0,
+    expectedUnits: 0,
+    worst: 0,
+    expected: 0,
+    perCall: 0,
+    rows: {} as Record<string, PlannedRows>,
+  };
   if (!branches.every((branch) => branch.type === 'parent')) return toCome;
   const tables = planTables(manifest, ctx);
   for (const branch of branches as Extract<PartitionNode, { type: 'parent' }>[]) {
@@ -102,6 +110,7 @@ async function partitionsToCome(
     for (const partition of await resolvePartitions(branch, { ...partitionContext(ctx), readTable })) {
       const pass = passCost(manifest, ctx, partition, {});
       toCome.units += parentRows.worst;
+      toCome.expectedUnits += parentRows.expected;
       toCome.worst += parentRows.worst * pass.worst;
       toCome.expected += parentRows.expected * pass.expected;
       toCome.perCall = Math.max(toCome.perCall, pass.perCall);
