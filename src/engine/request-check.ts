@@ -2,7 +2,8 @@ import { knownEndpoint } from '../client/endpoints.js';
 import type { Manifests } from '../manifest/load-manifests.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { renderTemplate } from '../manifest/template.js';
-import { tableLayout } from '../destinations/table-layout.js';
+import { parentShape, tableLayout } from '../destinations/table-layout.js';
+import { closestName } from '../util/closest-name.js';
 import { DestinationError } from '../destinations/destination-error.js';
 import { TableShaper } from './table-shaper.js';
 import { StreamDefinitionError } from './engine-errors.js';
@@ -17,14 +18,17 @@ const PLACEHOLDER = 'https://www.network.example/in/placeholder';
  * entries, options; a placeholder where only a run knows the value) and checked against the body
  * the client would send to a known endpoint. One `key: message` line per refused request, the key
  * naming the config entry it came from (`streams.people_search.searches[1]`). The tables each
- * partition loads into are laid out too: a table, column or child-table name no destination takes
- * is found here, not after the first answers were paid for.
+ * partition loads into are laid out too: a table, column or child-table name no destination takes,
+ * or a parent column the configured parent stream never writes, is found here, not after the
+ * first answers were paid for.
  */
 export async function requestProblems(
   config: { streams: Record<string, Record<string, unknown> | undefined>; seeds: Record<string, unknown> },
   manifests: Manifests,
 ): Promise<string[]> {
   const problems: string[] = [];
+  /** Columns of the tables the configured streams load, by table. */
+  const columnsOf = new Map<string, Set<string>>();
   for (const [name, options] of Object.entries(config.streams)) {
     const manifest = manifests.get(name);
     if (!manifest || !options) continue;
@@ -34,9 +38,13 @@ export async function requestProblems(
       run: { id: 'check', started_at: new Date(0).toISOString() },
     });
     for (const [index, partition] of partitions.entries()) {
-      const problem = refusal(manifest, options, partition) ?? tableProblem(tables, partition);
+      const problem = refusal(manifest, options, partition) ?? tableProblem(tables, partition, columnsOf);
       if (problem) problems.push(`${keyOf(manifest, name, index)}: ${problem}`);
     }
+  }
+  for (const [name, options] of Object.entries(config.streams)) {
+    const manifest = manifests.get(name);
+    if (manifest && options) problems.push(...parentColumnProblems(manifest, name, columnsOf));
   }
   return [...new Set(problems)];
 }
@@ -56,14 +64,35 @@ function placeholderContext(options: Record<string, unknown>, seeds: Record<stri
 }
 
 /** Why the table of this partition could not be made (a name no destination takes, a bad write mode or schema); undefined when it can. */
-function tableProblem(tables: TableShaper, partition: Partition): string | undefined {
+function tableProblem(
+  tables: TableShaper,
+  partition: Partition,
+  columnsOf: Map<string, Set<string>>,
+): string | undefined {
   try {
-    tableLayout(tables.definitionFor(partition.values));
+    const layout = tableLayout(tables.definitionFor(partition.values));
+    columnsOf.set(layout.name, new Set(parentShape(layout).columns.map((column) => column.name)));
     return undefined;
   } catch (error) {
     if (!(error instanceof DestinationError || error instanceof StreamDefinitionError)) throw error;
     return `the stream's manifest (table): ${error.message}`;
   }
+}
+
+/** Columns a stream reads from a parent table that the configured stream loading that table never writes. */
+function parentColumnProblems(manifest: StreamManifest, name: string, columnsOf: Map<string, Set<string>>): string[] {
+  const node = manifest.partitions;
+  const parents = (node.type === 'union' ? node.of : [node]).filter((branch) => branch.type === 'parent');
+  return parents.flatMap((parent) => {
+    const columns = columnsOf.get(parent.table);
+    if (!columns) return [];
+    return parent.columns
+      .filter((column) => !columns.has(column))
+      .map((column) => {
+        const close = closestName(column, columns);
+        return `streams.${name}: the stream's manifest (partitions): table ${parent.table} has no column "${column}"${close ? ` (did you mean "${close}"?)` : ''}`;
+      });
+  });
 }
 
 /** Why the service (or the client, first) would refuse this partition's request; undefined when it would not, or the endpoint is not one the client knows. */

@@ -219,13 +219,14 @@ export function passCost(
   }
   // A page asked as a batch item (via: batch) is never a single call on the wire.
   const single = !(ctx.options.via === 'batch' && batchItemOf(manifest, partition, ctx.options, args));
-  const pages = pagesThisRun(manifest, saved, page, maxPages) ?? 1;
+  const pages = pagesThisRun(manifest, saved, page, maxPages);
   const records = recordsPerCall(manifest, args);
   return {
-    worst: call.worst * pages,
+    worst: call.worst * (pages ?? 1),
     expected: call.expected,
     perCall: single ? call.worst : 0,
-    records: { worst: records * pages, expected: records / 2 },
+    // A free listing without a page limit (cursor) may load any number of rows: a stream reading them has no bound.
+    records: { worst: pages === undefined ? Infinity : records * pages, expected: records / 2 },
   };
 }
 

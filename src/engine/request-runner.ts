@@ -111,17 +111,22 @@ async function partitionsToCome(
       const pass = passCost(manifest, ctx, partition, {});
       toCome.units += parentRows.worst;
       toCome.expectedUnits += parentRows.expected;
-      toCome.worst += parentRows.worst * pass.worst;
+      toCome.worst += timesRows(parentRows.worst, pass.worst);
       toCome.expected += parentRows.expected * pass.expected;
       toCome.perCall = Math.max(toCome.perCall, pass.perCall);
       const table = tables.definitionFor(partition.values).name;
       addRows(toCome.rows, table, {
-        worst: parentRows.worst * pass.records.worst,
+        worst: timesRows(parentRows.worst, pass.records.worst),
         expected: parentRows.expected * pass.records.expected,
       });
     }
   }
   return toCome;
+}
+
+/** `rows` times what each costs or loads: nothing when each is nothing, even for rows without a bound. */
+function timesRows(rows: number, each: number): number {
+  return each === 0 ? 0 : rows * each;
 }
 
 /** Rows the planned streams may load into `table`. */

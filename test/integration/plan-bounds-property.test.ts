@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -137,5 +138,41 @@ describe.each(e2eBackends)('a three-level chain into $name', ({ name, make }) =>
     } finally {
       await sandbox.close();
     }
+  });
+});
+
+describe('a stream reading a listing without a page limit', () => {
+  it('given a paid stream over the rows of the free signals listing, when planned, then its worst case has no bound and the plan says it may stop', async () => {
+    const dir = await tempWorkspace();
+    await mkdir(join(dir, 'my-streams'));
+    await writeFile(
+      join(dir, 'my-streams', 'signal_profiles.stream.yaml'),
+      `type: request
+name: signal_profiles
+depends_on: [signals]
+request: { path: /v1/profiles/enrich, body: { url: "{{ partition.id }}" } }
+cost: { $ref: enrichment_cost }
+partitions: { type: parent, table: signals, columns: [id], key: "{{ row.id }}" }
+records: data
+table: { name: signal_profiles, schema: profile, primary_key: [url] }
+`,
+    );
+    const configPath = await writeConfig(dir, {
+      api: { base_url: 'sandbox', api_key: 'svc_test_unbounded' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams_dir: 'my-streams',
+      streams: { signals: {}, signal_profiles: {} },
+      budget: { max_credits_per_run: 1000 },
+    });
+    const planned = await runCliInProcess(['plan', '--config', configPath, '--json']);
+    expect(planned.code, planned.stderr).toBe(0);
+    const plan = JSON.parse(planned.stdout) as PlanJson & {
+      verdict: string;
+      reach: { stream: string; reach: string }[];
+    };
+    // JSON has no Infinity: an unbounded worst case is null.
+    expect(plan.streams.find((s) => s.stream === 'signal_profiles')?.worst_case_credits).toBeNull();
+    expect(plan.verdict).toBe('may_stop');
+    expect(plan.reach.find((r) => r.stream === 'signal_profiles')?.reach).toBe('may_stop');
   });
 });

@@ -160,3 +160,35 @@ describe('names checked before the first credit', () => {
     },
   );
 });
+
+describe('parent columns checked before the first credit', () => {
+  it('given a manifest reading a column its configured parent stream never writes, when plan and sync load the config, then each exits 2 with a did-you-mean', async () => {
+    const sandbox = await startSandbox({ rpm: 100_000 });
+    try {
+      const dir = await tempWorkspace();
+      await mkdir(join(dir, 'my-streams'));
+      const manifest = PARENT_MANIFEST.replace('columns: [url]', 'columns: [url, urnn]').replace(
+        '{{ partition.urn }}',
+        '{{ partition.urnn }}',
+      );
+      await writeFile(join(dir, 'my-streams', 'my_activity.stream.yaml'), manifest);
+      const configPath = await writeConfig(dir, {
+        api: { base_url: sandbox.url, api_key: 'svc_live_parent_columns' },
+        destination: { type: 'duckdb', path: 'w.duckdb' },
+        seeds: { profiles: ['ada-lovelace'] },
+        streams_dir: 'my-streams',
+        streams: { profiles: {}, my_activity: {} },
+      });
+      for (const command of ['plan', 'sync']) {
+        const result = await runCliInProcess([command, '--config', configPath]);
+        expect(result.code, command).toBe(2);
+        expect(result.stderr).toContain(
+          `streams.my_activity: the stream's manifest (partitions): table profiles has no column "urnn" (did you mean "urn"?)`,
+        );
+      }
+      expect(sandbox.ledger.entries).toEqual([]);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
