@@ -1,0 +1,97 @@
+import type { PartitionNode, RequestStreamNode } from '../manifest/manifest-schema.js';
+import { partitionContext } from './partition-context.js';
+import { resolvePartitions } from './partitions.js';
+import { passCost, planTables, RequestPartitions, type PassCost } from './request-plan.js';
+import { addRows, type PlannedRows, type StreamContext, type StreamPlan } from './stream-context.js';
+
+/**
+ * What a request stream would do now, without calling the service: partitions due, their calls
+ * and credits. `upstream` are the plans of the streams before it in the run: partitions of the
+ * parent rows they may load first are counted too, as many as those rows can be at most.
+ */
+export async function planRequestStream(
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  upstream: readonly StreamPlan[] = [],
+): Promise<StreamPlan> {
+  const partitions = await RequestPartitions.open(manifest, ctx);
+  const plan = await partitions.plan().finally(() => partitions.close());
+  const toCome = await partitionsToCome(manifest, ctx, upstream);
+  for (const [table, rows] of Object.entries(toCome.rows)) addRows(plan.rows, table, rows);
+  return {
+    stream: manifest.name,
+    units: plan.todo + toCome.units,
+    resumed: 0,
+    skipped: plan.partitions - plan.todo,
+    // Partitions to come are as many as their parents' rows turn out to be: the expected ones are counted as calls.
+    calls: plan.todo + Math.ceil(toCome.expectedUnits),
+    worstCaseCredits: plan.cost.worst + toCome.worst,
+    estimatedCredits: plan.cost.expected + Math.ceil(toCome.expected),
+    next: plan.next,
+    maxCallCredits: Math.max(plan.cost.perCall, toCome.perCall),
+    rows: plan.rows,
+  };
+}
+
+/**
+ * Partitions of a parent-table stream that do not exist yet: one for each row the planned
+ * streams before it may load into a parent table (every page of theirs full), expanded (e.g. one
+ * partition per activity kind) and paged up to `max_pages`. The worst case is an upper bound at
+ * any depth: a child's rows to come bound its own children in turn. The expected case takes the
+ * rows of the parents' first pages, half full (see `PassEstimate`).
+ */
+async function partitionsToCome(
+  manifest: RequestStreamNode,
+  ctx: StreamContext,
+  upstream: readonly StreamPlan[],
+): Promise<{ units: number; expectedUnits: number; rows: Record<string, PlannedRows> } & PassCost> {
+  const node = manifest.partitions;
+  const branches = node.type === 'union' ? node.of : [node];
+  const toCome = {
+    units: 0,
+    expectedUnits: 0,
+    worst: 0,
+    expected: 0,
+    perCall: 0,
+    rows: {} as Record<string, PlannedRows>,
+  };
+  if (!branches.every((branch) => branch.type === 'parent')) return toCome;
+  const tables = planTables(manifest, ctx);
+  for (const branch of branches as Extract<PartitionNode, { type: 'parent' }>[]) {
+    const parentRows = plannedRows(upstream, branch.table);
+    if (parentRows.worst === 0) continue;
+    // The partitions of one planned parent row (one per expanded value).
+    const readTable = async (_table: string, columns: readonly string[]) => [
+      Object.fromEntries(columns.map((column) => [column, `planned-${column}`])),
+    ];
+    for (const partition of await resolvePartitions(branch, { ...partitionContext(ctx), readTable })) {
+      const pass = passCost(manifest, ctx, partition, {});
+      toCome.units += parentRows.worst;
+      toCome.expectedUnits += parentRows.expected;
+      toCome.worst += timesRows(parentRows.worst, pass.worst);
+      toCome.expected += parentRows.expected * pass.expected;
+      toCome.perCall = Math.max(toCome.perCall, pass.perCall);
+      const table = tables.definitionFor(partition.values).name;
+      addRows(toCome.rows, table, {
+        worst: timesRows(parentRows.worst, pass.records.worst),
+        expected: parentRows.expected * pass.records.expected,
+      });
+    }
+  }
+  return toCome;
+}
+
+/** `rows` times what each costs or loads: nothing when each is nothing, even for rows without a bound. */
+function timesRows(rows: number, each: number): number {
+  return each === 0 ? 0 : rows * each;
+}
+
+/** Rows the planned streams may load into `table`. */
+function plannedRows(upstream: readonly StreamPlan[], table: string): PlannedRows {
+  const rows = { worst: 0, expected: 0 };
+  for (const plan of upstream) {
+    rows.worst += plan.rows?.[table]?.worst ?? 0;
+    rows.expected += plan.rows?.[table]?.expected ?? 0;
+  }
+  return rows;
+}
