@@ -17,7 +17,7 @@ async function sync(configPath: string, env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('crash safety', () => {
-  // mid-page is a page of single calls; batch rounds are killed by test/e2e/crash-harness.test.ts.
+  // mid-page is a page of single calls; batch rounds are killed by test/e2e/crash-harness-*.test.ts.
   const streams = { profiles: {}, activity: { kinds: ['posts'], max_pages: 2, via: 'calls' } };
   const snapshot = async (dest: DestinationConfig) => ({
     profiles: await query(dest, `select url, full_name, headline from "${dest.schema}".profiles order by url`),

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, spawnCli, tempWorkspace, writeConfig } from './cli.js';
 import {
   billedCredits,
   billedEntries,
@@ -16,9 +16,10 @@ import {
   readTables,
   seededRandom,
   type TableSnapshot,
-} from '../helpers/crash-harness.js';
-import { dropPostgresSchema } from '../helpers/postgres.js';
-import { e2eBackends } from '../helpers/destinations.js';
+} from './crash-harness.js';
+import { dropPostgresSchema } from './postgres.js';
+import { e2eBackends } from './destinations.js';
+import type { DestinationKind } from '../../src/destinations/destination.js';
 
 /**
  * What one trial (crash run + rerun) may bill beyond an uninterrupted run is the crash exposure
@@ -89,103 +90,115 @@ const runs = (['batch', 'calls'] as const).flatMap((mode) =>
   backends.map((backend, index) => ({ mode, backend, index: index + (mode === 'calls' ? backends.length : 0) })),
 );
 
-describe.sequential(`crash harness: kill -9 at seeded billed entries, then rerun (SEEDLINE_CRASH_SEED=${SEED})`, () => {
-  runs.forEach(({ mode, backend, index: backendIndex }) => {
-    describe.sequential(`${backend.name}, pages via ${mode}`, () => {
-      // Drawn when the file is collected, so a trial filtered with -t gets the same kill point.
-      const random = seededRandom(SEED ^ Math.imul(backendIndex + 1, 0x9e3779b1));
-      const draws = Array.from({ length: TRIALS[mode] }, () => random());
-      let reference: Reference | null = null;
-      const results: TrialResult[] = [];
+/**
+ * The crash harness on one backend (one test file each, so two workers share the trials):
+ * batch and calls modes, each trial killed at a seeded billed entry, then rerun. A trial's kill
+ * point depends on the seed, its backend and mode only, whichever file runs it.
+ */
+export function describeCrashHarness(backendName: DestinationKind): void {
+  describe.sequential(
+    `crash harness on ${backendName}: kill -9 at seeded billed entries, then rerun (SEEDLINE_CRASH_SEED=${SEED})`,
+    () => {
+      runs
+        .filter((run) => run.backend.name === backendName)
+        .forEach(({ mode, backend, index: backendIndex }) => {
+          describe.sequential(`${backend.name}, pages via ${mode}`, () => {
+            // Drawn when the file is collected, so a trial filtered with -t gets the same kill point.
+            const random = seededRandom(SEED ^ Math.imul(backendIndex + 1, 0x9e3779b1));
+            const draws = Array.from({ length: TRIALS[mode] }, () => random());
+            let reference: Reference | null = null;
+            const results: TrialResult[] = [];
 
-      beforeAll(async () => {
-        reference = await withRun(
-          backend,
-          mode,
-          `${backend.name}_${mode}_ref`,
-          async ({ sandbox, dest, configPath }) => {
-            // Every trial's config is this one but for the destination's file or schema, each empty when planned: one plan serves them all.
-            const allowed = await crashExposure(configPath);
-            const run = await runCli(['sync', '--config', configPath]);
-            expect(run.code, `seed ${SEED}, ${backend.name} reference run failed\n${output(run)}`).toBe(0);
-            await sandbox.idle();
-            const entries = billedEntries(sandbox);
-            const { snapshot, duplicateKeys } = await readTables(dest);
-            expect(duplicateKeys, `seed ${SEED}, ${backend.name} reference`).toEqual([]);
-            expect(entries.length, `seed ${SEED}, ${backend.name} reference billed nothing`).toBeGreaterThan(0);
-            return { entries, credits: billedCredits(entries), snapshot, allowed };
-          },
-        );
-      });
+            beforeAll(async () => {
+              reference = await withRun(
+                backend,
+                mode,
+                `${backend.name}_${mode}_ref`,
+                async ({ sandbox, dest, configPath }) => {
+                  // Every trial's config is this one but for the destination's file or schema, each empty when planned: one plan serves them all.
+                  const allowed = await crashExposure(configPath);
+                  const run = await runCli(['sync', '--config', configPath]);
+                  expect(run.code, `seed ${SEED}, ${backend.name} reference run failed\n${output(run)}`).toBe(0);
+                  await sandbox.idle();
+                  const entries = billedEntries(sandbox);
+                  const { snapshot, duplicateKeys } = await readTables(dest);
+                  expect(duplicateKeys, `seed ${SEED}, ${backend.name} reference`).toEqual([]);
+                  expect(entries.length, `seed ${SEED}, ${backend.name} reference billed nothing`).toBeGreaterThan(0);
+                  return { entries, credits: billedCredits(entries), snapshot, allowed };
+                },
+              );
+            });
 
-      afterAll(() => {
-        if (!reference) return;
-        const total = results.reduce((sum, r) => sum + r.extra, 0);
-        const max = results.reduce((m, r) => Math.max(m, r.extra), 0);
-        const perTrial = results.map((r) => `#${r.trial}@${r.k}:${r.extra}`).join(' ');
-        console.log(
-          `[crash-harness] seed ${SEED} ${backend.name} via ${mode}: ${results.length} trials, credits billed twice: total ${total}, max ${max} per trial ` +
-            `(reference ${reference.credits} credits in ${reference.entries.length} billed entries; allowed per trial: plan's crash exposure, ${results[0]?.allowed ?? '?'} credits) [trial@kill-entry:extra ${perTrial}]`,
-        );
-      });
+            afterAll(() => {
+              if (!reference) return;
+              const total = results.reduce((sum, r) => sum + r.extra, 0);
+              const max = results.reduce((m, r) => Math.max(m, r.extra), 0);
+              const perTrial = results.map((r) => `#${r.trial}@${r.k}:${r.extra}`).join(' ');
+              console.log(
+                `[crash-harness] seed ${SEED} ${backend.name} via ${mode}: ${results.length} trials, credits billed twice: total ${total}, max ${max} per trial ` +
+                  `(reference ${reference.credits} credits in ${reference.entries.length} billed entries; allowed per trial: plan's crash exposure, ${results[0]?.allowed ?? '?'} credits) [trial@kill-entry:extra ${perTrial}]`,
+              );
+            });
 
-      draws.forEach((draw, index) => {
-        const trial = index + 1;
-        it(`trial ${trial}: given a sync killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted run, no key repeats, and nothing is billed twice`, async ({
-          skip,
-        }) => {
-          if (!reference) return skip(`${backend.name} unavailable`);
-          const ref = reference;
-          const k = 1 + Math.floor(draw * ref.entries.length);
-          const ran = await withRun(
-            backend,
-            mode,
-            `${backend.name}_${mode}_${trial}`,
-            async ({ sandbox, dest, configPath }) => {
-              const allowed = ref.allowed;
-              const kill = killAtBilledEntry(sandbox, k);
-              const crashed = spawnCli(['sync', '--config', configPath]);
-              kill.attach(crashed.child);
-              await crashed.exited;
-              kill.disarm();
-              const fired = kill.fired;
-              const where =
-                `seed ${SEED}, ${backend.name} trial ${trial}: kill -9 at billed entry ${k} of ${ref.entries.length}` +
-                (fired
-                  ? ` (${fired.entry.operation}${fired.entry.jobId ? ' batch item' : ''} ${fired.entry.target})`
-                  : ' (not reached: the run ended first)');
-              // The crash run bills what the reference billed, so it always reaches entry k: a run that ends on its own tested nothing.
-              expect
-                .soft(
-                  crashed.child.signalCode,
-                  `${where}: the crash run was not killed (exit ${crashed.child.exitCode})\n${crashed.stderr}`,
-                )
-                .toBe('SIGKILL');
+            draws.forEach((draw, index) => {
+              const trial = index + 1;
+              it(`trial ${trial}: given a sync killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted run, no key repeats, and nothing is billed twice`, async ({
+                skip,
+              }) => {
+                if (!reference) return skip(`${backend.name} unavailable`);
+                const ref = reference;
+                const k = 1 + Math.floor(draw * ref.entries.length);
+                const ran = await withRun(
+                  backend,
+                  mode,
+                  `${backend.name}_${mode}_${trial}`,
+                  async ({ sandbox, dest, configPath }) => {
+                    const allowed = ref.allowed;
+                    const kill = killAtBilledEntry(sandbox, k);
+                    const crashed = spawnCli(['sync', '--config', configPath]);
+                    kill.attach(crashed.child);
+                    await crashed.exited;
+                    kill.disarm();
+                    const fired = kill.fired;
+                    const where =
+                      `seed ${SEED}, ${backend.name} trial ${trial}: kill -9 at billed entry ${k} of ${ref.entries.length}` +
+                      (fired
+                        ? ` (${fired.entry.operation}${fired.entry.jobId ? ' batch item' : ''} ${fired.entry.target})`
+                        : ' (not reached: the run ended first)');
+                    // The crash run bills what the reference billed, so it always reaches entry k: a run that ends on its own tested nothing.
+                    expect
+                      .soft(
+                        crashed.child.signalCode,
+                        `${where}: the crash run was not killed (exit ${crashed.child.exitCode})\n${crashed.stderr}`,
+                      )
+                      .toBe('SIGKILL');
 
-              const rerun = await runCli(['sync', '--config', configPath]);
-              expect(rerun.code, `${where}: the rerun did not finish\n${output(rerun)}`).toBe(0);
-              await sandbox.idle();
+                    const rerun = await runCli(['sync', '--config', configPath]);
+                    expect(rerun.code, `${where}: the rerun did not finish\n${output(rerun)}`).toBe(0);
+                    await sandbox.idle();
 
-              const extra = extraBilling(ref.entries, billedEntries(sandbox));
-              results.push({ trial, k, extra: extra.credits, allowed });
-              const { snapshot, duplicateKeys } = await readTables(dest);
-              expect.soft(duplicateKeys, `${where}: keys loaded more than once`).toEqual([]);
-              expect
-                .soft(diffSnapshots(ref.snapshot, snapshot), `${where}: tables differ from the uninterrupted run`)
-                .toEqual([]);
-              expect
-                .soft(
-                  extra.credits,
-                  `${where}: ${extra.credits} credits billed beyond the uninterrupted run's ${ref.credits} ` +
-                    `(by operation ${JSON.stringify(extra.byOperation)}; charged again: ${extra.targets.join('; ') || 'none'})`,
-                )
-                .toBeLessThanOrEqual(allowed);
-              return true;
-            },
-          );
-          if (ran === null) return skip(`${backend.name} unavailable`);
+                    const extra = extraBilling(ref.entries, billedEntries(sandbox));
+                    results.push({ trial, k, extra: extra.credits, allowed });
+                    const { snapshot, duplicateKeys } = await readTables(dest);
+                    expect.soft(duplicateKeys, `${where}: keys loaded more than once`).toEqual([]);
+                    expect
+                      .soft(diffSnapshots(ref.snapshot, snapshot), `${where}: tables differ from the uninterrupted run`)
+                      .toEqual([]);
+                    expect
+                      .soft(
+                        extra.credits,
+                        `${where}: ${extra.credits} credits billed beyond the uninterrupted run's ${ref.credits} ` +
+                          `(by operation ${JSON.stringify(extra.byOperation)}; charged again: ${extra.targets.join('; ') || 'none'})`,
+                      )
+                      .toBeLessThanOrEqual(allowed);
+                    return true;
+                  },
+                );
+                if (ran === null) return skip(`${backend.name} unavailable`);
+              });
+            });
+          });
         });
-      });
-    });
-  });
-});
+    },
+  );
+}
