@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
 
 const KEY = 'svc_live_cli_json';
@@ -28,7 +28,7 @@ describe('--json on every command that prints data', () => {
 
   /** Runs a command with --json: exit 0, stdout one JSON document whose keys are all snake_case. */
   async function json(args: string[], env: NodeJS.ProcessEnv = {}): Promise<any> {
-    const result = await runCli([...args, '--json'], { env });
+    const result = await runCliInProcess([...args, '--json'], { env });
     expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
     const document = JSON.parse(result.stdout) as unknown;
     expect(
@@ -57,7 +57,7 @@ describe('--json on every command that prints data', () => {
     expect(status.seeds).toContainEqual(expect.objectContaining({ stream: 'profiles', seeds: 1 }));
 
     // Rows keep their column names as the SQL gave them; --json is --format json.
-    const rows = await runCli([
+    const rows = await runCliInProcess([
       'query',
       '--config',
       workspace.configPath,
@@ -65,7 +65,7 @@ describe('--json on every command that prints data', () => {
       'select count(*) as n from seedline.profiles',
     ]);
     expect(JSON.parse(rows.stdout)).toEqual([{ n: 1 }]);
-    const contradiction = await runCli([
+    const contradiction = await runCliInProcess([
       'query',
       '--config',
       workspace.configPath,

@@ -5,7 +5,8 @@ import type { Signal } from '../../schemas/index.js';
 import { ApiClient } from '../../src/client/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { listTaggedSignals } from '../../src/signals/signal-apply.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const KEY = 'svc_test_signals_e2e';
 const TAG = 'e2e-watch';
@@ -44,7 +45,7 @@ describe('seedline signals plan|apply', () => {
         ...signals,
       },
     });
-  const signals = (...args: string[]) => runCli(['signals', ...args]);
+  const signals = (...args: string[]) => runCliInProcess(['signals', ...args]);
   /** Apply where the secrets do not matter to the test. */
   const apply = (...args: string[]) => signals('apply', ...args, '--discard-secrets');
   const tagged = () => listTaggedSignals(client, TAG);

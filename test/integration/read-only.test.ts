@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { queryDestination } from '../helpers/destinations.js';
 
 // `seedline query` and `seeds.*.sql` only read: anything but one select is refused (exit 2) and changes nothing.
@@ -18,20 +19,20 @@ describe('reads only read', () => {
         streams,
       });
       const configPath = await writeConfig(dir, config());
-      expect((await runCli(['sync', '--config', configPath])).code).toBe(0);
+      expect((await runCliInProcess(['sync', '--config', configPath])).code).toBe(0);
 
       for (const sql of [
         'select 1; drop table seedline.account',
         'drop table seedline.account',
         'create table seedline.intruder (a int)',
       ]) {
-        const refused = await runCli(['query', '--config', configPath, sql]);
+        const refused = await runCliInProcess(['query', '--config', configPath, sql]);
         expect(refused.code, sql).toBe(2);
         expect(refused.stderr).toMatch(
           /Only one read-only statement \(a select\) runs here.*nothing was run.*SEEDLINE_QUERY_NOT_READ_ONLY/,
         );
       }
-      const read = await runCli([
+      const read = await runCliInProcess([
         'query',
         '--config',
         configPath,
@@ -45,7 +46,7 @@ describe('reads only read', () => {
         dir,
         config({ profiles: { sql: 'select 1 as url; drop table seedline._seedline_runs' } }, { profiles: {} }),
       );
-      const sync = await runCli(['sync', '--config', configPath]);
+      const sync = await runCliInProcess(['sync', '--config', configPath]);
       expect(sync.code, sync.stderr).toBe(2);
       expect(sync.stderr).toMatch(/seeds\.profiles\.sql: Only one read-only statement/);
       const runs = await queryDestination(dest, 'select count(*) as n from seedline._seedline_runs');
