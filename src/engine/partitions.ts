@@ -77,6 +77,12 @@ export function parentPartitions(
   return node.expand ? expand(base, node.expand, ctx) : base;
 }
 
+/** The `parent` nodes of a partition node, through unions at any depth. */
+export function parentNodes(node: PartitionNode): ParentNode[] {
+  if (node.type === 'union') return node.of.flatMap(parentNodes);
+  return node.type === 'parent' ? [node] : [];
+}
+
 /** The partition of one seed of a `seeds` node. */
 export function seedPartition(node: SeedsNode, seed: string): Partition {
   const key = seedKey(node.seed_kind, seed);

@@ -1,13 +1,13 @@
 import { knownEndpoint } from '../client/endpoints.js';
 import type { Manifests } from '../manifest/load-manifests.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
-import { renderTemplate } from '../manifest/template.js';
+import { renderTemplate, wholeOption } from '../manifest/template.js';
 import { parentShape, tableLayout } from '../destinations/table-layout.js';
 import { closestName } from '../util/closest-name.js';
-import { DestinationError } from '../destinations/destination-error.js';
+import { DestinationError, InvalidIdentifierError } from '../destinations/destination-error.js';
 import { TableShaper } from './table-shaper.js';
 import { StreamDefinitionError } from './engine-errors.js';
-import { resolvePartitions, type Partition, type PartitionContext } from './partitions.js';
+import { parentNodes, resolvePartitions, type Partition, type PartitionContext } from './partitions.js';
 
 /** Stands in for a value only a run knows (a seed from a file, a parent row): any text the endpoint takes. */
 const PLACEHOLDER = 'https://www.network.example/in/placeholder';
@@ -75,14 +75,15 @@ function tableProblem(
     return undefined;
   } catch (error) {
     if (!(error instanceof DestinationError || error instanceof StreamDefinitionError)) throw error;
+    // A name made from a seed or parent value only a run knows is checked by the load, not against the placeholder.
+    if (error instanceof InvalidIdentifierError && error.identifier.includes(PLACEHOLDER)) return undefined;
     return `the stream's manifest (table): ${error.message}`;
   }
 }
 
 /** Columns a stream reads from a parent table that the configured stream loading that table never writes. */
 function parentColumnProblems(manifest: StreamManifest, name: string, columnsOf: Map<string, Set<string>>): string[] {
-  const node = manifest.partitions;
-  const parents = (node.type === 'union' ? node.of : [node]).filter((branch) => branch.type === 'parent');
+  const parents = parentNodes(manifest.partitions);
   return parents.flatMap((parent) => {
     const columns = columnsOf.get(parent.table);
     if (!columns) return [];
@@ -125,9 +126,6 @@ function refusal(manifest: StreamManifest, options: Record<string, unknown>, par
 /** The config key a partition comes from: the list entry of a `{{ options.x }}` list, else the stream. */
 function keyOf(manifest: StreamManifest, name: string, index: number): string {
   const node = manifest.partitions;
-  const option =
-    node.type === 'list' && typeof node.values === 'string'
-      ? /^\{\{\s*options\.([\w]+)\s*\}\}$/.exec(node.values)?.[1]
-      : undefined;
+  const option = node.type === 'list' ? wholeOption(node.values) : undefined;
   return option ? `streams.${name}.${option}[${index}]` : `streams.${name}`;
 }

@@ -226,7 +226,11 @@ export function passCost(
     expected: call.expected,
     perCall: single ? call.worst : 0,
     // A free listing without a page limit (cursor) may load any number of rows: a stream reading them has no bound.
-    records: { worst: pages === undefined ? Infinity : records * pages, expected: records / 2 },
+    records: {
+      worst: pages === undefined ? Infinity : records * pages,
+      // An answer of no stated size is expected like a page of the cost's page size.
+      expected: (Number.isFinite(records) ? records : manifest.cost.page_size) / 2,
+    },
   };
 }
 

@@ -1,6 +1,6 @@
-import type { PartitionNode, RequestStreamNode } from '../manifest/manifest-schema.js';
+import type { RequestStreamNode } from '../manifest/manifest-schema.js';
 import { partitionContext } from './partition-context.js';
-import { resolvePartitions } from './partitions.js';
+import { parentNodes, resolvePartitions } from './partitions.js';
 import { passCost, planTables, RequestPartitions, type PassCost } from './request-plan.js';
 import { addRows, type PlannedRows, type StreamContext, type StreamPlan } from './stream-context.js';
 
@@ -45,8 +45,6 @@ async function partitionsToCome(
   ctx: StreamContext,
   upstream: readonly StreamPlan[],
 ): Promise<{ units: number; expectedUnits: number; rows: Record<string, PlannedRows> } & PassCost> {
-  const node = manifest.partitions;
-  const branches = node.type === 'union' ? node.of : [node];
   const toCome = {
     units: 0,
     expectedUnits: 0,
@@ -55,15 +53,15 @@ async function partitionsToCome(
     perCall: 0,
     rows: {} as Record<string, PlannedRows>,
   };
-  if (!branches.every((branch) => branch.type === 'parent')) return toCome;
   const tables = planTables(manifest, ctx);
-  for (const branch of branches as Extract<PartitionNode, { type: 'parent' }>[]) {
+  // The partitions of one planned parent row (one per expanded value); a value derived from a
+  // parent column (a path, a size) is priced as the manifest prices this stand-in.
+  const readTable = async (_table: string, columns: readonly string[]) => [
+    Object.fromEntries(columns.map((column) => [column, `planned-${column}`])),
+  ];
+  for (const branch of parentNodes(manifest.partitions)) {
     const parentRows = plannedRows(upstream, branch.table);
     if (parentRows.worst === 0) continue;
-    // The partitions of one planned parent row (one per expanded value).
-    const readTable = async (_table: string, columns: readonly string[]) => [
-      Object.fromEntries(columns.map((column) => [column, `planned-${column}`])),
-    ];
     for (const partition of await resolvePartitions(branch, { ...partitionContext(ctx), readTable })) {
       const pass = passCost(manifest, ctx, partition, {});
       toCome.units += parentRows.worst;
@@ -86,12 +84,22 @@ function timesRows(rows: number, each: number): number {
   return each === 0 ? 0 : rows * each;
 }
 
-/** Rows the planned streams may load into `table`. */
+/**
+ * Rows the planned streams may load into `table`. A child table (`profiles__positions`) holds
+ * the items of a list in each parent record, as many as the service sent: no bound.
+ */
 function plannedRows(upstream: readonly StreamPlan[], table: string): PlannedRows {
   const rows = { worst: 0, expected: 0 };
   for (const plan of upstream) {
-    rows.worst += plan.rows?.[table]?.worst ?? 0;
-    rows.expected += plan.rows?.[table]?.expected ?? 0;
+    for (const [loaded, planned] of Object.entries(plan.rows ?? {})) {
+      if (loaded === table) {
+        rows.worst += planned.worst;
+        rows.expected += planned.expected;
+      } else if (table.startsWith(`${loaded}__`) && planned.worst > 0) {
+        rows.worst = Infinity;
+        rows.expected += planned.expected;
+      }
+    }
   }
   return rows;
 }

@@ -135,14 +135,14 @@ function resultsAsked(cost: CostNode, args: Body): number | undefined {
 
 /**
  * The most records one call of a request stream answers: a page of its `per_page` argument (else
- * the cost's page size), a cursor page's `limit`, a search's `results` asked; any other call is
- * taken to answer at most a page of the cost's page size. What a plan bounds a child stream by.
+ * the cost's page size), a cursor page's `limit`, a search's `results` asked. An unpaged call
+ * that states no size (a listing such as usage) has no bound. What a plan bounds a child stream by.
  */
 export function recordsPerCall(manifest: RequestStreamNode, args: Body): number {
   const { paginator, cost } = manifest;
   if (paginator.type === 'cursor') return paginator.limit;
   if (paginator.type === 'page_token') return Number(args.per_page) || cost.page_size;
-  return resultsAsked(cost, args) || cost.page_size;
+  return resultsAsked(cost, args) || Infinity;
 }
 
 /**

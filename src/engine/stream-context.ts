@@ -79,11 +79,11 @@ export interface PlannedRows {
   expected: number;
 }
 
-/** Adds `times` × `add` to the rows planned for `table`. */
-export function addRows(rows: Record<string, PlannedRows>, table: string, add: PlannedRows, times = 1): void {
+/** Adds `add` to the rows planned for `table`. */
+export function addRows(rows: Record<string, PlannedRows>, table: string, add: PlannedRows): void {
   const into = (rows[table] ??= { worst: 0, expected: 0 });
-  into.worst += add.worst * times;
-  into.expected += add.expected * times;
+  into.worst += add.worst;
+  into.expected += add.expected;
 }
 
 /** Everything a stream runner needs; built once per run. */

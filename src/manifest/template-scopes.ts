@@ -6,7 +6,7 @@ import type {
   StreamManifest,
   TableNode,
 } from './manifest-schema.js';
-import { templateReferences } from './template.js';
+import { templateReferences, wholeOption } from './template.js';
 
 /** The fields a template may read under one name: these (anything below them goes), or `any`. */
 type Fields = ReadonlySet<string> | 'any';
@@ -125,7 +125,8 @@ function partitionSites(
       return [
         ...sites,
         [node.values, [...keys, 'values'], config],
-        [node.key, [...keys, 'key'], { item: listItemFields(node, manifest) }],
+        // A list's key reads the item as it is: a scalar item has no fields (`{{ item }}`), unlike `partition.value`.
+        [node.key, [...keys, 'key'], { item: withoutValue(listItemFields(node, manifest)) }],
       ];
     case 'months':
       return [...sites, [node.count, [...keys, 'count'], { options: config.options! }]];
@@ -163,11 +164,17 @@ function partitionFields(node: PartitionNode, manifest: StreamManifest): Fields 
  * is one option (`{{ options.searches }}`), `value` when they are not objects; else anything.
  */
 function listItemFields(node: Extract<PartitionNode, { type: 'list' }>, manifest: StreamManifest): Fields {
-  const option = typeof node.values === 'string' ? /^\{\{\s*options\.(\w+)\s*\}\}$/.exec(node.values)?.[1] : undefined;
+  const option = wholeOption(node.values);
   const items = option ? (manifest.options[option]?.items as Record<string, unknown> | undefined) : undefined;
   if (!items) return ANY;
-  if (items.properties && typeof items.properties === 'object') return new Set(Object.keys(items.properties));
+  if (items.properties && typeof items.properties === 'object')
+    return items.additionalProperties === false ? new Set(Object.keys(items.properties)) : ANY;
   return items.type === 'object' || items.type === undefined ? ANY : new Set(['value']);
+}
+
+/** The fields of a scalar list item as the item itself: none (it is read whole). */
+function withoutValue(fields: Fields): Fields {
+  return fields !== ANY && fields.size === 1 && fields.has('value') ? new Set() : fields;
 }
 
 /** The arguments of a request stream's call: its body's or query's keys, and the page token's. */

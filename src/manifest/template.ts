@@ -78,6 +78,11 @@ function lookupSteps(context: unknown, steps: readonly string[]): unknown {
   return value;
 }
 
+/** The option a value is exactly (`{{ options.searches }}` → `searches`); undefined for anything else. */
+export function wholeOption(value: unknown): string | undefined {
+  return typeof value === 'string' ? /^\{\{\s*options\.(\w+)\s*\}\}$/.exec(value)?.[1] : undefined;
+}
+
 /** One `{{ path }}` of a template: its path steps and where it sits in the template (keys and indexes). */
 export interface TemplateReference {
   path: readonly string[];

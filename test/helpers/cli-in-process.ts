@@ -16,6 +16,7 @@ let queue: Promise<unknown> = Promise.resolve();
  * For tests about what a command does, not about processes: signals, kill -9, JSON log lines on
  * fd 2 and the process's exit stay with `runCli`. Runs one at a time (stdout, stderr, environment
  * and `process.exitCode` are the process's own); `env` is set for the run and restored after it.
+ * What a process keeps stays between runs: a config warning is logged once, secrets seen stay redacted.
  */
 export function runCliInProcess(
   args: readonly string[],
@@ -27,11 +28,12 @@ export function runCliInProcess(
 }
 
 async function runOnce(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  const captured = { stdout: '', stderr: '' };
-  const restoreOutput = [
-    capture(process.stdout, (text) => (captured.stdout += text)),
-    capture(process.stderr, (text) => (captured.stderr += text)),
-  ];
+  // A crash point kills its own process: here that would be the test worker.
+  if (env.SEEDLINE_TEST_CRASH_AT)
+    throw new Error('runCliInProcess: a run with SEEDLINE_TEST_CRASH_AT needs runCli (a process of its own)');
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  const restoreOutput = [capture(process.stdout, stdout), capture(process.stderr, stderr)];
   const restoreEnv = setEnv({ FORCE_COLOR: '0', ...env });
   process.exitCode = undefined;
   let code: number;
@@ -48,16 +50,18 @@ async function runOnce(args: readonly string[], env: NodeJS.ProcessEnv): Promise
     restoreEnv();
     for (const restore of restoreOutput) restore();
   }
-  return { code, signal: null, ...captured };
+  // Decoded once at the end: a character split across two writes stays whole.
+  return { code, signal: null, stdout: Buffer.concat(stdout).toString(), stderr: Buffer.concat(stderr).toString() };
 }
 
-/** Sends what is written to `stream` to `sink` instead; returns the undo. */
-function capture(stream: NodeJS.WriteStream, sink: (text: string) => void): () => void {
+/** Keeps what is written to `stream` in `chunks` instead; returns the undo. */
+function capture(stream: NodeJS.WriteStream, chunks: Buffer[]): () => void {
   const write = stream.write;
   stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    sink(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
+    const encoding = typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : undefined;
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, encoding) : Buffer.from(chunk));
     const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
-    done?.();
+    if (done) process.nextTick(done);
     return true;
   }) as typeof stream.write;
   return () => {

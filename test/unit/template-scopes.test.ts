@@ -77,7 +77,12 @@ describe('template scopes', () => {
 
   it('given a list of objects whose option declares its properties, then a property typo is refused', () => {
     const searches = manifest({
-      options: { searches: { type: 'array', items: { type: 'object', properties: { id: {}, keywords: {} } } } },
+      options: {
+        searches: {
+          type: 'array',
+          items: { type: 'object', additionalProperties: false, properties: { id: {}, keywords: {} } },
+        },
+      },
       partitions: { type: 'list', values: '{{ options.searches }}', key: '{{ item.idd }}' },
       request: { path: '/v1/search/posts', body: { keywords: '{{ partition.kewords }}' } },
     });
@@ -85,6 +90,30 @@ describe('template scopes', () => {
       '{{ item.idd }}: item has no "idd" here (it may read: id, keywords); did you mean "id"?',
       '{{ partition.kewords }}: partition has no "kewords" here (it may read: id, key, keywords); did you mean "keywords"?',
     ]);
+  });
+});
+
+describe('list items', () => {
+  it('given scalar items, then the key reads the item whole and partition.value is the item', () => {
+    const topics = (key: string) =>
+      manifest({
+        options: { topics: { type: 'array', items: { type: 'string' } } },
+        partitions: { type: 'list', values: '{{ options.topics }}', key },
+        request: { path: '/v1/search/posts', body: { keywords: '{{ partition.value }}' } },
+      });
+    expect(templateProblems(topics('{{ item }}'))).toEqual([]);
+    expect(templateProblems(topics('{{ item.value }}')).map((problem) => problem.message)).toEqual([
+      '{{ item.value }}: item has no "value" here (nothing can be read)',
+    ]);
+  });
+
+  it('given object items that allow more properties, then any field of theirs reads', () => {
+    const open = manifest({
+      options: { searches: { type: 'array', items: { type: 'object', properties: { id: {} } } } },
+      partitions: { type: 'list', values: '{{ options.searches }}', key: '{{ item.id }}' },
+      request: { path: '/v1/search/posts', body: { keywords: '{{ partition.words }}' } },
+    });
+    expect(templateProblems(open)).toEqual([]);
   });
 });
 
