@@ -41,7 +41,7 @@ export interface AirbyteStream {
 }
 
 type TraceMessage =
-  | { type: 'ESTIMATE'; emitted_at: number; estimate: { name: string; type: 'STREAM'; row_estimate: number } }
+  | { type: 'ESTIMATE'; emitted_at: number; estimate: { name: string; type: 'STREAM'; row_estimate?: number } }
   | {
       type: 'STREAM_STATUS';
       emitted_at: number;

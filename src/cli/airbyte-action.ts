@@ -102,15 +102,18 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
       only: streams,
     });
     for (const plan of await planSync(prepared)) {
-      for (const table of tables.filter((t) => t.stream === plan.stream && !t.parent))
+      for (const table of tables.filter((t) => t.stream === plan.stream && !t.parent)) {
+        // The rows the plan expects in this table; none when it has no bound (the protocol wants an integer).
+        const rows = plan.rows?.[table.table] ? Math.ceil(plan.rows[table.table]!.expected) : plan.units;
         emit({
           type: 'TRACE',
           trace: {
             type: 'ESTIMATE',
             emitted_at: Date.now(),
-            estimate: { name: table.table, type: 'STREAM', row_estimate: plan.units },
+            estimate: { name: table.table, type: 'STREAM', ...(Number.isFinite(rows) ? { row_estimate: rows } : {}) },
           },
         });
+      }
     }
     for (const table of tables) emit(streamStatus(table.table, 'STARTED'));
     const result = await syncInSession(session, { config: opts.config, streams: streams.join(','), quiet: true });
