@@ -68,10 +68,15 @@ module.exports = {
     },
     {
       name: 'engine-runs-compiled-components',
-      comment: "The engine gets compiled components; it never renders a manifest's templates itself.",
+      comment:
+        'The engine gets compiled streams (manifest/compile-stream.ts and its components): it never renders a ' +
+        "manifest's templates or reads a manifest node itself.",
       severity: 'error',
       from: { path: '^src/engine/' },
-      to: { path: '^src/manifest/template[.]ts$' },
+      to: {
+        path: '^src/manifest/',
+        pathNot: '^src/manifest/(compile-stream|manifest-error)[.]ts$|^src/manifest/components/',
+      },
     },
     {
       name: 'signals-and-webhooks-never-import-engine',

@@ -8,7 +8,7 @@ import { LoadWriter } from '../src/engine/load-writer.js';
 import { PageShapingPool } from '../src/engine/page-shaping-pool.js';
 import { decodeResultsPage, valuesLookup } from '../src/engine/results-page-shaping.js';
 import { shapedGroups } from '../src/engine/shaped-results.js';
-import { TableShaper } from '../src/engine/table-shaper.js';
+import { TableShaper } from '../src/normalize/table-shaper.js';
 import { manifestsSync } from '../src/manifest/load-manifests.js';
 import { Mutex } from '../src/util/mutex.js';
 import { profileRecord } from './profile-records.js';
@@ -28,9 +28,10 @@ export async function loadPages(dest: Destination, records: number, workers: num
   await dest.ensureSystemTables();
   const spec = {
     table: manifestsSync().get('profiles')!.table,
-    context: { options: { write_mode: 'merge' }, run: { id: 'bench', started_at: new Date().toISOString() } },
+    options: { write_mode: 'merge' },
+    run: { id: 'bench', started_at: new Date().toISOString() },
   };
-  const shaper = new TableShaper(spec.table, spec.context);
+  const shaper = TableShaper.of(spec.table, spec);
   await dest.ensureTable(shaper.definitionFor({}));
   const shaping = dest.writeShaping('profiles')!;
   const pool = workers > 0 ? new PageShapingPool(workers) : null;

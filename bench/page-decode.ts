@@ -18,7 +18,7 @@ import { envelope } from '../schemas/common.js';
 import { shapeForWrite } from '../src/destinations/destination.js';
 import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
 import { shapeEntries, valuesLookup } from '../src/engine/results-page-shaping.js';
-import { TableShaper } from '../src/engine/table-shaper.js';
+import { TableShaper } from '../src/normalize/table-shaper.js';
 import { formatTable } from '../src/cli/format-table.js';
 import { manifestsSync } from '../src/manifest/load-manifests.js';
 import { profileRecord } from './profile-records.js';
@@ -53,7 +53,7 @@ const dir = mkdtempSync(join(tmpdir(), 'seedline-page-decode-'));
 const dest = new DuckDbDestination({ path: join(dir, 'shapes.duckdb') });
 try {
   await dest.ensureSystemTables();
-  const shaper = new TableShaper(manifestsSync().get('profiles')!.table, {
+  const shaper = TableShaper.of(manifestsSync().get('profiles')!.table, {
     options: { write_mode: 'merge' },
     run: { id: 'bench', started_at: new Date().toISOString() },
   });

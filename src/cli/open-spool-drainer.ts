@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { LoadedConfig } from '../config/load-config.js';
-import { TableShaper } from '../engine/table-shaper.js';
+import { TableShaper } from '../normalize/table-shaper.js';
 import { loadManifests, ManifestError } from '../manifest/load-manifests.js';
 import { runId as newRunId } from '../util/run-id.js';
 import { DeliverySpool } from '../webhooks/delivery-spool.js';
@@ -24,7 +24,7 @@ export async function openSpoolDrainer(
     );
   const startedAt = new Date();
   const runId = newRunId('serve', startedAt);
-  const shaper = new TableShaper(manifest.table, {
+  const shaper = TableShaper.of(manifest.table, {
     options: config.streams.triggers ?? {},
     run: { id: runId, started_at: startedAt.toISOString() },
   });

@@ -1,5 +1,6 @@
 import { listRejected, retryRejected, type RejectedFilter } from '../engine/rejected-retry.js';
 import { loadManifests } from '../manifest/load-manifests.js';
+import { compileStream } from '../manifest/compile-stream.js';
 import { runId } from '../util/run-id.js';
 import { formatTable } from './format-table.js';
 import { writeJson } from './json-output.js';
@@ -35,7 +36,11 @@ export async function retryRejectedAction(opts: RejectedOptions): Promise<void> 
     const manifests = await loadManifests(session.loaded.config);
     const streams = session.loaded.config.streams as Record<string, Record<string, unknown> | undefined>;
     const run = { id: runId('retry'), startedAt: new Date() };
-    const outcomes = await retryRejected(session.destination, manifests, (stream) => streams[stream] ?? {}, run, opts);
+    const tableOf = (stream: string) => {
+      const manifest = manifests.get(stream);
+      return manifest && compileStream(manifest, streams[stream] ?? {}).table;
+    };
+    const outcomes = await retryRejected(session.destination, tableOf, run, opts);
     if (opts.json) writeJson({ runId: run.id, streams: outcomes });
     else if (outcomes.length === 0)
       process.stdout.write('nothing to retry: no kept records of a stream with a table match\n');

@@ -1,6 +1,7 @@
 import { UnknownStreamError } from '../engine/engine-errors.js';
 import { resetStreamState, summarizeState } from '../engine/stream-state.js';
 import { loadManifests } from '../manifest/load-manifests.js';
+import { compileStream } from '../manifest/compile-stream.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { runId } from '../util/run-id.js';
 import { formatTable } from './format-table.js';
@@ -57,8 +58,11 @@ export async function resetStateAction(opts: StateOptions): Promise<void> {
   try {
     const streams = chosen(await loadManifests(session.loaded.config), names);
     const outcomes = [];
-    for (const manifest of streams)
-      outcomes.push(await resetStreamState(session.destination, manifest, runId('reset'), opts.seed));
+    const options = session.loaded.config.streams as Record<string, Record<string, unknown> | undefined>;
+    for (const manifest of streams) {
+      const stream = compileStream(manifest, options[manifest.name] ?? {});
+      outcomes.push(await resetStreamState(session.destination, stream, runId('reset'), opts.seed));
+    }
     if (opts.json) writeJson(outcomes);
     else
       process.stdout.write(

@@ -6,9 +6,9 @@ import {
   type LogicalType,
   type TableShape,
 } from '../destinations/table-layout.js';
-import { TableShaper } from '../engine/table-shaper.js';
+import { TableShaper } from '../normalize/table-shaper.js';
+import { compileStream } from '../manifest/compile-stream.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
-import { renderTemplate } from '../manifest/template.js';
 
 /** One table a sync creates (what `seedline schema` prints and `airbyte discover` offers). */
 export interface TableReport {
@@ -37,12 +37,10 @@ function tablesOf(
   sqlType: (type: LogicalType) => string,
 ): TableReport[] {
   if (!manifest) return [];
-  const shaper = new TableShaper(manifest.table, {
-    options,
-    run: { id: 'schema', started_at: new Date(0).toISOString() },
-  });
+  const stream = compileStream(manifest, options);
+  const shaper = new TableShaper(stream.table, { id: 'schema', started_at: new Date(0).toISOString() });
   const seen = new Set<string>();
-  return expansions(manifest, options).flatMap((partition) => {
+  return stream.partitions.expansions().flatMap((partition) => {
     const definition = shaper.definitionFor(partition);
     if (seen.has(definition.name)) return [];
     seen.add(definition.name);
@@ -61,17 +59,4 @@ function tablesOf(
       ...layout.children.map((child) => report(childShape(layout, child), layout.name)),
     ];
   });
-}
-
-/** The partitions' expanded values (`expand: { kind: "{{ options.kinds }}" }` → one per kind); one empty partition otherwise. */
-function expansions(manifest: StreamManifest, options: Record<string, unknown>): Record<string, unknown>[] {
-  const expand = (manifest.partitions as { expand?: Record<string, unknown> } | undefined)?.expand ?? {};
-  let partitions: Record<string, unknown>[] = [{}];
-  for (const [name, template] of Object.entries(expand)) {
-    const values = renderTemplate(template, { options });
-    partitions = partitions.flatMap((p) =>
-      (Array.isArray(values) ? values : [values]).map((value) => ({ ...p, [name]: value })),
-    );
-  }
-  return partitions;
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ConfigError, keyOf } from './config-errors.js';
 import { SeedlineConfig, seedlineConfigFor } from './config-schema.js';
 import { ManifestError, manifestsSync } from '../manifest/load-manifests.js';
-import { requestProblems } from '../engine/request-check.js';
+import { requestProblems } from './stream-checks.js';
 import { interpolate, typeLonePlaceholder, type Interpolated, type TypedKind } from './interpolate.js';
 import { missingSeedProblems, unusedSeedWarnings } from './stream-seeds.js';
 import { closestKey } from './did-you-mean.js';

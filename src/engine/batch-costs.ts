@@ -1,9 +1,8 @@
 import type { BatchRow } from '../destinations/destination.js';
-import type { BatchStreamNode } from '../manifest/manifest-schema.js';
-import { renderTemplate } from '../manifest/template.js';
+import type { CompiledBatchStream } from '../manifest/compile-stream.js';
 import type { Cost } from './cost-model.js';
 import { itemsOf } from './job-books.js';
-import type { Partition } from './partitions.js';
+import type { Partition } from '../manifest/components/partitions.js';
 import type { SeedPlan } from './seed-plan.js';
 import { costOfCall, itemParams } from './service-calls.js';
 import type { StreamContext } from './stream-context.js';
@@ -15,7 +14,7 @@ import type { StreamContext } from './stream-context.js';
  */
 export class BatchCosts {
   constructor(
-    private readonly manifest: BatchStreamNode,
+    private readonly stream: CompiledBatchStream,
     private readonly ctx: StreamContext,
   ) {}
 
@@ -41,7 +40,7 @@ export class BatchCosts {
 
   /** An item's cost: the stream's, or the service's own for the single endpoint it stands for when higher. */
   itemCost(params: Record<string, unknown>): Cost {
-    return costOfCall(this.ctx.costs, this.manifest.cost, this.manifest.single?.path, params);
+    return costOfCall(this.ctx.costs, this.stream.cost, this.stream.items.singlePath, params);
   }
 
   /** Worst case of the single retries items of recorded batches (earlier runs') may need, beyond what those batches cost. */
@@ -51,12 +50,12 @@ export class BatchCosts {
 
   /** Single retries of an item whose failure billed: only where a single endpoint can retry it. */
   private billedRetries(): number {
-    return this.manifest.failed_items_billed && this.retriesAlone() ? (this.ctx.batch.retryBilledFailures ?? 1) : 0;
+    return this.stream.items.failedItemsBilled && this.retriesAlone() ? (this.ctx.batch.retryBilledFailures ?? 1) : 0;
   }
 
   /** Whether items that failed for a passing reason are retried alone, through the operation's single endpoint. */
   retriesAlone(): boolean {
-    return this.manifest.single !== undefined && (this.ctx.batch.retryBilledFailures ?? 1) > 0;
+    return this.stream.items.singlePath !== undefined && (this.ctx.batch.retryBilledFailures ?? 1) > 0;
   }
 
   /** Worst-case credits of a recorded intent or job: the sum over its items. */
@@ -64,18 +63,9 @@ export class BatchCosts {
     return itemsOf(batch).reduce((n, item) => n + this.itemCost(item.params).worst, 0);
   }
 
-  /** An item's params: rendered from the manifest (or given by a re-read item), as its single endpoint would send them. */
+  /** An item's params: rendered from the stream (or given by a re-read item), as its single endpoint would send them. */
   paramsFor(partition: Partition): Record<string, unknown> {
     const given = partition.values.params as Record<string, unknown> | undefined;
-    return (
-      given ??
-      itemParams(
-        this.manifest,
-        renderTemplate(this.manifest.params, { partition: partition.values, options: this.ctx.options }) as Record<
-          string,
-          unknown
-        >,
-      )
-    );
+    return given ?? itemParams(this.stream.items.singlePath, this.stream.items.paramsOf(partition));
   }
 }

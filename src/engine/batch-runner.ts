@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import type { BatchResultEntry } from '../../schemas/batch.js';
 import type { BatchRow, SeedRow } from '../destinations/destination.js';
-import type { BatchStreamNode } from '../manifest/manifest-schema.js';
+import type { CompiledBatchStream } from '../manifest/compile-stream.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { crashPoint } from '../util/crash-point.js';
 import type { Reservation } from './budget.js';
@@ -9,7 +9,7 @@ import { budgetStopOf, stopForBudget } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';
 import { LoadWriter } from './load-writer.js';
 import { readSeedRows } from './ledger-pages.js';
-import type { Partition } from './partitions.js';
+import type { Partition } from '../manifest/components/partitions.js';
 import { SeedLedger, TRANSIENT_FAILURES } from './seed-ledger.js';
 import type { SeedPlan } from './seed-plan.js';
 import { SeedScan } from './seed-scan.js';
@@ -23,11 +23,11 @@ import {
   noteError,
   noteStoppedOnRequest,
   addLoad,
+  runScope,
   type StreamContext,
   type StreamOutcome,
 } from './stream-context.js';
-import { TableShaper, type ShapedRecords } from './table-shaper.js';
-import type { ShaperSpec } from './page-shaping-pool.js';
+import { TableShaper, type ShapedRecords } from '../normalize/table-shaper.js';
 import { entryFacts, type EntryFacts, type ResultEntry, type ValuesOf, valuesLookup } from './results-page-shaping.js';
 import { shapedGroups, workerDecoder, type ShapedPage } from './shaped-results.js';
 
@@ -48,8 +48,6 @@ export class BatchRunner {
   /** What its items cost. */
   readonly costs: BatchCosts;
   private readonly shaper: TableShaper;
-  /** What the shaper is made of, for worker threads to make theirs. */
-  private readonly shaperSpec: ShaperSpec;
   private readonly writer: LoadWriter;
   /** The seeds this run takes or defers, and the ledger rows of those in play. */
   private readonly ledger: SeedLedger;
@@ -63,23 +61,19 @@ export class BatchRunner {
   private journal?: AnswerJournal;
 
   constructor(
-    private readonly manifest: BatchStreamNode,
+    private readonly stream: CompiledBatchStream,
     private readonly ctx: StreamContext,
     private readonly outcome: StreamOutcome,
   ) {
-    this.costs = new BatchCosts(manifest, ctx);
-    this.shaperSpec = {
-      table: manifest.table,
-      context: { options: ctx.options, run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() } },
-    };
-    this.shaper = new TableShaper(this.shaperSpec.table, this.shaperSpec.context);
-    this.writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
-    this.ledger = new SeedLedger(manifest, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
+    this.costs = new BatchCosts(stream, ctx);
+    this.shaper = new TableShaper(stream.table, runScope(ctx));
+    this.writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
+    this.ledger = new SeedLedger(stream, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
   }
 
   /** Opens the scan of the stream's seeds (a seed list is surveyed for repeats once). */
   scanSeeds(): Promise<SeedScan> {
-    return SeedScan.open(this.manifest.partitions, this.ctx, this.manifest.name);
+    return SeedScan.open(this.stream.partitions, this.ctx, this.stream.name);
   }
 
   /** The seeds needing a fetch and those the budget takes ({@link SeedLedger.plan}). */
@@ -126,7 +120,7 @@ export class BatchRunner {
   }
 
   private async answerJournal(): Promise<AnswerJournal> {
-    this.journal ??= await AnswerJournal.open(this.manifest.name, this.ctx, this.writer, (charge) =>
+    this.journal ??= await AnswerJournal.open(this.stream.name, this.ctx, this.writer, (charge) =>
       addCharge(this.outcome, charge),
     );
     return this.journal;
@@ -136,7 +130,7 @@ export class BatchRunner {
   async orphanedSeeds(): Promise<Partition[]> {
     const ledger = await readSeedRows(
       this.ctx.destination,
-      this.manifest.name,
+      this.stream.name,
       this.lost.flatMap((batch) => itemsOf(batch).map((item) => item.ref)),
     );
     return this.lost.flatMap((batch) =>
@@ -219,7 +213,7 @@ export class BatchRunner {
       await this.commit([], { batches: [{ ...batch, status: 'failed' }] });
       this.lost.push(batch);
       this.ctx.reporter.notice(
-        this.manifest.name,
+        this.stream.name,
         `batch job ${batch.jobId} no longer exists at the service: its unread seeds will be fetched again`,
       );
     } finally {
@@ -249,7 +243,7 @@ export class BatchRunner {
     }
     this.failedChunks++;
     noteError(this.outcome, error.message);
-    this.ctx.reporter.notice(this.manifest.name, error.message);
+    this.ctx.reporter.notice(this.stream.name, error.message);
   }
 
   /**
@@ -286,15 +280,15 @@ export class BatchRunner {
     this.transient = [];
     if (retry.length === 0) return;
     this.ctx.reporter.notice(
-      this.manifest.name,
+      this.stream.name,
       `retrying ${retry.length} items that failed for a passing reason, one by one (billed only on success)`,
     );
-    const single = this.manifest.single;
+    const single = this.stream.items.singlePath;
     const queue = new PQueue({ concurrency: this.ctx.concurrency });
     for (const partition of retry) {
       void queue.add(() =>
         (single
-          ? this.retrySingly(partition, single.path)
+          ? this.retrySingly(partition, single)
           : this.markFailed(partition, 'no single endpoint to retry through')
         ).catch((error: Error) => this.chunkFailed(error, [partition])),
       );
@@ -308,7 +302,7 @@ export class BatchRunner {
     this.outcome.failed += this.transient.length;
     const message = `${this.transient.length} item(s) failed for a passing reason (timeout, upstream error) and were not retried in this run (batch.retry_billed_failures: ${this.ctx.batch.retryBilledFailures ?? 1}); the next run fetches them`;
     noteError(this.outcome, message);
-    this.ctx.reporter.notice(this.manifest.name, message);
+    this.ctx.reporter.notice(this.stream.name, message);
     this.transient = [];
   }
 
@@ -339,7 +333,7 @@ export class BatchRunner {
     try {
       answer = await (
         await this.answerJournal()
-      ).call({ name: this.manifest.operation, partition: partition.key, args: params, worst }, () =>
+      ).call({ name: this.stream.items.operation, partition: partition.key, args: params, worst }, () =>
         this.ctx.client.request({ method: 'POST', path, body: params, billed: true }),
       );
     } catch (error) {
@@ -457,7 +451,7 @@ export class BatchRunner {
         page,
       );
     };
-    const decode = workerDecoder(this.ctx, this.manifest.name, this.shaper, this.shaperSpec, items);
+    const decode = workerDecoder(this.ctx, this.stream.name, this.shaper, items);
     const { client } = this.ctx;
     if (!decode || !client.getBatchResultsDecoded) return readJobResults(this.ctx, jobId, cursor, load);
     await readJobResults(this.ctx, jobId, cursor, load, (query) =>
@@ -489,7 +483,7 @@ export class BatchRunner {
     crashPoint('mid-results');
     batch.resultsCursor = saved.resultsCursor;
     this.done += entries.length;
-    this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
+    this.ctx.reporter.streamProgress(this.stream.name, { done: this.done, credits: this.outcome.credits });
   }
 
   private async loadEntry(
@@ -500,7 +494,7 @@ export class BatchRunner {
   ): Promise<void> {
     const load = this.shapeEntry(entry, values, jobId);
     await this.commit(load.group ? [load.group] : [], { seeds: [load.seed], answers: answerKey ? [answerKey] : [] });
-    this.ctx.reporter.streamProgress(this.manifest.name, { done: ++this.done, credits: this.outcome.credits });
+    this.ctx.reporter.streamProgress(this.stream.name, { done: ++this.done, credits: this.outcome.credits });
   }
 
   /** The rows and the ledger row of one result entry. */
@@ -543,7 +537,7 @@ export class BatchRunner {
   private intentFor(seeds: Partition[]): BatchRow {
     const sorted = [...seeds].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const items: BatchItemBody[] = sorted.map((p) => ({
-      operation: this.manifest.operation,
+      operation: this.stream.items.operation,
       params: this.costs.paramsFor(p),
       ref: p.key,
     }));
@@ -558,10 +552,10 @@ export class BatchRunner {
         return `${row?.fetchedAt?.toISOString() ?? ''}~${row?.updatedAt?.toISOString() ?? ''}${p.values.resend_of ? `@${String(p.values.resend_of)}` : ''}`;
       })
       .join(',');
-    const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.manifest.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
+    const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.stream.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
     return {
       idempotencyKey,
-      stream: this.manifest.name,
+      stream: this.stream.name,
       bodyHash: sha256(body),
       body,
       status: 'intent',
@@ -578,7 +572,7 @@ export class BatchRunner {
     const counts = await this.writer.inUnit(groups, async (unit) => {
       if (ledgers.seeds?.length) await unit.saveSeeds(ledgers.seeds);
       if (ledgers.batches?.length) await unit.saveBatches(ledgers.batches);
-      if (ledgers.answers?.length) await unit.dropAnswers(this.manifest.name, ledgers.answers);
+      if (ledgers.answers?.length) await unit.dropAnswers(this.stream.name, ledgers.answers);
     });
     addLoad(this.outcome, counts);
     this.ledger.wrote(ledgers.seeds ?? []);

@@ -1,11 +1,11 @@
 import PQueue from 'p-queue';
 import type { BatchRow } from '../destinations/destination.js';
-import type { BatchStreamNode } from '../manifest/manifest-schema.js';
+import type { CompiledBatchStream } from '../manifest/compile-stream.js';
 import { BatchRunner } from './batch-runner.js';
 import { stopForBudget } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';
 import { readOpenBatches } from './ledger-pages.js';
-import type { Partition } from './partitions.js';
+import type { Partition } from '../manifest/components/partitions.js';
 import type { SeedScan } from './seed-scan.js';
 import { emptyOutcome, type StreamContext, type StreamOutcome, type StreamPlan } from './stream-context.js';
 
@@ -16,21 +16,21 @@ import { emptyOutcome, type StreamContext, type StreamOutcome, type StreamPlan }
  * re-attaches to recorded jobs and resubmits unanswered intents with the same Idempotency-Key.
  */
 export async function runBatchStream(
-  manifest: BatchStreamNode,
+  stream: CompiledBatchStream,
   ctx: StreamContext,
-  outcome = emptyOutcome(manifest.name),
+  outcome = emptyOutcome(stream.name),
 ): Promise<StreamOutcome> {
-  const runner = new BatchRunner(manifest, ctx, outcome);
+  const runner = new BatchRunner(stream, ctx, outcome);
   // Answers of single retries an earlier run paid for and did not load load first: their seeds are then fresh.
   if (!ctx.resumeOnly) await runner.loadJournaled();
-  const open = await openBatches(ctx, manifest.name);
+  const open = await openBatches(ctx, stream.name);
   // Batches of an earlier run are finished first. Unsent intents cost this run: leave room for
   // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
   // record until it ended), so this run neither holds room for them nor counts them again.
   const held = unsentCredits(runner, open);
   const scan = ctx.resumeOnly ? undefined : await runner.scanSeeds();
   try {
-    return await runScanned(manifest, ctx, outcome, { runner, open, held, scan });
+    return await runScanned(stream, ctx, outcome, { runner, open, held, scan });
   } finally {
     await scan?.close();
   }
@@ -38,7 +38,7 @@ export async function runBatchStream(
 
 /** The rest of `runBatchStream`, once its seeds' scan is open (none when it only resumes jobs). */
 async function runScanned(
-  manifest: BatchStreamNode,
+  stream: CompiledBatchStream,
   ctx: StreamContext,
   outcome: StreamOutcome,
   opened: { runner: BatchRunner; open: BatchRow[]; held: number; scan: SeedScan | undefined },
@@ -49,7 +49,7 @@ async function runScanned(
   outcome.estimatedCredits = runner.costs.costOfPlan(plan, 'expected');
   if (plan?.cut.deferred)
     stopForBudget(ctx, outcome, ctx.budget.stopError(plan.cut.firstDeferredWorst, plan.cut.deferred, held));
-  ctx.reporter.streamStarted(manifest.name, (plan?.cut.taken ?? 0) + open.reduce((n, b) => n + b.itemCount, 0));
+  ctx.reporter.streamStarted(stream.name, (plan?.cut.taken ?? 0) + open.reduce((n, b) => n + b.itemCount, 0));
 
   // A stop leaves unstarted chunks for the next run; jobs already submitted are re-attached then.
   const queue = new PQueue({ concurrency: jobSlots(ctx) });
@@ -109,16 +109,16 @@ async function runScanned(
 }
 
 /** What a batch stream would do now, without calling the service: seeds to fetch, submissions and their credits. */
-export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamContext): Promise<StreamPlan> {
-  const runner = new BatchRunner(manifest, ctx, emptyOutcome(manifest.name));
-  const open = await openBatches(ctx, manifest.name);
+export async function planBatchStream(stream: CompiledBatchStream, ctx: StreamContext): Promise<StreamPlan> {
+  const runner = new BatchRunner(stream, ctx, emptyOutcome(stream.name));
+  const open = await openBatches(ctx, stream.name);
   const scan = await runner.scanSeeds();
   const plan = await runner.planSeeds(scan, open, Infinity).finally(() => scan.close());
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
   const unsent = unsentCredits(runner, open);
   const chunks = plan.todo === 0 ? 0 : Math.ceil(plan.todo / spreadChunkSize(plan.todo, ctx.batch));
   return {
-    stream: manifest.name,
+    stream: stream.name,
     units: plan.todo,
     resumed,
     skipped: plan.skipped,
@@ -129,7 +129,7 @@ export async function planBatchStream(manifest: BatchStreamNode, ctx: StreamCont
     // Items failed for a passing reason are retried alone, as billed single calls.
     maxCallCredits: runner.costs.retriesAlone() ? plan.maxWorst : 0,
     // One record an item: what bounds the partitions of a stream reading this table.
-    rows: { [manifest.table.name]: { worst: plan.todo + resumed, expected: plan.todo + resumed } },
+    rows: { [stream.table.fixedName ?? stream.name]: { worst: plan.todo + resumed, expected: plan.todo + resumed } },
   };
 }
 

@@ -21,10 +21,7 @@ export class BudgetExhaustedError extends Error {
   }
 }
 
-/** A stream whose manifest or options cannot run as written. */
-export class StreamDefinitionError extends Error {
-  readonly code = 'SEEDLINE_STREAM_INVALID';
-}
+export { StreamDefinitionError } from '../manifest/manifest-error.js';
 
 /** `--streams` names a stream that does not exist or is not configured: a usage error (exit 2). */
 export class UnknownStreamError extends Error {

@@ -1,13 +1,3 @@
-import { renderTemplate } from '../manifest/template.js';
-import { parseDuration } from '../util/duration.js';
-
-/** The stream's `refresh_after` in ms, or undefined when it has none (its units always run). */
-export function refreshAfterMs(template: unknown, options: Record<string, unknown>): number | undefined {
-  if (template === undefined) return undefined;
-  const rendered = renderTemplate(template, { options });
-  return typeof rendered === 'string' && rendered !== '' ? parseDuration(rendered) : undefined;
-}
-
 /**
  * Share of `refresh_after` by which a unit comes due early. A unit is stamped when its data is loaded, some time after
  * its run started; the next scheduled run starts one period after the last one started, so without this a nightly

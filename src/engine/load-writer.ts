@@ -11,7 +11,7 @@ import {
   type TableDefinition,
 } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
-import { withRows, type ShapedRecords } from './table-shaper.js';
+import { withRows, type ShapedRecords } from '../normalize/table-shaper.js';
 
 /** Counts of one load. */
 export interface LoadCounts {

@@ -1,16 +1,16 @@
 import type { BatchResultEntry } from '../../schemas/batch.js';
 import type { BatchRow } from '../destinations/destination.js';
-import type { RequestStreamNode } from '../manifest/manifest-schema.js';
+import type { CompiledRequestStream } from '../manifest/compile-stream.js';
 import { sha256, stableJson } from '../util/stable-json.js';
 import { readJobResults } from './batch-results.js';
 import { itemsOf, JobBooks } from './job-books.js';
 import { cutToFit, type Reservation } from './budget.js';
 import { stopForBudget } from './budget-stop.js';
 import { crashPoint } from '../util/crash-point.js';
-import type { Partition } from './partitions.js';
+import type { Partition } from '../manifest/components/partitions.js';
 import type { PaidAnswer } from './answer-journal.js';
 import type { Pass, TakenAnswer } from './partition-pass.js';
-import { batchItemOf, costOfCall, errorType, pathOf, type BatchItemOf } from './service-calls.js';
+import { costOfCall, errorType, type BatchItemOf } from './service-calls.js';
 import { type StreamContext, type StreamOutcome } from './stream-context.js';
 
 /** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2, except those of an operation whose failures bill). */
@@ -62,7 +62,7 @@ export class PageRounds {
   private readonly attempts = new Map<string, number>();
 
   constructor(
-    private readonly manifest: RequestStreamNode,
+    private readonly stream: CompiledRequestStream,
     private readonly ctx: StreamContext,
     private readonly runner: RoundRunner,
     private readonly outcome: StreamOutcome,
@@ -84,10 +84,10 @@ export class PageRounds {
       for (const item of itemsOf(batch)) {
         const { key, page } = parseRef(item.ref);
         const partition = byKey.get(key);
-        if (partition) this.paths.set(item.operation, pathOf(this.manifest, partition, this.ctx.options));
+        if (partition) this.paths.set(item.operation, this.stream.requester.pathOf(partition));
         if (!partition) {
           this.ctx.reporter.notice(
-            this.manifest.name,
+            this.stream.name,
             `${key}: no longer a partition of this stream, so its page in batch job ${batch.jobId ?? batch.idempotencyKey} is not loaded`,
           );
           continue;
@@ -107,7 +107,7 @@ export class PageRounds {
   }
 
   private async openBatches(): Promise<BatchRow[]> {
-    return (await this.ctx.destination.readBatches(this.manifest.name)).filter(
+    return (await this.ctx.destination.readBatches(this.stream.name)).filter(
       (b) => b.status === 'intent' || b.status === 'submitted',
     );
   }
@@ -173,7 +173,7 @@ export class PageRounds {
         // The service no longer knows the job: its pages are asked again by the next round or run.
         await this.runner.saveBatch({ ...submitted, status: 'failed' });
         this.ctx.reporter.notice(
-          this.manifest.name,
+          this.stream.name,
           `batch job ${submitted.jobId} no longer exists at the service: its pages will be asked again`,
         );
         return [];
@@ -241,7 +241,7 @@ export class PageRounds {
     }
     for (const t of taken) this.attempts.delete(t.partition.key);
     this.done += taken.filter((t) => !t.taken.more).length + failed.length - again.length;
-    this.ctx.reporter.streamProgress(this.manifest.name, { done: this.done, credits: this.outcome.credits });
+    this.ctx.reporter.streamProgress(this.stream.name, { done: this.done, credits: this.outcome.credits });
     return [...taken.filter((t) => t.taken.more).map((t) => t.pass), ...again];
   }
 
@@ -255,18 +255,18 @@ export class PageRounds {
   }
 
   private batchItem(pass: Pass) {
-    return batchItemOf(this.manifest, pass.partition, this.ctx.options, this.runner.argsOf(pass));
+    return this.stream.requester.batchItemOf(pass.partition, this.runner.argsOf(pass));
   }
 
   private itemOf(pass: Pass): Item {
     const { operation, params } = this.batchItem(pass)!;
-    this.paths.set(operation, pathOf(this.manifest, pass.partition, this.ctx.options));
+    this.paths.set(operation, this.stream.requester.pathOf(pass.partition));
     return { operation, params, ref: refOf(pass.partition.key, pass.page.number) };
   }
 
   /** An item's worst case: the stream's cost with its params, or the service's own for the path its operation stands for. */
   private worstOfItem(item: BatchItemOf): number {
-    return costOfCall(this.ctx.costs, this.manifest.cost, this.paths.get(item.operation), item.params).worst;
+    return costOfCall(this.ctx.costs, this.stream.cost, this.paths.get(item.operation), item.params).worst;
   }
 
   private worstOf(batch: BatchRow): number {
@@ -277,10 +277,10 @@ export class PageRounds {
   private intentFor(items: readonly Item[]): BatchRow {
     const body = JSON.stringify({ items });
     const round = ++this.rounds;
-    const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.manifest.name, run: this.ctx.runId, round, items })).slice(0, 40)}`;
+    const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.stream.name, run: this.ctx.runId, round, items })).slice(0, 40)}`;
     return {
       idempotencyKey,
-      stream: this.manifest.name,
+      stream: this.stream.name,
       bodyHash: sha256(body),
       body,
       status: 'intent',

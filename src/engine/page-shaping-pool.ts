@@ -3,15 +3,8 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Meta } from '../../schemas/common.js';
 import type { WriteShaping } from '../destinations/destination.js';
-import type { TableNode } from '../manifest/manifest-schema.js';
-import type { TemplateContext } from '../manifest/template.js';
+import type { ShaperSpec } from '../normalize/table-shaper.js';
 import type { ShapedResultsPage } from './results-page-shaping.js';
-
-/** How a stream shapes its records: what a worker builds its `TableShaper` from. */
-export interface ShaperSpec {
-  table: TableNode;
-  context: TemplateContext;
-}
 
 /** One page for a worker: its text and what shaping it needs (the spec and layouts the worker has not seen yet). */
 export interface ShapingRequest {

@@ -5,7 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { WriteShaping } from '../destinations/destination.js';
 import { decodeResultsPage, valuesLookup } from './results-page-shaping.js';
-import { TableShaper } from './table-shaper.js';
+import { TableShaper } from '../normalize/table-shaper.js';
 import type { ShapingAnswer, ShapingRequest } from './page-shaping-pool.js';
 
 const shapers = new Map<string, TableShaper>();
@@ -13,7 +13,7 @@ const shapers = new Map<string, TableShaper>();
 const layouts = new Map<number, WriteShaping['layout']>();
 
 function answer(request: ShapingRequest): ShapingAnswer {
-  if (request.spec) shapers.set(request.stream, new TableShaper(request.spec.table, request.spec.context));
+  if (request.spec) shapers.set(request.stream, TableShaper.of(request.spec.table, request.spec));
   const shaper = shapers.get(request.stream);
   if (!shaper) throw new Error(`no shaping spec for stream ${request.stream}`);
   const shapings = new Map<string, WriteShaping>();

@@ -1,13 +1,11 @@
 import { SEED_CHUNK } from '../config/seed-list.js';
 import { quoteIdentifier } from '../destinations/destination.js';
-import type { TableChunks } from './partition-scan.js';
-import type { PartitionContext } from './partitions.js';
+import type { PartitionContext, TableChunks } from '../manifest/components/partitions.js';
 import type { StreamContext } from './stream-context.js';
 
-/** The partition context of a stream: its options, the seeds, and reads of parent tables. */
+/** The partition context of a stream: the seeds, and reads of parent tables. */
 export function partitionContext(ctx: StreamContext): PartitionContext {
   return {
-    options: ctx.options,
     seeds: ctx.seeds,
     now: ctx.now(),
     readTable: async (table, columns) => {

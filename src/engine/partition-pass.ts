@@ -1,13 +1,15 @@
 import type { Destination, StateRow } from '../destinations/destination.js';
-import type { RequestStreamNode } from '../manifest/manifest-schema.js';
-import { lookup, renderTemplate } from '../manifest/template.js';
+import type { CapRead, HeldWindow } from '../manifest/components/caps.js';
+import { laterIso } from '../manifest/components/incremental.js';
+import type { Partition } from '../manifest/components/partitions.js';
+import type { CompiledRequestStream } from '../manifest/compile-stream.js';
+import type { ShapedRecords } from '../normalize/table-shaper.js';
 import type { PaidAnswer } from './answer-journal.js';
 import { isRecent } from './freshness.js';
 import { readStateRows } from './ledger-pages.js';
-import type { Partition } from './partitions.js';
-import { reopensHeldWindow, type CapRead, type HeldWindow } from './record-cap.js';
 import type { StreamContext } from './stream-context.js';
-import type { ShapedRecords } from './table-shaper.js';
+
+export type { PageAnswer } from '../manifest/components/paginators.js';
 
 // A request stream's passes over its partitions: their saved state, the arguments of each page,
 // and the state after a pass's last page. Pure functions, shared by single calls and page rounds.
@@ -43,12 +45,6 @@ export interface Pass {
   pagesRead: number;
 }
 
-/** An answer to a page call, as the single endpoint returns it (a batch result's `data` is the same). */
-export interface PageAnswer {
-  data: unknown;
-  meta: { nextCursor?: string | null };
-}
-
 /** What one answer of a pass gives: rows to load, the state that says they are loaded, and whether the pass goes on. */
 export interface TakenAnswer {
   shaped: ShapedRecords;
@@ -71,7 +67,7 @@ export interface PageState {
  * an answer paid for yesterday still answers the same page today.
  */
 export function renderArgs(
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   ctx: StreamContext,
   partition: Partition,
   saved: PartitionState,
@@ -83,30 +79,12 @@ export function renderArgs(
     const state = ctx.fullRefresh
       ? {}
       : { newest: saved.newest, days_since_last: withoutClock ? undefined : daysSince(since, ctx.now()) };
-    return renderTemplate(manifest.request.body ?? manifest.request.query ?? {}, {
-      partition: partition.values,
-      options: ctx.options,
-      state,
-      page,
-    }) as Record<string, unknown>;
+    return stream.requester.argsOf(partition, state, page);
   };
   let args = render(saved.completed_at);
   // A window cut at a smaller cap is asked again, from the last pass that was not cut, once the cap is raised.
-  if (!ctx.fullRefresh && reopensHeldWindow(manifest.cap, saved.held, ctx.options, args))
-    args = render(saved.held.since);
-  if (manifest.paginator.type === 'page_token' && page.number > 1) {
-    args.page = page.number;
-    if (page.token) args.pagination_token = page.token;
-  }
-  return args;
-}
-
-/** The most pages a pass may read; `undefined` when the paginator sets no limit (free listings). */
-export function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, partition: Partition): number | undefined {
-  const paginator = manifest.paginator;
-  if (paginator.type === 'none') return 1;
-  if (paginator.type !== 'page_token') return undefined;
-  return Number(renderTemplate(paginator.max_pages, { options: ctx.options, partition: partition.values })) || 10;
+  if (!ctx.fullRefresh && stream.cap.reopens(saved.held, args)) args = render(saved.held.since);
+  return stream.paginator.pageArgs(args, page);
 }
 
 /**
@@ -117,18 +95,19 @@ export function maxPagesOf(manifest: RequestStreamNode, ctx: StreamContext, part
  * `max_pages`: there `max_pages` is how far back the history goes.
  */
 export function pagesThisRun(
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   saved: PartitionState,
   page: PageState,
   maxPages: number | undefined,
 ): number | undefined {
   if (maxPages === undefined) return undefined;
-  if (hasStoppingPoint(manifest, saved)) return maxPages;
+  if (hasStoppingPoint(stream, saved)) return maxPages;
   return Math.max(1, maxPages - page.number + 1);
 }
 
-export function hasStoppingPoint(manifest: RequestStreamNode, saved: PartitionState): boolean {
-  return manifest.incremental.type === 'newest' && saved.newest !== undefined;
+/** Whether a pass stops at the newest item earlier passes saved. */
+export function hasStoppingPoint(stream: CompiledRequestStream, saved: PartitionState): boolean {
+  return stream.incremental.stopsAtNewest && saved.newest !== undefined;
 }
 
 /** The saved states of partition `keys` (read a page of keys at a time); a partition without one is absent. */
@@ -181,7 +160,7 @@ export function endOfPass(
 ): PartitionState {
   const state: PartitionState = {
     completed_at: now.toISOString(),
-    newest: maxIso(saved.newest, passNewest),
+    newest: laterIso(saved.newest, passNewest),
     window_closed: partition.final === true && !read.cut,
   };
   // An answer not cut read its whole window: a held window it covered (all of it, or the held one) is done.
@@ -215,23 +194,4 @@ export function firstAnswerAt(answers: readonly PaidAnswer[], now: Date): Date {
 export function daysSince(iso: string | undefined, now: Date): number | undefined {
   if (!iso) return undefined;
   return Math.max(1, Math.ceil((now.getTime() - Date.parse(iso)) / 86_400_000));
-}
-
-export function recordsOf(value: unknown): unknown[] {
-  if (Array.isArray(value)) return value;
-  return value === undefined || value === null ? [] : [value];
-}
-
-export function firstField(record: unknown, fields: readonly string[]): string | undefined {
-  for (const field of fields) {
-    const value = lookup(record, field);
-    if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value;
-  }
-  return undefined;
-}
-
-export function maxIso(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return Date.parse(b) > Date.parse(a) ? b : a;
 }

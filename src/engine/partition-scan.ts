@@ -1,23 +1,15 @@
 import { SEED_CHUNK } from '../config/seed-list.js';
-import type { PartitionNode } from '../manifest/manifest-schema.js';
-import { regroup } from '../util/regroup.js';
+import type {
+  ChunkSource,
+  Partition,
+  PartitionContext,
+  PartitionSource,
+  TableChunks,
+} from '../manifest/components/partitions.js';
 import { SpoolFile } from '../util/spool-file.js';
-import {
-  holds,
-  parentPartitions,
-  resolvePartitions,
-  seedListOf,
-  seedPartition,
-  type Partition,
-  type PartitionContext,
-} from './partitions.js';
 import { RepeatFinder } from './repeat-finder.js';
 
-/** Reads the given columns of a table's rows, a chunk at a time, in one query (none when the table does not exist). */
-export type TableChunks = (table: string, columns: readonly string[]) => AsyncIterable<Record<string, unknown>[]>;
-
-/** One pass over a node's partitions, in chunks of about `size` (repeats kept). */
-type ChunkSource = (size: number) => AsyncGenerator<Partition[]>;
+export type { TableChunks } from '../manifest/components/partitions.js';
 
 /**
  * The partitions of a stream, read in chunks as many times as the stream needs, without holding
@@ -32,7 +24,7 @@ type ChunkSource = (size: number) => AsyncGenerator<Partition[]>;
  *
  * @example
  * ```ts
- * const scan = await PartitionScan.open(manifest.partitions, partitionContext(ctx), tableChunks(ctx));
+ * const scan = await PartitionScan.open(stream.partitions, partitionContext(ctx), tableChunks(ctx));
  * try {
  *   for await (const partitions of scan.chunks()) handle(partitions);
  * } finally {
@@ -49,11 +41,20 @@ export class PartitionScan {
     private readonly spools: readonly SpoolFile[],
   ) {}
 
-  /** Opens the scan of `node`: parent rows are copied, and every key is surveyed once for repeats. */
-  static async open(node: PartitionNode, context: PartitionContext, tables: TableChunks): Promise<PartitionScan> {
+  /** Opens the scan of a stream's partitions: seeds and parent rows are copied, and every key is surveyed once for repeats. */
+  static async open(
+    partitions: PartitionSource,
+    context: PartitionContext,
+    tables: TableChunks,
+  ): Promise<PartitionScan> {
     const spools: SpoolFile[] = [];
+    const spool = async (chunks: AsyncIterable<unknown[]>) => {
+      const copy = await SpoolFile.fill(chunks);
+      spools.push(copy);
+      return copy;
+    };
     try {
-      const source = await sourceOf(node, context, tables, spools);
+      const source = await partitions.open(context, { tables, spool });
       const repeats = new RepeatFinder();
       for await (const partitions of source(SEED_CHUNK))
         for (const partition of partitions) repeats.survey(partition.key);
@@ -84,42 +85,4 @@ export class PartitionScan {
   async close(): Promise<void> {
     await Promise.all(this.spools.map((spool) => spool.remove()));
   }
-}
-
-async function sourceOf(
-  node: PartitionNode,
-  context: PartitionContext,
-  tables: TableChunks,
-  spools: SpoolFile[],
-): Promise<ChunkSource> {
-  if (!holds(node, context)) return async function* () {};
-  if (node.type === 'seeds') {
-    const list = seedListOf(context.seeds[node.seeds]);
-    if (!list) return async function* () {};
-    const spool = await SpoolFile.fill(list.chunks());
-    spools.push(spool);
-    return async function* (size) {
-      for await (const seeds of regroup(spool.chunks(), size))
-        yield seeds.map((seed) => seedPartition(node, String(seed)));
-    };
-  }
-  if (node.type === 'parent') {
-    const spool = await SpoolFile.fill(tables(node.table, node.columns));
-    spools.push(spool);
-    return async function* (size) {
-      for await (const rows of regroup(spool.chunks(), size))
-        yield parentPartitions(node, rows as Record<string, unknown>[], context);
-    };
-  }
-  if (node.type === 'union') {
-    const parts: ChunkSource[] = [];
-    for (const child of node.of) parts.push(await sourceOf(child, context, tables, spools));
-    return async function* (size) {
-      for (const part of parts) yield* part(size);
-    };
-  }
-  const partitions = await resolvePartitions(node, context);
-  return async function* (size) {
-    for (let i = 0; i < partitions.length; i += size) yield partitions.slice(i, i + size);
-  };
 }

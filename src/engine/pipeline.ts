@@ -3,7 +3,7 @@ import { runId as newRunId } from '../util/run-id.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
 import { SeedList } from '../config/seed-list.js';
 import type { Destination } from '../destinations/destination.js';
-import type { StreamManifest } from '../manifest/manifest-schema.js';
+import { compileStreams, type CompiledStream, type ManifestsByName } from '../manifest/compile-stream.js';
 import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch-stream.js';
 import { Budget, type Books, type BudgetLimits } from './budget.js';
@@ -30,7 +30,7 @@ export interface SyncOptions {
   /** Folder that relative seed files resolve against. */
   baseDir: string;
   /** Stream manifests by name. */
-  manifests: ReadonlyMap<string, StreamManifest>;
+  manifests: ManifestsByName;
   /** The destination, opened (and, for a sync, locked). */
   destination: Destination;
   /** Only these streams (default: every stream under `streams` in the config). */
@@ -51,8 +51,8 @@ export interface SyncOptions {
 export interface PreparedSync {
   /** The options it was prepared from. */
   options: SyncOptions;
-  /** Streams to run, dependencies first. */
-  streams: StreamManifest[];
+  /** Streams to run, dependencies first, compiled with their options. */
+  streams: CompiledStream[];
   /** Seed lists by config key: a `SeedList` each (read in chunks), `headcount` an inline array. */
   seeds: Record<string, unknown>;
 }
@@ -93,23 +93,22 @@ export interface RunResult {
   limits: BudgetLimits;
 }
 
+type OfKind<K extends CompiledStream['kind']> = Extract<CompiledStream, { kind: K }>;
+
 const runners = {
-  batch: (manifest, ctx, outcome) =>
-    runBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx, outcome),
-  request: (manifest, ctx, outcome) =>
-    runRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, outcome),
+  batch: (stream, ctx, outcome) => runBatchStream(stream as OfKind<'batch'>, ctx, outcome),
+  request: (stream, ctx, outcome) => runRequestStream(stream as OfKind<'request'>, ctx, outcome),
 } satisfies Record<
-  StreamManifest['type'],
-  (m: StreamManifest, ctx: StreamContext, outcome: StreamOutcome) => Promise<StreamOutcome>
+  CompiledStream['kind'],
+  (stream: CompiledStream, ctx: StreamContext, outcome: StreamOutcome) => Promise<StreamOutcome>
 >;
 
 const planners = {
-  batch: (manifest, ctx) => planBatchStream(manifest as Extract<StreamManifest, { type: 'batch' }>, ctx),
-  request: (manifest, ctx, upstream) =>
-    planRequestStream(manifest as Extract<StreamManifest, { type: 'request' }>, ctx, upstream),
+  batch: (stream, ctx) => planBatchStream(stream as OfKind<'batch'>, ctx),
+  request: (stream, ctx, upstream) => planRequestStream(stream as OfKind<'request'>, ctx, upstream),
 } satisfies Record<
-  StreamManifest['type'],
-  (m: StreamManifest, ctx: StreamContext, upstream: readonly StreamPlan[]) => Promise<StreamPlan>
+  CompiledStream['kind'],
+  (stream: CompiledStream, ctx: StreamContext, upstream: readonly StreamPlan[]) => Promise<StreamPlan>
 >;
 
 const silentReporter: Reporter = { streamStarted() {}, streamProgress() {}, streamFinished() {}, notice() {} };
@@ -122,7 +121,8 @@ const noCalls = new Proxy({} as ServiceClient, {
  * file fails before the service is called.
  */
 export async function prepareSync(options: SyncOptions): Promise<PreparedSync> {
-  return { options, streams: selectStreams(options), seeds: await resolveAllSeeds(options) };
+  const streams = selectStreams(options);
+  return { options, streams, seeds: await resolveAllSeeds(options) };
 }
 
 /**
@@ -151,13 +151,13 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shapingPool);
   const outcomes: StreamOutcome[] = [];
   try {
-    for (const manifest of prepared.streams) {
+    for (const stream of prepared.streams) {
       if (io.stop?.aborted) break;
       // The outcome is shared with the runner, so a stream that throws still reports what it spent.
-      const outcome = emptyOutcome(manifest.name);
-      if (prepared.options.resumeOnly && manifest.type !== 'batch') outcome.status = 'skipped';
+      const outcome = emptyOutcome(stream.name);
+      if (prepared.options.resumeOnly && stream.kind !== 'batch') outcome.status = 'skipped';
       else
-        await runners[manifest.type](manifest, contextFor(manifest.name), outcome).catch((error: Error) => {
+        await runners[stream.kind](stream, contextFor(stream.name), outcome).catch((error: Error) => {
           outcome.status = 'failed';
           noteError(outcome, error.message);
         });
@@ -224,13 +224,13 @@ export async function planSync(prepared: PreparedSync, costs: CostModel = CostMo
     new Budget(undefined),
   );
   const plans: StreamPlan[] = [];
-  for (const manifest of prepared.streams)
-    plans.push(await planners[manifest.type](manifest, contextFor(manifest.name), plans));
+  for (const stream of prepared.streams)
+    plans.push(await planners[stream.kind](stream, contextFor(stream.name), plans));
   return plans;
 }
 
-/** The streams to run: configured ones (optionally narrowed by `only`), dependencies first. */
-export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' | 'only'>): StreamManifest[] {
+/** The streams to run: configured ones (optionally narrowed by `only`), dependencies first, compiled with their options. */
+export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' | 'only'>): CompiledStream[] {
   const configured = Object.keys(options.config.streams).filter(
     (name) => options.config.streams[name as keyof typeof options.config.streams] !== undefined,
   );
@@ -243,14 +243,15 @@ export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' 
       throw new UnknownStreamError(`--streams: stream "${name}" is not configured under streams: in the config`);
   }
   const wanted = new Set(options.only?.length ? options.only : configured);
-  const ordered: StreamManifest[] = [];
+  const compiled = compileStreams(options.manifests, options.config.streams as Record<string, Record<string, unknown>>);
+  const ordered: CompiledStream[] = [];
   const visit = (name: string, path: string[]) => {
     if (path.includes(name))
       throw new StreamDefinitionError(`streams depend on each other in a cycle: ${[...path, name].join(' → ')}`);
-    const manifest = options.manifests.get(name);
-    if (!manifest || ordered.includes(manifest)) return;
-    manifest.depends_on.filter((d) => wanted.has(d)).forEach((d) => visit(d, [...path, name]));
-    ordered.push(manifest);
+    const stream = compiled.get(name);
+    if (!stream || ordered.includes(stream)) return;
+    stream.dependsOn.filter((d) => wanted.has(d)).forEach((d) => visit(d, [...path, name]));
+    ordered.push(stream);
   };
   [...wanted].forEach((name) => visit(name, []));
   return ordered;
@@ -319,7 +320,7 @@ function contextFactory(
   return (stream) => ({
     runId,
     runStartedAt,
-    options: (config.streams[stream as keyof typeof config.streams] ?? {}) as Record<string, unknown>,
+    options: streamOptions(config, stream),
     seeds: prepared.seeds,
     destination: prepared.options.destination,
     client: io.client,
@@ -343,6 +344,11 @@ function contextFactory(
     ...(io.stop ? { stop: io.stop } : {}),
     ...(shapingPool ? { shapingPool } : {}),
   });
+}
+
+/** A stream's options as configured (`streams.<name>`, defaults applied); none when it is not configured. */
+function streamOptions(config: SeedlineConfig, stream: string): Record<string, unknown> {
+  return (config.streams[stream as keyof typeof config.streams] ?? {}) as Record<string, unknown>;
 }
 
 /** Billed single calls on the wire at once (`api.max_billed_in_flight`, default `max_concurrency`). */

@@ -1,8 +1,8 @@
 import { quoteIdentifier, type Destination, type RejectedRow } from '../destinations/destination.js';
-import type { StreamManifest } from '../manifest/manifest-schema.js';
+import type { TableTemplate } from '../manifest/components/table.js';
 import { Mutex } from '../util/mutex.js';
 import { LoadWriter } from './load-writer.js';
-import { TableShaper, type ShapedRecords } from './table-shaper.js';
+import { TableShaper, type ShapedRecords } from '../normalize/table-shaper.js';
 
 /** Which rows of `_seedline_rejected` to work on. */
 export interface RejectedFilter {
@@ -41,19 +41,15 @@ const NOT_RECORDS: ReadonlySet<string> = new Set(['signals', 'webhooks']);
 
 export async function retryRejected(
   destination: Destination,
-  manifests: ReadonlyMap<string, StreamManifest>,
-  streamOptions: (stream: string) => Record<string, unknown>,
+  tableOf: (stream: string) => TableTemplate | undefined,
   run: { id: string; startedAt: Date },
   filter: RejectedFilter = {},
 ): Promise<RetryOutcome[]> {
   const outcomes: RetryOutcome[] = [];
   for (const stream of await rejectedStreams(destination, filter)) {
-    const manifest = manifests.get(stream);
-    if (!manifest || NOT_RECORDS.has(stream)) continue;
-    const shaper = new TableShaper(manifest.table, {
-      options: streamOptions(stream),
-      run: { id: run.id, started_at: run.startedAt.toISOString() },
-    });
+    const template = NOT_RECORDS.has(stream) ? undefined : tableOf(stream);
+    if (!template) continue;
+    const shaper = new TableShaper(template, { id: run.id, started_at: run.startedAt.toISOString() });
     const taken: StoredRejection[] = [];
     const groups: ShapedRecords[] = [];
     for (const [partition, rows] of byPartition(await readRejected(destination, { ...filter, stream }))) {

@@ -1,16 +1,14 @@
 import { SEED_CHUNK } from '../config/seed-list.js';
 import { regroup } from '../util/regroup.js';
-import type { RequestStreamNode } from '../manifest/manifest-schema.js';
+import type { Partition } from '../manifest/components/partitions.js';
+import type { CompiledRequestStream } from '../manifest/compile-stream.js';
 import type { Cost } from './cost-model.js';
 import { StreamDefinitionError } from './engine-errors.js';
-import { refreshAfterMs } from './freshness.js';
 import { partitionContext, tableChunks } from './partition-context.js';
-import { isFresh, maxPagesOf, pagesThisRun, readStates, renderArgs, type PartitionState } from './partition-pass.js';
+import { isFresh, pagesThisRun, readStates, renderArgs, type PartitionState } from './partition-pass.js';
 import { PartitionScan } from './partition-scan.js';
-import type { Partition } from './partitions.js';
-import { batchItemOf, costOfCall, pathOf, recordsPerCall } from './service-calls.js';
+import { costOfCall } from './service-calls.js';
 import { addRows, type PlannedRows, type StreamContext } from './stream-context.js';
-import { TableShaper } from './table-shaper.js';
 
 /** Stale partitions gathered per pass over the scan when they run stalest first: a window's partitions are held, not the stream's. */
 export const STALE_WINDOW = 20 * SEED_CHUNK;
@@ -61,17 +59,17 @@ export interface RequestPlan {
  */
 export class RequestPartitions {
   private constructor(
-    private readonly manifest: RequestStreamNode,
+    private readonly stream: CompiledRequestStream,
     private readonly ctx: StreamContext,
     private readonly scan: PartitionScan,
   ) {}
 
   /** Opens the scan of the stream's partitions. */
-  static async open(manifest: RequestStreamNode, ctx: StreamContext): Promise<RequestPartitions> {
+  static async open(stream: CompiledRequestStream, ctx: StreamContext): Promise<RequestPartitions> {
     return new RequestPartitions(
-      manifest,
+      stream,
       ctx,
-      await PartitionScan.open(manifest.partitions, partitionContext(ctx), tableChunks(ctx)),
+      await PartitionScan.open(stream.partitions, partitionContext(ctx), tableChunks(ctx)),
     );
   }
 
@@ -86,7 +84,6 @@ export class RequestPartitions {
       stalest: new Float64Array(0),
       rows: {},
     };
-    const tables = planTables(this.manifest, this.ctx);
     const times: number[] = [];
     const positions: number[] = [];
     const oldest: Stale[] = [];
@@ -95,9 +92,9 @@ export class RequestPartitions {
         const position = plan.partitions++;
         if (!this.isDue(partition, saved)) continue;
         plan.todo++;
-        const pass = passCost(this.manifest, this.ctx, partition, saved ?? {});
+        const pass = passCost(this.stream, this.ctx, partition, saved ?? {});
         addCost(plan.cost, pass);
-        addRows(plan.rows, tables.definitionFor(partition.values).name, pass.records);
+        addRows(plan.rows, this.stream.table.nameOf(partition.values), pass.records);
         const at = completedAt(saved);
         if (at === undefined) {
           if (plan.next.length < 3) plan.next.push(partition.key);
@@ -134,7 +131,7 @@ export class RequestPartitions {
         const chunk = gathered.slice(i, i + SEED_CHUNK);
         const states = await readStates(
           this.ctx.destination,
-          this.manifest.name,
+          this.stream.name,
           chunk.map((p) => p.key),
         );
         const due = chunk
@@ -152,7 +149,7 @@ export class RequestPartitions {
       for await (const partitions of this.scan.chunks()) found.push(...partitions.filter((p) => keys.has(p.key)));
     const states = await readStates(
       this.ctx.destination,
-      this.manifest.name,
+      this.stream.name,
       found.map((p) => p.key),
     );
     return found.map((partition) => ({ partition, saved: states.get(partition.key) }));
@@ -164,17 +161,14 @@ export class RequestPartitions {
   }
 
   private isDue(partition: Partition, saved: PartitionState | undefined): boolean {
-    return (
-      this.ctx.fullRefresh ||
-      !isFresh(saved, partition, refreshAfterMs(this.manifest.refresh_after, this.ctx.options), this.ctx.now())
-    );
+    return this.ctx.fullRefresh || !isFresh(saved, partition, this.stream.refreshAfterMs, this.ctx.now());
   }
 
   private async *withStates(): AsyncGenerator<DuePartition[]> {
     for await (const partitions of this.scan.chunks()) {
       const states = await readStates(
         this.ctx.destination,
-        this.manifest.name,
+        this.stream.name,
         partitions.map((p) => p.key),
       );
       yield partitions.map((partition) => ({ partition, saved: states.get(partition.key) }));
@@ -203,24 +197,24 @@ export class RequestPartitions {
  * usually stops there).
  */
 export function passCost(
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   ctx: StreamContext,
   partition: Partition,
   saved: PartitionState,
 ): PassEstimate {
   const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
-  const args = renderArgs(manifest, ctx, partition, saved, page);
-  const call = costOfCall(ctx.costs, manifest.cost, pathOf(manifest, partition, ctx.options), args);
-  const maxPages = maxPagesOf(manifest, ctx, partition);
+  const args = renderArgs(stream, ctx, partition, saved, page);
+  const call = costOfCall(ctx.costs, stream.cost, stream.requester.pathOf(partition), args);
+  const maxPages = stream.paginator.maxPages(partition);
   if (maxPages === undefined && call.worst > 0) {
     throw new StreamDefinitionError(
-      `stream "${manifest.name}": its call costs credits but its ${manifest.paginator.type} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`,
+      `stream "${stream.name}": its call costs credits but its ${stream.paginator.name} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`,
     );
   }
   // A page asked as a batch item (via: batch) is never a single call on the wire.
-  const single = !(ctx.options.via === 'batch' && batchItemOf(manifest, partition, ctx.options, args));
-  const pages = pagesThisRun(manifest, saved, page, maxPages);
-  const records = recordsPerCall(manifest, args);
+  const single = !(ctx.options.via === 'batch' && stream.requester.batchItemOf(partition, args));
+  const pages = pagesThisRun(stream, saved, page, maxPages);
+  const records = stream.paginator.recordsPerCall(args, stream.cost);
   return {
     worst: call.worst * (pages ?? 1),
     expected: call.expected,
@@ -229,17 +223,9 @@ export function passCost(
     records: {
       worst: pages === undefined ? Infinity : records * pages,
       // An answer of no stated size is expected like a page of the cost's page size.
-      expected: (Number.isFinite(records) ? records : manifest.cost.page_size) / 2,
+      expected: (Number.isFinite(records) ? records : stream.cost.pageSize) / 2,
     },
   };
-}
-
-/** The tables a plan counts rows in (names may depend on the partition: `activity_{{ partition.kind }}`). */
-export function planTables(manifest: RequestStreamNode, ctx: StreamContext): TableShaper {
-  return new TableShaper(manifest.table, {
-    options: ctx.options,
-    run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() },
-  });
 }
 
 /** Adds a pass's cost to a total. */

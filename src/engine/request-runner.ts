@@ -1,38 +1,34 @@
 import PQueue from 'p-queue';
-import type { RequestStreamNode } from '../manifest/manifest-schema.js';
-import { lookup, renderTemplate } from '../manifest/template.js';
+import type { CapRead } from '../manifest/components/caps.js';
+import type { Partition } from '../manifest/components/partitions.js';
+import type { CompiledRequestStream } from '../manifest/compile-stream.js';
+import { laterIso } from '../manifest/components/incremental.js';
+import { TableShaper, type ShapedRecords } from '../normalize/table-shaper.js';
 import type { BatchRow, StateRow } from '../destinations/destination.js';
 import { crashPoint } from '../util/crash-point.js';
 import { StreamDefinitionError } from './engine-errors.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from './budget-stop.js';
 import { RunStoppedError } from './engine-errors.js';
 import { LoadWriter } from './load-writer.js';
-import type { Partition } from './partitions.js';
 import { AnswerJournal, type PaidAnswer } from './answer-journal.js';
 import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
-import { costOfCall, errorType, requestOf, UNPROCESSABLE } from './service-calls.js';
+import { costOfCall, errorType, UNPROCESSABLE } from './service-calls.js';
 import {
   addCharge,
   addLoad,
   emptyOutcome,
+  runScope,
   noteError,
   noteStoppedOnRequest,
   type StreamContext,
   type StreamOutcome,
 } from './stream-context.js';
-import { TableShaper, type ShapedRecords } from './table-shaper.js';
 import { RequestPartitions, type DuePartition } from './request-plan.js';
-import { readPastCap, reopensHeldWindow, type CapRead } from './record-cap.js';
-import { stampFields } from './stamp-fields.js';
 import {
   endOfPass,
   firstAnswerAt,
-  firstField,
   hasStoppingPoint,
-  maxIso,
-  maxPagesOf,
   pagesThisRun,
-  recordsOf,
   renderArgs,
   stateRow,
   type PageAnswer,
@@ -45,13 +41,13 @@ import {
 
 /** Runs a request stream: per partition, page by page, each page committed with its state. */
 export async function runRequestStream(
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   ctx: StreamContext,
-  outcome = emptyOutcome(manifest.name),
+  outcome = emptyOutcome(stream.name),
 ): Promise<StreamOutcome> {
-  const partitions = await RequestPartitions.open(manifest, ctx);
+  const partitions = await RequestPartitions.open(stream, ctx);
   try {
-    return await runOver(partitions, manifest, ctx, outcome);
+    return await runOver(partitions, stream, ctx, outcome);
   } finally {
     await partitions.close();
   }
@@ -59,13 +55,13 @@ export async function runRequestStream(
 
 async function runOver(
   partitions: RequestPartitions,
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   ctx: StreamContext,
   outcome: StreamOutcome,
 ): Promise<StreamOutcome> {
   // Rounds an earlier run left open were paid for: their pages load first, so the partitions they finish are fresh now.
   // Until they are done no other page is asked: it could be one of theirs, bought again.
-  const unfinished = await resumeOpenRounds(partitions, manifest, ctx, outcome).then(
+  const unfinished = await resumeOpenRounds(partitions, stream, ctx, outcome).then(
     () => undefined,
     async (error: Error) =>
       error instanceof RunStoppedError
@@ -88,13 +84,10 @@ async function runOver(
   outcome.skipped = plan.partitions - plan.todo;
   outcome.worstCaseCredits = plan.cost.worst;
   outcome.estimatedCredits = plan.cost.expected;
-  ctx.reporter.streamStarted(manifest.name, plan.todo);
+  ctx.reporter.streamStarted(stream.name, plan.todo);
 
-  const shaper = new TableShaper(manifest.table, {
-    options: ctx.options,
-    run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() },
-  });
-  const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
+  const shaper = new TableShaper(stream.table, runScope(ctx));
+  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
   const buffer =
     plan.first && shaper.definitionFor(plan.first.values).writeMode === 'replace'
@@ -102,13 +95,13 @@ async function runOver(
       : undefined;
   if (buffer && plan.cost.worst > 0) {
     throw new StreamDefinitionError(
-      `stream "${manifest.name}" writes its table in replace mode (whole, once every page is read) but its call costs credits: ` +
+      `stream "${stream.name}" writes its table in replace mode (whole, once every page is read) but its call costs credits: ` +
         'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
     );
   }
-  const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
-  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, journal, buffer);
-  const rounds = ctx.options.via === 'batch' ? new PageRounds(manifest, ctx, runner, outcome) : undefined;
+  const journal = await AnswerJournal.open(stream.name, ctx, writer, (charge) => addCharge(outcome, charge));
+  const runner = new PartitionRunner(stream, ctx, shaper, writer, outcome, journal, buffer);
+  const rounds = ctx.options.via === 'batch' ? new PageRounds(stream, ctx, runner, outcome) : undefined;
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;
@@ -133,7 +126,7 @@ async function runOver(
     } finally {
       runner.forget(partition.key);
     }
-    ctx.reporter.streamProgress(manifest.name, { done: ++done, credits: outcome.credits });
+    ctx.reporter.streamProgress(stream.name, { done: ++done, credits: outcome.credits });
   };
   const runChunk = async (chunk: readonly DuePartition[]) => {
     runner.track(chunk);
@@ -175,7 +168,7 @@ async function runOver(
     if (outcome.status === 'succeeded') outcome.status = 'partial';
     const message = `${runner.cutAtMaxPages} partition(s) stopped at max_pages with more new items to read; the next run goes on from there (a larger max_pages catches up sooner)`;
     noteError(outcome, message);
-    ctx.reporter.notice(manifest.name, message);
+    ctx.reporter.notice(stream.name, message);
   }
   if (budgetStop instanceof RunStoppedError) {
     outcome.status = 'partial';
@@ -187,23 +180,20 @@ async function runOver(
 /** Loads the batch rounds (see `PageRounds`) an earlier run of this stream left open. */
 async function resumeOpenRounds(
   partitions: RequestPartitions,
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   ctx: StreamContext,
   outcome: StreamOutcome,
 ): Promise<void> {
   if (
     ctx.resumeOnly ||
-    !(await ctx.destination.readBatches(manifest.name)).some((b) => b.status === 'intent' || b.status === 'submitted')
+    !(await ctx.destination.readBatches(stream.name)).some((b) => b.status === 'intent' || b.status === 'submitted')
   )
     return;
-  const shaper = new TableShaper(manifest.table, {
-    options: ctx.options,
-    run: { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() },
-  });
-  const writer = new LoadWriter(ctx.destination, ctx.runId, manifest.name, ctx.writeLock);
-  const journal = await AnswerJournal.open(manifest.name, ctx, writer, (charge) => addCharge(outcome, charge));
-  const runner = new PartitionRunner(manifest, ctx, shaper, writer, outcome, journal);
-  const rounds = new PageRounds(manifest, ctx, runner, outcome);
+  const shaper = new TableShaper(stream.table, runScope(ctx));
+  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
+  const journal = await AnswerJournal.open(stream.name, ctx, writer, (charge) => addCharge(outcome, charge));
+  const runner = new PartitionRunner(stream, ctx, shaper, writer, outcome, journal);
+  const rounds = new PageRounds(stream, ctx, runner, outcome);
   const open = await partitions.find(await rounds.openKeys());
   runner.track(open);
   await rounds.resumeOpen(open.map((due) => due.partition));
@@ -223,7 +213,7 @@ class PartitionRunner implements RoundRunner {
   cutAtMaxPages = 0;
 
   constructor(
-    private readonly manifest: RequestStreamNode,
+    private readonly stream: CompiledRequestStream,
     private readonly ctx: StreamContext,
     private readonly shaper: TableShaper,
     private readonly writer: LoadWriter,
@@ -249,7 +239,7 @@ class PartitionRunner implements RoundRunner {
       const args = this.argsOf(pass);
       // Every billed answer of this page (the call, and pieces of a cut answer) is dropped from the journal as it loads.
       const answers: PaidAnswer[] = [];
-      const asks = renderArgs(this.manifest, this.ctx, partition, pass.saved, pass.page, { withoutClock: true });
+      const asks = renderArgs(this.stream, this.ctx, partition, pass.saved, pass.page, { withoutClock: true });
       const response = await this.fetch(partition, args, answers, asks);
       const taken = await this.takeAnswer(pass, args, response, answers);
       await this.commit(partition, taken.shaped, taken.state, answers);
@@ -267,14 +257,14 @@ class PartitionRunner implements RoundRunner {
     // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
     // the state, so a failure part-way does not cost the next normal run its stopping point.
     const page: PageState = (this.ctx.fullRefresh && !resume ? undefined : saved.pending) ?? { number: 1 };
-    const limit = pagesThisRun(this.manifest, saved, page, maxPagesOf(this.manifest, this.ctx, partition));
+    const limit = pagesThisRun(this.stream, saved, page, this.stream.paginator.maxPages(partition));
     // Whether this pass has reached the items of earlier passes (a full refresh reads on past them).
-    return { partition, saved, page, limit, reachedStop: !hasStoppingPoint(this.manifest, saved), pagesRead: 1 };
+    return { partition, saved, page, limit, reachedStop: !hasStoppingPoint(this.stream, saved), pagesRead: 1 };
   }
 
   /** The arguments of a pass's next call. */
   argsOf(pass: Pass): Record<string, unknown> {
-    return renderArgs(this.manifest, this.ctx, pass.partition, pass.saved, pass.page);
+    return renderArgs(this.stream, this.ctx, pass.partition, pass.saved, pass.page);
   }
 
   /**
@@ -289,10 +279,15 @@ class PartitionRunner implements RoundRunner {
   ): Promise<TakenAnswer> {
     const { partition, saved, page } = pass;
     const read = await this.readPastCap(partition, args, this.recordsIn(response, partition), answers);
-    const { fresh, reachedKnown, newest } = this.incremental(read.records, saved, partition);
+    const { fresh, reachedKnown, newest } = this.stream.incremental.read(
+      read.records,
+      saved.newest,
+      partition,
+      this.ctx.fullRefresh,
+    );
     pass.reachedStop ||= reachedKnown;
-    const passNewest = maxIso(page.newest, newest);
-    const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.nextPage(response, page);
+    const passNewest = laterIso(page.newest, newest);
+    const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.stream.paginator.next(response, page);
     const atLimit = more !== undefined && pass.limit !== undefined && pass.pagesRead >= pass.limit;
     // Cut at max_pages short of the stopping point, the pass stays pending: completing it would
     // move the stopping point past the items not read yet, and no later pass would read them.
@@ -324,7 +319,7 @@ class PartitionRunner implements RoundRunner {
     this.outcome.failed++;
     const message = `${partition.key}: ${error.message}`;
     noteError(this.outcome, message);
-    this.ctx.reporter.notice(this.manifest.name, message);
+    this.ctx.reporter.notice(this.stream.name, message);
     const { pending, ...rest } = this.current.get(partition.key) ?? {};
     const type = errorType(error);
     // Buffered (replace-mode) pages were never written, so their place in the pass must not be kept.
@@ -337,7 +332,7 @@ class PartitionRunner implements RoundRunner {
       error: error.message,
     };
     try {
-      await this.writer.inUnit([], (unit) => unit.saveState([stateRow(this.manifest.name, partition.key, state)]));
+      await this.writer.inUnit([], (unit) => unit.saveState([stateRow(this.stream.name, partition.key, state)]));
     } catch (writeError) {
       noteError(this.outcome, `${partition.key}: its failure could not be recorded: ${(writeError as Error).message}`);
     }
@@ -347,7 +342,7 @@ class PartitionRunner implements RoundRunner {
     const counts = await this.writer.inUnit(
       taken.map((t) => t.taken.shaped),
       async (unit) => {
-        await unit.saveState(taken.map((t) => stateRow(this.manifest.name, t.partition.key, t.taken.state)));
+        await unit.saveState(taken.map((t) => stateRow(this.stream.name, t.partition.key, t.taken.state)));
         await unit.saveBatches([batch]);
         await this.journal.drop(
           unit,
@@ -371,25 +366,24 @@ class PartitionRunner implements RoundRunner {
   /** Which window `args` ask: every record (a full refresh), a held window again, or what is new since the last pass. */
   private windowAsked(saved: PartitionState, args: Record<string, unknown>): WindowAsked {
     if (this.ctx.fullRefresh) return 'all';
-    return reopensHeldWindow(this.manifest.cap, saved.held, this.ctx.options, args) ? 'held' : 'new';
+    return this.stream.cap.reopens(saved.held, args) ? 'held' : 'new';
   }
 
   private recordsIn(response: unknown, partition: Partition): unknown[] {
-    return recordsOf(lookup(response, String(renderTemplate(this.manifest.records, { partition: partition.values }))));
+    return this.stream.requester.recordsOf(response, partition);
   }
 
-  /** An answer cut at the service's cap: read its window again in pieces, or hold the window (`cap` of the manifest). */
+  /** An answer cut at the service's cap: read its window again in pieces, or hold the window (`cap` of the stream). */
   private readPastCap(
     partition: Partition,
     args: Record<string, unknown>,
     records: unknown[],
     answers: PaidAnswer[],
   ): Promise<CapRead> {
-    return readPastCap(this.manifest.cap, partition, this.ctx.options, args, records, {
-      stream: this.manifest.name,
+    return this.stream.cap.read(partition, args, records, {
       // A cut answer needs the user's action (a larger cap): said now, and again under Problems in the summary.
-      notice: (stream, message) => {
-        this.ctx.reporter.notice(stream, message);
+      notice: (message) => {
+        this.ctx.reporter.notice(this.stream.name, message);
         noteError(this.outcome, message);
       },
       read: async (pieceArgs) => this.recordsIn(await this.fetch(partition, pieceArgs, answers), partition),
@@ -403,8 +397,8 @@ class PartitionRunner implements RoundRunner {
     answers: PaidAnswer[],
     asks?: Record<string, unknown>,
   ): Promise<PageAnswer> {
-    const request = requestOf(this.manifest, partition, this.ctx.options, args);
-    const worst = costOfCall(this.ctx.costs, this.manifest.cost, request.path, args).worst;
+    const request = this.stream.requester.requestOf(partition, args);
+    const worst = costOfCall(this.ctx.costs, this.stream.cost, request.path, args).worst;
     const call = {
       name: `${request.method} ${request.path}`,
       partition: partition.key,
@@ -417,46 +411,13 @@ class PartitionRunner implements RoundRunner {
     return answer.response as PageAnswer;
   }
 
-  /**
-   * The records of a page to load, whether the page reached items of earlier passes (not newer
-   * than the saved `newest`), and its newest stamp. A full refresh loads every record it reads.
-   */
-  private incremental(
-    records: unknown[],
-    saved: PartitionState,
-    partition: Partition,
-  ): { fresh: unknown[]; reachedKnown: boolean; newest?: string } {
-    const node = this.manifest.incremental;
-    if (node.type === 'none') return { fresh: records, reachedKnown: false };
-    const fields = stampFields(node.field, partition, this.manifest.name);
-    const stamps = records.map((r) => firstField(r, fields));
-    const newest = stamps.reduce<string | undefined>((max, s) => maxIso(max, s), undefined);
-    if (node.type === 'since' || saved.newest === undefined) return { fresh: records, reachedKnown: false, newest };
-    const known = Date.parse(saved.newest);
-    const isNew = (stamp: string | undefined) => stamp === undefined || Date.parse(stamp) > known;
-    const reachedKnown = stamps.some((s) => !isNew(s));
-    return { fresh: this.ctx.fullRefresh ? records : records.filter((_, i) => isNew(stamps[i])), reachedKnown, newest };
-  }
-
-  /** The page after `page` when the service says there is one (page limits are the caller's). */
-  private nextPage(response: PageAnswer, page: PageState): PageState | undefined {
-    const paginator = this.manifest.paginator;
-    if (paginator.type === 'cursor')
-      return response.meta.nextCursor ? { number: page.number + 1, cursor: response.meta.nextCursor } : undefined;
-    if (paginator.type === 'none') return undefined;
-    const data = response.data as { pagination?: { has_more?: boolean }; pagination_token?: string | null };
-    return data.pagination?.has_more === true
-      ? { number: page.number + 1, token: data.pagination_token ?? null }
-      : undefined;
-  }
-
   private async commit(
     partition: Partition,
     shaped: ShapedRecords,
     state: PartitionState,
     answers: readonly PaidAnswer[],
   ): Promise<void> {
-    const row = stateRow(this.manifest.name, partition.key, state);
+    const row = stateRow(this.stream.name, partition.key, state);
     const keys = answers.map((a) => a.key);
     if (this.buffer) {
       this.buffer.groups.push(shaped);

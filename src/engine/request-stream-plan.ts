@@ -1,7 +1,5 @@
-import type { RequestStreamNode } from '../manifest/manifest-schema.js';
-import { partitionContext } from './partition-context.js';
-import { parentNodes, resolvePartitions } from './partitions.js';
-import { passCost, planTables, RequestPartitions, type PassCost } from './request-plan.js';
+import type { CompiledRequestStream } from '../manifest/compile-stream.js';
+import { passCost, RequestPartitions, type PassCost } from './request-plan.js';
 import { addRows, type PlannedRows, type StreamContext, type StreamPlan } from './stream-context.js';
 
 /**
@@ -10,16 +8,16 @@ import { addRows, type PlannedRows, type StreamContext, type StreamPlan } from '
  * parent rows they may load first are counted too, as many as those rows can be at most.
  */
 export async function planRequestStream(
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   ctx: StreamContext,
   upstream: readonly StreamPlan[] = [],
 ): Promise<StreamPlan> {
-  const partitions = await RequestPartitions.open(manifest, ctx);
+  const partitions = await RequestPartitions.open(stream, ctx);
   const plan = await partitions.plan().finally(() => partitions.close());
-  const toCome = await partitionsToCome(manifest, ctx, upstream);
+  const toCome = await partitionsToCome(stream, ctx, upstream);
   for (const [table, rows] of Object.entries(toCome.rows)) addRows(plan.rows, table, rows);
   return {
-    stream: manifest.name,
+    stream: stream.name,
     units: plan.todo + toCome.units,
     resumed: 0,
     skipped: plan.partitions - plan.todo,
@@ -41,7 +39,7 @@ export async function planRequestStream(
  * rows of the parents' first pages, half full (see `PassEstimate`).
  */
 async function partitionsToCome(
-  manifest: RequestStreamNode,
+  stream: CompiledRequestStream,
   ctx: StreamContext,
   upstream: readonly StreamPlan[],
 ): Promise<{ units: number; expectedUnits: number; rows: Record<string, PlannedRows> } & PassCost> {
@@ -53,24 +51,20 @@ async function partitionsToCome(
     perCall: 0,
     rows: {} as Record<string, PlannedRows>,
   };
-  const tables = planTables(manifest, ctx);
-  // The partitions of one planned parent row (one per expanded value); a value derived from a
-  // parent column (a path, a size) is priced as the manifest prices this stand-in.
-  const readTable = async (_table: string, columns: readonly string[]) => [
-    Object.fromEntries(columns.map((column) => [column, `planned-${column}`])),
-  ];
-  for (const branch of parentNodes(manifest.partitions)) {
-    const parentRows = plannedRows(upstream, branch.table);
-    if (parentRows.worst === 0) continue;
-    for (const partition of await resolvePartitions(branch, { ...partitionContext(ctx), readTable })) {
-      const pass = passCost(manifest, ctx, partition, {});
+  for (const parent of stream.partitions.parents) {
+    const parentRows = plannedRows(upstream, parent.table);
+    if (parentRows.worst === 0 || !parent.holds(ctx.seeds)) continue;
+    // The partitions of one planned parent row (one per expanded value); a value derived from a
+    // parent column (a path, a size) is priced as the stream prices this stand-in.
+    const standIn = Object.fromEntries(parent.columns.map((column) => [column, `planned-${column}`]));
+    for (const partition of parent.partitionsOf([standIn])) {
+      const pass = passCost(stream, ctx, partition, {});
       toCome.units += parentRows.worst;
       toCome.expectedUnits += parentRows.expected;
       toCome.worst += timesRows(parentRows.worst, pass.worst);
       toCome.expected += parentRows.expected * pass.expected;
       toCome.perCall = Math.max(toCome.perCall, pass.perCall);
-      const table = tables.definitionFor(partition.values).name;
-      addRows(toCome.rows, table, {
+      addRows(toCome.rows, stream.table.nameOf(partition.values), {
         worst: timesRows(parentRows.worst, pass.records.worst),
         expected: parentRows.expected * pass.records.expected,
       });

@@ -2,7 +2,7 @@ import type { Meta } from '../../schemas/common.js';
 import { envelope } from '../../schemas/common.js';
 import { BatchResultsPage, type BatchResultEntry } from '../../schemas/batch.js';
 import { PARTITION, shapeForWrite, type ShapedWrite, type WriteShaping } from '../destinations/destination.js';
-import type { ShapeRejection, ShapedRecords, TableShaper } from './table-shaper.js';
+import type { ShapeRejection, ShapedRecords, TableShaper } from '../normalize/table-shaper.js';
 
 /** A results page's body, as the client validates it (made once: zod compiles a schema's checks at its first parse). */
 const RESULTS_PAGE = envelope(BatchResultsPage);

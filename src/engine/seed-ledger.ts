@@ -1,12 +1,12 @@
 import type { BatchRow, SeedRow } from '../destinations/destination.js';
-import type { BatchStreamNode } from '../manifest/manifest-schema.js';
+import type { CompiledBatchStream } from '../manifest/compile-stream.js';
 import type { BatchCosts } from './batch-costs.js';
 import { cutToFit } from './budget.js';
 import { stopForBudget } from './budget-stop.js';
-import { isRecent, refreshAfterMs } from './freshness.js';
+import { isRecent } from './freshness.js';
 import { itemsOf } from './job-books.js';
 import { LEDGER_PAGE, readOpenBatches, readSeedRows } from './ledger-pages.js';
-import type { Partition } from './partitions.js';
+import type { Partition } from '../manifest/components/partitions.js';
 import { planSeeds, Ranker, takes, type SeedPlan, type SeedTriage } from './seed-plan.js';
 import type { LedgerSeed, SeedScan } from './seed-scan.js';
 import type { StreamContext, StreamOutcome } from './stream-context.js';
@@ -45,7 +45,7 @@ export class SeedLedger {
 
   /** `write` commits ledger rows in one unit of work and hands them back to {@link wrote}. */
   constructor(
-    private readonly manifest: BatchStreamNode,
+    private readonly stream: CompiledBatchStream,
     private readonly ctx: StreamContext,
     private readonly outcome: StreamOutcome,
     private readonly costs: BatchCosts,
@@ -110,7 +110,7 @@ export class SeedLedger {
   async hold(keys: readonly string[]): Promise<string[]> {
     const missing = keys.filter((key) => !this.rows.has(key));
     if (missing.length === 0) return [];
-    const rows = await readSeedRows(this.ctx.destination, this.manifest.name, missing);
+    const rows = await readSeedRows(this.ctx.destination, this.stream.name, missing);
     for (const key of missing) this.rows.set(key, rows.get(key));
     return missing;
   }
@@ -143,7 +143,7 @@ export class SeedLedger {
 
   private triageFor(open: readonly BatchRow[]): SeedTriage {
     const inFlight = new Set(open.flatMap((batch) => itemsOf(batch).map((item) => item.ref)));
-    const refreshMs = refreshAfterMs(this.manifest.refresh_after, this.ctx.options);
+    const refreshMs = this.stream.refreshAfterMs;
     // One clock for the plan and the submissions: a seed fresh when planned stays fresh when chunked.
     const now = this.ctx.now();
     const written = (row: SeedRow | undefined) =>
@@ -192,7 +192,7 @@ export class SeedLedger {
     if (this.deferredSeeds.length === 0) return;
     const lost = new Set(lostJobs.flatMap((b) => (b.jobId ? [b.jobId] : [])));
     const inOpenBatch = new Set(
-      (await readOpenBatches(this.ctx.destination, this.manifest.name)).flatMap((b) =>
+      (await readOpenBatches(this.ctx.destination, this.stream.name)).flatMap((b) =>
         itemsOf(b).map((item) => item.ref),
       ),
     );
@@ -247,7 +247,7 @@ export class SeedLedger {
   seedRow(key: string, seed: string, fields: Partial<SeedRow> & Pick<SeedRow, 'status'>, addCredits = 0): SeedRow {
     const previous = this.rows.get(key);
     return {
-      stream: this.manifest.name,
+      stream: this.stream.name,
       seedKey: key,
       seed,
       canonicalUrl: previous?.canonicalUrl ?? null,

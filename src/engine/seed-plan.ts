@@ -1,4 +1,4 @@
-import type { Partition } from './partitions.js';
+import type { Partition } from '../manifest/components/partitions.js';
 import type { LedgerSeed, SeedScan } from './seed-scan.js';
 
 /** What a batch stream decides about one seed before it submits anything. */

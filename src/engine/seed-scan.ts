@@ -1,10 +1,10 @@
 import { SEED_CHUNK } from '../config/seed-list.js';
 import type { SeedRow } from '../destinations/destination.js';
-import type { PartitionNode } from '../manifest/manifest-schema.js';
+import type { PartitionSource } from '../manifest/components/partitions.js';
 import { readSeedRows } from './ledger-pages.js';
 import { partitionContext, tableChunks } from './partition-context.js';
 import { PartitionScan } from './partition-scan.js';
-import type { Partition } from './partitions.js';
+import type { Partition } from '../manifest/components/partitions.js';
 import type { StreamContext } from './stream-context.js';
 
 /** A seed of a batch stream with its ledger row, when it has one. */
@@ -22,7 +22,7 @@ export interface LedgerSeed {
  *
  * @example
  * ```ts
- * const scan = await SeedScan.open(manifest.partitions, ctx, manifest.name);
+ * const scan = await SeedScan.open(stream.partitions, ctx, stream.name);
  * for await (const chunk of scan.chunks()) for (const { partition, row } of chunk) classify(partition, row);
  * await scan.close();
  * ```
@@ -34,9 +34,9 @@ export class SeedScan {
     private readonly partitions: PartitionScan,
   ) {}
 
-  /** Opens the scan of `node` (see `PartitionScan.open`). */
-  static async open(node: PartitionNode, ctx: StreamContext, stream: string): Promise<SeedScan> {
-    return new SeedScan(ctx, stream, await PartitionScan.open(node, partitionContext(ctx), tableChunks(ctx)));
+  /** Opens the scan of a stream's partitions (see `PartitionScan.open`). */
+  static async open(partitions: PartitionSource, ctx: StreamContext, stream: string): Promise<SeedScan> {
+    return new SeedScan(ctx, stream, await PartitionScan.open(partitions, partitionContext(ctx), tableChunks(ctx)));
   }
 
   /** One pass: the partitions in the list's order, repeats dropped, a chunk at a time with their ledger rows. */

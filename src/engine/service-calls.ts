@@ -2,11 +2,10 @@ import type { Meta } from '../../schemas/common.js';
 import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
 import { canonicalErrorType } from '../client/errors.js';
 import { knownEndpoint } from '../client/endpoints.js';
-import type { BatchStreamNode, CostNode, RequestStreamNode } from '../manifest/manifest-schema.js';
-import { renderTemplate } from '../manifest/template.js';
+import type { BatchItemOf, CallCost, ServiceRequest } from '../manifest/components/requester.js';
 import type { Cost, CostModel } from './cost-model.js';
-import { StreamDefinitionError } from './engine-errors.js';
-import type { Partition } from './partitions.js';
+
+export type { BatchItemOf, ServiceRequest } from '../manifest/components/requester.js';
 
 /** A typed response as the client returns it. */
 export interface ServiceResponse<T = unknown> {
@@ -15,15 +14,6 @@ export interface ServiceResponse<T = unknown> {
 }
 
 type Body = Record<string, unknown>;
-
-/** One call by method and path, as a manifest names it (see `ApiClient.request`). */
-export interface ServiceRequest {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: Body;
-  query?: Body;
-  billed: boolean;
-}
 
 /**
  * The part of `ApiClient` the engine uses, declared structurally so the engine depends on
@@ -51,98 +41,24 @@ export interface ServiceClient {
   readonly account?: { rate_limit: { concurrent_batch_jobs: number } } | undefined;
 }
 
-/** A batch item: the operation and the exact body its single endpoint takes (CONTRACT.md "Batch items and results"). */
-export interface BatchItemOf {
-  operation: string;
-  params: Body;
-}
-
-/** The path a request stream's call goes to for a partition (its `path` may be a template or a `$switch`). */
-export function pathOf(manifest: RequestStreamNode, partition: Partition, options: Body): string {
-  const path = renderTemplate(manifest.request.path, { partition: partition.values, options });
-  if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw new StreamDefinitionError(
-      `stream "${manifest.name}": its request path renders to ${JSON.stringify(path)} for ${partition.key}, not a path such as /v1/search/jobs`,
-    );
-  }
-  return path;
-}
-
-/** The request of a request stream's call with these `args` (its body, or its query for a GET). */
-export function requestOf(
-  manifest: RequestStreamNode,
-  partition: Partition,
-  options: Body,
-  args: Body,
-): ServiceRequest {
-  const { method } = manifest.request;
-  const billed = manifest.cost.per !== 'free';
-  return {
-    method,
-    path: pathOf(manifest, partition, options),
-    billed,
-    ...(method === 'GET' ? { query: args } : { body: args }),
-  };
-}
-
-/**
- * The batch item a request stream's call with these `args` can go as, and whether its failure is
- * billed all the same; undefined when the stream (or this partition, e.g. a search variant) has
- * no batch operation.
- */
-export function batchItemOf(
-  manifest: RequestStreamNode,
-  partition: Partition,
-  options: Body,
-  args: Body,
-): (BatchItemOf & { failuresBilled: boolean }) | undefined {
-  if (!manifest.batch) return undefined;
-  const context = { partition: partition.values, options };
-  const operation = renderTemplate(manifest.batch.operation, context);
-  if (typeof operation !== 'string' || operation === '') return undefined;
-  return {
-    operation,
-    params: args,
-    failuresBilled: renderTemplate(manifest.batch.failed_items_billed, context) === true,
-  };
-}
-
 /**
  * A batch item's params as its single endpoint would send them: the client's rewrite of a known
  * endpoint's body applies (a `fields` list gets the fields that identify the record), so an item
  * answers what a single call would.
  */
-export function itemParams(manifest: BatchStreamNode, params: Body): Body {
-  const prepare = manifest.single ? knownEndpoint('POST', manifest.single.path)?.prepare : undefined;
+export function itemParams(singlePath: string | undefined, params: Body): Body {
+  const prepare = singlePath ? knownEndpoint('POST', singlePath)?.prepare : undefined;
   return prepare ? prepare(params) : params;
 }
 
-/** What one call of a stream costs: the manifest's `cost`, sized by its `results` over `args`, never below the service's own figure for `path`. */
-export function costOfCall(costs: CostModel, cost: CostNode, path: string | undefined, args: Body): Cost {
-  const results = resultsAsked(cost, args);
+/** What one call of a stream costs: its compiled `cost`, sized by the results its `args` ask, never below the service's own figure for `path`. */
+export function costOfCall(costs: CostModel, cost: CallCost, path: string | undefined, args: Body): Cost {
   return costs.price({
     path,
-    cost: { credits: cost.credits, unit: cost.per, pageSize: cost.page_size },
-    sized: cost.results !== undefined,
-    results,
+    cost: { credits: cost.credits, unit: cost.per, pageSize: cost.pageSize },
+    sized: cost.sized,
+    results: cost.resultsAsked(args),
   });
-}
-
-/** The results a call that pages internally asks for (`cost.results` over its args); undefined for other calls. */
-function resultsAsked(cost: CostNode, args: Body): number | undefined {
-  return cost.results === undefined ? undefined : Number(renderTemplate(cost.results, { args }));
-}
-
-/**
- * The most records one call of a request stream answers: a page of its `per_page` argument (else
- * the cost's page size), a cursor page's `limit`, a search's `results` asked. An unpaged call
- * that states no size (a listing such as usage) has no bound. What a plan bounds a child stream by.
- */
-export function recordsPerCall(manifest: RequestStreamNode, args: Body): number {
-  const { paginator, cost } = manifest;
-  if (paginator.type === 'cursor') return paginator.limit;
-  if (paginator.type === 'page_token') return Number(args.per_page) || cost.page_size;
-  return resultsAsked(cost, args) || Infinity;
 }
 
 /**

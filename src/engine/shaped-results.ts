@@ -1,9 +1,8 @@
 import type { WriteShaping } from '../destinations/destination.js';
-import type { ShaperSpec } from './page-shaping-pool.js';
 import { recordsOfPage, writeWithPartitions, type ShapedResultsPage, type ValuesOf } from './results-page-shaping.js';
 import type { ServiceResponse } from './service-calls.js';
 import type { StreamContext } from './stream-context.js';
-import type { ShapedRecords, TableShaper } from './table-shaper.js';
+import type { ShapedRecords, TableShaper } from '../normalize/table-shaper.js';
 
 /** A results page shaped in a worker thread, with its text (for the records, should a write need them) and the shapings used. */
 export type ShapedPage = ShapedResultsPage & { text: string; shapings: WriteShaping[] };
@@ -18,7 +17,6 @@ export function workerDecoder(
   ctx: Pick<StreamContext, 'shapingPool' | 'destination' | 'runId'>,
   stream: string,
   shaper: TableShaper,
-  spec: ShaperSpec,
   items: [string, Record<string, unknown>][],
 ): ((text: string) => Promise<ServiceResponse<ShapedPage> | null>) | undefined {
   const pool = ctx.shapingPool;
@@ -29,7 +27,7 @@ export function workerDecoder(
     tables ??= [...new Set(items.map(([, values]) => shaper.definitionFor(values).name))];
     const shapings = tables.map((table) => ctx.destination.writeShaping(table));
     if (!shapings.every((s) => s !== undefined)) return null;
-    const answer = await pool.shape({ stream, spec, text, items, shapings, runId: ctx.runId });
+    const answer = await pool.shape({ stream, spec: shaper.spec, text, items, shapings, runId: ctx.runId });
     return answer && { data: { ...answer.data, text, shapings }, meta: answer.meta };
   };
 }

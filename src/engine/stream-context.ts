@@ -1,3 +1,4 @@
+import type { RunScope } from '../manifest/components/table.js';
 import type { Destination } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { Budget } from './budget.js';
@@ -192,4 +193,9 @@ export function noteStoppedOnRequest(outcome: StreamOutcome, error: Error): void
 /** Notes an error on an outcome (keeps the first few). */
 export function noteError(outcome: StreamOutcome, message: string): void {
   if (outcome.errors.length < 5) outcome.errors.push(message);
+}
+
+/** The run as a table's added columns read it (`{{ run.id }}`). */
+export function runScope(ctx: Pick<StreamContext, 'runId' | 'runStartedAt'>): RunScope {
+  return { id: ctx.runId, started_at: ctx.runStartedAt.toISOString() };
 }

@@ -1,7 +1,6 @@
 import type { Destination } from '../destinations/destination.js';
-import type { StreamManifest } from '../manifest/manifest-schema.js';
+import type { CompiledStream } from '../manifest/compile-stream.js';
 import { seedLedgerPages } from './ledger-pages.js';
-import { seedKey, type SeedKind } from '../util/seed-keys.js';
 
 /** What `seedline state show` reports of one stream. */
 export interface StreamStateSummary {
@@ -53,12 +52,13 @@ export async function summarizeState(destination: Destination, stream: string): 
  */
 export async function resetStreamState(
   destination: Destination,
-  manifest: StreamManifest,
+  compiled: Pick<CompiledStream, 'name' | 'partitions'>,
   runId: string,
   seed?: string,
 ): Promise<ResetOutcome> {
-  const stream = manifest.name;
-  const matches = keyMatcher(manifest, seed);
+  const stream = compiled.name;
+  // For seed streams a seed's canonical key; for streams over loaded rows the partitions of that parent (`<url>|kind=…` too).
+  const matches = seed === undefined ? () => true : compiled.partitions.matchesSeed(seed);
   const seeds = [...(await destination.readSeeds(stream)).values()].filter((row) => matches(row.seedKey));
   const partitions = [...(await destination.readState(stream)).keys()].filter(matches);
   const unit = await destination.beginUnit(runId);
@@ -71,25 +71,4 @@ export async function resetStreamState(
     throw error;
   }
   return { stream, seeds: seeds.length, partitions: partitions.length };
-}
-
-/**
- * Which ledger or partition keys a `--seed` names: for seed streams its canonical key; for streams
- * over loaded rows (activity, company posts) the partitions of that parent (`<url>|kind=…` too);
- * for listed partitions (searches, headcount) the key as written. Every key without a seed.
- */
-function keyMatcher(manifest: StreamManifest, seed: string | undefined): (key: string) => boolean {
-  if (seed === undefined) return () => true;
-  const partitions = manifest.partitions as { type?: string; seed_kind?: SeedKind; table?: string } | undefined;
-  if (partitions?.type === 'seeds') {
-    const wanted = seedKey(partitions.seed_kind ?? 'raw', seed);
-    return (key) => key === wanted;
-  }
-  if (partitions?.type === 'parent') {
-    const kind: SeedKind =
-      partitions.table === 'companies' ? 'company' : partitions.table === 'profiles' ? 'profile' : 'raw';
-    const wanted = seedKey(kind, seed);
-    return (key) => seedKey(kind, key.split('|')[0]!) === wanted;
-  }
-  return (key) => key === seed;
 }

@@ -1,3 +1,5 @@
+import { lookup, lookupSteps } from '../util/dotted-path.js';
+
 const WHOLE = /^\{\{\s*([\w.]+)\s*\}\}$/;
 const EMBEDDED = /\{\{\s*([\w.]+)\s*\}\}/g;
 
@@ -62,20 +64,6 @@ function wholePath(template: string): readonly string[] | null {
   steps = whole ? whole[1]!.split('.') : null;
   if (wholePaths.size < MAX_CACHED_TEMPLATES) wholePaths.set(template, steps);
   return steps;
-}
-
-/** Reads a dotted path (`partition.urn`) from the context; `undefined` when any step is missing. */
-export function lookup(context: unknown, path: string): unknown {
-  return lookupSteps(context, path.split('.'));
-}
-
-function lookupSteps(context: unknown, steps: readonly string[]): unknown {
-  let value: unknown = context;
-  for (const step of steps) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[step];
-  }
-  return value;
 }
 
 /** The option a value is exactly (`{{ options.searches }}` → `searches`); undefined for anything else. */

@@ -10,7 +10,7 @@ import {
   type TableDefinition,
 } from '../destinations/destination.js';
 import { LoadWriter } from '../engine/load-writer.js';
-import type { ShapedRecords, TableShaper } from '../engine/table-shaper.js';
+import type { ShapedRecords, TableShaper } from '../normalize/table-shaper.js';
 import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';
 import { logLine } from '../util/log.js';

@@ -4,7 +4,7 @@ import { parseConfig } from '../../src/config/load-config.js';
 import type { Destination, DestinationKind } from '../../src/destinations/destination.js';
 import { prepareSync, runSync, type RunResult } from '../../src/engine/pipeline.js';
 import type { Reporter } from '../../src/engine/stream-context.js';
-import { TableShaper } from '../../src/engine/table-shaper.js';
+import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { backendAvailable, makeTestTarget, type TestTarget } from '../helpers/destinations.js';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Destination, SeedRow } from '../../src/destinations/destination.js';
 import { LoadWriter } from '../../src/engine/load-writer.js';
-import { TableShaper } from '../../src/engine/table-shaper.js';
+import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { Mutex } from '../../src/util/mutex.js';
 import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 
-const shaper = new TableShaper(manifestsSync().get('profiles')!.table, {
+const shaper = TableShaper.of(manifestsSync().get('profiles')!.table, {
   options: { write_mode: 'merge' },
   run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' },
 });

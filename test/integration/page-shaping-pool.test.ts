@@ -3,15 +3,16 @@ import type { WriteShaping } from '../../src/destinations/destination.js';
 import { tableLayout } from '../../src/destinations/table-layout.js';
 import { PageShapingPool, type PageToShape } from '../../src/engine/page-shaping-pool.js';
 import { decodeResultsPage, valuesLookup } from '../../src/engine/results-page-shaping.js';
-import { TableShaper } from '../../src/engine/table-shaper.js';
+import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { profileRecord } from '../helpers/destinations.js';
 
 const spec = {
   table: manifestsSync().get('profiles')!.table,
-  context: { options: { write_mode: 'merge' }, run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' } },
+  options: { write_mode: 'merge' },
+  run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' },
 };
-const shaper = new TableShaper(spec.table, spec.context);
+const shaper = TableShaper.of(spec.table, spec);
 const shaping: WriteShaping = { table: 'profiles', layout: tableLayout(shaper.definitionFor({})), rejectNul: false };
 
 /** Page `p` of 50 entries, as the service sends it, with its items' partition values. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Destination } from '../../src/destinations/destination.js';
 import { LoadWriter } from '../../src/engine/load-writer.js';
-import { TableShaper } from '../../src/engine/table-shaper.js';
+import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import type { StreamManifest } from '../../src/manifest/manifest-schema.js';
 import { Mutex } from '../../src/util/mutex.js';
@@ -71,7 +71,7 @@ describe.each(destinationKinds)('misshapen records of every resource schema into
       if (!target) return ctx.skip();
       const manifest = manifests.get(stream)!;
       const { partition, identity } = STREAMS[stream]!;
-      const shaper = new TableShaper(manifest.table, {
+      const shaper = TableShaper.of(manifest.table, {
         options: { write_mode: 'merge' },
         run: { id: 'run_property', started_at: '2026-11-25T00:00:00Z' },
       });

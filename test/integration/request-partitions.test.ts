@@ -8,7 +8,7 @@ import { RequestPartitions } from '../../src/engine/request-plan.js';
 import type { ServiceClient, ServiceRequest } from '../../src/engine/service-calls.js';
 import type { Reporter, StreamContext } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
-import type { RequestStreamNode } from '../../src/manifest/manifest-schema.js';
+import { compileStream, type CompiledRequestStream } from '../../src/manifest/compile-stream.js';
 import { Mutex } from '../../src/util/mutex.js';
 import { destinationKinds, useBackend } from '../helpers/destinations.js';
 
@@ -97,11 +97,9 @@ for (const kind of destinationKinds) {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
       await seedCompanies(dest, 2500, 100);
-      const manifest = (await loadManifests()).get('company_posts') as RequestStreamNode;
-      const partitions = await RequestPartitions.open(
-        manifest,
-        streamContext(dest, { refresh_after: '1d', via: 'calls', max_pages: 10 }),
-      );
+      const options = { refresh_after: '1d', via: 'calls', max_pages: 10 };
+      const stream = compileStream((await loadManifests()).get('company_posts')!, options) as CompiledRequestStream;
+      const partitions = await RequestPartitions.open(stream, streamContext(dest, options));
       try {
         const plan = await partitions.plan();
         const expected = expectedOrder(2500);

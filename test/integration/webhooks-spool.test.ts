@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../src/client/webhook-signature.js';
 import { DestinationLockedError } from '../../src/destinations/destination-error.js';
-import { TableShaper } from '../../src/engine/table-shaper.js';
+import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { DeliverySpool, fileNameOf } from '../../src/webhooks/delivery-spool.js';
 import { SpoolDrainer, type SpoolDrainerOptions } from '../../src/webhooks/spool-drainer.js';
@@ -315,7 +315,7 @@ describe.each(destinationKinds)('spool drainer into %s', (kind) => {
     extra: Partial<SpoolDrainerOptions> = {},
   ): Promise<SpoolDrainer> {
     const manifest = (await loadManifests()).get('triggers')!;
-    const shaper = new TableShaper(manifest.table, {
+    const shaper = TableShaper.of(manifest.table, {
       options: {},
       run: { id: 'serve_test', started_at: new Date().toISOString() },
     });

@@ -2,13 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { callKey } from '../../src/engine/answer-journal.js';
 import { renderArgs, type PartitionState } from '../../src/engine/partition-pass.js';
 import type { StreamContext } from '../../src/engine/stream-context.js';
-import type { RequestStreamNode } from '../../src/manifest/manifest-schema.js';
+import { compileStream, type CompiledRequestStream } from '../../src/manifest/compile-stream.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 
 // A journaled answer is named by what its call asks apart from the clock: a jobs search whose
 // answer was paid for yesterday answers the same page today, though posted_within_days moved.
-const ctxAt = (now: string) =>
-  ({ fullRefresh: false, options: { max_results: 25 }, now: () => new Date(now) }) as unknown as StreamContext;
+const ctxAt = (now: string) => ({ fullRefresh: false, now: () => new Date(now) }) as unknown as StreamContext;
+/** A built-in stream compiled with these options. */
+const compiled = async (name: string, options: Record<string, unknown>) =>
+  compileStream((await loadManifests()).get(name)!, options) as CompiledRequestStream;
 const partition = {
   key: 'https://www.network.example/company/acme',
   values: { company_url: 'https://www.network.example/company/acme' },
@@ -17,7 +19,7 @@ const saved: PartitionState = { completed_at: '2026-11-20T10:00:00.000Z' };
 
 describe('the journal key of a page call', () => {
   it('given a jobs search asked a day later, when keyed, then its arguments differ but its key does not', async () => {
-    const jobs = (await loadManifests()).get('jobs') as RequestStreamNode;
+    const jobs = await compiled('jobs', { max_results: 25 });
     const page = { number: 1 };
     const day1 = ctxAt('2026-11-21T09:00:00.000Z');
     const day2 = ctxAt('2026-11-22T11:00:00.000Z');
@@ -36,32 +38,25 @@ describe('the journal key of a page call', () => {
   });
 
   it('given another max_results or another page, when keyed, then the key differs', async () => {
-    const jobs = (await loadManifests()).get('jobs') as RequestStreamNode;
     const ctx = ctxAt('2026-11-21T09:00:00.000Z');
-    const key = (c: StreamContext, page: { number: number }) =>
+    const key = (jobs: CompiledRequestStream, page: { number: number }) =>
       callKey({
         name: 'searchJobs',
         partition: partition.key,
         args: {},
-        asks: renderArgs(jobs, c, partition, saved, page, { withoutClock: true }),
+        asks: renderArgs(jobs, ctx, partition, saved, page, { withoutClock: true }),
       });
-    const wider = { ...ctx, options: { max_results: 100 } } as StreamContext;
-    expect(key(ctx, { number: 1 })).not.toBe(key(wider, { number: 1 }));
-    const activity = (await loadManifests()).get('activity') as RequestStreamNode;
+    const jobs = await compiled('jobs', { max_results: 25 });
+    const wider = await compiled('jobs', { max_results: 100 });
+    expect(key(jobs, { number: 1 })).not.toBe(key(wider, { number: 1 }));
+    const activity = await compiled('activity', { max_pages: 3 });
     const feed = { key: 'u', values: { urn: 'u', kind: 'posts', url: 'u' } };
     const pageKey = (number: number, token?: string) =>
       callKey({
         name: 'profileActivity',
         partition: 'u',
         args: {},
-        asks: renderArgs(
-          activity,
-          { ...ctx, options: { max_pages: 3 } } as StreamContext,
-          feed,
-          {},
-          { number, token },
-          { withoutClock: true },
-        ),
+        asks: renderArgs(activity, ctx, feed, {}, { number, token }, { withoutClock: true }),
       });
     expect(pageKey(1)).not.toBe(pageKey(2, 't2'));
     expect(pageKey(2, 't2')).not.toBe(pageKey(2, 't3'));

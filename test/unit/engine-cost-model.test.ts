@@ -5,9 +5,10 @@ import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { StreamManifest } from '../../src/manifest/manifest-schema.js';
 import { renderTemplate } from '../../src/manifest/template.js';
 import { buildOpenApiDocument } from '../../src/sandbox/openapi.js';
+import { compileCost } from '../../src/manifest/components/requester.js';
 
 const manifests = await loadManifests();
-const costOf = (stream: string) => manifests.get(stream)!.cost;
+const costOf = (stream: string) => compileCost(manifests.get(stream)!.cost);
 
 describe('cost model', () => {
   it("given the spec's credit texts, when parsed, then each gives its credits, unit and page size", () => {

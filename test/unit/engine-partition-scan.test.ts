@@ -5,7 +5,12 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeedList } from '../../src/config/seed-list.js';
 import { PartitionScan, type TableChunks } from '../../src/engine/partition-scan.js';
-import { resolvePartitions, type Partition, type PartitionContext } from '../../src/engine/partitions.js';
+import type { Partition } from '../../src/manifest/components/partitions.js';
+import {
+  partitionSource,
+  resolvePartitions,
+  type OptionsAndContext as PartitionContext,
+} from '../helpers/partition-nodes.js';
 import type { PartitionNode } from '../../src/manifest/manifest-schema.js';
 import { regroup } from '../../src/util/regroup.js';
 import { SpoolFile } from '../../src/util/spool-file.js';
@@ -119,7 +124,7 @@ describe('PartitionScan', () => {
   };
 
   it('given a union of a parent table read in chunks, a seed list, a node whose when fails and a single, when scanned twice, then each pass gives what resolving it whole gives, repeats dropped first-wins', async () => {
-    const scan = await PartitionScan.open(union, context, tables);
+    const scan = await PartitionScan.open(partitionSource(union, context.options), context, tables);
     try {
       const whole = await resolvePartitions(union, context);
       const first = await pass(scan, 2);
@@ -146,7 +151,7 @@ describe('PartitionScan', () => {
       key: '{{ row.url }}',
       expand: { kind: '{{ options.kinds }}' },
     };
-    const scan = await PartitionScan.open(node, context, tables);
+    const scan = await PartitionScan.open(partitionSource(node, context.options), context, tables);
     try {
       const partitions = (await pass(scan)).flat();
       expect(partitions).toEqual(await resolvePartitions(node, context));
@@ -166,7 +171,11 @@ describe('PartitionScan', () => {
     writeFileSync(file, 'url\nhttps://x.example/company/a\nhttps://x.example/company/b\n');
     const list = await SeedList.open('seeds.companies', { file, column: 'url' }, dir, () => chunksOf([]));
     const node: PartitionNode = { type: 'seeds', seeds: 'companies', as: 'url', seed_kind: 'raw' };
-    const scan = await PartitionScan.open(node, { ...context, seeds: { companies: list } }, tables);
+    const scan = await PartitionScan.open(
+      partitionSource(node, context.options),
+      { ...context, seeds: { companies: list } },
+      tables,
+    );
     try {
       const before = (await pass(scan)).flat();
       writeFileSync(
@@ -182,7 +191,7 @@ describe('PartitionScan', () => {
   });
 
   it('given a pass under way, when another pass starts, then it is refused: passes share the record of repeats met', async () => {
-    const scan = await PartitionScan.open(union, context, tables);
+    const scan = await PartitionScan.open(partitionSource(union, context.options), context, tables);
     try {
       const under = scan.chunks(1);
       await under.next();

@@ -3,7 +3,7 @@ import { renderTemplate } from '../../src/manifest/template.js';
 import { seedKey } from '../../src/util/seed-keys.js';
 import { Budget, cutToFit } from '../../src/engine/budget.js';
 import { BudgetExhaustedError, InsufficientBalanceError } from '../../src/engine/engine-errors.js';
-import { resolvePartitions, type PartitionContext } from '../../src/engine/partitions.js';
+import { resolvePartitions, type OptionsAndContext as PartitionContext } from '../helpers/partition-nodes.js';
 import { CostModel } from '../../src/engine/cost-model.js';
 import { costOfCall } from '../../src/engine/service-calls.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
@@ -13,6 +13,7 @@ import { stableJson } from '../../src/util/stable-json.js';
 import type { Destination, RunRow } from '../../src/destinations/destination.js';
 import { creditsThisMonth } from '../../src/engine/pipeline.js';
 import { creditsOf, errorType } from '../../src/engine/service-calls.js';
+import { compileCost } from '../../src/manifest/components/requester.js';
 import { serviceErrorFrom } from '../../src/client/errors.js';
 
 const context = (over: Partial<PartitionContext> = {}): PartitionContext => ({
@@ -201,9 +202,12 @@ describe('small parsers', () => {
     const costs = CostModel.builtIn();
     const manifests = await loadManifests();
     expect(
-      costOfCall(costs, manifests.get('people_search')!.cost, '/v1/search/people', { max_results: 60 }).worst,
+      costOfCall(costs, compileCost(manifests.get('people_search')!.cost), '/v1/search/people', { max_results: 60 })
+        .worst,
     ).toBe(6);
-    expect(costOfCall(costs, manifests.get('jobs')!.cost, '/v1/search/jobs', { max_results: 10 }).worst).toBe(10);
+    expect(
+      costOfCall(costs, compileCost(manifests.get('jobs')!.cost), '/v1/search/jobs', { max_results: 10 }).worst,
+    ).toBe(10);
   });
 });
 

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { Profile } from '../../schemas/profile.js';
 import { shapeRecords } from '../../src/destinations/record-shaper.js';
 import { tableLayout } from '../../src/destinations/table-layout.js';
-import { relaxSchema, repairRecord } from '../../src/engine/record-repair.js';
-import { TableShaper } from '../../src/engine/table-shaper.js';
+import { relaxSchema, repairRecord } from '../../src/normalize/record-repair.js';
+import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 
 const run = { id: 'r', started_at: '2026-11-25T00:00:00Z' };
@@ -24,7 +24,7 @@ function column(batch: ReturnType<typeof shapeRecords>, name: string): unknown[]
 describe('repairing records the schema refuses', () => {
   it('given map entries of the wrong shape (a Trigger diff), when shaped, then the map lands in its JSON column as sent and nothing is counted as taken out', async () => {
     const manifest = (await loadManifests()).get('triggers')!;
-    const shaper = new TableShaper(manifest.table, { options: {}, run });
+    const shaper = TableShaper.of(manifest.table, { options: {}, run });
     const shaped = shaper.shape({}, [
       { ...trigger, diff: { headline: 5 } },
       { ...trigger, trigger_id: 't2', diff: { a: {}, b: { before: 1, after: 2 } } },
@@ -113,7 +113,7 @@ describe('repairing records the schema refuses', () => {
 
   it('given a repaired record that the destination then rejects (columns: discard_row), when kept, then the rejection holds the values as received', async () => {
     const manifest = (await loadManifests()).get('profiles')!;
-    const shaper = new TableShaper(manifest.table, {
+    const shaper = TableShaper.of(manifest.table, {
       options: { write_mode: 'merge', schema_contract: { columns: 'discard_row' } },
       run,
     });

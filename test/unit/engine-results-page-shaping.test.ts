@@ -8,12 +8,12 @@ import {
   writeWithPartitions,
   type ResultEntry,
 } from '../../src/engine/results-page-shaping.js';
-import { TableShaper } from '../../src/engine/table-shaper.js';
+import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { profileRecord } from '../helpers/destinations.js';
 
 const table = manifestsSync().get('profiles')!.table;
-const frozen = new TableShaper(table, {
+const frozen = TableShaper.of(table, {
   options: { write_mode: 'merge', schema_contract: { data_type: 'freeze' } },
   run: { id: 'run_1', started_at: '2026-11-26T00:00:00.000Z' },
 });
@@ -94,7 +94,7 @@ describe('a table shaper, record by record (issue 20: its per-record work cut)',
   });
 
   it('given a table name with a placeholder, when records of two partitions are shaped, then each goes to its own table, every time', () => {
-    const shaper = new TableShaper(
+    const shaper = TableShaper.of(
       { ...table, name: 'profiles_{{ partition.kind }}', columns: {} },
       { options: { write_mode: 'merge' }, run },
     );
@@ -105,7 +105,7 @@ describe('a table shaper, record by record (issue 20: its per-record work cut)',
   });
 
   it('given added columns, when records are shaped, then each row gets its own partition and record values, and the record given is left as it was', () => {
-    const shaper = new TableShaper(
+    const shaper = TableShaper.of(
       { ...table, columns: { seed: '{{ partition.seed }}', name_again: '{{ record.full_name }}' } },
       { options: { write_mode: 'merge' }, run },
     );
@@ -121,7 +121,7 @@ describe('a table shaper, record by record (issue 20: its per-record work cut)',
   });
 
   it('given no added columns, when a record is shaped, then its row is a copy the shaper can mark, not the record itself', () => {
-    const shaper = new TableShaper({ ...table, columns: {} }, { options: { write_mode: 'merge' }, run });
+    const shaper = TableShaper.of({ ...table, columns: {} }, { options: { write_mode: 'merge' }, run });
     const given = record(5);
     const [row] = shaper.shape({ seed: 's5' }, [given]).rows;
     expect(row).not.toBe(given);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StreamDefinitionError } from '../../src/engine/engine-errors.js';
-import { stampFields } from '../../src/engine/stamp-fields.js';
+import { stampFields } from '../../src/manifest/components/incremental.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { StreamManifest } from '../../src/manifest/manifest-schema.js';
 
@@ -11,7 +11,7 @@ describe('incremental stamp field chosen per partition', () => {
     const activity = (await loadManifests()).get('activity');
     const incremental = activity?.type === 'request' ? activity.incremental : undefined;
     if (incremental?.type !== 'newest') throw new Error('activity is a request stream with a newest cursor');
-    const fields = (kind: string) => stampFields(incremental.field, partition(kind), 'activity');
+    const fields = (kind: string) => stampFields(incremental.field, 'activity')(partition(kind));
     expect([fields('posts'), fields('comments'), fields('reactions'), fields('reposts')]).toEqual([
       ['posted_at'],
       ['posted_at'],
@@ -22,8 +22,8 @@ describe('incremental stamp field chosen per partition', () => {
 
   it('given a partition value with no case, when stamped, then a stream definition error names the value', () => {
     const field = { by: '{{ partition.kind }}', cases: { posts: ['posted_at'] } };
-    expect(() => stampFields(field, partition('likes'), 'activity')).toThrow(StreamDefinitionError);
-    expect(() => stampFields(field, partition('likes'), 'activity')).toThrow(/no case for "likes"/);
+    expect(() => stampFields(field, 'activity')(partition('likes'))).toThrow(StreamDefinitionError);
+    expect(() => stampFields(field, 'activity')(partition('likes'))).toThrow(/no case for "likes"/);
   });
 
   it('given a field switch without `by` or with an unknown key, when the manifest is validated, then it is refused', () => {

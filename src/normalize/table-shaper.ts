@@ -12,11 +12,10 @@ import {
   type WriteMode,
   type WriteShaping,
 } from '../destinations/destination.js';
+import { compileTable, type AddedColumn, type RunScope, type TableTemplate } from '../manifest/components/table.js';
 import type { TableNode } from '../manifest/manifest-schema.js';
+import { StreamDefinitionError } from '../manifest/manifest-error.js';
 import { schemaByName } from '../manifest/schema-registry.js';
-import { renderTemplate, type TemplateContext } from '../manifest/template.js';
-import { sha256, stableJson } from '../util/stable-json.js';
-import { StreamDefinitionError } from './engine-errors.js';
 import { relaxSchema, repairRecord } from './record-repair.js';
 
 const WRITE_MODES: readonly WriteMode[] = ['merge', 'append', 'replace', 'history'];
@@ -58,55 +57,63 @@ export function withRows(group: ShapedRecords): ShapedRecords {
   return { ...rest, rows: shaped.records() };
 }
 
+/** What a shaper is made from when it is made again elsewhere (a worker thread): plain data. */
+export interface ShaperSpec {
+  table: TableNode;
+  options: Record<string, unknown>;
+  run: RunScope;
+}
+
 /**
- * Turns a manifest table node into table definitions and shapes API records into rows:
- * validates each record against its schema (lenient: unknown fields kept) and adds the node's
- * columns (`{{ partition.url }}`, `{ hash: […] }`, `{ coalesce: […] }`).
+ * Turns a compiled table into table definitions and shapes API records into rows: validates
+ * each record against its schema (lenient: unknown fields kept) and adds the table's columns
+ * (`{{ partition.url }}`, `{ hash: […] }`, `{ coalesce: […] }`).
  */
 export class TableShaper {
   private readonly definitions = new Map<string, TableDefinition>();
   private readonly relaxed = new Map<string, z.ZodType>();
   private readonly contract: SchemaContract;
-  /** The table's name when it has no placeholders, else null. */
-  private readonly fixedName: string | null;
-  /** The node's added columns, `[column, spec]`. */
-  private readonly columns: [string, unknown][];
 
   constructor(
-    private readonly node: TableNode,
-    private readonly context: TemplateContext,
+    private readonly table: TableTemplate,
+    private readonly run: RunScope,
   ) {
-    this.contract = contractOf((context.options ?? {}) as Record<string, unknown>);
-    this.fixedName = typeof node.name === 'string' && !node.name.includes('{{') ? node.name : null;
-    this.columns = Object.entries(node.columns);
+    this.contract = contractOf(table.contract);
+  }
+
+  /** A shaper of a table node compiled with `options` (a stream's table, or a system stream's). */
+  static of(node: TableNode, { options, run }: { options: Record<string, unknown>; run: RunScope }): TableShaper {
+    return new TableShaper(compileTable(node, options), run);
+  }
+
+  /** What makes this shaper again in a worker thread. */
+  get spec(): ShaperSpec {
+    return { table: this.table.source.node, options: this.table.source.options, run: this.run };
   }
 
   /** The table definition for a partition (names may depend on it, e.g. `activity_{{ partition.kind }}`). */
   definitionFor(partition: Record<string, unknown>): TableDefinition {
     // A name without placeholders is one table whatever the partition: no context to build per record.
-    if (this.fixedName !== null) {
-      const fixed = this.definitions.get(this.fixedName);
+    if (this.table.fixedName !== null) {
+      const fixed = this.definitions.get(this.table.fixedName);
       if (fixed) return fixed;
     }
-    const ctx = { ...this.context, partition };
-    const name = String(renderTemplate(this.node.name, ctx));
+    const name = this.table.nameOf(partition);
     const cached = this.definitions.get(name);
     if (cached) return cached;
-    const writeMode = String(renderTemplate(this.node.write_mode, ctx)) as WriteMode;
+    const writeMode = this.table.writeModeOf(partition) as WriteMode;
     if (!WRITE_MODES.includes(writeMode))
       throw new StreamDefinitionError(
         `table ${name}: write_mode "${writeMode}" is not one of ${WRITE_MODES.join(', ')}`,
       );
-    const base = schemaByName(String(renderTemplate(this.node.schema, ctx)));
+    const base = schemaByName(this.table.schemaNameOf(partition));
     if (!(base instanceof z.ZodObject))
       throw new StreamDefinitionError(`table ${name}: schema must be an object schema`);
-    const added = Object.fromEntries(
-      Object.entries(this.node.columns).map(([column, spec]) => [column, columnSchema(spec)]),
-    );
+    const added = Object.fromEntries(this.table.addedColumns.map((column) => [column.name, columnSchema(column)]));
     const definition: TableDefinition = {
       name,
       schema: base.extend(added),
-      primaryKey: this.node.primary_key,
+      primaryKey: this.table.primaryKey,
       writeMode,
       contract: this.contract,
     };
@@ -124,7 +131,7 @@ export class TableShaper {
     const rows: Record<string, unknown>[] = [];
     const rejected: ShapeRejection[] = [];
     for (const record of records) {
-      const withColumns = this.withColumns(record, partition);
+      const withColumns = this.table.withColumns(record, partition, this.run);
       const parsed = table.schema.safeParse(withColumns);
       if (parsed.success) {
         rows.push(withPartition(parsed.data as Record<string, unknown>, partition));
@@ -154,35 +161,10 @@ export class TableShaper {
     if (!relaxed) this.relaxed.set(table.name, (relaxed = relaxSchema(table.schema, table.primaryKey)));
     return relaxed;
   }
-
-  /** `record` with the node's added columns rendered over it (the record itself when there are none). */
-  private withColumns(record: unknown, partition: Record<string, unknown>): unknown {
-    if (this.columns.length === 0 || record === null || typeof record !== 'object') return record;
-    const ctx = { ...this.context, partition, record };
-    const row: Record<string, unknown> = { ...(record as Record<string, unknown>) };
-    for (const [column, spec] of this.columns) row[column] = renderColumn(spec, ctx);
-    return row;
-  }
 }
 
-function renderColumn(spec: unknown, ctx: TemplateContext): unknown {
-  if (spec !== null && typeof spec === 'object' && !Array.isArray(spec)) {
-    const node = spec as Record<string, unknown>;
-    if (Array.isArray(node.hash))
-      return sha256(stableJson(node.hash.map((part) => renderTemplate(part, ctx) ?? null))).slice(0, 32);
-    if (Array.isArray(node.coalesce)) {
-      return node.coalesce.map((part) => renderTemplate(part, ctx)).find((v) => v !== undefined && v !== null) ?? null;
-    }
-    if ('value' in node) return renderTemplate(node.value, ctx) ?? null;
-  }
-  const value = renderTemplate(spec, ctx);
-  return value === undefined ? null : value;
-}
-
-function columnSchema(spec: unknown): z.ZodType {
-  const type =
-    spec !== null && typeof spec === 'object' && 'type' in spec ? (spec as { type: unknown }).type : undefined;
-  if (type === 'timestamp') return Timestamp.nullable();
+function columnSchema(column: AddedColumn): z.ZodType {
+  if (column.timestamp) return Timestamp.nullable();
   return z
     .union([z.string(), z.number().transform(String)])
     .nullable()
@@ -190,16 +172,11 @@ function columnSchema(spec: unknown): z.ZodType {
 }
 
 /** The stream's `schema_contract` option (validated by the config schema), evolve where unset. */
-function contractOf(options: Record<string, unknown>): SchemaContract {
-  const configured = (options.schema_contract ?? {}) as {
-    tables?: ContractMode;
-    columns?: ContractMode;
-    data_type?: ContractMode;
-  };
+function contractOf(configured: TableTemplate['contract']): SchemaContract {
   return {
-    tables: configured.tables ?? EVOLVE.tables,
-    columns: configured.columns ?? EVOLVE.columns,
-    dataType: configured.data_type ?? EVOLVE.dataType,
+    tables: (configured.tables as ContractMode | undefined) ?? EVOLVE.tables,
+    columns: (configured.columns as ContractMode | undefined) ?? EVOLVE.columns,
+    dataType: (configured.data_type as ContractMode | undefined) ?? EVOLVE.dataType,
   };
 }
 

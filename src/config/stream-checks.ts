@@ -1,20 +1,19 @@
 import { knownEndpoint } from '../client/endpoints.js';
-import type { Manifests } from '../manifest/load-manifests.js';
-import type { StreamManifest } from '../manifest/manifest-schema.js';
-import { renderTemplate, wholeOption } from '../manifest/template.js';
 import { parentShape, tableLayout } from '../destinations/table-layout.js';
-import { closestName } from '../util/closest-name.js';
 import { DestinationError, InvalidIdentifierError } from '../destinations/destination-error.js';
-import { TableShaper } from './table-shaper.js';
-import { StreamDefinitionError } from './engine-errors.js';
-import { parentNodes, resolvePartitions, type Partition, type PartitionContext } from './partitions.js';
+import type { Partition, PartitionContext } from '../manifest/components/partitions.js';
+import { compileStreams, type CompiledStream } from '../manifest/compile-stream.js';
+import type { Manifests } from '../manifest/load-manifests.js';
+import { StreamDefinitionError } from '../manifest/manifest-error.js';
+import { TableShaper } from '../normalize/table-shaper.js';
+import { closestName } from '../util/closest-name.js';
 
 /** Stands in for a value only a run knows (a seed from a file, a parent row): any text the endpoint takes. */
 const PLACEHOLDER = 'https://www.network.example/in/placeholder';
 
 /**
  * Problems a sync would meet only at run time, found when the config loads: each configured
- * stream's request is rendered for its partitions (the config's own values: searches, headcount
+ * stream is compiled with its options, and its request rendered for its partitions (the config's own values: searches, headcount
  * entries, options; a placeholder where only a run knows the value) and checked against the body
  * the client would send to a known endpoint. One `key: message` line per refused request, the key
  * naming the config entry it came from (`streams.people_search.searches[1]`). The tables each
@@ -29,28 +28,21 @@ export async function requestProblems(
   const problems: string[] = [];
   /** Columns of the tables the configured streams load, by table. */
   const columnsOf = new Map<string, Set<string>>();
-  for (const [name, options] of Object.entries(config.streams)) {
-    const manifest = manifests.get(name);
-    if (!manifest || !options) continue;
-    const partitions = await resolvePartitions(manifest.partitions, placeholderContext(options, config.seeds));
-    const tables = new TableShaper(manifest.table, {
-      options,
-      run: { id: 'check', started_at: new Date(0).toISOString() },
-    });
+  const streams = compileStreams(manifests, config.streams);
+  for (const stream of streams.values()) {
+    const partitions = await stream.partitions.resolve(placeholderContext(config.seeds));
+    const tables = new TableShaper(stream.table, { id: 'check', started_at: new Date(0).toISOString() });
     for (const [index, partition] of partitions.entries()) {
-      const problem = refusal(manifest, options, partition) ?? tableProblem(tables, partition, columnsOf);
-      if (problem) problems.push(`${keyOf(manifest, name, index)}: ${problem}`);
+      const problem = refusal(stream, partition) ?? tableProblem(tables, partition, columnsOf);
+      if (problem) problems.push(`${keyOf(stream, index)}: ${problem}`);
     }
   }
-  for (const [name, options] of Object.entries(config.streams)) {
-    const manifest = manifests.get(name);
-    if (manifest && options) problems.push(...parentColumnProblems(manifest, name, columnsOf));
-  }
+  for (const stream of streams.values()) problems.push(...parentColumnProblems(stream, columnsOf));
   return [...new Set(problems)];
 }
 
 /** Partitions from the config's own values; a seed list or parent table gives one placeholder row. */
-function placeholderContext(options: Record<string, unknown>, seeds: Record<string, unknown>): PartitionContext {
+function placeholderContext(seeds: Record<string, unknown>): PartitionContext {
   const seedLists = Object.fromEntries(
     Object.entries(seeds).map(([key, value]) => [
       key,
@@ -60,7 +52,7 @@ function placeholderContext(options: Record<string, unknown>, seeds: Record<stri
   const readTable = async (_table: string, columns: readonly string[]) => [
     Object.fromEntries(columns.map((column) => [column, PLACEHOLDER])),
   ];
-  return { options, seeds: seedLists, readTable, now: new Date() };
+  return { seeds: seedLists, readTable, now: new Date() };
 }
 
 /** Why the table of this partition could not be made (a name no destination takes, a bad write mode or schema); undefined when it can. */
@@ -82,36 +74,23 @@ function tableProblem(
 }
 
 /** Columns a stream reads from a parent table that the configured stream loading that table never writes. */
-function parentColumnProblems(manifest: StreamManifest, name: string, columnsOf: Map<string, Set<string>>): string[] {
-  const parents = parentNodes(manifest.partitions);
-  return parents.flatMap((parent) => {
+function parentColumnProblems(stream: CompiledStream, columnsOf: Map<string, Set<string>>): string[] {
+  return stream.partitions.parents.flatMap((parent) => {
     const columns = columnsOf.get(parent.table);
     if (!columns) return [];
     return parent.columns
       .filter((column) => !columns.has(column))
       .map((column) => {
         const close = closestName(column, columns);
-        return `streams.${name}: the stream's manifest (partitions): table ${parent.table} has no column "${column}"${close ? ` (did you mean "${close}"?)` : ''}`;
+        return `streams.${stream.name}: the stream's manifest (partitions): table ${parent.table} has no column "${column}"${close ? ` (did you mean "${close}"?)` : ''}`;
       });
   });
 }
 
 /** Why the service (or the client, first) would refuse this partition's request; undefined when it would not, or the endpoint is not one the client knows. */
-function refusal(manifest: StreamManifest, options: Record<string, unknown>, partition: Partition): string | undefined {
-  const context = { partition: partition.values, options, state: {}, page: { number: 1 } };
-  const route =
-    manifest.type === 'batch'
-      ? manifest.single && {
-          method: 'POST',
-          path: manifest.single.path,
-          body: renderTemplate(manifest.params, context),
-        }
-      : {
-          method: manifest.request.method,
-          path: renderTemplate(manifest.request.path, context),
-          body: renderTemplate(manifest.request.body ?? manifest.request.query ?? {}, context),
-        };
-  if (!route || typeof route.path !== 'string') return undefined;
+function refusal(stream: CompiledStream, partition: Partition): string | undefined {
+  const route = routeOf(stream, partition);
+  if (!route) return undefined;
   const endpoint = knownEndpoint(route.method, route.path);
   if (!endpoint?.bodySchema) return undefined;
   const body = endpoint.prepare ? endpoint.prepare({ ...(route.body as Record<string, unknown>) }) : route.body;
@@ -123,9 +102,28 @@ function refusal(manifest: StreamManifest, options: Record<string, unknown>, par
   return `the service would refuse the request ${route.method} ${route.path} this asks (${issues.join('; ')}): check the stream's options`;
 }
 
+/** The request a partition's first call sends, as the run would render it; undefined when it has no endpoint to check. */
+function routeOf(
+  stream: CompiledStream,
+  partition: Partition,
+): { method: string; path: string; body: unknown } | undefined {
+  if (stream.kind === 'batch') {
+    const path = stream.items.singlePath;
+    return path === undefined ? undefined : { method: 'POST', path, body: stream.items.paramsOf(partition) };
+  }
+  const { requester } = stream;
+  let path: string;
+  try {
+    path = requester.pathOf(partition);
+  } catch (error) {
+    if (error instanceof StreamDefinitionError) return undefined;
+    throw error;
+  }
+  return { method: requester.method, path, body: requester.argsOf(partition, {}, { number: 1 }) };
+}
+
 /** The config key a partition comes from: the list entry of a `{{ options.x }}` list, else the stream. */
-function keyOf(manifest: StreamManifest, name: string, index: number): string {
-  const node = manifest.partitions;
-  const option = node.type === 'list' ? wholeOption(node.values) : undefined;
-  return option ? `streams.${name}.${option}[${index}]` : `streams.${name}`;
+function keyOf(stream: CompiledStream, index: number): string {
+  const option = stream.partitions.listOption;
+  return option ? `streams.${stream.name}.${option}[${index}]` : `streams.${stream.name}`;
 }

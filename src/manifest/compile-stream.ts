@@ -1,0 +1,112 @@
+import { parseDuration } from '../util/duration.js';
+import { compileTemplate } from './compiled-template.js';
+import { compileCap, type Cap } from './components/caps.js';
+import { compileIncremental, type IncrementalRule } from './components/incremental.js';
+import { compilePaginator, type Paginator } from './components/paginators.js';
+import { compilePartitions, type PartitionSource } from './components/partitions.js';
+import {
+  compileBatchItems,
+  compileCost,
+  compileRequester,
+  type BatchItems,
+  type CallCost,
+  type Requester,
+} from './components/requester.js';
+import { compileTable, type TableTemplate } from './components/table.js';
+import type { BatchStreamNode, RequestStreamNode, StreamManifest } from './manifest-schema.js';
+
+type Options = Record<string, unknown>;
+
+/** What every compiled stream has. */
+interface StreamParts {
+  name: string;
+  description: string | undefined;
+  /** Streams whose tables this one reads (run first when both are selected). */
+  dependsOn: readonly string[];
+  /** Its options from the config (`streams.<name>`), defaults applied; bound into every component. */
+  options: Options;
+  /** Units fetched within this many ms are skipped; undefined: always fetched. */
+  refreshAfterMs: number | undefined;
+  partitions: PartitionSource;
+  table: TableTemplate;
+  /** What a call (a request stream's page, a batch item) costs. */
+  cost: CallCost;
+}
+
+/** A stream fed by batch jobs, one item per seed. */
+export interface CompiledBatchStream extends StreamParts {
+  kind: 'batch';
+  items: BatchItems;
+}
+
+/** A stream fed by direct calls, per partition, page by page. */
+export interface CompiledRequestStream extends StreamParts {
+  kind: 'request';
+  requester: Requester;
+  paginator: Paginator;
+  incremental: IncrementalRule;
+  cap: Cap;
+}
+
+/**
+ * A stream manifest compiled with its options into typed components: what `plan`, the config
+ * checks, `schema` and the run all use, so what is checked and priced is exactly what runs. The
+ * engine runs these components; it never renders a template or reads a manifest node.
+ */
+export type CompiledStream = CompiledBatchStream | CompiledRequestStream;
+
+const compilers = {
+  batch: (manifest: BatchStreamNode, options: Options): CompiledBatchStream => ({
+    kind: 'batch',
+    ...parts(manifest, options),
+    items: compileBatchItems(manifest, options),
+  }),
+  request: (manifest: RequestStreamNode, options: Options): CompiledRequestStream => ({
+    kind: 'request',
+    ...parts(manifest, options),
+    requester: compileRequester(manifest.name, manifest, options),
+    paginator: compilePaginator(manifest.paginator, options),
+    incremental: compileIncremental(manifest.incremental, manifest.name),
+    cap: compileCap(manifest.cap, options, manifest.name),
+  }),
+} satisfies { [T in StreamManifest['type']]: (m: Extract<StreamManifest, { type: T }>, o: Options) => CompiledStream };
+
+/** Compiles one manifest with the stream's options (the config's `streams.<name>`, defaults applied). */
+export function compileStream(manifest: StreamManifest, options: Options): CompiledStream {
+  return manifest.type === 'batch' ? compilers.batch(manifest, options) : compilers.request(manifest, options);
+}
+
+/** Stream manifests by name, as loaded (what a sync compiles its streams from). */
+export type ManifestsByName = ReadonlyMap<string, StreamManifest>;
+
+/** Compiles the configured streams (those with options under `streams:`), by name; unknown names are left out. */
+export function compileStreams(
+  manifests: ManifestsByName,
+  streams: Record<string, Options | undefined>,
+): Map<string, CompiledStream> {
+  const compiled = new Map<string, CompiledStream>();
+  for (const [name, options] of Object.entries(streams)) {
+    const manifest = manifests.get(name);
+    if (manifest && options) compiled.set(name, compileStream(manifest, options));
+  }
+  return compiled;
+}
+
+function parts(manifest: StreamManifest, options: Options): StreamParts {
+  return {
+    name: manifest.name,
+    description: manifest.description,
+    dependsOn: manifest.depends_on,
+    options,
+    refreshAfterMs: refreshAfterMs(manifest.refresh_after, options),
+    partitions: compilePartitions(manifest.partitions, options),
+    table: compileTable(manifest.table, options),
+    cost: compileCost(manifest.cost),
+  };
+}
+
+function refreshAfterMs(template: unknown, options: Options): number | undefined {
+  if (template === undefined) return undefined;
+  const rendered = compileTemplate(template, { options })();
+  return typeof rendered === 'string' && rendered !== '' ? parseDuration(rendered) : undefined;
+}
