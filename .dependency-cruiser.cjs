@@ -7,6 +7,33 @@
 module.exports = {
   forbidden: [
     {
+      name: 'no-import-cycles',
+      comment:
+        'Modules form layers: an import circle means two modules hold one role between them. The emulator is left out.',
+      severity: 'error',
+      from: { pathNot: '^src/sandbox/' },
+      to: { circular: true },
+    },
+    {
+      name: 'destinations-take-shaped-rows',
+      comment:
+        'A destination writes rows the normalize stage shaped (layouts, record shaping, cell values, table ' +
+        'definitions); it never reaches the table shaper, which knows manifests.',
+      severity: 'error',
+      from: { path: '^src/destinations/' },
+      to: {
+        path: '^src/normalize/',
+        pathNot: '^src/normalize/(record-shaper|table-layout|cell-values|table-definition)[.]ts$',
+      },
+    },
+    {
+      name: 'normalize-and-load-never-import-engine',
+      comment: 'Shaping records and loading them serve the engine, the webhook receiver and rejected retries alike.',
+      severity: 'error',
+      from: { path: '^src/(normalize|load)/' },
+      to: { path: '^src/(engine|cli|config|client|webhooks|signals|scheduler|report|airbyte)/' },
+    },
+    {
       name: 'schemas-import-only-zod',
       comment: 'schemas/ holds the API resources as zod schemas: it imports zod and other schemas, nothing else.',
       severity: 'error',
@@ -64,7 +91,7 @@ module.exports = {
       comment: 'The engine talks to a destination through destination.ts, never to a backend.',
       severity: 'error',
       from: { path: '^src/engine/' },
-      to: { path: '^src/destinations/(duckdb|postgres|sql-)' },
+      to: { path: '^src/destinations/(duckdb|postgres|sql)/' },
     },
     {
       name: 'engine-runs-compiled-components',

@@ -4,10 +4,10 @@
  * them (see `loadPages`).
  */
 import type { BatchRow, Destination, SeedRow } from '../src/destinations/destination.js';
-import { LoadWriter } from '../src/engine/load-writer.js';
-import { PageShapingPool } from '../src/engine/page-shaping-pool.js';
-import { decodeResultsPage, valuesLookup } from '../src/engine/results-page-shaping.js';
-import { shapedGroups } from '../src/engine/shaped-results.js';
+import { LoadWriter } from '../src/load/load-writer.js';
+import { PageShapingPool } from '../src/engine/batch/page-shaping-pool.js';
+import { decodeResultsPage, valuesLookup } from '../src/engine/batch/results-page-shaping.js';
+import { shapedGroups } from '../src/engine/batch/shaped-results.js';
 import { TableShaper } from '../src/normalize/table-shaper.js';
 import { manifestsSync } from '../src/manifest/load-manifests.js';
 import { Mutex } from '../src/util/mutex.js';

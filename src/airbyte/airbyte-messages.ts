@@ -1,4 +1,4 @@
-import type { LogicalType } from '../destinations/table-layout.js';
+import type { LogicalType } from '../normalize/table-layout.js';
 
 /**
  * Messages of the Airbyte protocol (docs.airbyte.com, "Airbyte Protocol"): one JSON object per

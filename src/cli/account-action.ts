@@ -1,9 +1,16 @@
 import { ApiClient } from '../client/api-client.js';
 import { redactSecrets, SeedlineClientError } from '../client/errors.js';
-import type { AccountCommandIo } from './account-command.js';
 import { ApiKeyRefusedError, withKeySource } from './api-key-refused-error.js';
 import { checkBaseUrl } from './check-base-url.js';
 import type { UsageError } from './run-command.js';
+
+/** Where the command writes; injectable for tests. */
+export interface AccountCommandIo {
+  /** Standard output. Default `process.stdout.write`. */
+  out: (text: string) => void;
+  /** One error message, secrets already redacted. Default: the log, at level error (`error: …` on stderr). */
+  err: (message: string) => void;
+}
 
 /** Options of `seedline account`. */
 export interface AccountOptions {

@@ -1,17 +1,9 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
 import { log } from '../util/log.js';
-import type { AccountOptions } from './account-action.js';
+import type { AccountCommandIo, AccountOptions } from './account-action.js';
 import { jsonOption } from './json-output.js';
 import { helpExamples } from './help-examples.js';
-
-/** Where the command writes; injectable for tests. */
-export interface AccountCommandIo {
-  /** Standard output. Default `process.stdout.write`. */
-  out: (text: string) => void;
-  /** One error message, secrets already redacted. Default: the log, at level error (`error: …` on stderr). */
-  err: (message: string) => void;
-}
 
 /**
  * Adds `seedline account --base-url URL --api-key KEY [--json]`: prints the account

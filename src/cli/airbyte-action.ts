@@ -10,7 +10,8 @@ import {
 import { exportStreamState, restoreStreamStates, stateBlobsOf } from '../airbyte/airbyte-state.js';
 import { configJsonSchema } from '../config/config-json-schema.js';
 import { loadConfig } from '../config/load-config.js';
-import { quoteIdentifier, type Destination } from '../destinations/destination.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
+import { type Destination } from '../destinations/destination.js';
 import { planSync, prepareSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { redact } from '../util/log.js';

@@ -1,4 +1,4 @@
-import { CostModel } from '../engine/cost-model.js';
+import { CostModel } from '../engine/books/cost-model.js';
 
 /** How long to wait for the service's OpenAPI document before using the built-in cost table. */
 const OPENAPI_TIMEOUT_MS = 5_000;

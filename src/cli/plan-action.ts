@@ -1,7 +1,7 @@
-import { bindingLimit, type BudgetLimits, type LimitName } from '../engine/budget.js';
-import { CostModel } from '../engine/cost-model.js';
+import { bindingLimit, type BudgetLimits, type LimitName } from '../engine/books/budget.js';
+import { CostModel } from '../engine/books/cost-model.js';
 import { billedInFlight, budgetLimits, planSync, prepareSync } from '../engine/pipeline.js';
-import { reachUnder, type StreamReach } from '../engine/plan-reach.js';
+import { reachUnder, type StreamReach } from '../engine/books/plan-reach.js';
 import type { StreamPlan } from '../engine/stream-context.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { formatTable } from './format-table.js';

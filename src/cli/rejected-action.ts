@@ -1,4 +1,4 @@
-import { listRejected, retryRejected, type RejectedFilter } from '../engine/rejected-retry.js';
+import { listRejected, retryRejected, type RejectedFilter } from '../load/rejected-retry.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { compileStream } from '../manifest/compile-stream.js';
 import { runId } from '../util/run-id.js';

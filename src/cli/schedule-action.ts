@@ -1,9 +1,9 @@
 import { ScheduleGroup } from '../config/config-schema.js';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
-import { quoteIdentifier } from '../destinations/destination.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
 import { LockWaitAbortedError } from '../destinations/destination-error.js';
-import { toDate } from '../destinations/system-tables.js';
+import { toDate } from '../destinations/sql/system-tables.js';
 import { selectStreams } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { CronRunner, InvalidCronError } from '../scheduler/cron-runner.js';

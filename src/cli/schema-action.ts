@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/load-config.js';
-import { quoteIdentifier } from '../destinations/destination.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
 import { duckDbTypeMapper } from '../destinations/duckdb/duckdb-type-mapper.js';
 import { postgresTypeMapper } from '../destinations/postgres/postgres-type-mapper.js';
 import { loadManifests } from '../manifest/load-manifests.js';

@@ -2,7 +2,8 @@ import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../client/index.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { quoteIdentifier, type Destination } from '../destinations/destination.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
+import { type Destination } from '../destinations/destination.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
 import { ChunkJournal } from '../signals/chunk-journal.js';
 import {

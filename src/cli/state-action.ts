@@ -1,5 +1,5 @@
 import { UnknownStreamError } from '../engine/engine-errors.js';
-import { resetStreamState, summarizeState } from '../engine/stream-state.js';
+import { resetStreamState, summarizeState } from '../engine/books/stream-state.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { compileStream } from '../manifest/compile-stream.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';

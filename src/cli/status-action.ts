@@ -1,4 +1,4 @@
-import { quoteIdentifier } from '../destinations/destination.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
 import { formatTable } from './format-table.js';
 import { writeJson } from './json-output.js';
 import { openSession } from './open-session.js';

@@ -5,7 +5,7 @@ import {
   tableLayout,
   type LogicalType,
   type TableShape,
-} from '../destinations/table-layout.js';
+} from '../normalize/table-layout.js';
 import { TableShaper } from '../normalize/table-shaper.js';
 import { compileStream } from '../manifest/compile-stream.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';

@@ -1,4 +1,4 @@
-import { quoteIdentifier } from '../destinations/destination.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
 import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { firstLine } from '../util/first-line.js';

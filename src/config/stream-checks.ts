@@ -1,5 +1,5 @@
 import { knownEndpoint } from '../client/endpoints.js';
-import { parentShape, tableLayout } from '../destinations/table-layout.js';
+import { parentShape, tableLayout } from '../normalize/table-layout.js';
 import { DestinationError, InvalidIdentifierError } from '../destinations/destination-error.js';
 import type { Partition, PartitionContext } from '../manifest/components/partitions.js';
 import { compileStreams, type CompiledStream } from '../manifest/compile-stream.js';

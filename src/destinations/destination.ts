@@ -1,11 +1,13 @@
 import type { z } from 'zod';
-import { shapeRecords, type ShapedBatch } from './record-shaper.js';
-import type { TableLayout } from './table-layout.js';
+import type { RepairCount, TableDefinition } from '../normalize/table-definition.js';
+import type { ShapedWrite, WriteShaping } from '../normalize/record-shaper.js';
 
 /**
- * The interface the engine loads through. Modelled on kysely's Dialect/Driver split: a backend is
- * a small set of factory methods in its own folder (`duckdb/`, `postgres/`); the engine never
- * imports a backend directly, only this file and `createDestination`.
+ * The interface the engine loads through, made of four roles (lifecycle and lock, warehouse reads,
+ * system store, loader) so a module can ask for only the role it uses. Modelled on kysely's
+ * Dialect/Driver split: a backend is a small set of factory methods in its own folder (`duckdb/`,
+ * `postgres/`, sharing `sql/`); the engine never imports a backend directly, only this file and
+ * `createDestination`.
  *
  * @example
  * ```ts
@@ -20,7 +22,10 @@ import type { TableLayout } from './table-layout.js';
  * await dest.close();
  * ```
  */
-export interface Destination {
+export interface Destination extends DestinationLifecycle, WarehouseReads, SystemStore, Loader {}
+
+/** A destination's lifecycle: what it is, its single-writer lock, its system tables, settling and closing. */
+export interface DestinationLifecycle {
   /** What this backend can do. */
   readonly capabilities: DestinationCapabilities;
   /** Backend name (`duckdb` | `postgres`), for messages. */
@@ -53,6 +58,12 @@ export interface Destination {
    */
   settle(): Promise<void>;
 
+  /** Releases the lock and closes connections. */
+  close(): Promise<void>;
+}
+
+/** What loads rows: tables made or evolved, writes shaped (here or in another thread), and load units. */
+export interface Loader {
   /**
    * Creates the table (and its child tables) for a stream from its zod schema, or evolves it:
    * fields new to the schema add nullable columns. Idempotent.
@@ -90,7 +101,10 @@ export interface Destination {
     records: () => readonly Record<string, unknown>[],
     runId: string,
   ): PreparedWrite;
+}
 
+/** Reads of the warehouse: a user's read-only SQL, seedline's own queries, and whether a table exists. */
+export interface WarehouseReads {
   /**
    * Runs SQL a user wrote, read-only by construction: exactly one statement, and a select (DuckDB:
    * its prepared statement type; Postgres: in a read-only transaction, sent as one prepared
@@ -110,7 +124,10 @@ export interface Destination {
     sql: string,
     params?: readonly unknown[],
   ): Promise<Row[]>;
+}
 
+/** The system tables outside a unit: stream state, seed and batch ledgers, journaled answers and runs (writes go through a `LoadUnit`). */
+export interface SystemStore {
   /** Reads saved stream state, keyed by partition. */
   readState(stream: string): Promise<Map<string, StateRow>>;
   /** Reads the seed ledger of a stream, keyed by seed key. */
@@ -132,9 +149,6 @@ export interface Destination {
   saveRun(run: RunRow): Promise<void>;
   /** Reads runs, newest first; `status` keeps only the runs in that state (default: every run). */
   readRuns(limit: number, status?: RunRow['status']): Promise<RunRow[]>;
-
-  /** Releases the lock and closes connections. */
-  close(): Promise<void>;
 }
 
 /** A backend's capabilities (as readonly booleans, each with its default stated). */
@@ -150,9 +164,6 @@ export interface DestinationCapabilities {
 /** Supported backends. */
 export type DestinationKind = 'duckdb' | 'postgres';
 
-/** How a stream's rows are written. */
-export type WriteMode = 'merge' | 'append' | 'replace' | 'history';
-
 /** Options of `lock`. */
 export interface LockOptions {
   /** Who takes the lock (shown to a second writer), e.g. `seedline sync (pid 123, run r_…)`. */
@@ -161,102 +172,6 @@ export interface LockOptions {
   wait?: boolean;
   /** Ends a wait early with `LockWaitAbortedError` (e.g. on SIGTERM). Default: none (the wait lasts until the lock is free). */
   signal?: AbortSignal;
-}
-
-/** A stream's table, derived from its zod schema. */
-export interface TableDefinition {
-  /** Table name (validated against `^[a-z_][a-z0-9_]{0,62}$`). */
-  name: string;
-  /** The record schema; its top-level fields become columns, arrays of objects child tables. */
-  schema: z.ZodType;
-  /** Primary-key fields (required for merge and history; ignored by append). */
-  primaryKey: readonly string[];
-  /** Write mode. */
-  writeMode: WriteMode;
-  /** What happens to fields that do not fit (`streams.<name>.schema_contract`). Default: evolve everywhere. */
-  contract?: SchemaContract;
-}
-
-/**
- * A schema-contract mode, as dlt names them: `evolve` keeps the record and what did not fit (in
- * `_extra`), `discard_value` keeps the record without it, `discard_row` sends the record to
- * `_seedline_rejected`, `freeze` does too and fails the stream's status so someone looks.
- */
-export type ContractMode = 'evolve' | 'discard_value' | 'discard_row' | 'freeze';
-
-/** Per stream: `columns` governs fields outside the schema, `data_type` values that do not fit their column, `tables` tables not yet in the destination. */
-export interface SchemaContract {
-  tables: ContractMode;
-  columns: ContractMode;
-  dataType: ContractMode;
-}
-
-/** The reason of a record the contract rejects: the misfit, then the contract key and mode that refused it. */
-export function contractReason(reason: string, key: 'columns' | 'data_type' | 'tables', mode: ContractMode): string {
-  return `${reason} (schema_contract.${key}: ${mode})`;
-}
-
-/** Whether a rejection's reason is a `freeze` refusal, which fails the stream's status (see {@link contractReason}). */
-export function isFrozenRejection(reason: string): boolean {
-  return /\(schema_contract\.[a-z_]+: freeze\)$/.test(reason);
-}
-
-/** The contract when none is configured: keep every record and everything in it. */
-export const EVOLVE: SchemaContract = { tables: 'evolve', columns: 'evolve', dataType: 'evolve' };
-
-/**
- * Values taken out of a record upstream because they did not fit the schema, by field name, set
- * on the object that held them: the record shaper keeps them in that row's `_extra` (evolve).
- */
-export const UNFIT = Symbol.for('seedline.unfit');
-
-/**
- * Fields the engine took out of a row upstream, each as `field\tchange` (`kept_in_extra` or
- * `discarded`): counted in `_seedline_repairs` by the record shaper once the row is accepted, so
- * a record that does not load counts no repair.
- */
-export const REPAIRED = Symbol.for('seedline.repaired');
-
-/**
- * The partition a row was shaped for, set by the engine on each row it hands to a write, so a
- * row the destination rejects is kept with it (`_seedline_rejected.partition`).
- */
-export const PARTITION = Symbol.for('seedline.partition');
-
-/** `kept` over `existing`, objects merged key by key at every depth (two misfits under one group both stay). */
-export function mergeKept(existing: unknown, kept: unknown): unknown {
-  if (!isObject(existing) || !isObject(kept)) return kept;
-  const out = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(existing as object)) out[key] = (existing as Record<string, unknown>)[key];
-  for (const key of Object.keys(kept as object)) out[key] = mergeKept(out[key], (kept as Record<string, unknown>)[key]);
-  return out;
-}
-
-/**
- * A repaired record with the values taken out of it (under UNFIT) put back where they were: what
- * the service sent, for a rejection to keep and a history hash to compare.
- */
-export function asReceived(record: unknown): unknown {
-  const unfit = isObject(record) ? (record as { [UNFIT]?: Record<string, unknown> })[UNFIT] : undefined;
-  if (!unfit) return record;
-  const whole = mergeKept(record, unfit) as Record<PropertyKey, unknown>;
-  // The partition the engine set travels with the record (kept beside a rejection).
-  whole[PARTITION] = (record as Record<PropertyKey, unknown>)[PARTITION];
-  return whole;
-}
-
-function isObject(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** A change made to a record so that it loads, counted per run, table and field (`_seedline_repairs`). */
-export interface RepairCount {
-  table: string;
-  /** Field path in the record, `location.city` or `positions[].title`. */
-  field: string;
-  /** `kept_in_extra`: the column is NULL and the value as received is in `_extra`; `discarded`: dropped (`discard_value`). */
-  change: 'kept_in_extra' | 'discarded';
-  count: number;
 }
 
 /** Result of `LoadUnit.write`. */
@@ -277,35 +192,6 @@ export interface WriteOutcome {
 export interface WriteOptions {
   /** Stream the records belong to, recorded with the ones sent to `_seedline_rejected`. Default: the table's name. */
   stream?: string;
-}
-
-/**
- * How a destination shapes the rows of one table (`Destination.writeShaping`): its layout and
- * the values it refuses. Plain data, for `postMessage` to a worker thread.
- */
-export interface WriteShaping {
-  readonly table: string;
-  /** The table's layout as the destination writes it (its column types settled by `ensureTable`). */
-  readonly layout: TableLayout;
-  /** Strings holding U+0000 are refused (Postgres cannot store them). */
-  readonly rejectNul: boolean;
-}
-
-/** Rows shaped by `shapeForWrite`: structured-clonable, for `Destination.adoptWrite`. */
-export type ShapedWrite = ShapedBatch;
-
-/**
- * Shapes records into the rows of a write as `Destination.prepareWrite` does, in whatever thread
- * runs it (a worker thread, off the main one). Each record may carry its partition (PARTITION) and
- * its repairs (REPAIRED); symbols do not cross `postMessage`, so a worker hands back the
- * partitions of the rejected records beside them.
- */
-export function shapeForWrite(
-  shaping: WriteShaping,
-  records: readonly Record<string, unknown>[],
-  runId: string,
-): ShapedWrite {
-  return shapeRecords(shaping.layout, records, { runId, loadedAt: 0, rejectNul: shaping.rejectNul });
 }
 
 /** Records shaped by `Destination.prepareWrite`, waiting for `LoadUnit.write`. */
@@ -489,4 +375,3 @@ export type DestinationConfig =
   | { type: 'postgres'; url: string; schema?: string };
 
 /** Validates and double-quotes an identifier, for the few statements built outside a backend. */
-export { quoteIdentifier } from './identifiers.js';

@@ -5,15 +5,15 @@ import { SeedList } from '../config/seed-list.js';
 import type { Destination } from '../destinations/destination.js';
 import { compileStreams, type CompiledStream, type ManifestsByName } from '../manifest/compile-stream.js';
 import { Mutex } from '../util/mutex.js';
-import { planBatchStream, runBatchStream } from './batch-stream.js';
-import { Budget, type Books, type BudgetLimits } from './budget.js';
-import { CostModel } from './cost-model.js';
+import { planBatchStream, runBatchStream } from './batch/batch-stream.js';
+import { Budget, type Books, type BudgetLimits } from './books/budget.js';
+import { CostModel } from './books/cost-model.js';
 import { StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
-import { runRequestStream } from './request-runner.js';
-import { planRequestStream } from './request-stream-plan.js';
-import { booksFields, RunRecorder } from './run-recorder.js';
+import { runRequestStream } from './request/request-runner.js';
+import { planRequestStream } from './request/request-stream-plan.js';
+import { booksFields, RunRecorder } from './books/run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
-import { PageShapingPool } from './page-shaping-pool.js';
+import { PageShapingPool } from './batch/page-shaping-pool.js';
 import {
   emptyOutcome,
   noteError,

@@ -3,7 +3,7 @@ import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
 import { canonicalErrorType } from '../client/errors.js';
 import { knownEndpoint } from '../client/endpoints.js';
 import type { BatchItemOf, CallCost, ServiceRequest } from '../manifest/components/requester.js';
-import type { Cost, CostModel } from './cost-model.js';
+import type { Cost, CostModel } from './books/cost-model.js';
 
 export type { BatchItemOf, ServiceRequest } from '../manifest/components/requester.js';
 

@@ -1,9 +1,9 @@
 import type { RunScope } from '../manifest/components/table.js';
 import type { Destination } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
-import type { Budget } from './budget.js';
-import type { CostModel } from './cost-model.js';
-import type { PageShapingPool } from './page-shaping-pool.js';
+import type { Budget } from './books/budget.js';
+import type { CostModel } from './books/cost-model.js';
+import type { PageShapingPool } from './batch/page-shaping-pool.js';
 import type { ServiceClient } from './service-calls.js';
 
 /** Progress events of a run, rendered by the CLI as bars on a terminal or as log lines. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues } from '../../schemas/common.js';
-import { contractReason, UNFIT, type ContractMode } from '../destinations/destination.js';
+import { contractReason, UNFIT, type ContractMode } from './table-definition.js';
 
 /** A record made to fit its schema, and the fields taken out of it (`location.city`). */
 export type Repaired = { row: Record<string, unknown>; fields: string[] } | { reason: string };

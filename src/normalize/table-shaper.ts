@@ -7,11 +7,10 @@ import {
   type ContractMode,
   type RepairCount,
   type SchemaContract,
-  type ShapedWrite,
   type TableDefinition,
   type WriteMode,
-  type WriteShaping,
-} from '../destinations/destination.js';
+} from './table-definition.js';
+import { type ShapedWrite, type WriteShaping } from './record-shaper.js';
 import { compileTable, type AddedColumn, type RunScope, type TableTemplate } from '../manifest/components/table.js';
 import type { TableNode } from '../manifest/manifest-schema.js';
 import { StreamDefinitionError } from '../manifest/manifest-error.js';

@@ -1,6 +1,7 @@
 import type { SeedlineConfig } from '../config/config-schema.js';
-import { quoteIdentifier, type Destination } from '../destinations/destination.js';
-import { isRecent } from '../engine/freshness.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
+import { type Destination } from '../destinations/destination.js';
+import { isRecent } from '../engine/books/freshness.js';
 import { redactSecrets } from '../util/redact-secrets.js';
 import { parseDuration } from '../util/duration.js';
 

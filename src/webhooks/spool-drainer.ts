@@ -3,13 +3,10 @@ import { Timestamp } from '../../schemas/common.js';
 import type { Trigger } from '../../schemas/signal.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
 import { DestinationLockedError } from '../destinations/destination-error.js';
-import {
-  quoteIdentifier,
-  type Destination,
-  type RejectedRow,
-  type TableDefinition,
-} from '../destinations/destination.js';
-import { LoadWriter } from '../engine/load-writer.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
+import { type Destination, type RejectedRow } from '../destinations/destination.js';
+import { type TableDefinition } from '../normalize/table-definition.js';
+import { LoadWriter } from '../load/load-writer.js';
 import type { ShapedRecords, TableShaper } from '../normalize/table-shaper.js';
 import { firstLine } from '../util/first-line.js';
 import { Mutex } from '../util/mutex.js';

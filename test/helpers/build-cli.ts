@@ -41,7 +41,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const outdir = join(ROOT, `.e2e-build-cli-${process.pid}`);
   await build({
-    entryPoints: [join(ROOT, 'src/cli/main.ts'), join(ROOT, 'src/engine/page-shaping-worker.ts')],
+    entryPoints: [join(ROOT, 'src/cli/main.ts'), join(ROOT, 'src/engine/batch/page-shaping-worker.ts')],
     outdir,
     outbase: ROOT,
     bundle: true,

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Timestamp } from '../../schemas/common.js';
 import { Profile } from '../../schemas/profile.js';
-import { shapeForWrite, type Destination, type TableDefinition } from '../../src/destinations/destination.js';
+import { shapeForWrite } from '../../src/normalize/record-shaper.js';
+import { type Destination } from '../../src/destinations/destination.js';
+import { type TableDefinition } from '../../src/normalize/table-definition.js';
 import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
 import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 

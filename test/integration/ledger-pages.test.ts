@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchRow, Destination, SeedRow } from '../../src/destinations/destination.js';
-import { openBatchPages, readSeedRows, readStateRows, seedLedgerPages } from '../../src/engine/ledger-pages.js';
+import { openBatchPages, readSeedRows, readStateRows, seedLedgerPages } from '../../src/engine/books/ledger-pages.js';
 import { destinationKinds, useBackend } from '../helpers/destinations.js';
 
 const at = new Date('2026-11-01T10:00:00.000Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Destination, SeedRow } from '../../src/destinations/destination.js';
-import { LoadWriter } from '../../src/engine/load-writer.js';
+import { LoadWriter } from '../../src/load/load-writer.js';
 import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { Mutex } from '../../src/util/mutex.js';

@@ -1,10 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { KeyFilter } from '../../src/destinations/key-filter.js';
-import { MergeKeyFilters } from '../../src/destinations/merge-key-filters.js';
+import { KeyFilter } from '../../src/destinations/sql/key-filter.js';
+import { MergeKeyFilters } from '../../src/destinations/sql/merge-key-filters.js';
 import { Profile } from '../../schemas/profile.js';
-import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
-import type { SqlSession } from '../../src/destinations/sql-session.js';
+import type { Destination } from '../../src/destinations/destination.js';
+import type { TableDefinition } from '../../src/normalize/table-definition.js';
+import type { SqlSession } from '../../src/destinations/sql/sql-session.js';
 import { destinationKinds, profileRecord, useBackend } from '../helpers/destinations.js';
 
 const profiles: TableDefinition = { name: 'profiles', schema: Profile, primaryKey: ['url'], writeMode: 'merge' };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { WriteShaping } from '../../src/destinations/destination.js';
-import { tableLayout } from '../../src/destinations/table-layout.js';
-import { PageShapingPool, type PageToShape } from '../../src/engine/page-shaping-pool.js';
-import { decodeResultsPage, valuesLookup } from '../../src/engine/results-page-shaping.js';
+import type { WriteShaping } from '../../src/normalize/record-shaper.js';
+import { tableLayout } from '../../src/normalize/table-layout.js';
+import { PageShapingPool, type PageToShape } from '../../src/engine/batch/page-shaping-pool.js';
+import { decodeResultsPage, valuesLookup } from '../../src/engine/batch/results-page-shaping.js';
 import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { profileRecord } from '../helpers/destinations.js';

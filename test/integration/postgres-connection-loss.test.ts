@@ -1,7 +1,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import pg from 'pg';
-import type { Destination, TableDefinition } from '../../src/destinations/destination.js';
+import type { Destination } from '../../src/destinations/destination.js';
+import type { TableDefinition } from '../../src/normalize/table-definition.js';
 import { postgresConnection } from '../../src/destinations/postgres/postgres-connection.js';
 import { backendAvailable, makeTestTarget } from '../helpers/destinations.js';
 import type { TestTarget } from '../helpers/destinations.js';

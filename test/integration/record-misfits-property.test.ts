@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Destination } from '../../src/destinations/destination.js';
-import { LoadWriter } from '../../src/engine/load-writer.js';
+import { LoadWriter } from '../../src/load/load-writer.js';
 import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import type { StreamManifest } from '../../src/manifest/manifest-schema.js';

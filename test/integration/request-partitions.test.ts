@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.js';
 import type { Destination } from '../../src/destinations/destination.js';
-import { Budget, byPriority } from '../../src/engine/budget.js';
-import { CostModel } from '../../src/engine/cost-model.js';
+import { Budget, byPriority } from '../../src/engine/books/budget.js';
+import { CostModel } from '../../src/engine/books/cost-model.js';
 import { prepareSync, runSync } from '../../src/engine/pipeline.js';
-import { RequestPartitions } from '../../src/engine/request-plan.js';
+import { RequestPartitions } from '../../src/engine/request/request-plan.js';
 import type { ServiceClient, ServiceRequest } from '../../src/engine/service-calls.js';
 import type { Reporter, StreamContext } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planReport, renderPlan } from '../../src/cli/plan-action.js';
-import { CostModel } from '../../src/engine/cost-model.js';
+import { CostModel } from '../../src/engine/books/cost-model.js';
 import type { StreamPlan } from '../../src/engine/stream-context.js';
 
 const profiles: StreamPlan = {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SeedList } from '../../src/config/seed-list.js';
-import { RepeatFinder } from '../../src/engine/repeat-finder.js';
+import { RepeatFinder } from '../../src/engine/partitions/repeat-finder.js';
 import { CsvRows, parseCsv } from '../../src/util/csv-rows.js';
 
 const noQuery = async function* (): AsyncGenerator<unknown[][]> {};

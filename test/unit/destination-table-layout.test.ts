@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Profile } from '../../schemas/profile.js';
-import { EVOLVE, isFrozenRejection, type SchemaContract } from '../../src/destinations/destination.js';
-import { tableLayout, parentShape, childShape } from '../../src/destinations/table-layout.js';
+import { EVOLVE, isFrozenRejection, type SchemaContract } from '../../src/normalize/table-definition.js';
+import { tableLayout, parentShape, childShape } from '../../src/normalize/table-layout.js';
 import fc from 'fast-check';
-import { parseIsoTimestamp, shapeRecords } from '../../src/destinations/record-shaper.js';
+import { parseIsoTimestamp, shapeRecords } from '../../src/normalize/record-shaper.js';
 import { duckDbTypeMapper } from '../../src/destinations/duckdb/duckdb-type-mapper.js';
 import { postgresTypeMapper } from '../../src/destinations/postgres/postgres-type-mapper.js';
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { callKey } from '../../src/engine/answer-journal.js';
-import { renderArgs, type PartitionState } from '../../src/engine/partition-pass.js';
+import { callKey } from '../../src/engine/books/answer-journal.js';
+import { renderArgs, type PartitionState } from '../../src/engine/request/partition-pass.js';
 import type { StreamContext } from '../../src/engine/stream-context.js';
 import { compileStream, type CompiledRequestStream } from '../../src/manifest/compile-stream.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Budget, bindingLimit, byPriority, cutToFit, type BudgetLimits } from '../../src/engine/budget.js';
+import { Budget, bindingLimit, byPriority, cutToFit, type BudgetLimits } from '../../src/engine/books/budget.js';
 import { BudgetExhaustedError } from '../../src/engine/engine-errors.js';
 
 interface Seed {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CostModel, parseCreditText } from '../../src/engine/cost-model.js';
+import { CostModel, parseCreditText } from '../../src/engine/books/cost-model.js';
 import { costOfCall } from '../../src/engine/service-calls.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { StreamManifest } from '../../src/manifest/manifest-schema.js';

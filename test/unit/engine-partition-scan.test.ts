@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeedList } from '../../src/config/seed-list.js';
-import { PartitionScan, type TableChunks } from '../../src/engine/partition-scan.js';
+import { PartitionScan, type TableChunks } from '../../src/engine/partitions/partition-scan.js';
 import type { Partition } from '../../src/manifest/components/partitions.js';
 import {
   partitionSource,

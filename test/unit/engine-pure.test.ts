@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/manifest/template.js';
 import { seedKey } from '../../src/util/seed-keys.js';
-import { Budget, cutToFit } from '../../src/engine/budget.js';
+import { Budget, cutToFit } from '../../src/engine/books/budget.js';
 import { BudgetExhaustedError, InsufficientBalanceError } from '../../src/engine/engine-errors.js';
 import { resolvePartitions, type OptionsAndContext as PartitionContext } from '../helpers/partition-nodes.js';
-import { CostModel } from '../../src/engine/cost-model.js';
+import { CostModel } from '../../src/engine/books/cost-model.js';
 import { costOfCall } from '../../src/engine/service-calls.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { parseDuration } from '../../src/util/duration.js';

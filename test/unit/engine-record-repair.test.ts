@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Profile } from '../../schemas/profile.js';
-import { shapeRecords } from '../../src/destinations/record-shaper.js';
-import { tableLayout } from '../../src/destinations/table-layout.js';
+import { shapeRecords } from '../../src/normalize/record-shaper.js';
+import { tableLayout } from '../../src/normalize/table-layout.js';
 import { relaxSchema, repairRecord } from '../../src/normalize/record-repair.js';
 import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';

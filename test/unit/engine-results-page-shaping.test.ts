@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { PARTITION, type WriteShaping } from '../../src/destinations/destination.js';
-import { tableLayout } from '../../src/destinations/table-layout.js';
+import { PARTITION } from '../../src/normalize/table-definition.js';
+import { type WriteShaping } from '../../src/normalize/record-shaper.js';
+import { tableLayout } from '../../src/normalize/table-layout.js';
 import {
   decodeResultsPage,
   shapeResultsPage,
   valuesLookup,
   writeWithPartitions,
   type ResultEntry,
-} from '../../src/engine/results-page-shaping.js';
+} from '../../src/engine/batch/results-page-shaping.js';
 import { TableShaper } from '../../src/normalize/table-shaper.js';
 import { manifestsSync } from '../../src/manifest/load-manifests.js';
 import { profileRecord } from '../helpers/destinations.js';

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SeedRow } from '../../src/destinations/destination.js';
-import { byPriority, cutToFit } from '../../src/engine/budget.js';
-import { planSeeds, Ranker, takes, type SeedTriage } from '../../src/engine/seed-plan.js';
-import type { LedgerSeed, SeedScan } from '../../src/engine/seed-scan.js';
+import { byPriority, cutToFit } from '../../src/engine/books/budget.js';
+import { planSeeds, Ranker, takes, type SeedTriage } from '../../src/engine/batch/seed-plan.js';
+import type { LedgerSeed, SeedScan } from '../../src/engine/batch/seed-scan.js';
 
 /** A scan over seeds held in a list, in chunks of 3, as SeedScan hands them out. */
 function scanOf(seeds: LedgerSeed[]): SeedScan {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { KeyFilter } from '../../src/destinations/key-filter.js';
-import type { KeyColumnSource } from '../../src/destinations/merge-key-filters.js';
-import { MergeKeyFilters } from '../../src/destinations/merge-key-filters.js';
+import { KeyFilter } from '../../src/destinations/sql/key-filter.js';
+import type { KeyColumnSource } from '../../src/destinations/sql/merge-key-filters.js';
+import { MergeKeyFilters } from '../../src/destinations/sql/merge-key-filters.js';
 
 /** A table's key column in memory, counting the scans made of it. */
 function table(keys: string[]): KeyColumnSource & { scans: number; keys: string[] } {

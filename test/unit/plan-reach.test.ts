@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reachUnder } from '../../src/engine/plan-reach.js';
+import { reachUnder } from '../../src/engine/books/plan-reach.js';
 import type { StreamPlan } from '../../src/engine/stream-context.js';
 
 const plan = (stream: string, worstCaseCredits: number, estimatedCredits: number): StreamPlan => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Account, Profile, parseRecord, ProfileEnrichBody, ErrorEnvelope } from '../../schemas/index.js';
-import { tableLayout } from '../../src/destinations/table-layout.js';
+import { tableLayout } from '../../src/normalize/table-layout.js';
 
 const profile = {
   url: 'https://network.example/in/jane-doe',

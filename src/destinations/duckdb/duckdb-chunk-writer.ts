@@ -2,7 +2,7 @@ import { endianness } from 'node:os';
 import duckdb from '@duckdb/node-bindings';
 import { DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
 import type { DuckDBAppender, DuckDBType } from '@duckdb/node-api';
-import type { CellValue } from '../record-shaper.js';
+import type { CellValue } from '../../normalize/record-shaper.js';
 
 /** Bytes of one value in the vector of each type the writer fills (VARCHAR: a 16-byte `duckdb_string_t`). */
 const WIDTH: Partial<Record<DuckDBTypeId, number>> = {

@@ -19,9 +19,9 @@ import type {
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockedError, LockWaitAbortedError, NotReadOnlyError } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
-import type { CellValue, ShapedRows } from '../record-shaper.js';
-import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql-session.js';
-import { SqlDestination } from '../sql-destination.js';
+import type { CellValue, ShapedRows } from '../../normalize/record-shaper.js';
+import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql/sql-session.js';
+import { SqlDestination } from '../sql/sql-destination.js';
 import { DuckDbDialect } from './duckdb-dialect.js';
 import type { SharedDuckDbFile } from './duckdb-file-lock.js';
 import { duckDbFileLock } from './duckdb-file-lock.js';

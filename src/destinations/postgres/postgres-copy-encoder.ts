@@ -1,5 +1,5 @@
-import type { CellValue } from '../record-shaper.js';
-import type { LogicalType } from '../table-layout.js';
+import type { CellValue } from '../../normalize/record-shaper.js';
+import type { LogicalType } from '../../normalize/table-layout.js';
 
 const SPECIAL = /[\\\n\r\t\b\f\v]/;
 const SPECIAL_GLOBAL = /[\\\n\r\t\b\f\v]/g;

@@ -1,4 +1,4 @@
-import type { LogicalType } from '../table-layout.js';
+import type { LogicalType } from '../../normalize/table-layout.js';
 
 const sqlTypes = {
   text: 'text',

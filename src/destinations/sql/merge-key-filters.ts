@@ -1,0 +1,123 @@
+import type { CellValue } from '../../normalize/record-shaper.js';
+import { KeyFilter } from './key-filter.js';
+
+/** How the filters reach a table's key column, inside the unit's transaction. */
+export interface KeyColumnSource {
+  /** Rows in the table now (DuckDB answers from its statistics, without a scan). */
+  count(): Promise<number>;
+  /** Calls `each` with every row's key values, in chunks, never holding them all. */
+  scan(each: (key: readonly unknown[]) => void): Promise<void>;
+}
+
+/** What a filter knows of one table. */
+interface Entry {
+  /** Filters of the table's keys, each twice the size of the one before: a key may be in the table when one of them may hold it. Null when there is none. */
+  filters: KeyFilter[] | null;
+  /** Rows the table had when the filter was last brought up to date; a different count means someone else wrote. */
+  rows: number;
+  /** Keys merged into the table by this process. */
+  written: number;
+}
+
+/** Building a filter scans the table once: worth it once this process merged a quarter as many keys as the table holds. */
+const BUILD_RATIO = 4;
+
+/**
+ * Tells which keys of a merge unit may already be in a table without a backend without key
+ * indexes (DuckDB) scanning the table every unit: a Bloom filter of the table's keys, built by
+ * one scan of the key column when it pays (the table is empty, or this process has merged at
+ * least a quarter of its size: its cost is then bounded by the work being done) and kept up to
+ * date with every unit's keys (a full filter is followed by one twice its size, so the table is
+ * not scanned again as it grows). The filter only ever holds a superset of the keys in the table
+ * (a rolled-back unit leaves extra keys, which only cost a probe): a row count that is not the
+ * one the filter last saw means rows came from elsewhere, and the filter is dropped.
+ */
+export class MergeKeyFilters {
+  private readonly entries = new Map<string, Entry>();
+
+  /**
+   * Indices of the keys that may be in `table` (the others certainly are not); null when there
+   * is no filter and every key must be probed.
+   */
+  async candidates(
+    table: string,
+    keys: readonly (readonly CellValue[])[],
+    count: number,
+    source: KeyColumnSource,
+  ): Promise<number[] | null> {
+    const entry = this.entry(table);
+    const rows = await source.count();
+    if (!entry.filters || entry.rows !== rows) {
+      entry.filters = null;
+      if (rows > BUILD_RATIO * (entry.written + count)) return null;
+      entry.filters = [await build(rows, source)];
+      entry.rows = rows;
+    }
+    const filters = entry.filters;
+    const found: number[] = [];
+    for (let i = 0; i < count; i++) {
+      if (mayContain(filters, keyText(keys, i))) found.push(i);
+    }
+    return found;
+  }
+
+  /** Adds a unit's keys once they are written; `rows` is the table's row count after the write. */
+  written(table: string, keys: readonly (readonly CellValue[])[], count: number, rows: number): void {
+    const entry = this.entry(table);
+    entry.written += count;
+    const filters = entry.filters;
+    if (!filters) return;
+    let filter = filters[filters.length - 1]!;
+    for (let i = 0; i < count; i++) {
+      // A full filter answers "may contain" too often: the next keys go to one twice its size, without a scan.
+      if (filter.full) filters.push((filter = new KeyFilter(2 * filter.capacity)));
+      filter.add(keyText(keys, i));
+    }
+    entry.rows = rows;
+  }
+
+  /**
+   * Takes the row count of `table` after a settle deleted rows the filter may still hold (a
+   * superset stays right); a count before the settle that is not the one the filter last saw
+   * means rows came from elsewhere, and the filter is dropped.
+   */
+  settled(table: string, rowsBefore: number, rowsAfter: number): void {
+    const entry = this.entries.get(table);
+    if (!entry?.filters) return;
+    if (entry.rows === rowsBefore) entry.rows = rowsAfter;
+    else this.forget(table);
+  }
+
+  /** Forgets what is known of `table` (its rows changed some other way). */
+  forget(table: string): void {
+    this.entries.delete(table);
+  }
+
+  private entry(table: string): Entry {
+    let entry = this.entries.get(table);
+    if (!entry) {
+      entry = { filters: null, rows: -1, written: 0 };
+      this.entries.set(table, entry);
+    }
+    return entry;
+  }
+}
+
+async function build(rows: number, source: KeyColumnSource): Promise<KeyFilter> {
+  const filter = new KeyFilter(Math.max(1 << 16, 2 * rows));
+  await source.scan((key) => filter.add(key.length === 1 ? String(key[0]) : key.map(String).join('\u0001')));
+  return filter;
+}
+
+function mayContain(filters: readonly KeyFilter[], key: string): boolean {
+  for (let f = 0; f < filters.length; f++) if (filters[f]!.mayContain(key)) return true;
+  return false;
+}
+
+/** The i-th key as the filter hashes it: its values as text (a key column is text, bigint or double). */
+function keyText(keys: readonly (readonly CellValue[])[], i: number): string {
+  if (keys.length === 1) return String(keys[0]![i]);
+  let text = String(keys[0]![i]);
+  for (let k = 1; k < keys.length; k++) text += `\u0001${String(keys[k]![i])}`;
+  return text;
+}

@@ -1,0 +1,48 @@
+import type { Destination, RunRow } from '../../destinations/destination.js';
+import type { Mutex } from '../../util/mutex.js';
+import type { Books } from './budget.js';
+
+/**
+ * Keeps a run's row in `_seedline_runs` current while it runs. Every change of the credits the
+ * run has committed (spent, plus reserved by calls in flight, which may have billed already) is
+ * saved in the background, coalesced, through the run's write lock: a batch reservation is on
+ * record before its intent is committed (and so before it is submitted), and a process killed
+ * mid-stream still counts what it spent towards `max_credits_per_month`.
+ */
+export class RunRecorder {
+  private readonly row: RunRow;
+  private queued = false;
+
+  constructor(
+    private readonly destination: Destination,
+    private readonly lock: Mutex,
+    row: RunRow,
+  ) {
+    this.row = { ...row };
+  }
+
+  /** Records the run's books so far (calls in flight at risk); saved soon, without waiting. */
+  committed(books: Books): void {
+    Object.assign(this.row, booksFields(books));
+    if (this.queued) return;
+    this.queued = true;
+    // A failed background save is not fatal: the next one (or the run's final save) writes the figure again.
+    void this.lock
+      .run(async () => {
+        this.queued = false;
+        await this.destination.saveRun({ ...this.row });
+      })
+      .catch(() => undefined);
+  }
+
+  /** Merges `fields` into the run's row and saves it, after any background save. */
+  async save(fields: Partial<RunRow>): Promise<void> {
+    Object.assign(this.row, fields);
+    await this.lock.run(() => this.destination.saveRun({ ...this.row }));
+  }
+}
+
+/** The `_seedline_runs` fields of a run's books. */
+export function booksFields(books: Books): Pick<RunRow, 'creditsUsed' | 'creditsAtRisk' | 'creditsSettledEarlier'> {
+  return { creditsUsed: books.billed, creditsAtRisk: books.atRisk, creditsSettledEarlier: books.settledForEarlier };
+}

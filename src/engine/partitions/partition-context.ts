@@ -1,0 +1,31 @@
+import { SEED_CHUNK } from '../../config/seed-list.js';
+import { quoteIdentifier } from '../../destinations/identifiers.js';
+import type { PartitionContext, TableChunks } from '../../manifest/components/partitions.js';
+import type { StreamContext } from '../stream-context.js';
+
+/** The partition context of a stream: the seeds, and reads of parent tables. */
+export function partitionContext(ctx: StreamContext): PartitionContext {
+  return {
+    seeds: ctx.seeds,
+    now: ctx.now(),
+    readTable: async (table, columns) => {
+      if (!(await ctx.destination.hasTable(table))) return [];
+      return ctx.destination.query(parentSelect(ctx, table, columns));
+    },
+  };
+}
+
+/** Reads of a stream's parent tables a chunk at a time (for `PartitionScan`), in the order `readTable` gives. */
+export function tableChunks(ctx: StreamContext): TableChunks {
+  return async function* (table, columns) {
+    if (!(await ctx.destination.hasTable(table))) return;
+    for await (const rows of ctx.destination.readQueryChunks(parentSelect(ctx, table, columns), SEED_CHUNK)) {
+      yield rows.map((values) => Object.fromEntries(columns.map((column, i) => [column, values[i]])));
+    }
+  };
+}
+
+function parentSelect(ctx: StreamContext, table: string, columns: readonly string[]): string {
+  const from = `${quoteIdentifier(ctx.destination.schema, 'schema')}.${quoteIdentifier(table, 'table')}`;
+  return `select ${columns.map((c) => quoteIdentifier(c, 'column')).join(', ')} from ${from} order by 1`;
+}

@@ -1,0 +1,444 @@
+import PQueue from 'p-queue';
+import type { CapRead } from '../../manifest/components/caps.js';
+import type { Partition } from '../../manifest/components/partitions.js';
+import type { CompiledRequestStream } from '../../manifest/compile-stream.js';
+import { laterIso } from '../../manifest/components/incremental.js';
+import { TableShaper, type ShapedRecords } from '../../normalize/table-shaper.js';
+import type { BatchRow, StateRow } from '../../destinations/destination.js';
+import { crashPoint } from '../../util/crash-point.js';
+import { StreamDefinitionError } from '../engine-errors.js';
+import { budgetStopOf, stopForBudget, type BudgetStop } from '../books/budget-stop.js';
+import { RunStoppedError } from '../engine-errors.js';
+import { LoadWriter } from '../../load/load-writer.js';
+import { AnswerJournal, type PaidAnswer } from '../books/answer-journal.js';
+import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
+import { costOfCall, errorType, UNPROCESSABLE } from '../service-calls.js';
+import {
+  addCharge,
+  addLoad,
+  emptyOutcome,
+  runScope,
+  noteError,
+  noteStoppedOnRequest,
+  type StreamContext,
+  type StreamOutcome,
+} from '../stream-context.js';
+import { RequestPartitions, type DuePartition } from './request-plan.js';
+import {
+  endOfPass,
+  firstAnswerAt,
+  hasStoppingPoint,
+  pagesThisRun,
+  renderArgs,
+  stateRow,
+  type PageAnswer,
+  type PageState,
+  type PartitionState,
+  type Pass,
+  type TakenAnswer,
+  type WindowAsked,
+} from './partition-pass.js';
+
+/** Runs a request stream: per partition, page by page, each page committed with its state. */
+export async function runRequestStream(
+  stream: CompiledRequestStream,
+  ctx: StreamContext,
+  outcome = emptyOutcome(stream.name),
+): Promise<StreamOutcome> {
+  const partitions = await RequestPartitions.open(stream, ctx);
+  try {
+    return await runOver(partitions, stream, ctx, outcome);
+  } finally {
+    await partitions.close();
+  }
+}
+
+async function runOver(
+  partitions: RequestPartitions,
+  stream: CompiledRequestStream,
+  ctx: StreamContext,
+  outcome: StreamOutcome,
+): Promise<StreamOutcome> {
+  // Rounds an earlier run left open were paid for: their pages load first, so the partitions they finish are fresh now.
+  // Until they are done no other page is asked: it could be one of theirs, bought again.
+  const unfinished = await resumeOpenRounds(partitions, stream, ctx, outcome).then(
+    () => undefined,
+    async (error: Error) =>
+      error instanceof RunStoppedError
+        ? error
+        : ctx.stop?.aborted
+          ? new RunStoppedError()
+          : ((await budgetStopOf(error, ctx)) ?? Promise.reject(error)),
+  );
+  if (unfinished instanceof RunStoppedError) {
+    noteStoppedOnRequest(outcome, unfinished);
+    outcome.status = 'partial';
+    return outcome;
+  }
+  if (unfinished) {
+    stopForBudget(ctx, outcome, unfinished);
+    outcome.status = 'partial';
+    return outcome;
+  }
+  const plan = await partitions.plan();
+  outcome.skipped = plan.partitions - plan.todo;
+  outcome.worstCaseCredits = plan.cost.worst;
+  outcome.estimatedCredits = plan.cost.expected;
+  ctx.reporter.streamStarted(stream.name, plan.todo);
+
+  const shaper = new TableShaper(stream.table, runScope(ctx));
+  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
+  // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
+  const buffer =
+    plan.first && shaper.definitionFor(plan.first.values).writeMode === 'replace'
+      ? { groups: [], states: [], answers: [] }
+      : undefined;
+  if (buffer && plan.cost.worst > 0) {
+    throw new StreamDefinitionError(
+      `stream "${stream.name}" writes its table in replace mode (whole, once every page is read) but its call costs credits: ` +
+        'a budget stop or a 402 part-way would drop pages already paid for. Use write_mode merge or append for a priced call.',
+    );
+  }
+  const journal = await AnswerJournal.open(stream.name, ctx, writer, (charge) => addCharge(outcome, charge));
+  const runner = new PartitionRunner(stream, ctx, shaper, writer, outcome, journal, buffer);
+  const rounds = ctx.options.via === 'batch' ? new PageRounds(stream, ctx, runner, outcome) : undefined;
+
+  const queue = new PQueue({ concurrency: ctx.concurrency });
+  let done = 0;
+  let budgetStop: BudgetStop | RunStoppedError | undefined;
+  const stopOf = async (error: unknown) =>
+    error instanceof RunStoppedError
+      ? error
+      : ctx.stop?.aborted
+        ? new RunStoppedError()
+        : await budgetStopOf(error, ctx);
+  const runAlone = async (partition: Partition) => {
+    if (budgetStop) return runner.forget(partition.key);
+    if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
+    try {
+      if (budgetStop) return;
+      await runner.run(partition);
+    } catch (error) {
+      // A stop request aborts calls in flight: whatever they threw, the partition is stopped, not failed.
+      const stop = await stopOf(error);
+      if (stop) budgetStop ??= stop;
+      else await runner.recordFailure(partition, error as Error);
+    } finally {
+      runner.forget(partition.key);
+    }
+    ctx.reporter.streamProgress(stream.name, { done: ++done, credits: outcome.credits });
+  };
+  const runChunk = async (chunk: readonly DuePartition[]) => {
+    runner.track(chunk);
+    const inRounds = rounds ? chunk.filter((due) => rounds.batchable(due.partition)).map((due) => due.partition) : [];
+    // A set, not inRounds.includes: at 100k partitions the list scan per partition was 10^10 comparisons.
+    const inRoundKeys = new Set(inRounds.map((p) => p.key));
+    for (const { partition } of chunk) if (!inRoundKeys.has(partition.key)) void queue.add(() => runAlone(partition));
+    if (rounds && inRounds.length > 0) {
+      await rounds.run(inRounds).catch(async (error: Error) => {
+        const stop = await stopOf(error);
+        if (stop) budgetStop ??= stop;
+        else {
+          outcome.failed += 1;
+          noteError(outcome, `a batch round failed: ${error.message}`);
+        }
+      });
+      for (const key of inRoundKeys) runner.forget(key);
+    }
+    await queue.onSizeLessThan(ctx.concurrency);
+  };
+  // The partitions due come a chunk at a time, each when the queue has room: only those in flight are held.
+  try {
+    for await (const chunk of partitions.due(plan)) {
+      if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
+      if (budgetStop) break;
+      await runChunk(chunk);
+    }
+    if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
+  } catch (error) {
+    // A chunk that could not be read (its states, a seed file) ends the stream, once the calls under way have ended.
+    budgetStop ??= new RunStoppedError();
+    await queue.onIdle();
+    throw error;
+  }
+  await queue.onIdle();
+  if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
+  if (outcome.failed > 0) outcome.status = outcome.failed === plan.todo && outcome.records === 0 ? 'failed' : 'partial';
+  if (runner.cutAtMaxPages > 0) {
+    if (outcome.status === 'succeeded') outcome.status = 'partial';
+    const message = `${runner.cutAtMaxPages} partition(s) stopped at max_pages with more new items to read; the next run goes on from there (a larger max_pages catches up sooner)`;
+    noteError(outcome, message);
+    ctx.reporter.notice(stream.name, message);
+  }
+  if (budgetStop instanceof RunStoppedError) {
+    outcome.status = 'partial';
+    noteStoppedOnRequest(outcome, budgetStop);
+  } else if (budgetStop) stopForBudget(ctx, outcome, budgetStop);
+  return outcome;
+}
+
+/** Loads the batch rounds (see `PageRounds`) an earlier run of this stream left open. */
+async function resumeOpenRounds(
+  partitions: RequestPartitions,
+  stream: CompiledRequestStream,
+  ctx: StreamContext,
+  outcome: StreamOutcome,
+): Promise<void> {
+  if (
+    ctx.resumeOnly ||
+    !(await ctx.destination.readBatches(stream.name)).some((b) => b.status === 'intent' || b.status === 'submitted')
+  )
+    return;
+  const shaper = new TableShaper(stream.table, runScope(ctx));
+  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
+  const journal = await AnswerJournal.open(stream.name, ctx, writer, (charge) => addCharge(outcome, charge));
+  const runner = new PartitionRunner(stream, ctx, shaper, writer, outcome, journal);
+  const rounds = new PageRounds(stream, ctx, runner, outcome);
+  const open = await partitions.find(await rounds.openKeys());
+  runner.track(open);
+  await rounds.resumeOpen(open.map((due) => due.partition));
+}
+
+interface PageBuffer {
+  groups: ShapedRecords[];
+  states: StateRow[];
+  /** Journal keys of the buffered pages' answers. */
+  answers: (string | undefined)[];
+}
+
+class PartitionRunner implements RoundRunner {
+  /** The state of each partition in flight as last committed (or as read when its chunk came): `track`ed, then `forget`. */
+  private readonly current = new Map<string, PartitionState>();
+  /** Partitions whose pass this run left pending at `max_pages`, before reaching the items already loaded. */
+  cutAtMaxPages = 0;
+
+  constructor(
+    private readonly stream: CompiledRequestStream,
+    private readonly ctx: StreamContext,
+    private readonly shaper: TableShaper,
+    private readonly writer: LoadWriter,
+    private readonly outcome: StreamOutcome,
+    private readonly journal: AnswerJournal,
+    private readonly buffer?: PageBuffer,
+  ) {}
+
+  /** Holds the saved states of partitions about to run. */
+  track(due: readonly DuePartition[]): void {
+    for (const { partition, saved } of due) if (saved) this.current.set(partition.key, saved);
+  }
+
+  /** Lets go of the state of a partition done with (run, failed or skipped). */
+  forget(key: string): void {
+    this.current.delete(key);
+  }
+
+  /** Pages through one partition, committing each page with the state that resumes after it. */
+  async run(partition: Partition): Promise<void> {
+    const pass = this.openPass(partition);
+    for (;;) {
+      const args = this.argsOf(pass);
+      // Every billed answer of this page (the call, and pieces of a cut answer) is dropped from the journal as it loads.
+      const answers: PaidAnswer[] = [];
+      const asks = renderArgs(this.stream, this.ctx, partition, pass.saved, pass.page, { withoutClock: true });
+      const response = await this.fetch(partition, args, answers, asks);
+      const taken = await this.takeAnswer(pass, args, response, answers);
+      await this.commit(partition, taken.shaped, taken.state, answers);
+      if (!taken.more) return;
+      if (this.ctx.stop?.aborted) throw new RunStoppedError();
+    }
+  }
+
+  /**
+   * Starts (or resumes) a partition's pass from its state as last committed. `resume` takes up a
+   * pass left pending even under a full refresh (to load a batch round an earlier run paid for).
+   */
+  openPass(partition: Partition, resume = false): Pass {
+    const saved = this.current.get(partition.key) ?? {};
+    // A full refresh starts every pass afresh and ignores `newest` while paging, but keeps it in
+    // the state, so a failure part-way does not cost the next normal run its stopping point.
+    const page: PageState = (this.ctx.fullRefresh && !resume ? undefined : saved.pending) ?? { number: 1 };
+    const limit = pagesThisRun(this.stream, saved, page, this.stream.paginator.maxPages(partition));
+    // Whether this pass has reached the items of earlier passes (a full refresh reads on past them).
+    return { partition, saved, page, limit, reachedStop: !hasStoppingPoint(this.stream, saved), pagesRead: 1 };
+  }
+
+  /** The arguments of a pass's next call. */
+  argsOf(pass: Pass): Record<string, unknown> {
+    return renderArgs(this.stream, this.ctx, pass.partition, pass.saved, pass.page);
+  }
+
+  /**
+   * Takes the answer to a pass's call: the records to load, the state to commit with them, and
+   * whether the pass goes on (it is then moved to its next page).
+   */
+  async takeAnswer(
+    pass: Pass,
+    args: Record<string, unknown>,
+    response: PageAnswer,
+    answers: PaidAnswer[],
+  ): Promise<TakenAnswer> {
+    const { partition, saved, page } = pass;
+    const read = await this.readPastCap(partition, args, this.recordsIn(response, partition), answers);
+    const { fresh, reachedKnown, newest } = this.stream.incremental.read(
+      read.records,
+      saved.newest,
+      partition,
+      this.ctx.fullRefresh,
+    );
+    pass.reachedStop ||= reachedKnown;
+    const passNewest = laterIso(page.newest, newest);
+    const more = reachedKnown && !this.ctx.fullRefresh ? undefined : this.stream.paginator.next(response, page);
+    const atLimit = more !== undefined && pass.limit !== undefined && pass.pagesRead >= pass.limit;
+    // Cut at max_pages short of the stopping point, the pass stays pending: completing it would
+    // move the stopping point past the items not read yet, and no later pass would read them.
+    const next = atLimit && pass.reachedStop ? undefined : more;
+    const state: PartitionState = next
+      ? { ...saved, pending: { ...next, newest: passNewest }, error: undefined }
+      : endOfPass(
+          saved,
+          passNewest,
+          partition,
+          read,
+          firstAnswerAt(answers, this.ctx.now()),
+          this.windowAsked(saved, args),
+        );
+    const shaped = this.shaper.shape(partition.values, fresh);
+    if (next && atLimit) this.cutAtMaxPages++;
+    if (!next || atLimit) return { shaped, state, more: false };
+    pass.page = { ...next, newest: passNewest };
+    pass.pagesRead++;
+    return { shaped, state, more: true };
+  }
+
+  /**
+   * Marks a partition failed in its state, keeping where its pass stood (pages already loaded are
+   * not asked for again), so the run can go on. A resumed page the service refuses (an expired
+   * pagination token) restarts the pass next time instead of failing forever.
+   */
+  async recordFailure(partition: Partition, error: Error): Promise<void> {
+    this.outcome.failed++;
+    const message = `${partition.key}: ${error.message}`;
+    noteError(this.outcome, message);
+    this.ctx.reporter.notice(this.stream.name, message);
+    const { pending, ...rest } = this.current.get(partition.key) ?? {};
+    const type = errorType(error);
+    // Buffered (replace-mode) pages were never written, so their place in the pass must not be kept.
+    const keepPending = !this.buffer && type !== 'invalid_request' && type !== UNPROCESSABLE;
+    const state: PartitionState = {
+      ...rest,
+      ...(keepPending && pending ? { pending } : {}),
+      // A target the service cannot process was billed: it waits for refresh_after like a done one.
+      ...(type === UNPROCESSABLE ? { completed_at: this.ctx.now().toISOString() } : {}),
+      error: error.message,
+    };
+    try {
+      await this.writer.inUnit([], (unit) => unit.saveState([stateRow(this.stream.name, partition.key, state)]));
+    } catch (writeError) {
+      noteError(this.outcome, `${partition.key}: its failure could not be recorded: ${(writeError as Error).message}`);
+    }
+  }
+
+  async commitRound(taken: readonly RoundAnswer[], batch: BatchRow): Promise<void> {
+    const counts = await this.writer.inUnit(
+      taken.map((t) => t.taken.shaped),
+      async (unit) => {
+        await unit.saveState(taken.map((t) => stateRow(this.stream.name, t.partition.key, t.taken.state)));
+        await unit.saveBatches([batch]);
+        await this.journal.drop(
+          unit,
+          taken.flatMap((t) => t.answers.map((a) => a.key)),
+        );
+      },
+    );
+    addLoad(this.outcome, counts);
+    for (const t of taken) this.current.set(t.partition.key, t.taken.state);
+  }
+
+  async saveBatch(batch: BatchRow): Promise<void> {
+    await this.writer.inUnit([], (unit) => unit.saveBatches([batch]));
+  }
+
+  /** Writes everything buffered by a replace-mode stream in one unit. */
+  async flushBuffered(buffer: PageBuffer): Promise<void> {
+    await this.writeUnit(buffer.groups, buffer.states, buffer.answers);
+  }
+
+  /** Which window `args` ask: every record (a full refresh), a held window again, or what is new since the last pass. */
+  private windowAsked(saved: PartitionState, args: Record<string, unknown>): WindowAsked {
+    if (this.ctx.fullRefresh) return 'all';
+    return this.stream.cap.reopens(saved.held, args) ? 'held' : 'new';
+  }
+
+  private recordsIn(response: unknown, partition: Partition): unknown[] {
+    return this.stream.requester.recordsOf(response, partition);
+  }
+
+  /** An answer cut at the service's cap: read its window again in pieces, or hold the window (`cap` of the stream). */
+  private readPastCap(
+    partition: Partition,
+    args: Record<string, unknown>,
+    records: unknown[],
+    answers: PaidAnswer[],
+  ): Promise<CapRead> {
+    return this.stream.cap.read(partition, args, records, {
+      // A cut answer needs the user's action (a larger cap): said now, and again under Problems in the summary.
+      notice: (message) => {
+        this.ctx.reporter.notice(this.stream.name, message);
+        noteError(this.outcome, message);
+      },
+      read: async (pieceArgs) => this.recordsIn(await this.fetch(partition, pieceArgs, answers), partition),
+    });
+  }
+
+  /** One call through the answer journal; its answer is added to `answers` (the page's, dropped as it loads). */
+  private async fetch(
+    partition: Partition,
+    args: Record<string, unknown>,
+    answers: PaidAnswer[],
+    asks?: Record<string, unknown>,
+  ): Promise<PageAnswer> {
+    const request = this.stream.requester.requestOf(partition, args);
+    const worst = costOfCall(this.ctx.costs, this.stream.cost, request.path, args).worst;
+    const call = {
+      name: `${request.method} ${request.path}`,
+      partition: partition.key,
+      args,
+      worst,
+      ...(asks ? { asks } : {}),
+    };
+    const answer = await this.journal.call(call, () => this.ctx.client.request(request));
+    answers.push(answer);
+    return answer.response as PageAnswer;
+  }
+
+  private async commit(
+    partition: Partition,
+    shaped: ShapedRecords,
+    state: PartitionState,
+    answers: readonly PaidAnswer[],
+  ): Promise<void> {
+    const row = stateRow(this.stream.name, partition.key, state);
+    const keys = answers.map((a) => a.key);
+    if (this.buffer) {
+      this.buffer.groups.push(shaped);
+      this.buffer.states.push(row);
+      this.buffer.answers.push(...keys);
+      return;
+    }
+    await this.writeUnit([shaped], [row], keys);
+    this.current.set(partition.key, state);
+  }
+
+  private async writeUnit(
+    groups: ShapedRecords[],
+    states: StateRow[],
+    answers: readonly (string | undefined)[],
+  ): Promise<void> {
+    const counts = await this.writer.inUnit(groups, async (unit) => {
+      await unit.saveState(states);
+      await this.journal.drop(unit, answers);
+      crashPoint('mid-page');
+    });
+    addLoad(this.outcome, counts);
+  }
+}
