@@ -50,6 +50,12 @@ export const HeadcountBody = z.strictObject({
     keywords: z.string().optional(),
   }),
 });
+
+/** A headcount seed as a config writes it (`seeds.headcount` entries): a company, and its filters (none: all). */
+export const HeadcountSeed = z.strictObject({
+  company_url: z.string().min(1),
+  filters: HeadcountBody.shape.filters.default({}),
+});
 export type HeadcountBody = z.infer<typeof HeadcountBody>;
 
 /** Body of POST /v1/companies/posts. */

@@ -1,7 +1,7 @@
 import { UnknownStreamError } from '../engine/engine-errors.js';
 import { resetStreamState, summarizeState } from '../engine/books/stream-state.js';
 import { loadManifests } from '../manifest/load-manifests.js';
-import { compileStream } from '../manifest/compile-stream.js';
+import { compileContextOf, compileStream } from '../manifest/compile-stream.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
 import { runId } from '../util/run-id.js';
 import { formatTable } from './format-table.js';
@@ -59,8 +59,9 @@ export async function resetStateAction(opts: StateOptions): Promise<void> {
     const streams = chosen(await loadManifests(session.loaded.config), names);
     const outcomes = [];
     const options = session.loaded.config.streams as Record<string, Record<string, unknown> | undefined>;
+    const context = compileContextOf(await loadManifests(session.loaded.config));
     for (const manifest of streams) {
-      const stream = compileStream(manifest, options[manifest.name] ?? {});
+      const stream = compileStream(manifest, options[manifest.name] ?? {}, context);
       outcomes.push(await resetStreamState(session.destination, stream, runId('reset'), opts.seed));
     }
     if (opts.json) writeJson(outcomes);

@@ -2,11 +2,12 @@ import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
-import { HeadcountBody } from '../../schemas/requests.js';
 import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
 import { isDuration, parseDuration } from '../util/duration.js';
 import { manifestsSync, type Manifests } from '../manifest/load-manifests.js';
 import { streamOptionsSchema, type StreamOptions } from '../manifest/stream-options.js';
+import { schemaByName } from '../manifest/schema-registry.js';
+import { seedSources } from '../manifest/seed-sources.js';
 
 export { SchemaContractConfig, type StreamOptions } from '../manifest/stream-options.js';
 
@@ -41,11 +42,28 @@ export const SeedSource = z.union(
 );
 export type SeedSource = z.infer<typeof SeedSource>;
 
-/** One headcount seed: a company and its filters. */
-export const HeadcountSeed = z.strictObject({
-  company_url: z.string().min(1),
-  filters: HeadcountBody.shape.filters.default({}),
-});
+/** The config's value of a seed source: a seed list, or (`entries` declared) a list of objects of that record schema. */
+export type SeedsValue = SeedSource | Record<string, unknown>[];
+
+/** Whether a seed source's value is a seed list (inline values, a CSV column or a query), not entries written in the config. */
+export function isSeedList(value: SeedsValue | undefined): value is SeedSource {
+  return value !== undefined && !(Array.isArray(value) && value.some((item) => typeof item !== 'string'));
+}
+
+/**
+ * `seeds:`: one optional key per seed source a stream manifest reads (`seeds: profiles` in its
+ * partitions, or `{{ seeds.headcount }}` with `seeds: { headcount: { entries: … } }`); any other
+ * key is refused. What a source holds comes from the manifests, not from this file.
+ */
+export function seedsConfigFor(manifests: Manifests): z.ZodType<Record<string, SeedsValue | undefined>> {
+  const shape = Object.fromEntries(
+    [...seedSources(manifests.values()).values()].map((source) => {
+      const value = source.entries === undefined ? SeedSource : z.array(schemaByName(source.entries));
+      return [source.name, (source.description ? value.describe(source.description) : value).optional()];
+    }),
+  );
+  return z.strictObject(shape).prefault({}) as unknown as z.ZodType<Record<string, SeedsValue | undefined>>;
+}
 
 /** A configured people or company search. */
 export const SearchDefinition = z
@@ -121,8 +139,11 @@ export const WebhooksConfig = z.strictObject({
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
+/** The seed source whose seeds Signals may watch (`signals.targets: { from_seeds: profiles }`). */
+export const SIGNALS_SEED_SOURCE = 'profiles';
+
 /** The profiles declared Signals watch: a seed source (as `seeds.*`), or every `seeds.profiles` seed. */
-export const SignalTargets = z.union([SeedSource, z.strictObject({ from_seeds: z.literal('profiles') })], {
+export const SignalTargets = z.union([SeedSource, z.strictObject({ from_seeds: z.literal(SIGNALS_SEED_SOURCE) })], {
   error:
     'expected a list of profiles ([jane-doe, …]), a CSV column ({ file: seeds.csv, column: url }), a query on the warehouse ({ sql: "select url from …" }) or every seeds.profiles seed ({ from_seeds: profiles })',
 });
@@ -237,7 +258,7 @@ function duckDbCatalogOf(path: string): string {
 }
 
 /** The whole seedline config file, its `streams:` as `streams` allows. */
-const configSchema = (streams: z.ZodType<StreamsConfig>) =>
+const configSchema = (streams: z.ZodType<StreamsConfig>, seeds: z.ZodType<Record<string, SeedsValue | undefined>>) =>
   z.strictObject({
     api: z.strictObject({
       base_url: z.string().refine((url) => url === 'sandbox' || isServiceUrl(url), BASE_URL),
@@ -324,14 +345,7 @@ const configSchema = (streams: z.ZodType<StreamsConfig>) =>
         schema: SchemaName,
       }),
     ]),
-    seeds: z
-      .strictObject({
-        profiles: SeedSource.optional(),
-        companies: SeedSource.optional(),
-        posts: SeedSource.optional(),
-        headcount: z.array(HeadcountSeed).optional(),
-      })
-      .prefault({}),
+    seeds,
     /**
      * Folder of your own stream manifests (`<name>.stream.yaml`, and `_definitions.yaml`), relative
      * to the config file: their streams are configured under `streams:` like the built-in ones.
@@ -389,7 +403,7 @@ export type SeedlineConfig = z.infer<ReturnType<typeof configSchema>>;
 
 /** The config schema with the streams of `manifests` (the built-in ones and a `streams_dir`'s). */
 export function seedlineConfigFor(manifests: Manifests): ReturnType<typeof configSchema> {
-  return configSchema(streamsConfigFor(manifests));
+  return configSchema(streamsConfigFor(manifests), seedsConfigFor(manifests));
 }
 
 /** The config schema with the built-in streams. */

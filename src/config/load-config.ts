@@ -77,12 +77,13 @@ export function parseConfig(
   );
   const schema = configSchemaOf(interpolated, file);
   const result = validate(schema, interpolated);
-  if (result.success) problems.push(...missingSeedProblems(result.data));
-  else problems.push(...result.error.issues.flatMap((issue) => describeIssue(schema, issue)));
+  if (result.success) {
+    inWrittenOrder(result.data, interpolated.value);
+    problems.push(...missingSeedProblems(result.data, manifestsSync(result.data)));
+  } else problems.push(...result.error.issues.flatMap((issue) => describeIssue(schema, issue)));
   if (problems.length > 0 || !result.success) throw new ConfigError(file, problems);
-  inWrittenOrder(result.data, interpolated.value);
   registerSecrets(secretsOf(result.data));
-  for (const line of unusedSeedWarnings(result.data)) warn(line);
+  for (const line of unusedSeedWarnings(result.data, manifestsSync(result.data))) warn(line);
   return result.data;
 }
 

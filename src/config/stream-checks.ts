@@ -7,6 +7,7 @@ import type { Manifests } from '../manifest/load-manifests.js';
 import { StreamDefinitionError } from '../manifest/manifest-error.js';
 import { TableShaper } from '../normalize/table-shaper.js';
 import { closestName } from '../util/closest-name.js';
+import { isSeedList, type SeedsValue } from './config-schema.js';
 
 /** Stands in for a value only a run knows (a seed from a file, a parent row): any text the endpoint takes. */
 const PLACEHOLDER = 'https://www.network.example/in/placeholder';
@@ -44,10 +45,7 @@ export async function requestProblems(
 /** Partitions from the config's own values; a seed list or parent table gives one placeholder row. */
 function placeholderContext(seeds: Record<string, unknown>): PartitionContext {
   const seedLists = Object.fromEntries(
-    Object.entries(seeds).map(([key, value]) => [
-      key,
-      Array.isArray(value) && key === 'headcount' ? value : [PLACEHOLDER],
-    ]),
+    Object.entries(seeds).map(([key, value]) => [key, isSeedList(value as SeedsValue) ? [PLACEHOLDER] : value]),
   );
   const readTable = async (_table: string, columns: readonly string[]) => [
     Object.fromEntries(columns.map((column) => [column, PLACEHOLDER])),

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
 import { runId as newRunId } from '../util/run-id.js';
-import type { SeedlineConfig } from '../config/config-schema.js';
+import { isSeedList, type SeedlineConfig } from '../config/config-schema.js';
 import { SeedList } from '../config/seed-list.js';
 import type { Destination } from '../destinations/destination.js';
 import { compileStreams, type CompiledStream, type ManifestsByName } from '../manifest/compile-stream.js';
@@ -359,11 +359,13 @@ export function billedInFlight(config: SyncOptions['config']): number {
 async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unknown>> {
   const { seeds } = options.config;
   const query = (sql: string, size: number) => options.destination.readQueryChunks(sql, size);
-  const resolved: Record<string, unknown> = { headcount: seeds.headcount ?? [] };
-  for (const key of ['profiles', 'companies', 'posts'] as const) {
-    const source = seeds[key];
-    resolved[key] = source ? await SeedList.open(`seeds.${key}`, source, options.baseDir, query) : [];
-  }
+  const resolved: Record<string, unknown> = {};
+  // A seed list is read in chunks (a file, a query); entries the config writes out are taken as they are.
+  for (const [name, source] of Object.entries(seeds))
+    if (source !== undefined)
+      resolved[name] = isSeedList(source)
+        ? await SeedList.open(`seeds.${name}`, source, options.baseDir, query)
+        : source;
   return resolved;
 }
 

@@ -3,7 +3,7 @@ import { compileTemplate } from './compiled-template.js';
 import { compileCap, type Cap } from './components/caps.js';
 import { compileIncremental, type IncrementalRule } from './components/incremental.js';
 import { compilePaginator, type Paginator } from './components/paginators.js';
-import { compilePartitions, type PartitionSource } from './components/partitions.js';
+import { compilePartitions, type PartitionCompileContext, type PartitionSource } from './components/partitions.js';
 import {
   compileBatchItems,
   compileCost,
@@ -14,6 +14,7 @@ import {
 } from './components/requester.js';
 import { compileTable, type TableTemplate } from './components/table.js';
 import type { BatchStreamNode, RequestStreamNode, StreamManifest } from './manifest-schema.js';
+import { seedKindsOfTables } from './seed-sources.js';
 
 type Options = Record<string, unknown>;
 
@@ -55,25 +56,45 @@ export interface CompiledRequestStream extends StreamParts {
  */
 export type CompiledStream = CompiledBatchStream | CompiledRequestStream;
 
+/** What compiling a stream may know of the other manifests (how their tables' rows are keyed). */
+export type CompileContext = PartitionCompileContext;
+
 const compilers = {
-  batch: (manifest: BatchStreamNode, options: Options): CompiledBatchStream => ({
+  batch: (manifest: BatchStreamNode, options: Options, context: CompileContext): CompiledBatchStream => ({
     kind: 'batch',
-    ...parts(manifest, options),
+    ...parts(manifest, options, context),
     items: compileBatchItems(manifest, options),
   }),
-  request: (manifest: RequestStreamNode, options: Options): CompiledRequestStream => ({
+  request: (manifest: RequestStreamNode, options: Options, context: CompileContext): CompiledRequestStream => ({
     kind: 'request',
-    ...parts(manifest, options),
+    ...parts(manifest, options, context),
     requester: compileRequester(manifest.name, manifest, options),
     paginator: compilePaginator(manifest.paginator, options),
     incremental: compileIncremental(manifest.incremental, manifest.name),
     cap: compileCap(manifest.cap, options, manifest.name),
   }),
-} satisfies { [T in StreamManifest['type']]: (m: Extract<StreamManifest, { type: T }>, o: Options) => CompiledStream };
+} satisfies {
+  [T in StreamManifest['type']]: (
+    m: Extract<StreamManifest, { type: T }>,
+    o: Options,
+    c: CompileContext,
+  ) => CompiledStream;
+};
 
 /** Compiles one manifest with the stream's options (the config's `streams.<name>`, defaults applied). */
-export function compileStream(manifest: StreamManifest, options: Options): CompiledStream {
-  return manifest.type === 'batch' ? compilers.batch(manifest, options) : compilers.request(manifest, options);
+export function compileStream(
+  manifest: StreamManifest,
+  options: Options,
+  context: CompileContext = {},
+): CompiledStream {
+  const compile = compilers[manifest.type] as (m: StreamManifest, o: Options, c: CompileContext) => CompiledStream;
+  return compile(manifest, options, context);
+}
+
+/** What the manifests tell each other's compilation: the seed kind the rows of each table stand for. */
+export function compileContextOf(manifests: ManifestsByName): CompileContext {
+  const kinds = seedKindsOfTables(manifests.values());
+  return { seedKindOfTable: (table) => kinds.get(table) };
 }
 
 /** Stream manifests by name, as loaded (what a sync compiles its streams from). */
@@ -85,21 +106,22 @@ export function compileStreams(
   streams: Record<string, Options | undefined>,
 ): Map<string, CompiledStream> {
   const compiled = new Map<string, CompiledStream>();
+  const context = compileContextOf(manifests);
   for (const [name, options] of Object.entries(streams)) {
     const manifest = manifests.get(name);
-    if (manifest && options) compiled.set(name, compileStream(manifest, options));
+    if (manifest && options) compiled.set(name, compileStream(manifest, options, context));
   }
   return compiled;
 }
 
-function parts(manifest: StreamManifest, options: Options): StreamParts {
+function parts(manifest: StreamManifest, options: Options, context: CompileContext): StreamParts {
   return {
     name: manifest.name,
     description: manifest.description,
     dependsOn: manifest.depends_on,
     options,
     refreshAfterMs: refreshAfterMs(manifest.refresh_after, options),
-    partitions: compilePartitions(manifest.partitions, options),
+    partitions: compilePartitions(manifest.partitions, options, context),
     table: compileTable(manifest.table, options),
     cost: compileCost(manifest.cost),
   };

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { StreamManifest } from './manifest-schema.js';
 import { OptionSchemaError } from './option-schema.js';
 import { streamOptionsSchema } from './stream-options.js';
-import { defineSchema } from './schema-registry.js';
+import { defineSchema, isSchemaName, schemaRegistry } from './schema-registry.js';
 import { ManifestError } from './manifest-error.js';
 import { templateProblems } from './template-scopes.js';
 import { packageRoot } from '../util/package-root.js';
@@ -99,6 +99,11 @@ function readManifest(dir: string, file: string, definitions: Record<string, unk
     if (!(error instanceof OptionSchemaError)) throw error;
     throw new ManifestError(`${at(error.at.split('.'))}: ${error.message}`);
   }
+  for (const [source, declared] of Object.entries(manifest.seeds))
+    if (declared.entries !== undefined && !isSchemaName(declared.entries))
+      throw new ManifestError(
+        `${at(['seeds', source, 'entries'])}: seeds.${source}.entries: unknown record schema "${declared.entries}" (known: ${Object.keys(schemaRegistry).join(', ')})`,
+      );
   if (typeof manifest.table.schema !== 'string')
     manifest.table.schema = recordSchemaFile(dir, manifest.table.schema.file, manifest.name, at(['table', 'schema']));
   return manifest;

@@ -162,6 +162,18 @@ export const OptionsNode = z
   )
   .default({});
 
+/**
+ * A seed source a stream reads (the config's `seeds.<name>`): a list of seeds given inline, as a
+ * CSV column or as a query, or, with `entries`, a list of objects of that record schema written
+ * in the config (a company and its filters).
+ */
+export const SeedDeclaration = z.strictObject({
+  description: z.string().optional(),
+  /** The record schema each entry fits (a name in the schema registry); absent: a seed list. */
+  entries: z.string().optional(),
+});
+export type SeedDeclaration = z.infer<typeof SeedDeclaration>;
+
 /** Fields every stream has. */
 const streamBase = {
   /** Stream name: equals its file name and (usually) its table. */
@@ -173,6 +185,13 @@ const streamBase = {
   refresh_after: Template.optional(),
   /** The stream's options (the config's `streams.<name>` keys). */
   options: OptionsNode,
+  /**
+   * Seed sources it reads by `{{ seeds.<name> }}`, and what a seed of each looks like; a `seeds`
+   * partition node's source needs no entry here. Default: none.
+   */
+  seeds: z
+    .record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'expected a seed source name of a-z, 0-9 and _'), SeedDeclaration)
+    .default({}),
   /** What a call (a request stream's page, a batch item) costs. */
   cost: CostNode,
   table: TableNode,

@@ -8,6 +8,7 @@ import {
   Company,
   CompanyStub,
   HeadcountResult,
+  HeadcountSeed,
   JobPosting,
   PeopleSearchStub,
   Post,
@@ -27,6 +28,7 @@ export const schemaRegistry = {
   company: Company,
   post: Post,
   headcount: HeadcountResult,
+  headcount_entry: HeadcountSeed,
   job_posting: JobPosting,
   activity_posts: Post,
   activity_comments: ActivityComment,
@@ -54,6 +56,11 @@ const defined = new Map<string, z.ZodType>();
 export function defineSchema(name: string, schema: z.ZodType): string {
   defined.set(name, schema);
   return name;
+}
+
+/** Whether a schema of this name is known (built in, or defined by a user manifest). */
+export function isSchemaName(name: string): boolean {
+  return Object.hasOwn(schemaRegistry, name) || defined.has(name);
 }
 
 /** Looks a schema up by name; throws naming the known ones. */

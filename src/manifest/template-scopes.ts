@@ -39,7 +39,8 @@ const RUN_FIELDS = new Set(['id', 'started_at']);
 export function templateProblems(manifest: StreamManifest): TemplateProblem[] {
   const options = new Set([...Object.keys(manifest.options), ...COMMON_OPTIONS]);
   const partition = partitionFields(manifest.partitions, manifest);
-  const config = { options, seeds: ANY } satisfies Scope;
+  // A seed source is read by name only when the manifest says what its seeds look like (`seeds:`).
+  const config = { options, seeds: new Set(Object.keys(manifest.seeds)) } satisfies Scope;
   const sites: [unknown, (string | number)[], Scope][] = [
     [manifest.refresh_after, ['refresh_after'], { options }],
     ...partitionSites(manifest.partitions, ['partitions'], manifest, config),

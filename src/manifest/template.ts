@@ -68,7 +68,18 @@ function wholePath(template: string): readonly string[] | null {
 
 /** The option a value is exactly (`{{ options.searches }}` → `searches`); undefined for anything else. */
 export function wholeOption(value: unknown): string | undefined {
-  return typeof value === 'string' ? /^\{\{\s*options\.(\w+)\s*\}\}$/.exec(value)?.[1] : undefined;
+  return wholeName('options', value);
+}
+
+/** The seed source a value is exactly (`{{ seeds.headcount }}` → `headcount`); undefined for anything else. */
+export function wholeSeeds(value: unknown): string | undefined {
+  return wholeName('seeds', value);
+}
+
+function wholeName(scope: string, value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const steps = WHOLE.exec(value)?.[1]?.split('.');
+  return steps?.length === 2 && steps[0] === scope ? steps[1] : undefined;
 }
 
 /** One `{{ path }}` of a template: its path steps and where it sits in the template (keys and indexes). */

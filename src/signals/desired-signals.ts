@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/config-errors.js';
-import type { SignalsConfig } from '../config/config-schema.js';
+import { isSeedList, type SignalsConfig } from '../config/config-schema.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { resolveSeeds, type SeedQuery } from '../config/resolve-seeds.js';
 import { seedKey } from '../util/seed-keys.js';
@@ -20,9 +20,12 @@ export async function resolveDesiredSignals(loaded: LoadedConfig, query: SeedQue
   const source = signals.targets;
   let seeds: string[];
   if (!Array.isArray(source) && 'from_seeds' in source) {
-    if (config.seeds.profiles === undefined)
-      throw new ConfigError(path, ['signals.targets: from_seeds: profiles needs seeds.profiles']);
-    seeds = await resolveSeeds('seeds.profiles', config.seeds.profiles, baseDir, query);
+    const from = config.seeds[source.from_seeds];
+    if (!isSeedList(from))
+      throw new ConfigError(path, [
+        `signals.targets: from_seeds: ${source.from_seeds} needs seeds.${source.from_seeds}`,
+      ]);
+    seeds = await resolveSeeds(`seeds.${source.from_seeds}`, from, baseDir, query);
   } else {
     seeds = await resolveSeeds('signals.targets', source, baseDir, query);
   }

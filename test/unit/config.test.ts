@@ -316,13 +316,13 @@ describe('config: streams and their seeds', () => {
     expect(problemsOf(withStreams('', '  profiles: {}\n  companies: {}\n  headcount:\n  activity: {}\n'))).toEqual([
       'seeds.profiles: streams.profiles is enabled but has no seeds: add seeds.profiles (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.profiles',
       'seeds.companies: streams.companies is enabled but has no seeds: add seeds.companies (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.companies',
-      'seeds.headcount: streams.headcount is enabled but has no seeds: add seeds.headcount (a list, { file, column } or { sql }; [] only finishes batch jobs already submitted), or remove streams.headcount',
+      'seeds.headcount: streams.headcount is enabled but has no seeds: add seeds.headcount (a list of companies, each with the filters of its series: [{ company_url: acme, filters: { seniorities: [senior] } }]; [] only finishes batch jobs already submitted), or remove streams.headcount',
     ]);
   });
 
   it('given jobs with neither keywords nor company seeds, when parsed, then streams.jobs is named; keywords alone or company seeds alone are enough', () => {
     const jobsProblem =
-      'streams.jobs: nothing to search: add streams.jobs.keywords, or seeds.companies (searched one company at a time while streams.jobs.per_company is true)';
+      'streams.jobs: nothing to fetch: add seeds.companies (read while streams.jobs.per_company is true), or streams.jobs.keywords';
     expect(problemsOf(withStreams('', '  jobs: {}\n'))).toEqual([jobsProblem]);
     expect(problemsOf(withStreams('seeds: { companies: [acme] }\n', '  jobs: { per_company: false }\n'))).toEqual([
       jobsProblem,
@@ -364,8 +364,8 @@ describe('config: streams and their seeds', () => {
       (line) => warnings.push(line),
     );
     expect(warnings).toEqual([
-      'warning: seeds.companies: no configured stream reads these seeds (streams.companies, or streams.jobs with per_company): add one under streams:, or remove seeds.companies',
-      'warning: seeds.posts: no configured stream reads these seeds (streams.posts): add one under streams:, or remove seeds.posts',
+      'warning: seeds.companies: no configured stream reads these seeds (read by streams.companies, or streams.jobs): add one under streams:, or remove seeds.companies',
+      'warning: seeds.posts: no configured stream reads these seeds (read by streams.posts): add one under streams:, or remove seeds.posts',
     ]);
   });
 });

@@ -4,7 +4,7 @@ import { seedKey, type SeedKind } from '../../util/seed-keys.js';
 import { stableJson } from '../../util/stable-json.js';
 import { compileTemplate } from '../compiled-template.js';
 import type { PartitionNode } from '../manifest-schema.js';
-import { wholeOption } from '../template.js';
+import { wholeOption, wholeSeeds } from '../template.js';
 
 /** One unit of work of a stream: a seed, a parent row, a search, a month… */
 export interface Partition {
@@ -49,6 +49,19 @@ export interface ParentSource {
   partitionsOf(rows: readonly Record<string, unknown>[]): Partition[];
 }
 
+/** One way a stream's partitions come, for messages: the seed source or option it reads, and the option its `when` names. */
+export interface PartitionOrigin {
+  seeds?: string;
+  option?: string;
+  whenOption?: string;
+}
+
+/** What compiling partitions may know beyond the node and options: how rows of other streams' tables are keyed. */
+export interface PartitionCompileContext {
+  /** The seed kind the rows of a table stand for (`profiles` → profile); undefined for a table of other rows. */
+  seedKindOfTable?(table: string): SeedKind | undefined;
+}
+
 /** Where a stream's partitions come from (a compiled `partitions` node). */
 export interface PartitionSource {
   /** Whether its `when` holds with these seeds (a source without one always does). */
@@ -65,11 +78,21 @@ export interface PartitionSource {
   expansions(): Record<string, unknown>[];
   /** Which partition keys a seed the user names (`state reset --seed`) stands for. */
   matchesSeed(seed: string): (key: string) => boolean;
+  /** Where its partitions come from, branch by branch. */
+  readonly origins: readonly PartitionOrigin[];
+  /**
+   * Whether any partition may come with the seed sources configured (`seeds`: a configured
+   * source counts, whatever it holds); false: the stream has nothing to fetch.
+   */
+  mayYield(seeds: Record<string, unknown>): boolean;
+  /** The seed sources read by a branch whose `when` holds with these seeds. */
+  seedsRead(seeds: Record<string, unknown>): string[];
 }
 
 type Factory<T extends PartitionNode['type']> = (
   node: Extract<PartitionNode, { type: T }>,
   options: Record<string, unknown>,
+  context: PartitionCompileContext,
 ) => PartitionSource;
 
 const factories = {
@@ -82,8 +105,12 @@ const factories = {
 } satisfies { [T in PartitionNode['type']]: Factory<T> };
 
 /** Compiles a `partitions` node with the stream's options. */
-export function compilePartitions(node: PartitionNode, options: Record<string, unknown>): PartitionSource {
-  return (factories[node.type] as Factory<typeof node.type>)(node as never, options);
+export function compilePartitions(
+  node: PartitionNode,
+  options: Record<string, unknown>,
+  context: PartitionCompileContext = {},
+): PartitionSource {
+  return (factories[node.type] as Factory<typeof node.type>)(node as never, options, context);
 }
 
 /** The parts every source shares: `when`, resolve through `all`, and a chunked read of what `all` resolves. */
@@ -95,6 +122,7 @@ function source(
 ): PartitionSource {
   const when = 'when' in node && node.when !== undefined ? compileTemplate(node.when, { options }) : undefined;
   const holds = (seeds: Record<string, unknown>) => when === undefined || isTruthy(when({ seeds }));
+  const whenOption = 'when' in node ? wholeOption(node.when) : undefined;
   return {
     holds,
     resolve: async (ctx) => (holds(ctx.seeds) ? firstOfEachKey(await all(ctx)) : []),
@@ -108,11 +136,15 @@ function source(
     listOption: undefined,
     expansions: () => [{}],
     matchesSeed: (seed) => (key) => key === seed,
+    origins: [whenOption === undefined ? {} : { whenOption }],
+    mayYield: holds,
+    seedsRead: () => [],
     ...extra,
   };
 }
 
 function seedsSource(node: Extract<PartitionNode, { type: 'seeds' }>, options: Record<string, unknown>) {
+  const whenOption = wholeOption(node.when);
   const partitionOf = (seed: string): Partition => {
     const key = seedKey(node.seed_kind, seed);
     return { key, values: { key, seed, [node.as]: seed } };
@@ -135,13 +167,17 @@ function seedsSource(node: Extract<PartitionNode, { type: 'seeds' }>, options: R
       const wanted = seedKey(node.seed_kind, seed);
       return (key: string) => key === wanted;
     },
+    origins: [{ seeds: node.seeds, ...(whenOption === undefined ? {} : { whenOption }) }],
+    mayYield: (seeds: Record<string, unknown>) => base.holds(seeds) && seeds[node.seeds] !== undefined,
+    seedsRead: (seeds: Record<string, unknown>) => (base.holds(seeds) ? [node.seeds] : []),
   };
 }
 
-/** The seed kind of keys of a parent table's rows (profiles and companies are keyed by canonical URL). */
-const PARENT_TABLE_KINDS: Record<string, SeedKind> = { profiles: 'profile', companies: 'company' };
-
-function parentSource(node: Extract<PartitionNode, { type: 'parent' }>, options: Record<string, unknown>) {
+function parentSource(
+  node: Extract<PartitionNode, { type: 'parent' }>,
+  options: Record<string, unknown>,
+  context: PartitionCompileContext,
+) {
   const key = compileTemplate(node.key);
   const expand = Object.entries(node.expand ?? {}).map(([name, template]) => {
     const rendered = compileTemplate(template, { options })();
@@ -165,7 +201,8 @@ function parentSource(node: Extract<PartitionNode, { type: 'parent' }>, options:
   };
   const base = source(node, options, async (ctx) => partitionsOf(await ctx.readTable(node.table, node.columns)));
   const parent: ParentSource = { table: node.table, columns: node.columns, holds: base.holds, partitionsOf };
-  const kind = PARENT_TABLE_KINDS[node.table] ?? 'raw';
+  // A --seed names a parent row by the seed it stands for, keyed as the stream loading that table keys its seeds.
+  const kind = context.seedKindOfTable?.(node.table) ?? 'raw';
   return {
     ...base,
     parents: [parent],
@@ -192,6 +229,8 @@ function listSource(node: Extract<PartitionNode, { type: 'list' }>, options: Rec
   const values = compileTemplate(node.values, { options });
   const key = compileTemplate(node.key);
   const option = wholeOption(node.values);
+  const fromSeeds = wholeSeeds(node.values);
+  const whenOption = wholeOption(node.when);
   const all = async (ctx: PartitionContext) => {
     const items = values({ seeds: ctx.seeds });
     if (!Array.isArray(items)) return [];
@@ -201,7 +240,24 @@ function listSource(node: Extract<PartitionNode, { type: 'list' }>, options: Rec
       return { key: text, values: { ...fields, key: text } };
     });
   };
-  return source(node, options, all, { listOption: option });
+  const base = source(node, options, all, { listOption: option });
+  return {
+    ...base,
+    origins: [
+      {
+        ...(fromSeeds === undefined ? {} : { seeds: fromSeeds }),
+        ...(option === undefined ? {} : { option }),
+        ...(whenOption === undefined ? {} : { whenOption }),
+      },
+    ],
+    mayYield: (seeds: Record<string, unknown>) => {
+      if (!base.holds(seeds)) return false;
+      if (fromSeeds !== undefined) return seeds[fromSeeds] !== undefined;
+      const items = values({ seeds });
+      return Array.isArray(items) && items.length > 0;
+    },
+    seedsRead: (seeds: Record<string, unknown>) => (fromSeeds !== undefined && base.holds(seeds) ? [fromSeeds] : []),
+  };
 }
 
 function monthsSource(node: Extract<PartitionNode, { type: 'months' }>, options: Record<string, unknown>) {
@@ -217,8 +273,12 @@ function singleSource(node: Extract<PartitionNode, { type: 'single' }>, options:
   });
 }
 
-function unionSource(node: Extract<PartitionNode, { type: 'union' }>, options: Record<string, unknown>) {
-  const parts = node.of.map((child) => compilePartitions(child, options));
+function unionSource(
+  node: Extract<PartitionNode, { type: 'union' }>,
+  options: Record<string, unknown>,
+  context: PartitionCompileContext,
+) {
+  const parts = node.of.map((child) => compilePartitions(child, options, context));
   return source(node, options, async (ctx) => (await Promise.all(parts.map((part) => part.resolve(ctx)))).flat(), {
     parents: parts.flatMap((part) => part.parents),
     open: async (ctx, io) => {
@@ -233,6 +293,9 @@ function unionSource(node: Extract<PartitionNode, { type: 'union' }>, options: R
       const matchers = parts.map((part) => part.matchesSeed(seed));
       return (key) => matchers.some((matches) => matches(key));
     },
+    origins: parts.flatMap((part) => part.origins),
+    mayYield: (seeds) => parts.some((part) => part.mayYield(seeds)),
+    seedsRead: (seeds) => [...new Set(parts.flatMap((part) => part.seedsRead(seeds)))],
   });
 }
 
