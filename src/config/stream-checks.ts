@@ -2,12 +2,11 @@ import { knownEndpoint } from '../client/endpoints.js';
 import { parentShape, tableLayout } from '../normalize/table-layout.js';
 import { DestinationError, InvalidIdentifierError } from '../destinations/destination-error.js';
 import type { Partition, PartitionContext } from '../manifest/components/partitions.js';
-import { compileStreams, type CompiledStream } from '../manifest/compile-stream.js';
+import { compileStreams, entriesSources, type CompiledStream } from '../manifest/compile-stream.js';
 import type { Manifests } from '../manifest/load-manifests.js';
 import { StreamDefinitionError } from '../manifest/manifest-error.js';
 import { TableShaper } from '../normalize/table-shaper.js';
 import { closestName } from '../util/closest-name.js';
-import { isSeedList, type SeedsValue } from './config-schema.js';
 
 /** Stands in for a value only a run knows (a seed from a file, a parent row): any text the endpoint takes. */
 const PLACEHOLDER = 'https://www.network.example/in/placeholder';
@@ -30,8 +29,9 @@ export async function requestProblems(
   /** Columns of the tables the configured streams load, by table. */
   const columnsOf = new Map<string, Set<string>>();
   const streams = compileStreams(manifests, config.streams);
+  const entries = entriesSources(manifests);
   for (const stream of streams.values()) {
-    const partitions = await stream.partitions.resolve(placeholderContext(config.seeds));
+    const partitions = await stream.partitions.resolve(placeholderContext(config.seeds, entries));
     const tables = new TableShaper(stream.table, { id: 'check', started_at: new Date(0).toISOString() });
     for (const [index, partition] of partitions.entries()) {
       const problem = refusal(stream, partition) ?? tableProblem(tables, partition, columnsOf);
@@ -43,9 +43,10 @@ export async function requestProblems(
 }
 
 /** Partitions from the config's own values; a seed list or parent table gives one placeholder row. */
-function placeholderContext(seeds: Record<string, unknown>): PartitionContext {
+function placeholderContext(seeds: Record<string, unknown>, entries: ReadonlySet<string>): PartitionContext {
+  // Entries the config writes out are checked as written (none when empty); a seed list's values only a run reads.
   const seedLists = Object.fromEntries(
-    Object.entries(seeds).map(([key, value]) => [key, isSeedList(value as SeedsValue) ? [PLACEHOLDER] : value]),
+    Object.entries(seeds).map(([key, value]) => [key, entries.has(key) ? value : [PLACEHOLDER]]),
   );
   const readTable = async (_table: string, columns: readonly string[]) => [
     Object.fromEntries(columns.map((column) => [column, PLACEHOLDER])),

@@ -3,7 +3,12 @@ import { runId as newRunId } from '../util/run-id.js';
 import { isSeedList, type SeedlineConfig } from '../config/config-schema.js';
 import { SeedList } from '../config/seed-list.js';
 import type { Destination } from '../destinations/destination.js';
-import { compileStreams, type CompiledStream, type ManifestsByName } from '../manifest/compile-stream.js';
+import {
+  compileStreams,
+  entriesSources,
+  type CompiledStream,
+  type ManifestsByName,
+} from '../manifest/compile-stream.js';
 import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch/batch-stream.js';
 import { Budget, type Books, type BudgetLimits } from './books/budget.js';
@@ -360,12 +365,14 @@ async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unk
   const { seeds } = options.config;
   const query = (sql: string, size: number) => options.destination.readQueryChunks(sql, size);
   const resolved: Record<string, unknown> = {};
+  const entries = entriesSources(options.manifests);
   // A seed list is read in chunks (a file, a query); entries the config writes out are taken as they are.
   for (const [name, source] of Object.entries(seeds))
     if (source !== undefined)
-      resolved[name] = isSeedList(source)
-        ? await SeedList.open(`seeds.${name}`, source, options.baseDir, query)
-        : source;
+      resolved[name] =
+        entries.has(name) || !isSeedList(source)
+          ? source
+          : await SeedList.open(`seeds.${name}`, source, options.baseDir, query);
   return resolved;
 }
 

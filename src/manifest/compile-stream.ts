@@ -14,7 +14,7 @@ import {
 } from './components/requester.js';
 import { compileTable, type TableTemplate } from './components/table.js';
 import type { BatchStreamNode, RequestStreamNode, StreamManifest } from './manifest-schema.js';
-import { seedKindsOfTables } from './seed-sources.js';
+import { seedKindsOfTables, seedSources } from './seed-sources.js';
 
 type Options = Record<string, unknown>;
 
@@ -43,6 +43,8 @@ export interface CompiledBatchStream extends StreamParts {
 /** A stream fed by direct calls, per partition, page by page. */
 export interface CompiledRequestStream extends StreamParts {
   kind: 'request';
+  /** Whether its pages go as items of batch jobs (`via: batch` and a batch operation), else as single calls. */
+  pagesAsBatchItems: boolean;
   requester: Requester;
   paginator: Paginator;
   incremental: IncrementalRule;
@@ -68,6 +70,7 @@ const compilers = {
   request: (manifest: RequestStreamNode, options: Options, context: CompileContext): CompiledRequestStream => ({
     kind: 'request',
     ...parts(manifest, options, context),
+    pagesAsBatchItems: options.via === 'batch' && manifest.batch !== undefined,
     requester: compileRequester(manifest.name, manifest, options),
     paginator: compilePaginator(manifest.paginator, options),
     incremental: compileIncremental(manifest.incremental, manifest.name),
@@ -89,6 +92,12 @@ export function compileStream(
 ): CompiledStream {
   const compile = compilers[manifest.type] as (m: StreamManifest, o: Options, c: CompileContext) => CompiledStream;
   return compile(manifest, options, context);
+}
+
+/** The seed sources whose seeds the config writes out as entries (`entries:` declared): taken as written, never opened as a seed list. */
+export function entriesSources(manifests: ManifestsByName): ReadonlySet<string> {
+  const sources = [...seedSources(manifests.values()).values()];
+  return new Set(sources.filter((source) => source.entries !== undefined).map((source) => source.name));
 }
 
 /** What the manifests tell each other's compilation: the seed kind the rows of each table stand for. */

@@ -14,6 +14,8 @@ export type CompiledTemplate = (scope?: TemplateContext) => unknown;
  */
 export function compileTemplate(template: unknown, bound: TemplateContext = {}): CompiledTemplate {
   if (isPlainValue(template)) return () => template;
+  // Unbound templates render over the caller's scope as it is: no copy per render (a column renders per record).
+  if (Object.keys(bound).length === 0) return (scope = {}) => renderTemplate(template, scope);
   return (scope = {}) => renderTemplate(template, { ...bound, ...scope });
 }
 

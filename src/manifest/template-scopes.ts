@@ -39,12 +39,14 @@ const RUN_FIELDS = new Set(['id', 'started_at']);
 export function templateProblems(manifest: StreamManifest): TemplateProblem[] {
   const options = new Set([...Object.keys(manifest.options), ...COMMON_OPTIONS]);
   const partition = partitionFields(manifest.partitions, manifest);
-  // A seed source is read by name only when the manifest says what its seeds look like (`seeds:`).
-  const config = { options, seeds: new Set(Object.keys(manifest.seeds)) } satisfies Scope;
+  // A seed source is read by name only as entries the config writes out (`seeds: { x: { entries: … } }`): a seed
+  // list (a file, a query) is read in chunks by a `type: seeds` node, never whole into a template.
+  const entries = Object.entries(manifest.seeds).filter(([, declared]) => declared.entries !== undefined);
+  const config = { options, seeds: new Set(entries.map(([name]) => name)) } satisfies Scope;
   const sites: [unknown, (string | number)[], Scope][] = [
     [manifest.refresh_after, ['refresh_after'], { options }],
     ...partitionSites(manifest.partitions, ['partitions'], manifest, config),
-    ...tableSites(manifest.table, { options, partition, run: RUN_FIELDS }),
+    ...tableSites(manifest.table, { options, partition }),
     ...(manifest.type === 'batch'
       ? batchSites(manifest, options, partition)
       : requestSites(manifest, options, partition)),
@@ -97,12 +99,13 @@ function requestSites(
   return sites;
 }
 
+/** A table's name, schema and write mode depend on the partition at most (the plan names tables before a run); its columns also read the record and the run. */
 function tableSites(table: TableNode, scope: Scope): [unknown, (string | number)[], Scope][] {
   return [
     [table.name, ['table', 'name'], scope],
     [table.schema, ['table', 'schema'], scope],
     [table.write_mode, ['table', 'write_mode'], scope],
-    [table.columns, ['table', 'columns'], { ...scope, record: ANY }],
+    [table.columns, ['table', 'columns'], { ...scope, record: ANY, run: RUN_FIELDS }],
   ];
 }
 

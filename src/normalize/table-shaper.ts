@@ -85,6 +85,11 @@ export class TableShaper {
     return new TableShaper(compileTable(node, options), run);
   }
 
+  /** The shaper a spec describes (in a worker thread: the table compiled again from plain data). */
+  static fromSpec(spec: ShaperSpec): TableShaper {
+    return TableShaper.of(spec.table, spec);
+  }
+
   /** What makes this shaper again in a worker thread. */
   get spec(): ShaperSpec {
     return { table: this.table.source.node, options: this.table.source.options, run: this.run };

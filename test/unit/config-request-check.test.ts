@@ -70,4 +70,9 @@ describe('requests checked when the config loads', () => {
       /^streams\.jobs\.seniority\[0\]: /,
     );
   });
+
+  it('given headcount with an empty entry list, when loaded, then it loads (a sync then only finishes jobs already submitted)', async () => {
+    expect(await problemsOf({ headcount: {} }, { headcount: [] })).toEqual([]);
+    expect(await problemsOf({ headcount: {} }, { headcount: [{ company_url: 'acme' }] })).toEqual([]);
+  });
 });

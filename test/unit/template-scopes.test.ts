@@ -118,6 +118,26 @@ describe('list items', () => {
 });
 
 describe('closest name', () => {
+  it('given a table name reading the run, or a template reading a seed list whole, then each is refused; entries the manifest declares read', () => {
+    const problems = templateProblems(
+      manifest({
+        table: { name: 'probe_{{ run.id }}', schema: 'post', columns: { run: '{{ run.id }}' } },
+        seeds: { topics: { entries: 'headcount_entry' } },
+        partitions: {
+          type: 'union',
+          of: [
+            { type: 'list', values: '{{ seeds.profiles }}', key: '{{ item }}' },
+            { type: 'list', values: '{{ seeds.topics }}', key: '{{ item.company_url }}' },
+          ],
+        },
+      }),
+    );
+    expect(problems.map((p) => [p.keys.join('.'), p.message.split(':')[0]])).toEqual([
+      ['partitions.of.0.values', '{{ seeds.profiles }}'],
+      ['table.name', '{{ run.id }}'],
+    ]);
+  });
+
   it('given a typo, a swap or nothing alike, then the close name or none', () => {
     expect(closestName('kwords', ['id', 'keywords'])).toBe('keywords');
     expect(closestName('vaule', ['key', 'value'])).toBe('value');

@@ -13,7 +13,7 @@ const shapers = new Map<string, TableShaper>();
 const layouts = new Map<number, WriteShaping['layout']>();
 
 function answer(request: ShapingRequest): ShapingAnswer {
-  if (request.spec) shapers.set(request.stream, TableShaper.of(request.spec.table, request.spec));
+  if (request.spec) shapers.set(request.stream, TableShaper.fromSpec(request.spec));
   const shaper = shapers.get(request.stream);
   if (!shaper) throw new Error(`no shaping spec for stream ${request.stream}`);
   const shapings = new Map<string, WriteShaping>();

@@ -212,7 +212,7 @@ export function passCost(
     );
   }
   // A page asked as a batch item (via: batch) is never a single call on the wire.
-  const single = !(ctx.options.via === 'batch' && stream.requester.batchItemOf(partition, args));
+  const single = !(stream.pagesAsBatchItems && stream.requester.batchItemOf(partition, args));
   const pages = pagesThisRun(stream, saved, page, maxPages);
   const records = stream.paginator.recordsPerCall(args, stream.cost);
   return {

@@ -101,7 +101,7 @@ async function runOver(
   }
   const journal = await AnswerJournal.open(stream.name, ctx, writer, (charge) => addCharge(outcome, charge));
   const runner = new PartitionRunner(stream, ctx, shaper, writer, outcome, journal, buffer);
-  const rounds = ctx.options.via === 'batch' ? new PageRounds(stream, ctx, runner, outcome) : undefined;
+  const rounds = stream.pagesAsBatchItems ? new PageRounds(stream, ctx, runner, outcome) : undefined;
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let done = 0;

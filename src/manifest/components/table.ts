@@ -42,7 +42,8 @@ export function compileTable(node: TableNode, options: Body): TableTemplate {
   const name = compileTemplate(node.name, bound);
   const writeMode = compileTemplate(node.write_mode, bound);
   const schema = compileTemplate(node.schema, bound);
-  const columns = Object.entries(node.columns).map(([column, spec]) => [column, compileColumn(spec, bound)] as const);
+  // Columns render per record: their scope (options included) is built once a record, not once a column.
+  const columns = Object.entries(node.columns).map(([column, spec]) => [column, compileColumn(spec)] as const);
   return {
     source: { node, options },
     fixedName: node.name.includes('{{') ? null : node.name,
@@ -57,7 +58,7 @@ export function compileTable(node: TableNode, options: Body): TableTemplate {
     schemaNameOf: (partition) => String(schema({ partition })),
     withColumns: (record, partition, run) => {
       if (columns.length === 0 || record === null || typeof record !== 'object') return record;
-      const scope = { partition, record, run };
+      const scope = { options, partition, record, run };
       const row: Body = { ...(record as Body) };
       for (const [column, render] of columns) row[column] = render(scope);
       return row;
@@ -66,14 +67,14 @@ export function compileTable(node: TableNode, options: Body): TableTemplate {
 }
 
 /** An added column: `{ hash: […] }`, `{ coalesce: […] }`, `{ value: … }`, or a template; absent renders as null. */
-function compileColumn(spec: unknown, bound: Body): CompiledTemplate {
+function compileColumn(spec: unknown): CompiledTemplate {
   if (isObject(spec)) {
     if (Array.isArray(spec.hash)) {
-      const parts = spec.hash.map((part) => compileTemplate(part, bound));
+      const parts = spec.hash.map((part) => compileTemplate(part));
       return (scope) => sha256(stableJson(parts.map((part) => part(scope) ?? null))).slice(0, 32);
     }
     if (Array.isArray(spec.coalesce)) {
-      const parts = spec.coalesce.map((part) => compileTemplate(part, bound));
+      const parts = spec.coalesce.map((part) => compileTemplate(part));
       return (scope) => {
         for (const part of parts) {
           const value = part(scope);
@@ -83,11 +84,11 @@ function compileColumn(spec: unknown, bound: Body): CompiledTemplate {
       };
     }
     if ('value' in spec) {
-      const value = compileTemplate(spec.value, bound);
+      const value = compileTemplate(spec.value);
       return (scope) => value(scope) ?? null;
     }
   }
-  const value = compileTemplate(spec, bound);
+  const value = compileTemplate(spec);
   return (scope) => value(scope) ?? null;
 }
 
