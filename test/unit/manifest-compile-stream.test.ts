@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { compilePartitions } from '../../src/manifest/components/partitions.js';
 import { compileStream, compileStreams } from '../../src/manifest/compile-stream.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
 import { packageRoot } from '../../src/util/package-root.js';
@@ -56,5 +57,22 @@ describe('one compiled stream', () => {
       token: 't2',
     });
     expect(args).toMatchObject({ page: 2, pagination_token: 't2' });
+  });
+});
+
+describe('parent partitions', () => {
+  it('given parent rows with BIGINT values (as DuckDB reads them), when partitioned, then the values are numbers (text past 2^53) and the partition writes as JSON', () => {
+    const source = compilePartitions(
+      { type: 'parent', table: 'activity_posts', columns: ['url', 'comments_count'], key: '{{ row.url }}' },
+      {},
+    );
+    const [parent] = source.parents;
+    const [small, huge] = parent!.partitionsOf([
+      { url: 'u1', comments_count: 12n },
+      { url: 'u2', comments_count: 2n ** 60n },
+    ]);
+    expect(small!.values).toEqual({ url: 'u1', comments_count: 12, key: 'u1' });
+    expect(huge!.values.comments_count).toBe('1152921504606846976');
+    expect(() => JSON.stringify(huge!.values)).not.toThrow();
   });
 });

@@ -184,7 +184,8 @@ function parentSource(
     return [name, Array.isArray(rendered) ? rendered : [rendered]] as const;
   });
   const partitionsOf = (rows: readonly Record<string, unknown>[]): Partition[] => {
-    const base = rows.map((row) => {
+    const base = rows.map((raw) => {
+      const row = plainRow(raw);
       const text = keyText(key({ row }));
       return { key: text, values: { ...row, key: text } };
     });
@@ -325,6 +326,20 @@ function monthWindows(now: Date, count: number): Partition[] {
     windows.push({ key, values: { key, from: key, to: to.toISOString() }, final: to.getTime() <= now.getTime() });
   }
   return windows;
+}
+
+/**
+ * A parent row with its BIGINT values (a count read from DuckDB) as numbers, or text beyond 2^53:
+ * partition values are written as JSON (a rejected record keeps its partition), which has no bigint.
+ */
+function plainRow(row: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.values(row).some((value) => typeof value === 'bigint')) return row;
+  return Object.fromEntries(
+    Object.entries(row).map(([column, value]) => [
+      column,
+      typeof value !== 'bigint' ? value : Number.isSafeInteger(Number(value)) ? Number(value) : value.toString(),
+    ]),
+  );
 }
 
 function keyText(value: unknown): string {
