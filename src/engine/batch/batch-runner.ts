@@ -16,7 +16,7 @@ import { SeedScan } from './seed-scan.js';
 import { AnswerJournal } from '../books/answer-journal.js';
 import { BatchCosts } from './batch-costs.js';
 import { readJobResults } from './batch-results.js';
-import { itemsOf, JobBooks } from './job-books.js';
+import { intentRow, itemsOf, JobBooks } from './job-books.js';
 import { creditsOf, errorType, type ServiceResponse } from '../service-calls.js';
 import {
   addCharge,
@@ -553,16 +553,7 @@ export class BatchRunner {
       })
       .join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.stream.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
-    return {
-      idempotencyKey,
-      stream: this.stream.name,
-      bodyHash: sha256(body),
-      body,
-      status: 'intent',
-      itemCount: items.length,
-      jobId: null,
-      resultsCursor: null,
-    };
+    return intentRow(this.stream.name, idempotencyKey, body, items.length);
   }
 
   private async commit(

@@ -1,6 +1,7 @@
 import type { BatchResultEntry } from '../../../schemas/batch.js';
 import type { BatchRow } from '../../destinations/destination.js';
 import type { Reservation } from '../books/budget.js';
+import { sha256 } from '../../util/stable-json.js';
 import { errorType } from '../service-calls.js';
 import type { StreamContext, StreamOutcome } from '../stream-context.js';
 
@@ -24,6 +25,27 @@ const CREATES_NOTHING = new Set([
 ]);
 
 /** The items of a recorded intent or job. */
+/** A job's intent as recorded before it is sent: its exact body (and its hash), its key and item count; no job yet. */
+export function intentRow(
+  stream: string,
+  idempotencyKey: string,
+  body: string,
+  itemCount: number,
+  createdAt?: Date,
+): BatchRow {
+  return {
+    idempotencyKey,
+    stream,
+    bodyHash: sha256(body),
+    body,
+    status: 'intent',
+    itemCount,
+    jobId: null,
+    resultsCursor: null,
+    ...(createdAt ? { createdAt } : {}),
+  };
+}
+
 export function itemsOf(batch: BatchRow): RecordedItem[] {
   return (JSON.parse(batch.body) as { items: RecordedItem[] }).items;
 }

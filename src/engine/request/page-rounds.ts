@@ -3,7 +3,7 @@ import type { BatchRow } from '../../destinations/destination.js';
 import type { CompiledRequestStream } from '../../manifest/compile-stream.js';
 import { sha256, stableJson } from '../../util/stable-json.js';
 import { readJobResults } from '../batch/batch-results.js';
-import { itemsOf, JobBooks } from '../batch/job-books.js';
+import { intentRow, itemsOf, JobBooks } from '../batch/job-books.js';
 import { cutToFit, type Reservation } from '../books/budget.js';
 import { stopForBudget } from '../books/budget-stop.js';
 import { crashPoint } from '../../util/crash-point.js';
@@ -278,17 +278,7 @@ export class PageRounds {
     const body = JSON.stringify({ items });
     const round = ++this.rounds;
     const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.stream.name, run: this.ctx.runId, round, items })).slice(0, 40)}`;
-    return {
-      idempotencyKey,
-      stream: this.stream.name,
-      bodyHash: sha256(body),
-      body,
-      status: 'intent',
-      itemCount: items.length,
-      jobId: null,
-      resultsCursor: null,
-      createdAt: this.ctx.now(),
-    };
+    return intentRow(this.stream.name, idempotencyKey, body, items.length, this.ctx.now());
   }
 }
 
