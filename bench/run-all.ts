@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const compiled = import.meta.url.endsWith('.js');
-for (const name of ['sandbox', 'load', 'sync', 'rounds', 'report']) {
+for (const name of ['sandbox', 'load', 'sync', 'rounds', 'report', 'plan-accuracy']) {
   process.stdout.write(`\n=== bench/${name}.ts ===\n`);
   const file = fileURLToPath(new URL(`${name}.${compiled ? 'js' : 'ts'}`, import.meta.url));
   const result = spawnSync(process.execPath, compiled ? [file] : ['--import', 'tsx', file], { stdio: 'inherit' });

@@ -51,13 +51,23 @@ export function itemParams(singlePath: string | undefined, params: Body): Body {
   return prepare ? prepare(params) : params;
 }
 
-/** What one call of a stream costs: its compiled `cost`, sized by the results its `args` ask, never below the service's own figure for `path`. */
-export function costOfCall(costs: CostModel, cost: CallCost, path: string | undefined, args: Body): Cost {
+/**
+ * What one call of a stream costs: its compiled `cost`, sized by the results its `args` ask (or,
+ * for an expected figure, the results it is expected to `return`), never below the service's own
+ * figure for `path`.
+ */
+export function costOfCall(
+  costs: CostModel,
+  cost: CallCost,
+  path: string | undefined,
+  args: Body,
+  returned?: number,
+): Cost {
   return costs.price({
     path,
     cost: { credits: cost.credits, unit: cost.per, pageSize: cost.pageSize },
     sized: cost.sized,
-    results: cost.resultsAsked(args),
+    results: returned ?? cost.resultsAsked(args),
   });
 }
 

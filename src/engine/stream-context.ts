@@ -64,7 +64,7 @@ export interface StreamPlan {
   calls: number;
   /** Worst-case credits of the units: every page of every feed up to its max_pages, every search full. */
   worstCaseCredits: number;
-  /** Expected credits: every call succeeds, feeds stop after their first page. */
+  /** Expected credits: every call succeeds, each pass reads what its partition typically holds (see `passCost`). */
   estimatedCredits: number;
   /** Units in the order a run takes them, at most a few (the first ones a small budget covers). */
   next: string[];
@@ -74,7 +74,7 @@ export interface StreamPlan {
   rows?: Record<string, PlannedRows>;
 }
 
-/** Rows a run may load into one table: at most (every page full), and as expected (first pages half full). */
+/** Rows a run may load into one table: at most (every page full), and as expected (what partitions typically hold). */
 export interface PlannedRows {
   worst: number;
   expected: number;

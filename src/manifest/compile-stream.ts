@@ -13,6 +13,7 @@ import {
   type Requester,
 } from './components/requester.js';
 import { compileTable, type TableTemplate } from './components/table.js';
+import { compileTypical, type TypicalRecords } from './components/typical.js';
 import type { BatchStreamNode, RequestStreamNode, StreamManifest } from './manifest-schema.js';
 import { seedKindsOfTables, seedSources } from './seed-sources.js';
 
@@ -49,6 +50,8 @@ export interface CompiledRequestStream extends StreamParts {
   paginator: Paginator;
   incremental: IncrementalRule;
   cap: Cap;
+  /** The records a partition usually holds, when its manifest says: what a plan expects a first pass to read. */
+  typicalRecords: TypicalRecords;
 }
 
 /**
@@ -75,6 +78,7 @@ const compilers = {
     paginator: compilePaginator(manifest.paginator, options),
     incremental: compileIncremental(manifest.incremental, manifest.name),
     cap: compileCap(manifest.cap, options, manifest.name),
+    typicalRecords: compileTypical(manifest.typical, options, manifest.name),
   }),
 } satisfies {
   [T in StreamManifest['type']]: (

@@ -242,6 +242,16 @@ export type RequestNode = z.infer<typeof RequestNode>;
 export const BatchOperationNode = z.strictObject({ operation: Template, failed_items_billed: Template.default(false) });
 export type BatchOperationNode = z.infer<typeof BatchOperationNode>;
 
+/**
+ * How many records one partition usually holds on the service (a template over the options and
+ * the partition: a number, or a `$switch` on a partition field), as the stream's author knows the
+ * service. The plan's expected case pays for reading that many in a first pass (pages of the
+ * paginator's size, up to its page limit; a search's results, up to `max_results`). Without it, a
+ * first pass is expected to read half a page.
+ */
+export const TypicalNode = z.strictObject({ records: Template });
+export type TypicalNode = z.infer<typeof TypicalNode>;
+
 /** A stream fed by direct calls, per partition, page by page. */
 export const RequestStreamNode = z.strictObject({
   type: z.literal('request'),
@@ -257,6 +267,8 @@ export const RequestStreamNode = z.strictObject({
   incremental: IncrementalNode.default({ type: 'none' }),
   /** What a capped answer (as many records as the service returns, no page further) means. Default: none (taken as complete). */
   cap: CapNode.default({ type: 'none' }),
+  /** What one partition usually holds on the service: what the plan expects a first pass to read. Default: none. */
+  typical: TypicalNode.optional(),
 });
 export type RequestStreamNode = z.infer<typeof RequestStreamNode>;
 

@@ -86,6 +86,7 @@ function requestSites(
     [manifest.batch?.failed_items_billed, ['batch', 'failed_items_billed'], { partition, options }],
     [manifest.cost.results, ['cost', 'results'], { args }],
     [manifest.records, ['records'], { partition }],
+    [manifest.typical?.records, ['typical', 'records'], { options, partition }],
   ];
   if (paginator.type === 'page_token')
     sites.push([paginator.max_pages, ['paginator', 'max_pages'], { options, partition }]);

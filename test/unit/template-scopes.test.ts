@@ -75,6 +75,29 @@ describe('template scopes', () => {
     ]);
   });
 
+  it('given a typical size that reads a partition field or an option of a typo, then each is refused with a did-you-mean', () => {
+    const typical = manifest({
+      options: { window: { enum: ['week', 'all'] } },
+      partitions: { type: 'seeds', seeds: 'companies', as: 'company_url' },
+      request: { path: '/v1/search/posts', body: { keywords: '{{ partition.company_url }}' } },
+      typical: {
+        records: { $switch: '{{ partition.compny_url }}', cases: { posts: '{{ options.windw }}' }, default: 40 },
+      },
+    });
+    expect(templateProblems(typical)).toEqual([
+      {
+        keys: ['typical', 'records', '$switch'],
+        message:
+          '{{ partition.compny_url }}: partition has no "compny_url" here (it may read: company_url, key, seed); did you mean "company_url"?',
+      },
+      {
+        keys: ['typical', 'records', 'cases', 'posts'],
+        message:
+          '{{ options.windw }}: options has no "windw" here (it may read: schema_contract, window); did you mean "window"?',
+      },
+    ]);
+  });
+
   it('given a list of objects whose option declares its properties, then a property typo is refused', () => {
     const searches = manifest({
       options: {

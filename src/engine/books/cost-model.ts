@@ -27,7 +27,7 @@ export interface OperationCost {
 export interface Cost {
   /** What it can cost at most: the amount reserved before the call is sent. */
   worst: number;
-  /** What it usually costs: every call succeeds and paged feeds stop after their first page. */
+  /** What it usually costs: every call succeeds (a plan sizes passes by what their partitions typically hold). */
   expected: number;
 }
 

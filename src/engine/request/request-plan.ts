@@ -2,29 +2,14 @@ import { SEED_CHUNK } from '../../config/seed-list.js';
 import { regroup } from '../../util/regroup.js';
 import type { Partition } from '../../manifest/components/partitions.js';
 import type { CompiledRequestStream } from '../../manifest/compile-stream.js';
-import type { Cost } from '../books/cost-model.js';
-import { StreamDefinitionError } from '../engine-errors.js';
 import { partitionContext, tableChunks } from '../partitions/partition-context.js';
-import { isFresh, pagesThisRun, readStates, renderArgs, type PartitionState } from './partition-pass.js';
+import { addCost, passCost, type PassCost } from './pass-estimate.js';
+import { isFresh, readStates, type PartitionState } from './partition-pass.js';
 import { PartitionScan } from '../partitions/partition-scan.js';
-import { costOfCall } from '../service-calls.js';
 import { addRows, type PlannedRows, type StreamContext } from '../stream-context.js';
 
 /** Stale partitions gathered per pass over the scan when they run stalest first: a window's partitions are held, not the stream's. */
 export const STALE_WINDOW = 20 * SEED_CHUNK;
-
-/** Credits of passes over partitions, and the most one of their calls can bill. */
-export interface PassCost extends Cost {
-  perCall: number;
-}
-
-/**
- * A pass's credits, and the records it may load: at most every page it may read full; as
- * expected its first page half full (a neutral guess before anything was read: neither empty nor full).
- */
-export interface PassEstimate extends PassCost {
-  records: PlannedRows;
-}
 
 /** A partition due now, with its saved state (undefined when it has none). */
 export interface DuePartition {
@@ -189,50 +174,6 @@ export class RequestPartitions {
     }
     return found.filter((p) => p !== undefined);
   }
-}
-
-/**
- * Worst and expected credits of a pass over a partition: the worst case pays every page this run
- * may read (see `pagesThisRun`), the expected case the first page only (an incremental pass
- * usually stops there).
- */
-export function passCost(
-  stream: CompiledRequestStream,
-  ctx: StreamContext,
-  partition: Partition,
-  saved: PartitionState,
-): PassEstimate {
-  const page = (ctx.fullRefresh ? undefined : saved.pending) ?? { number: 1 };
-  const args = renderArgs(stream, ctx, partition, saved, page);
-  const call = costOfCall(ctx.costs, stream.cost, stream.requester.pathOf(partition), args);
-  const maxPages = stream.paginator.maxPages(partition);
-  if (maxPages === undefined && call.worst > 0) {
-    throw new StreamDefinitionError(
-      `stream "${stream.name}": its call costs credits but its ${stream.paginator.name} paginator sets no page limit, so no worst case can be reserved; page it with page_token and max_pages`,
-    );
-  }
-  // A page asked as a batch item (via: batch) is never a single call on the wire.
-  const single = !(stream.pagesAsBatchItems && stream.requester.batchItemOf(partition, args));
-  const pages = pagesThisRun(stream, saved, page, maxPages);
-  const records = stream.paginator.recordsPerCall(args, stream.cost);
-  return {
-    worst: call.worst * (pages ?? 1),
-    expected: call.expected,
-    perCall: single ? call.worst : 0,
-    // A free listing without a page limit (cursor) may load any number of rows: a stream reading them has no bound.
-    records: {
-      worst: pages === undefined ? Infinity : records * pages,
-      // An answer of no stated size is expected like a page of the cost's page size.
-      expected: (Number.isFinite(records) ? records : stream.cost.pageSize) / 2,
-    },
-  };
-}
-
-/** Adds a pass's cost to a total. */
-export function addCost(total: PassCost, cost: PassCost): void {
-  total.worst += cost.worst;
-  total.expected += cost.expected;
-  total.perCall = Math.max(total.perCall, cost.perCall);
 }
 
 /** A due partition a pass completed before: when (ms), and where in the scan. */

@@ -1,5 +1,6 @@
 import type { CompiledRequestStream } from '../../manifest/compile-stream.js';
-import { passCost, RequestPartitions, type PassCost } from './request-plan.js';
+import { passCost, type PassCost } from './pass-estimate.js';
+import { RequestPartitions } from './request-plan.js';
 import { addRows, type PlannedRows, type StreamContext, type StreamPlan } from '../stream-context.js';
 
 /**
@@ -36,7 +37,7 @@ export async function planRequestStream(
  * streams before it may load into a parent table (every page of theirs full), expanded (e.g. one
  * partition per activity kind) and paged up to `max_pages`. The worst case is an upper bound at
  * any depth: a child's rows to come bound its own children in turn. The expected case takes the
- * rows of the parents' first pages, half full (see `PassEstimate`).
+ * rows the parents' passes are expected to load (see `PassEstimate`).
  */
 async function partitionsToCome(
   stream: CompiledRequestStream,
