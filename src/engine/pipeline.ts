@@ -109,7 +109,7 @@ const runners = {
 >;
 
 const planners = {
-  batch: (stream, ctx) => planBatchStream(stream as OfKind<'batch'>, ctx),
+  batch: (stream, ctx, upstream) => planBatchStream(stream as OfKind<'batch'>, ctx, upstream),
   request: (stream, ctx, upstream) => planRequestStream(stream as OfKind<'request'>, ctx, upstream),
 } satisfies Record<
   CompiledStream['kind'],

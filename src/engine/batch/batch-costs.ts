@@ -30,7 +30,12 @@ export class BatchCosts {
    */
   costOfPlan(plan: SeedPlan | undefined, which: 'worst' | 'expected'): number {
     const total = plan?.[which] ?? 0;
-    return which === 'worst' ? total * (1 + this.billedRetries()) : total;
+    return which === 'worst' ? this.withRetries(total) : total;
+  }
+
+  /** A worst case of items with the single retries of billed failures `batch.retry_billed_failures` allows. */
+  withRetries(worst: number): number {
+    return worst * (1 + this.billedRetries());
   }
 
   /** A seed's item cost. */

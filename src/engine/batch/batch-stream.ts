@@ -2,6 +2,8 @@ import PQueue from 'p-queue';
 import type { BatchRow } from '../../destinations/destination.js';
 import type { CompiledBatchStream } from '../../manifest/compile-stream.js';
 import { BatchRunner } from './batch-runner.js';
+import type { BatchCosts } from './batch-costs.js';
+import { partitionsToCome, timesRows } from '../partitions/rows-to-come.js';
 import { stopForBudget } from '../books/budget-stop.js';
 import { RunStoppedError } from '../engine-errors.js';
 import { readOpenBatches } from '../books/ledger-pages.js';
@@ -108,29 +110,65 @@ async function runScanned(
   }
 }
 
-/** What a batch stream would do now, without calling the service: seeds to fetch, submissions and their credits. */
-export async function planBatchStream(stream: CompiledBatchStream, ctx: StreamContext): Promise<StreamPlan> {
+/**
+ * What a batch stream would do now, without calling the service: seeds to fetch, submissions and
+ * their credits. `upstream` are the plans of the streams before it in the run: a stream whose
+ * items are rows of their tables counts an item for every row they may load, at most.
+ */
+export async function planBatchStream(
+  stream: CompiledBatchStream,
+  ctx: StreamContext,
+  upstream: readonly StreamPlan[] = [],
+): Promise<StreamPlan> {
   const runner = new BatchRunner(stream, ctx, emptyOutcome(stream.name));
   const open = await openBatches(ctx, stream.name);
   const scan = await runner.scanSeeds();
   const plan = await runner.planSeeds(scan, open, Infinity).finally(() => scan.close());
+  const toCome = itemsToCome(stream, runner.costs, ctx, upstream);
   const resumed = open.reduce((n, b) => n + b.itemCount, 0);
   const unsent = unsentCredits(runner, open);
-  const chunks = plan.todo === 0 ? 0 : Math.ceil(plan.todo / spreadChunkSize(plan.todo, ctx.batch));
+  const items = plan.todo + Math.ceil(toCome.expectedItems);
+  const chunks = items === 0 ? 0 : Math.ceil(items / spreadChunkSize(items, ctx.batch));
   return {
     stream: stream.name,
-    units: plan.todo,
+    units: plan.todo + toCome.items,
     resumed,
     skipped: plan.skipped,
     calls: chunks + open.length,
-    worstCaseCredits: runner.costs.costOfPlan(plan, 'worst') + unsent + runner.costs.retriesOfOpen(open),
-    estimatedCredits: runner.costs.costOfPlan(plan, 'expected') + unsent,
+    worstCaseCredits: runner.costs.costOfPlan(plan, 'worst') + unsent + runner.costs.retriesOfOpen(open) + toCome.worst,
+    estimatedCredits: runner.costs.costOfPlan(plan, 'expected') + unsent + Math.ceil(toCome.expected),
     next: plan.next,
     // Items failed for a passing reason are retried alone, as billed single calls.
-    maxCallCredits: runner.costs.retriesAlone() ? plan.maxWorst : 0,
+    maxCallCredits: runner.costs.retriesAlone() ? Math.max(plan.maxWorst, toCome.perItem) : 0,
     // One record an item: what bounds the partitions of a stream reading this table.
-    rows: { [stream.table.fixedName ?? stream.name]: { worst: plan.todo + resumed, expected: plan.todo + resumed } },
+    rows: {
+      [stream.table.fixedName ?? stream.name]: {
+        worst: plan.todo + resumed + toCome.items,
+        expected: plan.todo + resumed + toCome.expectedItems,
+      },
+    },
   };
+}
+
+/** Items of parent rows the streams before this one may load in this run (none for a stream of seed lists). */
+function itemsToCome(
+  stream: CompiledBatchStream,
+  costs: BatchCosts,
+  ctx: StreamContext,
+  upstream: readonly StreamPlan[],
+) {
+  const toCome = { items: 0, expectedItems: 0, worst: 0, expected: 0, perItem: 0 };
+  for (const { parentRows, partitions } of partitionsToCome(stream.partitions.parents, ctx, upstream)) {
+    for (const partition of partitions) {
+      const cost = costs.costOfSeed(partition);
+      toCome.items += parentRows.worst;
+      toCome.expectedItems += parentRows.expected;
+      toCome.worst += timesRows(parentRows.worst, costs.withRetries(cost.worst));
+      toCome.expected += parentRows.expected * cost.expected;
+      toCome.perItem = Math.max(toCome.perItem, cost.worst);
+    }
+  }
+  return toCome;
 }
 
 /** Batch jobs the account may run at once, as last read from GET /v1/account. */

@@ -1,6 +1,7 @@
 import type { CompiledRequestStream } from '../../manifest/compile-stream.js';
 import { passCost, type PassCost } from './pass-estimate.js';
 import { RequestPartitions } from './request-plan.js';
+import { partitionsToCome, timesRows } from '../partitions/rows-to-come.js';
 import { addRows, type PlannedRows, type StreamContext, type StreamPlan } from '../stream-context.js';
 
 /**
@@ -15,7 +16,7 @@ export async function planRequestStream(
 ): Promise<StreamPlan> {
   const partitions = await RequestPartitions.open(stream, ctx);
   const plan = await partitions.plan().finally(() => partitions.close());
-  const toCome = await partitionsToCome(stream, ctx, upstream);
+  const toCome = toComeOf(stream, ctx, upstream);
   for (const [table, rows] of Object.entries(toCome.rows)) addRows(plan.rows, table, rows);
   return {
     stream: stream.name,
@@ -39,11 +40,11 @@ export async function planRequestStream(
  * any depth: a child's rows to come bound its own children in turn. The expected case takes the
  * rows the parents' passes are expected to load (see `PassEstimate`).
  */
-async function partitionsToCome(
+function toComeOf(
   stream: CompiledRequestStream,
   ctx: StreamContext,
   upstream: readonly StreamPlan[],
-): Promise<{ units: number; expectedUnits: number; rows: Record<string, PlannedRows> } & PassCost> {
+): { units: number; expectedUnits: number; rows: Record<string, PlannedRows> } & PassCost {
   const toCome = {
     units: 0,
     expectedUnits: 0,
@@ -52,13 +53,8 @@ async function partitionsToCome(
     perCall: 0,
     rows: {} as Record<string, PlannedRows>,
   };
-  for (const parent of stream.partitions.parents) {
-    const parentRows = plannedRows(upstream, parent.table);
-    if (parentRows.worst === 0 || !parent.holds(ctx.seeds)) continue;
-    // The partitions of one planned parent row (one per expanded value); a value derived from a
-    // parent column (a path, a size) is priced as the stream prices this stand-in.
-    const standIn = Object.fromEntries(parent.columns.map((column) => [column, `planned-${column}`]));
-    for (const partition of parent.partitionsOf([standIn])) {
+  for (const { parentRows, partitions } of partitionsToCome(stream.partitions.parents, ctx, upstream)) {
+    for (const partition of partitions) {
       const pass = passCost(stream, ctx, partition, {});
       toCome.units += parentRows.worst;
       toCome.expectedUnits += parentRows.expected;
@@ -72,29 +68,4 @@ async function partitionsToCome(
     }
   }
   return toCome;
-}
-
-/** `rows` times what each costs or loads: nothing when each is nothing, even for rows without a bound. */
-function timesRows(rows: number, each: number): number {
-  return each === 0 ? 0 : rows * each;
-}
-
-/**
- * Rows the planned streams may load into `table`. A child table (`profiles__positions`) holds
- * the items of a list in each parent record, as many as the service sent: no bound.
- */
-function plannedRows(upstream: readonly StreamPlan[], table: string): PlannedRows {
-  const rows = { worst: 0, expected: 0 };
-  for (const plan of upstream) {
-    for (const [loaded, planned] of Object.entries(plan.rows ?? {})) {
-      if (loaded === table) {
-        rows.worst += planned.worst;
-        rows.expected += planned.expected;
-      } else if (table.startsWith(`${loaded}__`) && planned.worst > 0) {
-        rows.worst = Infinity;
-        rows.expected += planned.expected;
-      }
-    }
-  }
-  return rows;
 }
