@@ -13,6 +13,7 @@ export const USAGE_CODES: ReadonlySet<string> = new Set([
   'SEEDLINE_QUERY_NOT_READ_ONLY',
   'SEEDLINE_UNKNOWN_STREAM',
   'SEEDLINE_CRON_INVALID',
+  'SEEDLINE_SEEDS_FILE_INVALID',
 ]);
 
 /**

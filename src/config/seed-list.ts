@@ -2,6 +2,8 @@ import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { CsvRows } from '../util/csv-rows.js';
 import type { SeedSource } from './config-schema.js';
+import { closestName } from '../util/closest-name.js';
+import { redactSecrets } from '../util/redact-secrets.js';
 
 /** Runs read-only SQL on the warehouse (for `{ sql: … }` seed sources), yielding rows of values a chunk at a time (`Destination.readQueryChunks`). */
 export type SeedQuery = (sql: string, size: number) => AsyncIterable<unknown[][]>;
@@ -9,6 +11,11 @@ export type SeedQuery = (sql: string, size: number) => AsyncIterable<unknown[][]
 /** A seed source that could not be read: names the config key and what to do. */
 export class SeedSourceError extends Error {
   readonly code = 'SEEDLINE_SEEDS_UNREADABLE';
+}
+
+/** A seed file that is missing or lacks the named column: the config points at the wrong thing (exit 2). */
+export class SeedFileConfigError extends Error {
+  readonly code = 'SEEDLINE_SEEDS_FILE_INVALID';
 }
 
 /** A `{ sql: … }` seed source that is not one read-only statement: refused before it ran (a config problem, exit 2). */
@@ -93,19 +100,41 @@ async function* csvRows(key: string, path: string): AsyncGenerator<string[][]> {
 }
 
 async function csvColumnIndex(key: string, path: string, column: string): Promise<number> {
-  let header: string[] | undefined;
-  for await (const rows of csvRows(key, path)) {
-    header = rows[0];
-    if (header) break;
-  }
-  const index = header?.map((h) => h.trim()).indexOf(column) ?? -1;
+  const header = await csvHeader(key, path);
+  const names = header.map((h) => h.trim());
+  const index = names.indexOf(column);
   if (index >= 0) return index;
-  // The header's names are not shown: a file named by mistake (a .env) would print its secrets.
-  const count = header?.length ?? 0;
-  throw new SeedSourceError(
-    `${key}.column: ${path} has no column "${column}": its first line has ${count} column${count === 1 ? '' : 's'} (names not shown, in case the file holds secrets). ` +
+  throw new SeedFileConfigError(
+    `${key}.column: ${path} has no column "${column}": ${describeHeader(names, column)}. ` +
       `Point ${key}.file at a CSV whose first line names its columns, and ${key}.column at one of them (exact name, case included).`,
   );
+}
+
+/** The first line of a seed file; a file that cannot be read is a config error, found before any call. */
+async function csvHeader(key: string, path: string): Promise<string[]> {
+  try {
+    for await (const rows of csvRows(key, path)) if (rows[0]) return rows[0];
+    return [];
+  } catch (error) {
+    if (error instanceof SeedSourceError) throw new SeedFileConfigError(error.message);
+    throw error;
+  }
+}
+
+/** Names a column may have: a short word, no value of a row (a URL, an email, `KEY=value`, a token) looks like one. */
+const COLUMN_NAME = /^[A-Za-z_][A-Za-z0-9_ -]{0,39}$/;
+
+/**
+ * What the first line holds: its names when every one looks like a column name (with the
+ * closest to `column`), else only how many there are, so a file named by mistake (a .env, a
+ * list without a header) never has its contents printed.
+ */
+function describeHeader(names: readonly string[], column: string): string {
+  const count = `${names.length} column${names.length === 1 ? '' : 's'}`;
+  if (names.length === 0 || !names.every((name) => COLUMN_NAME.test(name) && redactSecrets(name) === name))
+    return `its first line has ${count} (names not shown: they do not look like column names, and the file may hold secrets)`;
+  const close = closestName(column, names);
+  return `its first line names ${count}: ${names.map((name) => `"${name}"`).join(', ')}${close ? ` (did you mean "${close}"?)` : ''}`;
 }
 
 async function* csvChunks(key: string, path: string, index: number, size: number): AsyncGenerator<string[]> {

@@ -176,8 +176,13 @@ export type SeedDeclaration = z.infer<typeof SeedDeclaration>;
 
 /** Fields every stream has. */
 const streamBase = {
-  /** Stream name: equals its file name and (usually) its table. */
-  name: z.string(),
+  /** Stream name: equals its file name and (usually) its table; an identifier, as a table name is. */
+  name: z
+    .string()
+    .regex(
+      /^[a-z_][a-z0-9_]{0,62}$/,
+      'expected a stream name of lower-case letters, digits and _ (at most 63, not starting with a digit), as a table name',
+    ),
   description: z.string().optional(),
   /** Streams whose tables this one reads (run first when both are selected). */
   depends_on: z.array(z.string()).default([]),

@@ -148,6 +148,21 @@ describe('a user manifest that is wrong', () => {
     expect(result.stderr).toMatch(/my_posts\.stream\.yaml:9: paginator\.type: /);
   });
 
+  it('given a stream name that is not an identifier, when a command loads the config, then it exits 2 naming the rule and never echoes the name', async () => {
+    const dir = await tempWorkspace();
+    await writeStreams(dir, MANIFEST.replace('name: my_posts', `name: "my_posts'; drop--"`));
+    const configPath = await writeConfig(dir, {
+      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+      destination: { type: 'duckdb', path: 'w.duckdb' },
+      streams_dir: 'my-streams',
+      streams: { my_posts: { topics: ['a'] } },
+    });
+    const result = await runCliInProcess(['plan', '--config', configPath]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/my_posts\.stream\.yaml:2: name: expected a stream name of lower-case letters/);
+    expect(result.stderr).not.toContain('drop--');
+  });
+
   it('given an option the manifest does not declare, when the config loads, then it is refused with a did-you-mean', async () => {
     const dir = await tempWorkspace();
     await writeStreams(dir);
