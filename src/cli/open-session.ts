@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ApiClient } from '../client/index.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
@@ -54,11 +53,10 @@ export interface SessionOptions {
 export async function openSession(configPath: string, options: SessionOptions = {}): Promise<Session> {
   const loaded = await loadConfig(configPath);
   const settings = destinationConfig(loaded);
+  refuseMissingFolder(configPath, settings);
   if (options.mustExist) refuseMissingFile(configPath, settings);
   const { closers, close } = closerList();
   try {
-    // A fresh clone has no data/ folder yet: create the DuckDB file's folder rather than fail.
-    if (settings.type === 'duckdb') await mkdir(dirname(settings.path), { recursive: true });
     const destination = await createDestination(settings);
     closers.push(() => destination.close());
     await openDestination(destination, targetOf(settings), options);
@@ -105,6 +103,20 @@ function refuseMissingFile(configPath: string, settings: DestinationConfig): voi
   if (settings.type !== 'duckdb' || settings.path === ':memory:' || existsSync(settings.path)) return;
   throw new ConfigError(configPath, [
     `destination.path: no DuckDB file at ${settings.path}: check the path (relative paths start at the config file's folder), or run \`seedline sync\` first to create it`,
+  ]);
+}
+
+/**
+ * A DuckDB file whose folder does not exist is a mistyped path far more often than a wish for a
+ * new folder: creating it would start an empty warehouse whose ledger knows nothing, and every
+ * seed would be bought again. The user creates the folder; seedline never does.
+ */
+function refuseMissingFolder(configPath: string, settings: DestinationConfig): void {
+  if (settings.type !== 'duckdb' || settings.path === ':memory:') return;
+  const folder = dirname(settings.path);
+  if (existsSync(folder)) return;
+  throw new ConfigError(configPath, [
+    `destination.path: the folder ${folder} does not exist: check the path (relative paths start at the config file's folder), or create the folder (mkdir -p '${folder}') for a new warehouse`,
   ]);
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cp, rm } from 'node:fs/promises';
+import { cp, mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempWorkspace } from '../helpers/cli.js';
@@ -46,6 +46,8 @@ describe('the built package (npm run build, the `seedline` bin)', () => {
     expect(build.code, build.output).toBe(0);
     workspace = await tempWorkspace();
     await cp(join(ROOT, 'config'), join(workspace, 'config'), { recursive: true });
+    // As in a clone: the demo's warehouse goes to data/, a folder seedline never creates itself.
+    await mkdir(join(workspace, 'data'));
     const bin = join(outDir, 'src/cli/main.js');
     const sync = await node([bin, 'sync', '--config', 'config/demo.yaml'], workspace);
     expect(sync.code, sync.output).toBe(0);

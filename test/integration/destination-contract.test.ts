@@ -947,14 +947,13 @@ for (const kind of destinationKinds) {
 }
 
 describe('duckdb destination file', () => {
-  it('given a path in folders that do not exist yet, when the destination locks, then the folders are created and the file opens', async () => {
+  it('given a path in folders that do not exist, when the destination locks, then it fails and creates no folder (a mistyped path never starts an empty warehouse)', async () => {
     const root = mkdtempSync(join(tmpdir(), 'seedline-mkdir-'));
     const path = join(root, 'data', 'nested', 'warehouse.duckdb');
     const dest = new DuckDbDestination({ path });
     try {
-      await dest.lock({ holder: 'test' });
-      await dest.ensureSystemTables();
-      expect(existsSync(path)).toBe(true);
+      await expect(dest.lock({ holder: 'test' })).rejects.toThrow();
+      expect(existsSync(join(root, 'data'))).toBe(false);
     } finally {
       await dest.close();
       rmSync(root, { recursive: true, force: true });

@@ -342,14 +342,14 @@ describe('config and budget', () => {
     });
   });
 
-  it('given a seed file that does not exist, when synced, then it fails naming the key before any call and leaves no run running', async () => {
+  it('given a seed file that does not exist, when synced, then it exits 2 (a config error) naming the key before any call and leaves no run running', async () => {
     await inWorkspace({}, async ({ sandbox, dir, dest }) => {
       const config = {
         ...configFor({ sandbox, destination: dest, streams: { profiles: {} } }),
         seeds: { profiles: { file: 'nope.csv' } },
       };
       const result = await sync(await writeConfig(dir, config));
-      expect(result.code).toBe(1);
+      expect(result.code).toBe(2);
       expect(result.stderr).toContain('seeds.profiles.file');
       expect(sandbox.ledger.entries.length).toBe(0);
       expect(await query(dest, `select status from "${dest.schema}"._seedline_runs where status = 'running'`)).toEqual(

@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import {
   DuckDBDataChunk,
@@ -9,13 +7,7 @@ import {
   JSToDuckDBValueConverter,
   StatementType,
 } from '@duckdb/node-api';
-import type {
-  DuckDBAppender,
-  DuckDBConnection,
-  DuckDBPreparedStatement,
-  DuckDBType,
-  DuckDBValue,
-} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockedError, LockWaitAbortedError, NotReadOnlyError } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
@@ -196,10 +188,8 @@ export class DuckDbDestination extends SqlDestination {
   private async ensureOpen(): Promise<SharedDuckDbFile> {
     if (this.closed) throw new Error('This destination is closed');
     if (this.file) return this.file;
-    // A fresh clone has no data/ folder yet: create the file's folder rather than fail.
-    this.opening ??= (
-      this.path === ':memory:' ? Promise.resolve(undefined) : mkdir(dirname(this.path), { recursive: true })
-    ).then(() => duckDbFileLock.open(this.path, this.settings));
+    // Its folder is never created here: a mistyped path would start an empty warehouse (see openSession).
+    this.opening ??= duckDbFileLock.open(this.path, this.settings);
     try {
       this.file = await this.opening;
       return this.file;
