@@ -96,6 +96,8 @@ async function timeOnce(
         seeds: c.seeds,
         streams,
         batch: { poll_interval_ms: 200 },
+        // Every unit is fetched: no run budget short of the work (the default is 1,000 credits).
+        budget: { max_credits_per_run: 100_000_000 },
       }),
       'bench',
     );

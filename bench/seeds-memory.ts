@@ -103,6 +103,8 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
       // company_posts: one page of each parent company (the stream's partitions are the rows of `companies`).
       streams: STREAM === 'company_posts' ? { company_posts: { max_pages: 1 } } : { profiles: {} },
       batch: { chunk_size: 1000, poll_interval_ms: 50, shaping_workers: Number(flag('shaping-workers', '0')) },
+      // Every seed is fetched: no run budget short of the work (the default is 1,000 credits).
+      budget: { max_credits_per_run: 100_000_000 },
     }),
     'bench',
   );

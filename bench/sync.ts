@@ -108,6 +108,8 @@ async function measure(
       seeds: { profiles: seeds },
       streams,
       batch: { chunk_size: chunkSize, poll_interval_ms: series ? 50 : 500 },
+      // Every seed is fetched: no run budget short of the work (the default is 1,000 credits).
+      budget: { max_credits_per_run: 100_000_000 },
     }),
     'bench',
   );

@@ -165,7 +165,9 @@ export function renderPlan(report: PlanReport): string {
       ? `unknown (${report.balanceError ?? 'GET /v1/account gave none'})`
       : `${report.balance} credits`;
   const set = [
-    limits.perRun === undefined ? '' : `per run ${limits.perRun}`,
+    limits.perRun === undefined
+      ? ''
+      : `per run ${limits.perRun}${limits.perRunFrom === 'default' ? ', the default: the config sets no budget.max_credits_per_run' : ''}`,
     limits.monthLeft === undefined ? '' : `left this month ${Math.max(0, limits.monthLeft)}`,
     limits.balanceLeft === undefined
       ? ''

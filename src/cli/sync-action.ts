@@ -187,6 +187,11 @@ export function summary(result: RunResult, options: { billsNothing?: boolean } =
     `run ${result.runId}: ${result.status}, ${result.credits} credits (expected ${result.estimatedCredits})`,
     formatTable(rows),
     booksLine(result, options.billsNothing),
+    ...(result.limits.perRunFrom === 'default'
+      ? [
+          `budget: ${result.limits.perRun} credits a run, the default: the config sets no budget.max_credits_per_run (set it to spend more or less)`,
+        ]
+      : []),
     ...(problems.length ? ['', 'Problems:', ...problems] : []),
   ].join('\n');
 }

@@ -355,7 +355,7 @@ const configSchema = (streams: z.ZodType<StreamsConfig>, seeds: z.ZodType<Record
     streams,
     budget: z
       .strictObject({
-        /** Credits one run may spend at most. Default: no limit. */
+        /** Credits one run may spend at most. Default: 1000 (DEFAULT_MAX_CREDITS_PER_RUN; plan and sync say when it applies). */
         max_credits_per_run: z.number().int().min(0).optional(),
         /** Credits all runs of a calendar month (UTC) may spend, counted from `_seedline_runs`. Default: no limit. */
         max_credits_per_month: z.number().int().min(0).optional(),

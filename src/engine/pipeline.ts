@@ -11,7 +11,7 @@ import {
 } from '../manifest/compile-stream.js';
 import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch/batch-stream.js';
-import { Budget, type Books, type BudgetLimits } from './books/budget.js';
+import { Budget, DEFAULT_MAX_CREDITS_PER_RUN, type Books, type BudgetLimits } from './books/budget.js';
 import { CostModel } from './books/cost-model.js';
 import { StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
 import { runRequestStream } from './request/request-runner.js';
@@ -263,7 +263,8 @@ export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' 
 }
 
 /**
- * The run's credit limits: `max_credits_per_run`; `max_credits_per_month` less what the runs of
+ * The run's credit limits: `max_credits_per_run` (a default when the config sets none, so a run
+ * never spends the whole balance unasked); `max_credits_per_month` less what the runs of
  * this calendar month (UTC) spent according to `_seedline_runs`; the balance at the start less
  * `keep_balance` (an unknown balance allows nothing: the floor cannot be proven).
  */
@@ -272,7 +273,8 @@ export async function budgetLimits(
   balance: number | undefined,
 ): Promise<BudgetLimits> {
   const { max_credits_per_run: perRun, max_credits_per_month: perMonth, keep_balance: keep } = options.config.budget;
-  const limits: BudgetLimits = { perRun };
+  const limits: BudgetLimits =
+    perRun === undefined ? { perRun: DEFAULT_MAX_CREDITS_PER_RUN, perRunFrom: 'default' } : { perRun };
   if (perMonth !== undefined)
     limits.monthLeft = perMonth - (await creditsThisMonth(options.destination, (options.now ?? (() => new Date()))()));
   if (keep !== undefined) limits.balanceLeft = balance === undefined ? 0 : balance - keep;

@@ -66,6 +66,8 @@ describe.each<DestinationKind>(['duckdb', 'postgres'])('batch results shaped in 
       seeds: { profiles: SEEDS },
       streams: { profiles },
       batch: { chunk_size: 1_000, poll_interval_ms: 10, shaping_workers: workers },
+      // Every seed is fetched: past the default budget of a run (1,000 credits).
+      budget: { max_credits_per_run: 10_000 },
     };
     const prepared = await prepareSync({
       config: parseConfig(JSON.stringify(raw), 'test'),

@@ -328,6 +328,41 @@ describe('seeds the service refuses or fumbles', () => {
 });
 
 describe('config and budget', () => {
+  it('given a config without budget, when planned and synced, then both say the default of 1000 credits a run applies, and the run stops there', async () => {
+    await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir }) => {
+      // 1,200 profiles: 1 credit each (2 reserved with the single retry of a billed failure).
+      const seeds = Array.from({ length: 1200 }, (_, n) => `https://www.network.example/in/budget-person-${n}`);
+      const config = {
+        ...configFor({
+          sandbox,
+          destination: { type: 'duckdb', path: join(dir, 'w.duckdb') },
+          streams: { profiles: {} },
+        }),
+        seeds: { profiles: seeds },
+        batch: { chunk_size: 100, poll_interval_ms: 20 },
+      };
+      const path = await writeConfig(dir, config);
+      const plan = await runCliInProcess(['plan', '--config', path, '--json']);
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(JSON.parse(plan.stdout).limits).toMatchObject({
+        per_run: 1000,
+        per_run_from: 'default',
+        binding: { limit: 1000, name: 'budget.max_credits_per_run' },
+      });
+      const text = await runCliInProcess(['plan', '--config', path]);
+      expect(text.stdout).toContain('the default: the config sets no budget.max_credits_per_run');
+
+      const result = await sync(path);
+      expect(result.stdout).toContain(
+        'budget: 1000 credits a run, the default: the config sets no budget.max_credits_per_run',
+      );
+      const billed = sandbox.ledger.entries.reduce((n, e) => n + e.credits, 0);
+      expect(billed).toBeGreaterThan(0);
+      expect(billed).toBeLessThanOrEqual(1000);
+      expect(result.stdout).toMatch(/budget\.max_credits_per_run/);
+    });
+  });
+
   it('given a bad config, when synced, then it exits non-zero naming the key before any call', async () => {
     await inWorkspace({}, async ({ sandbox, dir }) => {
       const config = configFor({

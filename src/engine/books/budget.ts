@@ -1,9 +1,17 @@
 import { BudgetExhaustedError, InsufficientBalanceError } from '../engine-errors.js';
 
+/**
+ * Credits a run may spend when the config sets no `budget.max_credits_per_run`: small enough that
+ * a config written in haste cannot spend a balance, large enough for the demo as shipped.
+ */
+export const DEFAULT_MAX_CREDITS_PER_RUN = 1000;
+
 /** The budget settings of a run (the config's `budget` block, resolved against the account and past runs). */
 export interface BudgetLimits {
-  /** `budget.max_credits_per_run`. Default: no limit. */
+  /** `budget.max_credits_per_run`, or {@link DEFAULT_MAX_CREDITS_PER_RUN} when the config sets none. */
   perRun?: number;
+  /** Where `perRun` came from: the config's key, or the default. Default: `config`. */
+  perRunFrom?: 'config' | 'default';
   /** `budget.max_credits_per_month` less what runs of this calendar month (UTC) already spent. Default: no limit. */
   monthLeft?: number;
   /** `credits_remaining` (GET /v1/account) less `budget.keep_balance`. Default: no limit. */
