@@ -131,16 +131,35 @@ export class UnprocessableTargetError extends ServiceError {
   }
 }
 
-/** 429 `rate_limited`: over the request, search or concurrent-batch limit. Retried after `Retry-After`. */
+/**
+ * The longest `Retry-After` a call waits out (15 minutes). A longer one is not a rate limit to wait
+ * for but a service saying "not today": the call fails at once, naming the value, and the run ends
+ * by itself instead of holding the destination's lock for as long as the header says.
+ */
+export const MAX_RETRY_AFTER_MS = 15 * 60_000;
+
+/** Whether a `Retry-After` is past what a call waits out ({@link MAX_RETRY_AFTER_MS}). */
+export function waitsTooLong(retryAfterMs: number | undefined): boolean {
+  return retryAfterMs !== undefined && retryAfterMs > MAX_RETRY_AFTER_MS;
+}
+
+/**
+ * 429 `rate_limited`: over the request, search or concurrent-batch limit. Retried after
+ * `Retry-After`, unless it asks for more than {@link MAX_RETRY_AFTER_MS}: then not retried.
+ */
 export class RateLimitedError extends ServiceError {
   constructor(init: ServiceErrorInit) {
-    const wait =
-      init.retryAfterMs !== undefined ? `Wait ${Math.ceil(init.retryAfterMs / 1000)} s (Retry-After)` : 'Wait';
+    const seconds = init.retryAfterMs === undefined ? undefined : Math.ceil(init.retryAfterMs / 1000);
+    const tooLong = waitsTooLong(init.retryAfterMs);
     super(init, {
-      code: 'SEEDLINE_RATE_LIMITED',
-      retryable: true,
-      summary: 'The service rate-limited the request',
-      advice: `${wait} and retry, or lower the request rate or the number of concurrent batch jobs.`,
+      code: tooLong ? 'SEEDLINE_RETRY_AFTER_TOO_LONG' : 'SEEDLINE_RATE_LIMITED',
+      retryable: !tooLong,
+      summary: tooLong
+        ? `The service rate-limited the request and asked to wait ${seconds} s (Retry-After), more than the ${MAX_RETRY_AFTER_MS / 1000} s seedline waits`
+        : 'The service rate-limited the request',
+      advice: tooLong
+        ? 'The call was not retried (and not billed); run again later, or ask the service why its limit is closed for so long.'
+        : `${seconds === undefined ? 'Wait' : `Wait ${seconds} s (Retry-After)`} and retry, or lower the request rate or the number of concurrent batch jobs.`,
     });
   }
 }

@@ -7,6 +7,7 @@ import {
   SeedlineClientError,
   ServiceError,
   UnexpectedResponseError,
+  waitsTooLong,
 } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -181,10 +182,11 @@ export async function withRetry<T>(attempt: (n: number) => Promise<T>, options: 
         policy,
         ...(options.retryable ? { retryable: options.retryable } : {}),
       });
-      if (isRateLimit(error) && options.limiter) {
-        // The whole account is over its limit: hold every queued request, not only this one.
-        options.limiter.recordRateLimited(retryAfterOf(error) ?? policy.baseDelayMs);
-      }
+      const retryAfter = retryAfterOf(error);
+      // The whole account is over its limit: hold every queued request, not only this one; a wait
+      // past MAX_RETRY_AFTER_MS holds nothing: this call fails, and so will the others, at once.
+      if (isRateLimit(error) && options.limiter && !waitsTooLong(retryAfter))
+        options.limiter.recordRateLimited(retryAfter ?? policy.baseDelayMs);
       if (!decision.retry) throw error;
       options.onRetry?.({ attempt: n, delayMs: decision.delayMs, error });
       waitedMs += decision.delayMs;

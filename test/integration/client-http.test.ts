@@ -66,6 +66,21 @@ describe('ApiClient over HTTP: retries', () => {
     expect(api.credits.creditsRemaining).toBe(41);
   });
 
+  it('given a 429 with Retry-After 99999, when enriching, then the call fails at once naming the value, is not retried, and the queue is not paused', async () => {
+    server.on('/v1/profiles/enrich', fail(429, 'rate_limited', 'closed', { 'retry-after': '99999' }));
+    const api = client();
+    const error = await api.enrichProfile({ url: 'jane' }).catch((e: Error) => e);
+    expect(error).toMatchObject({ code: 'SEEDLINE_RETRY_AFTER_TOO_LONG', retryable: false });
+    expect((error as Error).message).toMatch(
+      /asked to wait 99999 s \(Retry-After\), more than the 900 s seedline waits/,
+    );
+    expect(server.requestsTo('/v1/profiles/enrich')).toHaveLength(1);
+    expect(api.limiter.stats).toMatchObject({ pauses: 0 });
+    // Nothing holds the next call (nor the process): it is sent at once.
+    server.on('/v1/profiles/enrich', ok(profile, { creditsUsed: 1, billed: true, creditsRemaining: 40 }));
+    await expect(api.enrichProfile({ url: 'jane' })).resolves.toMatchObject({ data: { full_name: 'Jane Doe' } });
+  });
+
   it('given a 504 then success, when searching jobs, then the second attempt succeeds and a retry event is emitted', async () => {
     server.on(
       '/v1/search/jobs',
