@@ -18,7 +18,7 @@ export class SeedFileConfigError extends Error {
   readonly code = 'SEEDLINE_SEEDS_FILE_INVALID';
 }
 
-/** A `{ sql: … }` seed source that is not one read-only statement: refused before it ran (a config problem, exit 2). */
+/** A `{ sql: … }` seed source that is not one read-only statement, or reads outside the warehouse: refused before it ran (a config problem, exit 2). */
 export class SeedSqlRefusedError extends Error {
   readonly code = 'SEEDLINE_QUERY_NOT_READ_ONLY';
 }
@@ -163,7 +163,8 @@ async function* sqlChunks(key: string, sql: string, query: SeedQuery, size: numb
           .map(String),
       );
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'SEEDLINE_QUERY_NOT_READ_ONLY')
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SEEDLINE_QUERY_NOT_READ_ONLY' || code === 'SEEDLINE_QUERY_OUTSIDE_WAREHOUSE')
       throw new SeedSqlRefusedError(`${key}.sql: ${(error as Error).message}`);
     throw new SeedSourceError(`${key}.sql failed on the warehouse: ${(error as Error).message}`);
   }

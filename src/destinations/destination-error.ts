@@ -10,6 +10,7 @@ export type DestinationErrorCode =
   | 'SEEDLINE_DESTINATION_SETTLE_FAILED'
   | 'SEEDLINE_DESTINATION_QUERY_FAILED'
   | 'SEEDLINE_QUERY_NOT_READ_ONLY'
+  | 'SEEDLINE_QUERY_OUTSIDE_WAREHOUSE'
   | 'SEEDLINE_DESTINATION_UNAVAILABLE'
   | 'SEEDLINE_DESTINATION_SETTING_INVALID'
   | 'SEEDLINE_UNIT_CLOSED';
@@ -153,6 +154,16 @@ export class NotReadOnlyError extends DestinationError {
     super(
       'SEEDLINE_QUERY_NOT_READ_ONLY',
       `Only one read-only statement (a select) runs here, and this is ${what}: nothing was run. Write one select; change the warehouse with its own tools.`,
+    );
+  }
+}
+
+/** A user's select that would read or write outside the warehouse (a file, a program, another database). */
+export class OutsideWarehouseError extends DestinationError {
+  constructor(what: string) {
+    super(
+      'SEEDLINE_QUERY_OUTSIDE_WAREHOUSE',
+      `A select here reads the warehouse's tables only, and this one reaches outside it (${what}): nothing was run. Read files with the database's own tools, not through seedline.`,
     );
   }
 }

@@ -21,6 +21,7 @@ import { bindDuckDbParameters } from './duckdb-parameters.js';
 import { duckDbTypeMapper } from './duckdb-type-mapper.js';
 import { duckDbCellsToJs, duckDbRowsOf, jsonColumns } from './duckdb-value-converter.js';
 import { DuckDbChunkWriter } from './duckdb-chunk-writer.js';
+import { refuseOutsideReads } from './duckdb-read-guard.js';
 
 /** Settings of a DuckDB destination. */
 export interface DuckDbDestinationOptions {
@@ -307,6 +308,8 @@ class DuckDbSession implements SqlSession {
   private async selectOnly(sql: string): Promise<DuckDBPreparedStatement> {
     const extracted = await this.connection.extractStatements(sql);
     if (extracted.count !== 1) throw new NotReadOnlyError(`${extracted.count} statements`);
+    // Before it is prepared: binding a file reader already opens the file (to sniff its columns).
+    await refuseOutsideReads(this.connection, sql);
     const prepared = await extracted.prepare(0);
     // Only a select reads and nothing else: an EXPLAIN ANALYZE, a PRAGMA, a CALL or a COPY may change things.
     if (prepared.statementType !== StatementType.SELECT)

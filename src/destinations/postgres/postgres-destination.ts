@@ -10,6 +10,7 @@ import type { LogicalType } from '../../normalize/table-layout.js';
 import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql/sql-session.js';
 import { SqlDestination } from '../sql/sql-destination.js';
 import { postgresConnection } from './postgres-connection.js';
+import { outsideWarehouseOf, readerRoleOf } from './postgres-reader-role.js';
 import { PostgresAdvisoryLock } from './postgres-advisory-lock.js';
 import { encodeCopyBinary, encodeCopyRows } from './postgres-copy-encoder.js';
 import { postgresTypeMapper } from './postgres-type-mapper.js';
@@ -106,8 +107,11 @@ export class PostgresDestination extends SqlDestination {
     } catch (error) {
       throw new DestinationUnavailableError(`Postgres schema ${this.schema}`, error);
     }
-    return new PostgresSession(client);
+    return new PostgresSession(client, () => (this.readerRole ??= readerRoleOf(client)));
   }
+
+  /** The role users' selects run as (see `readerRoleOf`), found once by the first session that reads. */
+  private readerRole: Promise<string | null> | undefined;
 }
 
 /** Type OIDs of the column types `postgresTypeMapper` creates: binary COPY writes exactly these. */
@@ -137,8 +141,19 @@ class PostgresSession implements SqlSession {
     this.failure ??= error;
   };
 
-  constructor(private readonly client: pg.PoolClient) {
+  constructor(
+    private readonly client: pg.PoolClient,
+    /** The role a user's select runs as; null: the connection's own user. */
+    private readonly readerRole: () => Promise<string | null>,
+  ) {
     client.on('error', this.onError);
+  }
+
+  /** Begins the read-only transaction a user's select runs in, as the reader role when there is one. */
+  private async beginUserRead(): Promise<void> {
+    const role = await this.readerRole();
+    await this.send(() => this.client.query('begin transaction read only'));
+    if (role) await this.send(() => this.client.query(`set local role ${role}`));
   }
 
   async prepareBulk(tables: readonly BulkTarget[]): Promise<void> {
@@ -168,14 +183,14 @@ class PostgresSession implements SqlSession {
   }
 
   async readOnly(sql: string): Promise<Record<string, unknown>[]> {
-    await this.send(() => this.client.query('begin transaction read only'));
+    await this.beginUserRead();
     try {
       // The extended protocol takes one statement, so nothing can end the read-only transaction and go on.
       // `queryMode` is pg's (8.8 on), missing from its type declarations.
       const result = await this.send(() => this.client.query({ text: sql, queryMode: 'extended' } as pg.QueryConfig));
       return result.rows as Record<string, unknown>[];
     } catch (error) {
-      throw notReadOnlyOf(error) ?? error;
+      throw notReadOnlyOf(error) ?? outsideWarehouseOf(error) ?? error;
     } finally {
       await this.send(() => this.client.query('rollback')).catch(() => undefined);
     }
@@ -183,7 +198,7 @@ class PostgresSession implements SqlSession {
 
   /** A cursor over the user's select in a read-only transaction, fetched `size` rows at a time. */
   async *readOnlyChunks(sql: string, size: number): AsyncGenerator<unknown[][]> {
-    await this.send(() => this.client.query('begin transaction read only'));
+    await this.beginUserRead();
     try {
       // A cursor is declared for a select or values only, and the extended protocol takes one statement.
       await this.send(() =>
@@ -192,7 +207,7 @@ class PostgresSession implements SqlSession {
           queryMode: 'extended',
         } as pg.QueryConfig),
       ).catch(async (error: unknown) => {
-        throw notReadOnlyOf(error) ?? (await this.refusalOfNonSelect(error, sql)) ?? error;
+        throw notReadOnlyOf(error) ?? outsideWarehouseOf(error) ?? (await this.refusalOfNonSelect(error, sql)) ?? error;
       });
       for (;;) {
         const result = await this.send(() =>
@@ -200,7 +215,9 @@ class PostgresSession implements SqlSession {
             text: `fetch forward ${Math.max(1, Math.floor(size))} from seedline_user_read`,
             rowMode: 'array',
           }),
-        );
+        ).catch((error: unknown) => {
+          throw outsideWarehouseOf(error) ?? error;
+        });
         if (result.rows.length === 0) return;
         yield result.rows as unknown[][];
       }

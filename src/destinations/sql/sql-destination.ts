@@ -24,6 +24,7 @@ import {
   DestinationSettleError,
   DestinationWriteError,
   NotReadOnlyError,
+  OutsideWarehouseError,
   UnknownTableError,
 } from '../destination-error.js';
 import { assertIdentifier } from '../identifiers.js';
@@ -152,7 +153,7 @@ export abstract class SqlDestination implements Destination {
       try {
         return (await session.readOnly(text)) as Row[];
       } catch (error) {
-        if (error instanceof NotReadOnlyError) throw error;
+        if (error instanceof NotReadOnlyError || error instanceof OutsideWarehouseError) throw error;
         throw new DestinationQueryError(error);
       }
     });
@@ -164,7 +165,7 @@ export abstract class SqlDestination implements Destination {
     try {
       yield* session.readOnlyChunks(text, size);
     } catch (error) {
-      if (error instanceof NotReadOnlyError) throw error;
+      if (error instanceof NotReadOnlyError || error instanceof OutsideWarehouseError) throw error;
       broken = true;
       throw new DestinationQueryError(error);
     } finally {
