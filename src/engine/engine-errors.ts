@@ -62,3 +62,38 @@ function pendingText(left: number | undefined): string {
     ? 'the remaining seeds stay pending for a later run'
     : `${left} seeds stay pending for a later run`;
 }
+
+/** Connection-level failures: the server went away (Postgres SQLSTATE classes 08 and 57P, a socket closed or refused). */
+const LOST_CODES = /^(08|57P0[123]$)|^(ECONNREFUSED|ECONNRESET|EPIPE|ENOTCONN|ETIMEDOUT)$/;
+
+/**
+ * Whether `error` (or what caused it) says the destination itself went away: the server was
+ * stopped or crashed, its connections were dropped. A run that goes on then would buy answers it
+ * cannot journal: it stops instead, and is never recorded `succeeded`.
+ */
+export function isDestinationLost(error: unknown): boolean {
+  for (let at: unknown = error, depth = 0; at && depth < 6; at = (at as { cause?: unknown }).cause, depth++) {
+    const { code, message } = at as { code?: unknown; message?: unknown };
+    if (code === 'SEEDLINE_DESTINATION_UNAVAILABLE' || code === 'SEEDLINE_DESTINATION_LOST') return true;
+    if (typeof code === 'string' && LOST_CODES.test(code)) return true;
+    if (
+      typeof message === 'string' &&
+      /Connection terminated|terminating connection|server closed the connection/i.test(message)
+    )
+      return true;
+  }
+  return false;
+}
+
+/** The destination went away mid-run: the run stops (see {@link isDestinationLost}). */
+export class DestinationLostError extends Error {
+  readonly code = 'SEEDLINE_DESTINATION_LOST';
+  constructor(cause: unknown) {
+    super(
+      `the destination went away mid-run (${(cause as Error).message}): the run stops so that no answer is bought that could not be saved. ` +
+        'Bring the database back and run again: what was loaded is kept, and the rest is fetched then.',
+      { cause },
+    );
+    this.name = 'DestinationLostError';
+  }
+}

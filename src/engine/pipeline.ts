@@ -13,7 +13,7 @@ import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch/batch-stream.js';
 import { Budget, DEFAULT_MAX_CREDITS_PER_RUN, type Books, type BudgetLimits } from './books/budget.js';
 import { CostModel } from './books/cost-model.js';
-import { StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
+import { DestinationLostError, isDestinationLost, StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
 import { runRequestStream } from './request/request-runner.js';
 import { planRequestStream } from './request/request-stream-plan.js';
 import { booksFields, RunRecorder } from './books/run-recorder.js';
@@ -153,7 +153,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
           io.reporter.notice(scope, `results pages are shaped on the main thread from now on: ${reason}`),
         )
       : undefined;
-  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shapingPool);
+  const lost = new LostDestination();
+  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shapingPool, lost);
   const outcomes: StreamOutcome[] = [];
   try {
     for (const stream of prepared.streams) {
@@ -165,7 +166,14 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
         await runners[stream.kind](stream, contextFor(stream.name), outcome).catch((error: Error) => {
           outcome.status = 'failed';
           noteError(outcome, error.message);
+          if (isDestinationLost(error)) lost.note(error);
         });
+      // The destination went away: the next stream would buy answers it cannot save. The run stops, failed.
+      if (lost.error) {
+        io.reporter.streamFinished(outcome);
+        outcomes.push(outcome);
+        throw lost.error;
+      }
       // Before the next stream reads the tables (a child stream reads its parent's): see Destination.settle. Unsettled,
       // they could hold a key's earlier rows beside its new ones: the run stops (what it loaded is kept).
       const settled = await writeLock
@@ -319,11 +327,23 @@ function contextFactory(
   budget: Budget,
   writeLock = new Mutex(),
   shapingPool?: PageShapingPool,
+  lost = new LostDestination(),
 ): (stream: string) => StreamContext {
   const { config } = prepared.options;
   const costs = io.costs ?? CostModel.builtIn();
   const billed = new PQueue({ concurrency: billedInFlight(config) });
-  const billedCalls = <T>(send: () => Promise<T>) => billed.add(send);
+  // Once the destination is gone, a billed call's answer could not be saved: none is sent. The loss is
+  // noted before the place is freed, so the call waiting for it never goes out.
+  const billedCalls = <T>(send: () => Promise<T>) =>
+    billed.add(async () => {
+      if (lost.error) throw lost.error;
+      try {
+        return await send();
+      } catch (error) {
+        if (isDestinationLost(error)) lost.note(error);
+        throw error;
+      }
+    });
   return (stream) => ({
     runId,
     runStartedAt,
@@ -350,7 +370,17 @@ function contextFactory(
     ...(prepared.options.resumeJobs ? { resumeJobs: prepared.options.resumeJobs } : {}),
     ...(io.stop ? { stop: io.stop } : {}),
     ...(shapingPool ? { shapingPool } : {}),
+    destinationLost: (error) => lost.note(error),
   });
+}
+
+/** Whether the run's destination went away, and how it was first seen (see `isDestinationLost`). */
+class LostDestination {
+  error: DestinationLostError | undefined;
+
+  note(error: unknown): void {
+    this.error ??= error instanceof DestinationLostError ? error : new DestinationLostError(error);
+  }
 }
 
 /** A stream's options as configured (`streams.<name>`, defaults applied); none when it is not configured. */

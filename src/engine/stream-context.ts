@@ -138,6 +138,11 @@ export interface StreamContext {
   billedCalls?: <T>(send: () => Promise<T>) => Promise<T>;
   /** Aborted when the run should stop after the page under way (SIGTERM). Default: never. */
   stop?: AbortSignal;
+  /**
+   * Says the destination went away (see `isDestinationLost`): from then on no billed single call
+   * is sent in this run, and the run stops, failed, after the stream under way. Default: none.
+   */
+  destinationLost?: (error: unknown) => void;
   /** Worker threads that read and shape batch results pages off the main thread. Default: none (the main thread does). */
   shapingPool?: PageShapingPool;
 }

@@ -6,7 +6,7 @@ import { sha256, stableJson } from '../../util/stable-json.js';
 import { crashPoint } from '../../util/crash-point.js';
 import type { Reservation } from '../books/budget.js';
 import { budgetStopOf, stopForBudget } from '../books/budget-stop.js';
-import { RunStoppedError } from '../engine-errors.js';
+import { isDestinationLost, RunStoppedError } from '../engine-errors.js';
 import { LoadWriter } from '../../load/load-writer.js';
 import { readSeedRows } from '../books/ledger-pages.js';
 import type { Partition } from '../../manifest/components/partitions.js';
@@ -241,6 +241,8 @@ export class BatchRunner {
       stopForBudget(this.ctx, this.outcome, stop);
       return;
     }
+    // The destination went away: the run stops after this stream (its seeds stay for the next run).
+    if (isDestinationLost(error)) this.ctx.destinationLost?.(error);
     this.failedChunks++;
     noteError(this.outcome, error.message);
     this.ctx.reporter.notice(this.stream.name, error.message);

@@ -8,7 +8,7 @@ import type { BatchRow, StateRow } from '../../destinations/destination.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { StreamDefinitionError } from '../engine-errors.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from '../books/budget-stop.js';
-import { RunStoppedError } from '../engine-errors.js';
+import { DestinationLostError, isDestinationLost, RunStoppedError } from '../engine-errors.js';
 import { LoadWriter } from '../../load/load-writer.js';
 import { AnswerJournal, type PaidAnswer } from '../books/answer-journal.js';
 import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
@@ -112,8 +112,10 @@ async function runOver(
       : ctx.stop?.aborted
         ? new RunStoppedError()
         : await budgetStopOf(error, ctx);
+  // The destination went away: no partition is started after it (its answer could not be saved), and the stream fails.
+  let lost: DestinationLostError | undefined;
   const runAlone = async (partition: Partition) => {
-    if (budgetStop) return runner.forget(partition.key);
+    if (budgetStop || lost) return runner.forget(partition.key);
     if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
     try {
       if (budgetStop) return;
@@ -122,6 +124,7 @@ async function runOver(
       // A stop request aborts calls in flight: whatever they threw, the partition is stopped, not failed.
       const stop = await stopOf(error);
       if (stop) budgetStop ??= stop;
+      else if (isDestinationLost(error)) lost ??= destinationLost(ctx, error);
       else await runner.recordFailure(partition, error as Error);
     } finally {
       runner.forget(partition.key);
@@ -138,6 +141,7 @@ async function runOver(
       await rounds.run(inRounds).catch(async (error: Error) => {
         const stop = await stopOf(error);
         if (stop) budgetStop ??= stop;
+        else if (isDestinationLost(error)) lost ??= destinationLost(ctx, error);
         else {
           outcome.failed += 1;
           noteError(outcome, `a batch round failed: ${error.message}`);
@@ -151,7 +155,7 @@ async function runOver(
   try {
     for await (const chunk of partitions.due(plan)) {
       if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
-      if (budgetStop) break;
+      if (budgetStop || lost) break;
       await runChunk(chunk);
     }
     if (ctx.stop?.aborted) budgetStop ??= new RunStoppedError();
@@ -162,6 +166,7 @@ async function runOver(
     throw error;
   }
   await queue.onIdle();
+  if (lost) throw lost;
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
   if (outcome.failed > 0) outcome.status = outcome.failed === plan.todo && outcome.records === 0 ? 'failed' : 'partial';
   if (runner.cutAtMaxPages > 0) {
@@ -441,4 +446,10 @@ class PartitionRunner implements RoundRunner {
     });
     addLoad(this.outcome, counts);
   }
+}
+
+/** Tells the run its destination went away; the stream stops with the error. */
+function destinationLost(ctx: StreamContext, error: unknown): DestinationLostError {
+  ctx.destinationLost?.(error);
+  return error instanceof DestinationLostError ? error : new DestinationLostError(error);
 }
