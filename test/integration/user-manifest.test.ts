@@ -127,6 +127,17 @@ describe.each(e2eBackends)('a user manifest and the YAML-only post_search into $
   });
 });
 
+/** `plan` on a config in `dir` that syncs my_posts from its streams_dir with `options`. */
+async function planIn(dir: string, options: Record<string, unknown>) {
+  const configPath = await writeConfig(dir, {
+    api: { base_url: 'sandbox', api_key: 'svc_test_x' },
+    destination: { type: 'duckdb', path: 'w.duckdb' },
+    streams_dir: 'my-streams',
+    streams: { my_posts: options },
+  });
+  return runCliInProcess(['plan', '--config', configPath]);
+}
+
 describe('a user manifest that is wrong', () => {
   it('given a manifest with a bad key, when a command loads the config, then it exits 2 naming the file, the line and the key', async () => {
     const dir = await tempWorkspace();
@@ -137,13 +148,7 @@ describe('a user manifest that is wrong', () => {
         '    max_results: "{{ options.per_topic }}"\npaginator: { type: pages }\n',
       ),
     );
-    const configPath = await writeConfig(dir, {
-      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
-      destination: { type: 'duckdb', path: 'w.duckdb' },
-      streams_dir: 'my-streams',
-      streams: { my_posts: { topics: ['a'] } },
-    });
-    const result = await runCliInProcess(['plan', '--config', configPath]);
+    const result = await planIn(dir, { topics: ['a'] });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/my_posts\.stream\.yaml:9: paginator\.type: /);
   });
@@ -151,13 +156,7 @@ describe('a user manifest that is wrong', () => {
   it('given a stream name that is not an identifier, when a command loads the config, then it exits 2 naming the rule and never echoes the name', async () => {
     const dir = await tempWorkspace();
     await writeStreams(dir, MANIFEST.replace('name: my_posts', `name: "my_posts'; drop--"`));
-    const configPath = await writeConfig(dir, {
-      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
-      destination: { type: 'duckdb', path: 'w.duckdb' },
-      streams_dir: 'my-streams',
-      streams: { my_posts: { topics: ['a'] } },
-    });
-    const result = await runCliInProcess(['plan', '--config', configPath]);
+    const result = await planIn(dir, { topics: ['a'] });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/my_posts\.stream\.yaml:2: name: expected a stream name of lower-case letters/);
     expect(result.stderr).not.toContain('drop--');
@@ -166,13 +165,7 @@ describe('a user manifest that is wrong', () => {
   it('given an option the manifest does not declare, when the config loads, then it is refused with a did-you-mean', async () => {
     const dir = await tempWorkspace();
     await writeStreams(dir);
-    const configPath = await writeConfig(dir, {
-      api: { base_url: 'sandbox', api_key: 'svc_test_x' },
-      destination: { type: 'duckdb', path: 'w.duckdb' },
-      streams_dir: 'my-streams',
-      streams: { my_posts: { topics: ['a'], per_topik: 5 } },
-    });
-    const result = await runCliInProcess(['plan', '--config', configPath]);
+    const result = await planIn(dir, { topics: ['a'], per_topik: 5 });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('streams.my_posts: unknown key "per_topik" (did you mean "per_topic"?)');
   });
