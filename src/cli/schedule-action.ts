@@ -56,7 +56,7 @@ export async function scheduleAction(opts: ScheduleOptions): Promise<number> {
     for (const [name, group] of groups) {
       const job = (tickAt: Date) =>
         runGroup(opts.config, name, group, tickAt, stop.signal, catchUpReads.get(`${name} ${tickAt.getTime()}`));
-      runners.push(runnerOf(loaded, name, group, job, opts.cron !== undefined));
+      runners.push(runnerOf(loaded, name, group, job, opts.cron !== undefined, stop.signal));
     }
     runners.forEach((runner) => runner.start());
     await Promise.all(
@@ -88,9 +88,10 @@ function runnerOf(
   group: ScheduleGroup,
   job: (tickAt: Date) => Promise<void>,
   fromCli: boolean,
+  signal: AbortSignal,
 ): CronRunner {
   try {
-    return new CronRunner({ name, cron: group.cron, timezone: group.timezone, job });
+    return new CronRunner({ name, cron: group.cron, timezone: group.timezone, job, signal });
   } catch (error) {
     if (fromCli || !(error instanceof InvalidCronError)) throw error;
     throw new ConfigError(loaded.path, [`schedule.${name}.cron: ${error.message}`]);

@@ -51,9 +51,12 @@ export function planSignals(opts: SignalsOptions): Promise<number> {
       return 0;
     }
     const overCap = refusal === undefined ? '' : `\n\napply would refuse: ${refusal}`;
-    process.stdout.write(
-      `${describePlan(desired, plan, opts.prune)}${overCap}\n\nNothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}\n`,
-    );
+    const changes = plan.create.length + plan.update.length + (opts.prune ? plan.prune.length : 0);
+    const next =
+      changes === 0
+        ? 'Nothing to apply: the account already has these Signals.'
+        : `Nothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}`;
+    process.stdout.write(`${describePlan(desired, plan, opts.prune)}${overCap}\n\n${next}\n`);
     return 0;
   });
 }

@@ -85,7 +85,7 @@ export class NetworkError extends SeedlineClientError {
 
   constructor(init: { origin: string; causeCode: string; cause?: unknown }) {
     super(
-      `Could not reach the service at ${init.origin} (${init.causeCode}). Check --base-url and the network; the service may be down or slow.`,
+      `Could not reach the service at ${init.origin} (${init.causeCode}). Check the base URL (api.base_url in the config; --base-url or SEEDLINE_BASE_URL for seedline account) and the network; the service may be down or slow.`,
       { cause: init.cause },
     );
     this.causeCode = init.causeCode;

@@ -81,6 +81,7 @@ export function checkSignatureHeader(
   if (!header) return fail('missing_header', 'The signature header is missing.');
   let timestamp: number | undefined;
   const signatures: Buffer[] = [];
+  let malformedV1 = false;
   for (const part of header.split(',')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
@@ -89,12 +90,20 @@ export function checkSignatureHeader(
     if (key === 't') {
       if (!/^\d{1,15}$/.test(value)) return fail('malformed_header', 'The signature header has a malformed timestamp.');
       timestamp = Number(value);
-    } else if (key === 'v1' && /^[0-9a-fA-F]{64}$/.test(value)) {
-      signatures.push(Buffer.from(value, 'hex'));
+    } else if (key === 'v1') {
+      if (/^[0-9a-fA-F]{64}$/.test(value)) signatures.push(Buffer.from(value, 'hex'));
+      else malformedV1 = true;
     }
   }
   if (timestamp === undefined) return fail('malformed_header', 'The signature header has no timestamp (t=).');
-  if (signatures.length === 0) return fail('no_signatures', 'The signature header has no v1 signature.', timestamp);
+  if (signatures.length === 0)
+    return fail(
+      'no_signatures',
+      malformedV1
+        ? 'The signature header has a v1 signature that is not an HMAC-SHA256 (64 hexadecimal characters).'
+        : 'The signature header has no v1 signature.',
+      timestamp,
+    );
   const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
   const now =
     options.now instanceof Date

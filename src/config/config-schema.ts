@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { ProfileWatchedField, SignalInterval } from '../../schemas/signal.js';
@@ -252,11 +252,6 @@ function isPostgresUrl(text: string): boolean {
   return /^postgres(ql)?:\/\/[^/]/.test(text) && URL.canParse(text);
 }
 
-/** The catalog name DuckDB gives a database file: its file name up to the first dot. */
-function duckDbCatalogOf(path: string): string {
-  return basename(path).split('.')[0] ?? '';
-}
-
 /** The whole seedline config file, its `streams:` as `streams` allows. */
 const configSchema = (streams: z.ZodType<StreamsConfig>, seeds: z.ZodType<Record<string, SeedsValue | undefined>>) =>
   z.strictObject({
@@ -298,42 +293,32 @@ const configSchema = (streams: z.ZodType<StreamsConfig>, seeds: z.ZodType<Record
       sandbox: EmbeddedSandboxConfig.prefault({}),
     }),
     destination: z.discriminatedUnion('type', [
-      z
-        .strictObject({
-          type: z.literal('duckdb'),
-          path: FilePath,
-          schema: SchemaName,
-          // DuckDB settings for the file (memory_limit, threads, checkpoint_threshold, …), over seedline's defaults.
-          settings: z
-            .record(
-              z.string(),
-              z
-                .union([z.string(), z.number(), z.boolean()], {
-                  error: 'expected a setting value such as 128MB, 4 or true',
-                })
-                .transform(String),
-            )
-            .superRefine((settings, ctx) => {
-              for (const name of Object.keys(settings)) {
-                if (!/^[a-z_]{1,64}$/.test(name))
-                  ctx.addIssue({
-                    code: 'custom',
-                    path: [name],
-                    message: 'expected a DuckDB setting name such as memory_limit',
-                  });
-              }
-            })
-            .optional(),
-        })
-        .superRefine((destination, ctx) => {
-          const catalog = duckDbCatalogOf(destination.path);
-          if (catalog.toLowerCase() !== destination.schema.toLowerCase()) return;
-          ctx.addIssue({
-            code: 'custom',
-            path: ['path'],
-            message: `DuckDB names the database after its file ("${catalog}"), the same name as destination.schema "${destination.schema}", and then cannot tell the two apart; rename the file (e.g. warehouse.duckdb) or set destination.schema to another name`,
-          });
-        }),
+      z.strictObject({
+        type: z.literal('duckdb'),
+        path: FilePath,
+        schema: SchemaName,
+        // DuckDB settings for the file (memory_limit, threads, checkpoint_threshold, …), over seedline's defaults.
+        settings: z
+          .record(
+            z.string(),
+            z
+              .union([z.string(), z.number(), z.boolean()], {
+                error: 'expected a setting value such as 128MB, 4 or true',
+              })
+              .transform(String),
+          )
+          .superRefine((settings, ctx) => {
+            for (const name of Object.keys(settings)) {
+              if (!/^[a-z_]{1,64}$/.test(name))
+                ctx.addIssue({
+                  code: 'custom',
+                  path: [name],
+                  message: 'expected a DuckDB setting name such as memory_limit',
+                });
+            }
+          })
+          .optional(),
+      }),
       z.strictObject({
         type: z.literal('postgres'),
         url: z

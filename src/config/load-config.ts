@@ -69,7 +69,7 @@ export function parseConfig(
   try {
     raw = parseYaml(text);
   } catch (error) {
-    throw new ConfigError(file, [`YAML syntax: ${(error as Error).message.split('\n')[0]}`]);
+    throw new ConfigError(file, [yamlSyntaxProblem(text, error as Error & { linePos?: { line: number }[] })]);
   }
   const interpolated = interpolate(raw ?? {}, env);
   const problems = interpolated.missing.map(
@@ -175,4 +175,18 @@ function unionOptions(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue[][]
     const only = option.length === 1 ? option[0]! : undefined;
     return only?.code === 'invalid_union' && only.path.length === 0 ? unionOptions(only) : [option];
   });
+}
+
+/**
+ * A YAML syntax error in one line; with a hint when that line holds an unquoted `${VAR}` inside
+ * `{ … }` or `[ … ]`, where YAML reads its `{` as the start of a mapping. The line's text is
+ * never echoed (it may hold a secret).
+ */
+function yamlSyntaxProblem(text: string, error: Error & { linePos?: { line: number }[] }): string {
+  const problem = `YAML syntax: ${error.message.split('\n')[0]}`;
+  const line = error.linePos?.[0]?.line;
+  const source = line === undefined ? '' : (text.split('\n')[line - 1] ?? '');
+  return /[{[][^'"]*\$\{/.test(source) && !/["']\$\{/.test(source)
+    ? `${problem}. A \${VAR} inside { … } or [ … ] must be quoted: key: "\${VAR}" (a number or true/false written so is still read as one)`
+    : problem;
 }

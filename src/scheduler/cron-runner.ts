@@ -16,6 +16,8 @@ export interface CronRunnerOptions {
   log?: (line: string) => void;
   /** Name put before each log line, e.g. the schedule group. Default: none. */
   name?: string;
+  /** Aborted when the scheduler is stopping (SIGTERM): a run that ends then announces no next run. Default: none. */
+  signal?: AbortSignal;
 }
 
 /** A cron expression that node-cron cannot read. */
@@ -98,6 +100,9 @@ export class CronRunner {
     );
   }
 
+  /** Set by `stop`: no tick starts and no next run is announced after it. */
+  private stopping = false;
+
   /** When the next tick is due. */
   nextRun(): Date | null {
     return this.task.getNextRun();
@@ -164,7 +169,8 @@ export class CronRunner {
       await this.running;
     } finally {
       this.running = undefined;
-      const next = this.nextRun();
+      // A run that ended because the scheduler is stopping has no next run to announce.
+      const next = this.stopping || this.options.signal?.aborted ? null : this.nextRun();
       if (next) this.log(`next run ${next.toISOString()}`);
     }
   }
@@ -192,6 +198,7 @@ export class CronRunner {
 
   /** Stops ticking and waits for a run under way to end. */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.overdueTimer !== undefined) clearImmediate(this.overdueTimer);
     this.overdue = undefined;
     this.overdueTimer = undefined;

@@ -57,6 +57,7 @@ describe('seedline signals plan|apply', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/3 to create, 0 to update, 0 to prune/);
     expect(result.stdout).toMatch(/estimated monthly credits of the new Signals: 15 \(3 profiles × 5 checks at 7d\)/);
+    expect(result.stdout).toContain('Nothing was changed. Apply with: seedline signals apply');
     expect(await tagged()).toEqual([]);
     expect(sandbox.ledger.entries.length).toBe(ledgerBefore);
   });
@@ -82,7 +83,10 @@ describe('seedline signals plan|apply', () => {
     expect((await stat(secrets)).mode & 0o777).toBe(0o600);
   });
 
-  it('given everything applied, when applied again, then it creates nothing', async () => {
+  it('given everything applied, when planned and applied again, then the plan has nothing to apply and apply creates nothing', async () => {
+    const planned = await signals('plan', '--config', await config({}));
+    expect(planned.stdout).toContain('Nothing to apply: the account already has these Signals.');
+    expect(planned.stdout).not.toContain('Apply with');
     const before = (await tagged()).map((s) => s.id).sort();
     const result = await apply('--config', await config({}));
     expect(result.code, result.stderr).toBe(0);

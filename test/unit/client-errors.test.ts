@@ -242,7 +242,7 @@ describe('secrets never reach a message', () => {
   it('given a network failure, when described, then the message names the origin and the code only', () => {
     const error = new NetworkError({ origin: 'http://127.0.0.1:9', causeCode: 'ECONNREFUSED' });
     expect(error.message).toBe(
-      'Could not reach the service at http://127.0.0.1:9 (ECONNREFUSED). Check --base-url and the network; the service may be down or slow.',
+      'Could not reach the service at http://127.0.0.1:9 (ECONNREFUSED). Check the base URL (api.base_url in the config; --base-url or SEEDLINE_BASE_URL for seedline account) and the network; the service may be down or slow.',
     );
     expect(error.retryable).toBe(true);
   });

@@ -103,6 +103,14 @@ describe('verifyWebhook', () => {
     expect(verifyWebhook({ header, rawBody: body, secrets: SECRET, now: T })).toMatchObject({ ok: false, reason });
   });
 
+  it('given a forged short v1, when verified, then the message says the signature is malformed, not missing', () => {
+    const result = verifyWebhook({ header: `t=${T},v1=deadbeef`, rawBody: body, secrets: SECRET, now: T });
+    expect(result).toMatchObject({ ok: false, reason: 'no_signatures' });
+    expect((result as { message: string }).message).toBe(
+      'The signature header has a v1 signature that is not an HMAC-SHA256 (64 hexadecimal characters).',
+    );
+  });
+
   it('given no secret, when verified, then it is refused and the message holds no secret material', () => {
     const result = verifyWebhook({ header: signWebhook(SECRET, body, T), rawBody: body, secrets: [], now: T });
     expect(result).toMatchObject({ ok: false, reason: 'no_secret' });

@@ -26,6 +26,23 @@ describe('config', () => {
     expect(config.streams.activity).toMatchObject({ kinds: ['posts'], posted_within: 'all', refresh_after: '1d' });
   });
 
+  it('given an unquoted ${VAR} inside { … }, when parsed, then the YAML error says to quote it; quoted, it reads as the number it spells', () => {
+    const unquoted = valid.replace(
+      'budget: { max_credits_per_run: 100 }',
+      'budget: { max_credits_per_run: ${BUDGET} }',
+    );
+    expect(problemsOf(unquoted, { BUDGET: '250' })).toEqual([
+      expect.stringMatching(
+        /^YAML syntax: .*line 11.*A \$\{VAR\} inside \{ … \} or \[ … \] must be quoted: key: "\$\{VAR\}"/,
+      ),
+    ]);
+    const quoted = valid.replace(
+      'budget: { max_credits_per_run: 100 }',
+      'budget: { max_credits_per_run: "${BUDGET}" }',
+    );
+    expect(parseConfig(quoted, 'test.yaml', { BUDGET: '250' }).budget.max_credits_per_run).toBe(250);
+  });
+
   it('given the env var, when parsed, then it wins over the default', () => {
     expect(parseConfig(valid, 'test.yaml', { SEEDLINE_API_KEY: 'svc_live_x' }).api.api_key).toBe('svc_live_x');
   });
@@ -74,19 +91,15 @@ describe('config', () => {
     expect(problems.some((p) => p.startsWith('batch.retry_billed_failures:'))).toBe(true);
   });
 
-  it('given a DuckDB file named like the schema, when parsed, then destination.path is refused with the fix; another name or schema passes', () => {
+  it('given a DuckDB file named like the schema, when parsed, then it passes (the file is attached under a catalog of its own)', () => {
     const withPath = (path: string, schema = '') =>
       valid.replace(
         'destination: { type: duckdb, path: data/x.duckdb }',
         `destination: { type: duckdb, path: ${path}${schema} }`,
       );
-    for (const path of ['seedline.duckdb', 'data/Seedline.v1.duckdb', 'seedline']) {
-      expect(problemsOf(withPath(path)).join('\n'), path).toMatch(
-        /^destination\.path: DuckDB names the database after its file .*rename the file \(e\.g\. warehouse\.duckdb\) or set destination\.schema/,
-      );
-    }
-    expect(problemsOf(withPath('warehouse.duckdb'))).toEqual([]);
-    expect(problemsOf(withPath('seedline.duckdb', ', schema: crm'))).toEqual([]);
+    for (const path of ['seedline.duckdb', 'data/Seedline.v1.duckdb', 'seedline', 'warehouse.duckdb'])
+      expect(problemsOf(withPath(path)), path).toEqual([]);
+    expect(problemsOf(withPath('own.duckdb', ', schema: own'))).toEqual([]);
   });
 
   it('given mistyped keys, when parsed, then each unknown key names the closest known one', () => {

@@ -202,7 +202,7 @@ export class DuckDbDestination extends SqlDestination {
 
   private async acquire(): Promise<DuckDBConnection> {
     const file = await this.ensureOpen();
-    const connection = this.idle.pop() ?? (await file.instance.connect());
+    const connection = this.idle.pop() ?? (await file.connect());
     this.busy.add(connection);
     return connection;
   }

@@ -1,15 +1,24 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DestinationLockedError, DestinationUnavailableError } from '../destination-error.js';
 import { duckDbSettingsError } from './duckdb-settings-error.js';
+
+/**
+ * The catalog a warehouse file is attached as. DuckDB names a file's catalog after the file
+ * (`own.duckdb` → `own`): with `destination.schema: own`, `own.profiles` would be ambiguous. Under
+ * a catalog name of seedline's own, a schema may be named like its file.
+ */
+export const WAREHOUSE_CATALOG = 'seedline_warehouse';
 
 /** One open DuckDB file, shared by every destination of this process that points at it. */
 export interface SharedDuckDbFile {
   /** Absolute path (or `:memory:`). */
   readonly path: string;
   readonly instance: DuckDBInstance;
+  /** A new connection whose default catalog is the warehouse. */
+  connect(): Promise<DuckDBConnection>;
   /** Destinations using it. */
   refs: number;
   /** The destination holding the single-writer lock in this process, and how it described itself. */
@@ -39,8 +48,14 @@ export const duckDbFileLock = {
     const key = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
     let pending = open.get(key);
     if (!pending) {
-      pending = DuckDBInstance.create(path === ':memory:' ? ':memory:' : key, settings).then(
-        (instance) => ({ path: key, instance, refs: 0, writer: null }),
+      pending = openInstance(path === ':memory:' ? undefined : key, settings).then(
+        (instance) => ({
+          path: key,
+          instance,
+          connect: path === ':memory:' ? () => instance.connect() : () => connectToWarehouse(instance),
+          refs: 0,
+          writer: null,
+        }),
         async (error: unknown) => {
           open.delete(key);
           throw (await duckDbSettingsError(`DuckDB file ${key}`, settings, error)) ?? asLockError(key, error);
@@ -82,6 +97,34 @@ export const duckDbFileLock = {
     file.instance.closeSync();
   },
 };
+
+/**
+ * An instance with the file attached as {@link WAREHOUSE_CATALOG} (an in-memory one for `file`
+ * undefined). Its spill folder stays beside the file, where DuckDB puts it for a file it opens itself.
+ */
+async function openInstance(
+  file: string | undefined,
+  settings: Record<string, string> | undefined,
+): Promise<DuckDBInstance> {
+  if (file === undefined) return DuckDBInstance.create(':memory:', settings);
+  const instance = await DuckDBInstance.create(':memory:', { temp_directory: `${file}.tmp`, ...settings });
+  const connection = await instance.connect();
+  try {
+    await connection.run(`ATTACH '${file.replace(/'/g, "''")}' AS ${WAREHOUSE_CATALOG}`);
+    return instance;
+  } catch (error) {
+    instance.closeSync();
+    throw error;
+  } finally {
+    connection.closeSync();
+  }
+}
+
+async function connectToWarehouse(instance: DuckDBInstance): Promise<DuckDBConnection> {
+  const connection = await instance.connect();
+  await connection.run(`USE ${WAREHOUSE_CATALOG}`);
+  return connection;
+}
 
 function asLockError(path: string, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);
