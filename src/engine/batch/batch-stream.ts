@@ -3,7 +3,7 @@ import type { BatchRow } from '../../destinations/destination.js';
 import type { CompiledBatchStream } from '../../manifest/compile-stream.js';
 import { BatchRunner } from './batch-runner.js';
 import type { BatchCosts } from './batch-costs.js';
-import { partitionsToCome, timesRows } from '../partitions/rows-to-come.js';
+import { ANY_TABLE, partitionsToCome, timesRows } from '../partitions/rows-to-come.js';
 import { stopForBudget } from '../books/budget-stop.js';
 import { RunStoppedError } from '../engine-errors.js';
 import { readOpenBatches } from '../books/ledger-pages.js';
@@ -140,9 +140,9 @@ export async function planBatchStream(
     next: plan.next,
     // Items failed for a passing reason are retried alone, as billed single calls.
     maxCallCredits: runner.costs.retriesAlone() ? Math.max(plan.maxWorst, toCome.perItem) : 0,
-    // One record an item: what bounds the partitions of a stream reading this table.
+    // One record an item: what bounds the partitions of a stream reading this table (any table, when its name reads the seed).
     rows: {
-      [stream.table.fixedName ?? stream.name]: {
+      [stream.table.fixedName ?? ANY_TABLE]: {
         worst: plan.todo + resumed + toCome.items,
         expected: plan.todo + resumed + toCome.expectedItems,
       },

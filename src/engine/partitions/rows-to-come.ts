@@ -2,14 +2,24 @@ import type { ParentSource, Partition } from '../../manifest/components/partitio
 import type { PlannedRows, StreamContext, StreamPlan } from '../stream-context.js';
 
 /**
+ * Where a plan counts rows whose table it cannot name before the run (a batch stream whose table
+ * name reads the seed): any table may receive them.
+ */
+export const ANY_TABLE = '*';
+
+/**
  * Rows the planned streams may load into `table`. A child table (`profiles__positions`) holds
- * the items of a list in each parent record, as many as the service sent: no bound.
+ * the items of a list in each parent record, as many as the service sent: no bound; nor has a
+ * table that rows of {@link ANY_TABLE} may reach.
  */
 export function plannedRows(upstream: readonly StreamPlan[], table: string): PlannedRows {
   const rows = { worst: 0, expected: 0 };
   for (const plan of upstream) {
     for (const [loaded, planned] of Object.entries(plan.rows ?? {})) {
-      if (loaded === table) {
+      if (loaded === ANY_TABLE && planned.worst > 0) {
+        rows.worst = Infinity;
+        rows.expected += planned.expected;
+      } else if (loaded === table) {
         rows.worst += planned.worst;
         rows.expected += planned.expected;
       } else if (table.startsWith(`${loaded}__`) && planned.worst > 0) {

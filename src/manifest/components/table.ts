@@ -1,4 +1,5 @@
 import { sha256, stableJson } from '../../util/stable-json.js';
+import { templateReferences } from '../template.js';
 import { compileTemplate, type CompiledTemplate } from '../compiled-template.js';
 import type { TableNode } from '../manifest-schema.js';
 
@@ -46,7 +47,8 @@ export function compileTable(node: TableNode, options: Body): TableTemplate {
   const columns = Object.entries(node.columns).map(([column, spec]) => [column, compileColumn(spec)] as const);
   return {
     source: { node, options },
-    fixedName: node.name.includes('{{') ? null : node.name,
+    // A name that reads only the options is the same for every partition.
+    fixedName: templateReferences(node.name).some((ref) => ref.path[0] === 'partition') ? null : String(name({})),
     primaryKey: node.primary_key,
     addedColumns: Object.entries(node.columns).map(([column, spec]) => ({
       name: column,
