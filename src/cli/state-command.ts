@@ -22,12 +22,17 @@ export function registerStateCommand(program: Command): void {
     .description('Seeds by status, partitions with a cursor, and the last change, per stream')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--streams <names>', 'only these streams, comma-separated (default: every configured stream)')
+    .option(
+      '--cursors [count]',
+      'also list the latest changed partitions of each stream with their cursors (default 20, at most 1000)',
+    )
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .addOption(jsonOption())
     .addHelpText(
       'after',
       helpExamples(
         'state show --config seedline.yaml',
+        'state show --config seedline.yaml --streams activity --cursors 5',
         'state show --config seedline.yaml --streams profiles,companies --json',
       ),
     )

@@ -30,6 +30,29 @@ describe.each(e2eBackends)('seedline state into $name', ({ make }) => {
       expect.objectContaining({ stream: 'profiles', seeds: { fetched: 2 }, partitions: 0 }),
       expect.objectContaining({ stream: 'activity', seeds: {}, partitions: 2 }),
     ]);
+    // Each partition's cursor, as many as asked for, the latest changed first.
+    const withCursors = await runCliInProcess([
+      'state',
+      'show',
+      '--config',
+      configPath,
+      '--streams',
+      'activity',
+      '--cursors',
+      '1',
+    ]);
+    expect(withCursors.stdout).toMatch(/activity: the 1 latest of 2 partition state\(s\)/);
+    expect(withCursors.stdout).toMatch(/kind=posts .*\{"completed_at":"/);
+    expect(withCursors.stdout).toContain('(1 more: --cursors N shows more, --json shows them whole)');
+    const cursors = JSON.parse(
+      (await runCliInProcess(['state', 'show', '--config', configPath, '--streams', 'activity', '--cursors', '--json']))
+        .stdout,
+    ) as { cursors: { partition: string; cursor: { completed_at?: string } }[] }[];
+    expect(cursors[0]!.cursors).toHaveLength(2);
+    expect(cursors[0]!.cursors.every((c) => typeof c.cursor.completed_at === 'string')).toBe(true);
+    const refused = await runCliInProcess(['state', 'show', '--config', configPath, '--cursors', '0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--cursors: expected a number of partitions from 1 to 1000, got "0"');
 
     const reset = await runCliInProcess([
       'state',

@@ -1,4 +1,4 @@
-import type { Destination } from '../../destinations/destination.js';
+import type { Destination, StateRow } from '../../destinations/destination.js';
 import type { CompiledStream } from '../../manifest/compile-stream.js';
 import { seedLedgerPages } from './ledger-pages.js';
 
@@ -11,6 +11,16 @@ export interface StreamStateSummary {
   partitions: number;
   /** When its ledger or state last changed; null when it has none. */
   lastUpdatedAt: string | null;
+  /** The most recently changed partitions' cursors (at most the `cursors` asked for), newest first. */
+  cursors?: PartitionCursor[];
+}
+
+/** One partition's saved state: where its passes stand (`newest`, a pass under way, a held window, an error). */
+export interface PartitionCursor {
+  partition: string;
+  updatedAt: string | null;
+  /** The cursor as saved: parsed JSON, or its text when it is not JSON. */
+  cursor: unknown;
 }
 
 /** What a reset made due. */
@@ -23,7 +33,11 @@ export interface ResetOutcome {
 }
 
 /** A stream's ledger and state, summed up. */
-export async function summarizeState(destination: Destination, stream: string): Promise<StreamStateSummary> {
+export async function summarizeState(
+  destination: Destination,
+  stream: string,
+  cursors = 0,
+): Promise<StreamStateSummary> {
   const byStatus: Record<string, number> = {};
   let last = -Infinity;
   const seen = (at: Date | null | undefined) => (last = at instanceof Date ? Math.max(last, at.getTime()) : last);
@@ -41,7 +55,28 @@ export async function summarizeState(destination: Destination, stream: string): 
     seeds: byStatus,
     partitions: states.length,
     lastUpdatedAt: last === -Infinity ? null : new Date(last).toISOString(),
+    ...(cursors > 0 ? { cursors: latestCursors(states, cursors) } : {}),
   };
+}
+
+/** The `limit` partitions whose state changed last, newest first. */
+function latestCursors(states: readonly StateRow[], limit: number): PartitionCursor[] {
+  return [...states]
+    .sort((a, b) => (b.updatedAt?.getTime() ?? 0) - (a.updatedAt?.getTime() ?? 0))
+    .slice(0, limit)
+    .map((state) => ({
+      partition: state.partition,
+      updatedAt: state.updatedAt?.toISOString() ?? null,
+      cursor: parsedCursor(state.cursor),
+    }));
+}
+
+function parsedCursor(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /**
