@@ -1,7 +1,10 @@
+import type { Destination, RunRow } from '../destinations/destination.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
+import type { StreamOutcome } from '../engine/stream-context.js';
 import { formatTable } from './format-table.js';
 import { writeJson } from './json-output.js';
 import { openSession } from './open-session.js';
+import { UsageError } from './run-command.js';
 
 /** Options of `seedline status`. */
 export interface StatusOptions {
@@ -11,6 +14,8 @@ export interface StatusOptions {
   wait: boolean;
   /** Print the tables as one JSON document. */
   json: boolean;
+  /** Show this run alone, stream by stream. Default: the recent runs and the ledgers. */
+  run?: string;
 }
 
 /** Prints the recent runs, the seed ledger by stream and status, open batch jobs and repaired fields. */
@@ -18,6 +23,7 @@ export async function statusAction(opts: StatusOptions): Promise<void> {
   const session = await openSession(opts.config, { mustExist: true, waitForLock: opts.wait, offersWait: true });
   try {
     const { destination } = session;
+    if (opts.run !== undefined) return await showRun(destination, opts.run, opts.json);
     const schema = quoteIdentifier(destination.schema, 'schema');
     const runs = (await destination.readRuns(5)).map((r) => ({
       run: r.runId,
@@ -50,4 +56,56 @@ export async function statusAction(opts: StatusOptions): Promise<void> {
   } finally {
     await session.close();
   }
+}
+
+/** Runs looked through for `--run`: a year of hourly runs. */
+const RUNS_KEPT_IN_VIEW = 10_000;
+
+/**
+ * One run, stream by stream: requests, seconds, records and rows, failures, credits against
+ * expected, and why a stream stopped, then the errors it noted. Streams of runs recorded before
+ * requests and seconds were counted show them empty.
+ */
+async function showRun(destination: Destination, runId: string, json: boolean): Promise<void> {
+  const run = (await destination.readRuns(RUNS_KEPT_IN_VIEW)).find((r) => r.runId === runId);
+  if (!run) throw new UsageError(`--run: no run ${runId} in this warehouse; \`seedline status\` lists the recent ones`);
+  const streams = JSON.parse(run.streams ?? '[]') as StreamOutcome[];
+  if (json) {
+    writeJson({ run: runSummary(run), streams });
+    return;
+  }
+  const rows = streams.map((s) => ({
+    stream: s.stream,
+    status: s.status,
+    requests: s.requests ?? '',
+    seconds: s.seconds ?? '',
+    records: s.records,
+    rows: s.rows,
+    skipped: s.skipped,
+    failed: s.failed,
+    rejected: s.rejected,
+    credits: s.credits,
+    at_risk: s.creditsAtRisk,
+    expected: s.estimatedCredits,
+    stopped: s.stopped ?? (s.stoppedOnRequest ? 'on request' : ''),
+  }));
+  const problems = streams.flatMap((s) => s.errors.map((e) => `  ${s.stream}: ${e}`));
+  process.stdout.write(
+    `${formatTable([runSummary(run)])}\n\n${formatTable(rows)}\n${problems.length ? `\nProblems:\n${problems.join('\n')}\n` : ''}`,
+  );
+}
+
+function runSummary(run: RunRow): Record<string, unknown> {
+  const seconds = run.finishedAt ? Math.round((run.finishedAt.getTime() - run.startedAt.getTime()) / 100) / 10 : null;
+  return {
+    run: run.runId,
+    status: run.status,
+    started: run.startedAt.toISOString(),
+    seconds: seconds ?? '',
+    credits: run.creditsUsed ?? 0,
+    at_risk: run.creditsAtRisk ?? 0,
+    expected: run.creditsEstimated ?? 0,
+    stopped: run.stopReason ?? '',
+    error: run.error ?? '',
+  };
 }

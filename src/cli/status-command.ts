@@ -13,8 +13,19 @@ export function registerStatusCommand(program: Command): void {
     .command('status')
     .description('Show recent runs, the seed ledger by status, and open batch jobs')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option(
+      '--run <id>',
+      'show this run alone, stream by stream: requests, seconds, rows, failures, credits, stop reason',
+    )
     .option('--wait', 'wait while a sync holds the destination instead of failing (Ctrl-C ends the wait)', false)
     .addOption(jsonOption())
-    .addHelpText('after', helpExamples('status --config seedline.yaml', 'status --config seedline.yaml --wait --json'))
+    .addHelpText(
+      'after',
+      helpExamples(
+        'status --config seedline.yaml',
+        'status --config seedline.yaml --run run_20261128021011_d4b4e869',
+        'status --config seedline.yaml --wait --json',
+      ),
+    )
     .action((opts: StatusOptions) => runCommand(async () => (await import('./status-action.js')).statusAction(opts)));
 }

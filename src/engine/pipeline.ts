@@ -13,11 +13,12 @@ import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch/batch-stream.js';
 import { Budget, DEFAULT_MAX_CREDITS_PER_RUN, type Books, type BudgetLimits } from './books/budget.js';
 import { CostModel } from './books/cost-model.js';
-import { DestinationLostError, isDestinationLost, StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
+import { isDestinationLost, StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
 import { runRequestStream } from './request/request-runner.js';
 import { planRequestStream } from './request/request-stream-plan.js';
 import { booksFields, RunRecorder } from './books/run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
+import { LostDestination, streamMeasure } from './run-watch.js';
 import { PageShapingPool } from './batch/page-shaping-pool.js';
 import {
   emptyOutcome,
@@ -161,6 +162,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       if (io.stop?.aborted) break;
       // The outcome is shared with the runner, so a stream that throws still reports what it spent.
       const outcome = emptyOutcome(stream.name);
+      const measure = streamMeasure(io.client, outcome);
       if (prepared.options.resumeOnly && stream.kind !== 'batch') outcome.status = 'skipped';
       else
         await runners[stream.kind](stream, contextFor(stream.name), outcome).catch((error: Error) => {
@@ -170,6 +172,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
         });
       // The destination went away: the next stream would buy answers it cannot save. The run stops, failed.
       if (lost.error) {
+        measure.end();
         io.reporter.streamFinished(outcome);
         outcomes.push(outcome);
         throw lost.error;
@@ -186,6 +189,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
             return error;
           },
         );
+      measure.end();
       io.reporter.streamFinished(outcome);
       outcomes.push(outcome);
       await record.save({ streams: JSON.stringify(outcomes) });
@@ -372,15 +376,6 @@ function contextFactory(
     ...(shapingPool ? { shapingPool } : {}),
     destinationLost: (error) => lost.note(error),
   });
-}
-
-/** Whether the run's destination went away, and how it was first seen (see `isDestinationLost`). */
-class LostDestination {
-  error: DestinationLostError | undefined;
-
-  note(error: unknown): void {
-    this.error ??= error instanceof DestinationLostError ? error : new DestinationLostError(error);
-  }
 }
 
 /** A stream's options as configured (`streams.<name>`, defaults applied); none when it is not configured. */

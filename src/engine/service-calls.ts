@@ -2,7 +2,7 @@ import type { Meta } from '../../schemas/common.js';
 import type { BatchJob, BatchResultEntry } from '../../schemas/batch.js';
 import { canonicalErrorType } from '../client/errors.js';
 import { knownEndpoint } from '../client/endpoints.js';
-import type { BatchItemOf, CallCost, ServiceRequest } from '../manifest/components/requester.js';
+import type { CallCost, ServiceRequest } from '../manifest/components/requester.js';
 import type { Cost, CostModel } from './books/cost-model.js';
 
 export type { BatchItemOf, ServiceRequest } from '../manifest/components/requester.js';
@@ -39,6 +39,8 @@ export interface ServiceClient {
   ): Promise<ServiceResponse<T | BatchResultEntry[]>>;
   /** The account as last read (at connect, and again after a 429). Default: unknown. */
   readonly account?: { rate_limit: { concurrent_batch_jobs: number } } | undefined;
+  /** What its rate limiter counted: requests sent so far (a run counts each stream's). Default: not counted. */
+  readonly limiter?: { readonly stats: { readonly requests: number } };
 }
 
 /**

@@ -49,6 +49,10 @@ export interface StreamOutcome {
   stopped?: 'budget_exhausted';
   /** True when a stop request (SIGTERM) left some of the stream's work for the next run. Default: absent. */
   stoppedOnRequest?: true;
+  /** Requests the stream sent to the service, retries and batch result polls included. Default: absent (runs before 2026-11-28). */
+  requests?: number;
+  /** Seconds from the stream's start to its end (its tables settled). Default: absent (runs before 2026-11-28). */
+  seconds?: number;
 }
 
 /** What a stream would do now (from `seedline plan`), without spending. */

@@ -165,6 +165,28 @@ describe('on a synced warehouse', () => {
       const status = await runCliInProcess(['status', '--config', configPath]);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/profiles\s+fetched\s+16/);
+      // One run stream by stream: what it sent, how long it took, what it loaded and billed.
+      const [run] = (
+        JSON.parse((await runCliInProcess(['status', '--config', configPath, '--json'])).stdout) as {
+          runs: { run: string }[];
+        }
+      ).runs;
+      const shown = JSON.parse(
+        (await runCliInProcess(['status', '--config', configPath, '--run', run!.run, '--json'])).stdout,
+      ) as {
+        run: { run: string; status: string };
+        streams: { stream: string; requests: number; seconds: number; records: number }[];
+      };
+      expect(shown.run).toMatchObject({ run: run!.run });
+      const profiles = shown.streams.find((s) => s.stream === 'profiles')!;
+      expect(profiles.requests).toBeGreaterThan(0);
+      expect(profiles.seconds).toBeGreaterThanOrEqual(0);
+      expect(profiles.records).toBe(PROFILES.length);
+      const table = await runCliInProcess(['status', '--config', configPath, '--run', run!.run]);
+      expect(table.stdout).toMatch(/stream\s+status\s+requests\s+seconds\s+records/);
+      const unknown = await runCliInProcess(['status', '--config', configPath, '--run', 'run_nope']);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('--run: no run run_nope in this warehouse');
       expect(sandbox.ledger.entries.length).toBe(calls);
     });
   });
