@@ -1,4 +1,5 @@
 import type { ApiClient } from '../client/index.js';
+import type { Signal } from '../../schemas/signal.js';
 import { listTaggedSignals } from '../signals/signal-apply.js';
 import { formatTable } from './format-table.js';
 import { writeJson } from './json-output.js';
@@ -20,6 +21,64 @@ export interface OpsOptions {
   all?: boolean;
   /** Print the service's answer as JSON instead of text. Default: false. */
   json?: boolean;
+  /** `list`: only Signals of this status. Default: every status. */
+  status?: string;
+  /** `list`: at most this many Signals. Default: 100. */
+  limit?: string;
+}
+
+/** The most Signals `signals list` prints at once. */
+const MAX_LISTED = 10_000;
+
+/** Lists the account's Signals (all, or by `--tag` and `--status`), page by page up to `--limit`. Returns the exit code. */
+export function listSignals(opts: OpsOptions): Promise<number> {
+  const limit = listLimit(opts.limit);
+  const status = opts.status;
+  if (status !== undefined && status !== 'active' && status !== 'paused')
+    throw new UsageError(`--status: expected active or paused, got "${status}"`);
+  return withClient(opts, async (client) => {
+    const signals: Signal[] = [];
+    let cursor: string | undefined;
+    let more = false;
+    do {
+      const page = await client.listSignals({
+        limit: Math.min(100, limit - signals.length),
+        ...(opts.tag ? { tag: opts.tag } : {}),
+        ...(status ? { status } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
+      signals.push(...page.data.slice(0, limit - signals.length));
+      cursor = page.meta.nextCursor ?? undefined;
+      more = cursor !== undefined && signals.length >= limit;
+    } while (cursor !== undefined && signals.length < limit);
+    const rows = signals.map((signal) => ({
+      id: signal.id,
+      name: signal.name,
+      target: targetOf(signal),
+      status: signal.paused_reason ? `${signal.status} (${signal.paused_reason})` : signal.status,
+      next_check: signal.next_check_at ?? '',
+      tags: (signal.tags ?? []).join(', '),
+    }));
+    const tail = more ? `\n(more Signals: --limit N lists more, up to ${MAX_LISTED})` : '';
+    return { json: signals, text: rows.length === 0 ? '(no Signals)' : `${formatTable(rows)}${tail}` };
+  });
+}
+
+function listLimit(value: string | undefined): number {
+  if (value === undefined) return 100;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LISTED)
+    throw new UsageError(`--limit: expected a number of Signals from 1 to ${MAX_LISTED}, got "${value}"`);
+  return limit;
+}
+
+/** What a Signal watches, as one cell: the profile or the company whose jobs it follows. */
+function targetOf(signal: Signal): string {
+  const target = signal.target as { type?: string; site_url?: string; company_url?: string } | undefined;
+  if (!target) return '';
+  if (target.site_url) return target.site_url;
+  if (target.company_url) return `${target.company_url} (jobs)`;
+  return target.type ?? '';
 }
 
 /** Pauses one Signal, or every Signal carrying `--tag`. Returns the exit code. */

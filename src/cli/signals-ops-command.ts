@@ -5,10 +5,28 @@ import type { OpsOptions } from './signals-ops-action.js';
 import { helpExamples } from './help-examples.js';
 
 /**
- * `seedline signals pause|resume|check-now|test-webhook`: the day-to-day calls on Signals, by id or
+ * `seedline signals list|pause|resume|check-now|test-webhook`: the day-to-day calls on Signals, by id or
  * (pause, resume) by tag. They call the service only; the destination is not opened.
  */
 export function registerSignalsOpsCommand(signals: Command): void {
+  signals
+    .command('list')
+    .description(
+      "List the account's Signals: id, name, target, status, next check, tags (GET /v1/signals, page by page). Free",
+    )
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('--tag <tag>', 'only the Signals carrying this tag')
+    .option('--status <status>', 'only active or paused Signals')
+    .option('--limit <count>', 'list at most this many (default 100)')
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      helpExamples(
+        'signals list --config seedline.yaml',
+        'signals list --config seedline.yaml --tag seedline-watch --status paused --json',
+      ),
+    )
+    .action((opts: OpsOptions) => runCommand(async () => (await import('./signals-ops-action.js')).listSignals(opts)));
   signals
     .command('pause [id]')
     .description(

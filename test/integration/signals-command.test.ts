@@ -81,6 +81,17 @@ describe('seedline signals plan|apply', () => {
     expect(lines.map((l) => l.id).sort()).toEqual(live.map((s) => s.id).sort());
     expect(lines.every((l) => l.webhook_secret.startsWith('whsec_'))).toBe(true);
     expect((await stat(secrets)).mode & 0o777).toBe(0o600);
+
+    // signals list: each with its id, target, status, next check and tags; no secret.
+    const listed = await signals('list', '--config', path, '--tag', TAG);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/id\s+name\s+target\s+status\s+next_check\s+tags/);
+    for (const signal of live) expect(listed.stdout).toContain(signal.id);
+    expect(listed.stdout).toContain('https://www.network.example/in/ada-lovelace');
+    expect(listed.stdout).not.toMatch(/whsec_/);
+    const one = await signals('list', '--config', path, '--tag', TAG, '--limit', '1', '--json');
+    expect(JSON.parse(one.stdout)).toHaveLength(1);
+    expect((await signals('list', '--config', path, '--status', 'sleeping')).code).toBe(2);
   });
 
   it('given everything applied, when planned and applied again, then the plan has nothing to apply and apply creates nothing', async () => {
