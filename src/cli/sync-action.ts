@@ -104,7 +104,9 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     writeJson({ ...result, ...(sample ? { sampleQuery: { sql, rows: sample } } : {}) });
     return result;
   }
-  process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key) })}\n`);
+  // --sample-query is the demo's (`npm start`): its summary also says which failure is staged.
+  const demo = opts.sampleQuery === true;
+  process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key), demo })}\n`);
   if (sample) {
     process.stdout.write(
       `\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(sample)}\n`,
@@ -169,7 +171,7 @@ export function booksLine(result: Pick<RunResult, 'books' | 'balanceChange'>, bi
 }
 
 /** The end-of-run table: rows loaded, skipped, failed, and credits per stream (expected against actual). */
-export function summary(result: RunResult, options: { billsNothing?: boolean } = {}): string {
+export function summary(result: RunResult, options: { billsNothing?: boolean; demo?: boolean } = {}): string {
   const rows = result.streams.map((s) => ({
     stream: s.stream,
     status: s.status,
@@ -186,12 +188,28 @@ export function summary(result: RunResult, options: { billsNothing?: boolean } =
   return [
     `run ${result.runId}: ${result.status}, ${result.credits} credits (expected ${result.estimatedCredits})`,
     formatTable(rows),
+    'est_credits: what the plan expected (each unit reading what such a unit typically holds: `seedline plan` shows it before a run); credits: what the service billed.',
     booksLine(result, options.billsNothing),
     ...(result.limits.perRunFrom === 'default'
       ? [
           `budget: ${result.limits.perRun} credits a run, the default: the config sets no budget.max_credits_per_run (set it to spend more or less)`,
         ]
       : []),
-    ...(problems.length ? ['', 'Problems:', ...problems] : []),
+    ...(problems.length ? ['', 'Problems:', ...problems, ...legendOf(problems)] : []),
+    ...(options.demo && problems.some((p) => p.includes('/in/private-'))
+      ? ['  (The demo seeds one private profile on purpose, to show how a failure is reported.)']
+      : []),
   ].join('\n');
+}
+
+/** What the kinds of failure named in `problems` mean, a line each, for the ones a newcomer meets first. */
+function legendOf(problems: readonly string[]): string[] {
+  const legend: [RegExp, string][] = [
+    [
+      /unprocessable_target/,
+      'unprocessable_target: the network shows that target to nobody (private, deleted or unreachable); the service bills the attempt, and it is not asked again until refresh_after.',
+    ],
+    [/budget is exhausted/, 'budget: the rest is pending and the next run goes on from there.'],
+  ];
+  return legend.filter(([pattern]) => problems.some((p) => pattern.test(p))).map(([, line]) => `  (${line})`);
 }
