@@ -5,11 +5,11 @@ import type { StreamOutcome } from './stream-context.js';
 
 /** Counts a stream's requests (the client's, as streams run one at a time) and seconds into its outcome at `end`. */
 export function streamMeasure(client: ServiceClient, outcome: StreamOutcome): { end(): void } {
-  const requestsBefore = client.limiter?.stats.requests;
+  const requestsBefore = client.limiter?.stats?.requests;
   const startedMs = Date.now();
   return {
     end() {
-      const requestsNow = client.limiter?.stats.requests;
+      const requestsNow = client.limiter?.stats?.requests;
       if (requestsBefore !== undefined && requestsNow !== undefined) outcome.requests = requestsNow - requestsBefore;
       outcome.seconds = Math.round((Date.now() - startedMs) / 100) / 10;
     },
