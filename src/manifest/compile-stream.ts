@@ -52,6 +52,8 @@ export interface CompiledRequestStream extends StreamParts {
   cap: Cap;
   /** The records a partition usually holds, when its manifest says: what a plan expects a first pass to read. */
   typicalRecords: TypicalRecords;
+  /** How long (ms) the service keeps the stream's records; undefined: kept forever. */
+  retentionMs: number | undefined;
 }
 
 /**
@@ -79,6 +81,7 @@ const compilers = {
     incremental: compileIncremental(manifest.incremental, manifest.name),
     cap: compileCap(manifest.cap, options, manifest.name),
     typicalRecords: compileTypical(manifest.typical, options, manifest.name),
+    retentionMs: manifest.retention === undefined ? undefined : parseDuration(manifest.retention),
   }),
 } satisfies {
   [T in StreamManifest['type']]: (

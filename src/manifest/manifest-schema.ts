@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isDuration } from '../util/duration.js';
 
 // The stream-manifest language: every node carries a `type`, mapped by a registry in the engine
 // (`satisfies Record<Type, Factory>`), as in Airbyte's declarative manifests.
@@ -274,6 +275,11 @@ export const RequestStreamNode = z.strictObject({
   cap: CapNode.default({ type: 'none' }),
   /** What one partition usually holds on the service: what the plan expects a first pass to read. Default: none. */
   typical: TypicalNode.optional(),
+  /**
+   * How long the service keeps these records (`90d`): a pass that finds the last one completed
+   * longer ago than that says which stretch may be gone for good. Default: none (kept forever).
+   */
+  retention: z.string().refine(isDuration, 'expected a duration such as 90d').optional(),
 });
 export type RequestStreamNode = z.infer<typeof RequestStreamNode>;
 

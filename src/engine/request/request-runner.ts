@@ -23,6 +23,7 @@ import {
   type StreamContext,
   type StreamOutcome,
 } from '../stream-context.js';
+import { noticeRetentionGap } from './retention-gap.js';
 import { RequestPartitions, type DuePartition } from './request-plan.js';
 import {
   endOfPass,
@@ -240,6 +241,7 @@ class PartitionRunner implements RoundRunner {
   /** Pages through one partition, committing each page with the state that resumes after it. */
   async run(partition: Partition): Promise<void> {
     const pass = this.openPass(partition);
+    noticeRetentionGap(this.stream, this.ctx, partition, pass.saved);
     for (;;) {
       const args = this.argsOf(pass);
       // Every billed answer of this page (the call, and pieces of a cut answer) is dropped from the journal as it loads.
