@@ -8,6 +8,9 @@ import { NotReadOnlyError, OutsideWarehouseError } from '../destination-error.js
  */
 const INSIDE_TABLE_FUNCTIONS = /^(range|generate_series|unnest|duckdb_[a-z_]+|pragma_table_info|pragma_storage_info)$/;
 
+/** The `error_type` DuckDB's `json_serialize_sql` gives a statement that is no select (its own wording). */
+const DUCKDB_CANNOT_SERIALIZE = 'not implemented';
+
 /**
  * A table name DuckDB would read as a file (a replacement scan: `from 'crm.csv'`, `from '/etc/x'`):
  * a path separator, a URL scheme or a file extension.
@@ -29,7 +32,7 @@ export async function refuseOutsideReads(connection: DuckDBConnection, sql: stri
   };
   // Only a select serializes; anything else (an EXPORT, a COPY, a PRAGMA) is refused unprepared: preparing an
   // EXPORT already makes its folder. A syntax error is left for the prepare to name.
-  if (tree.error === true && tree.error_type === 'not implemented')
+  if (tree.error === true && tree.error_type === DUCKDB_CANNOT_SERIALIZE)
     throw new NotReadOnlyError('a statement that is not a select');
   const outside = outsideReadsOf(tree);
   if (outside.length > 0) throw new OutsideWarehouseError(outside.join(', '));
