@@ -3,7 +3,7 @@ import { Option } from 'commander';
 /**
  * `--json`, the one machine-readable output of every command that prints data: one JSON document
  * on stdout (progress and notices stay on stderr), keys in snake_case like the service's answers
- * and the destination's columns. Chosen once for all commands; README "CLI conventions".
+ * and the destination's columns. Chosen once for all commands; docs/commands.md#cli-conventions.
  */
 export function jsonOption(): Option {
   return new Option('--json', 'print the result as one JSON document (snake_case keys) instead of text').default(false);

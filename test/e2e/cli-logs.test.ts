@@ -12,7 +12,7 @@ function jsonLines(stderr: string): Record<string, unknown>[] {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-// README "Logs": pino levels, --log-format json for machines, plain lines for people, secrets redacted.
+// docs/commands.md "Logs": pino levels, --log-format json for machines, plain lines for people, secrets redacted.
 describe('seedline logs', () => {
   const workspace = useSandboxWorkspace(KEY, {
     seeds: { profiles: ['ada-lovelace', 'private-jane'], companies: ['acme-analytics'] },

@@ -13,7 +13,7 @@ function keysOf(value: unknown): string[] {
 
 const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 
-// README "CLI conventions": `--json` on every command that prints data, one document on stdout, snake_case keys.
+// docs/commands.md "CLI conventions": `--json` on every command that prints data, one document on stdout, snake_case keys.
 describe('--json on every command that prints data', () => {
   const workspace = useSandboxWorkspace(KEY, {
     seeds: { profiles: ['ada-lovelace'] },

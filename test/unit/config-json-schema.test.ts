@@ -10,10 +10,12 @@ const ROOT = join(import.meta.dirname, '../..');
 const committed = JSON.parse(readFileSync(join(ROOT, CONFIG_JSON_SCHEMA_PATH), 'utf8')) as Record<string, unknown>;
 const validate = new Ajv2020({ allErrors: true, strict: false, validateFormats: false }).compile(committed);
 
-/** The README's first yaml block: its annotated config. */
-function readmeConfig(): unknown {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  return parse(/```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Config')))![1]!);
+/** The annotated config of docs/configuration.md: the first yaml block of its section "The config file, annotated". */
+function documentedConfig(): unknown {
+  const page = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+  const section = page.indexOf('## The config file, annotated');
+  expect(section, 'docs/configuration.md has no section "## The config file, annotated"').toBeGreaterThanOrEqual(0);
+  return parse(/```yaml\n([\s\S]*?)```/.exec(page.slice(section))![1]!);
 }
 
 describe('the config JSON Schema', () => {
@@ -21,10 +23,10 @@ describe('the config JSON Schema', () => {
     expect(configJsonSchema()).toEqual(committed);
   });
 
-  it('given the demo config and the README example, when validated by ajv, then both are valid', () => {
+  it('given the demo config and the documented example, when validated by ajv, then both are valid', () => {
     const demo = readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8');
     expect(demo.split('\n')[0]).toBe('# yaml-language-server: $schema=../schemas/seedline.config.schema.json');
-    for (const config of [parse(demo), readmeConfig()])
+    for (const config of [parse(demo), documentedConfig()])
       expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
   });
 
