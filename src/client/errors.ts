@@ -202,7 +202,7 @@ export class UpstreamError extends ServiceError {
 
 type ServiceErrorClass = new (init: ServiceErrorInit) => ServiceError;
 
-/** The class of each error type the spec and CONTRACT.md name. */
+/** The class of each error type the spec and docs/service-assumptions.md#errors-the-description-leaves-open name. */
 export const SERVICE_ERROR_CLASSES = {
   invalid_request: InvalidRequestError,
   invalid_api_key: InvalidApiKeyError,

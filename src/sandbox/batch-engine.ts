@@ -31,7 +31,7 @@ interface JobItem {
   label: string;
 }
 
-/** A result entry (CONTRACT.md 1). */
+/** A result entry (docs/service-assumptions.md#batch-items-and-results). */
 export interface ResultEntry {
   ref: string;
   index: number;

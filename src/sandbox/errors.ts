@@ -1,4 +1,7 @@
-/** Error types the sandbox answers with (the spec's errors table plus CONTRACT.md). */
+/**
+ * Error types the sandbox answers with (the spec's errors table plus
+ * docs/service-assumptions.md#errors-the-description-leaves-open).
+ */
 export type SandboxErrorType =
   | 'invalid_request'
   | 'invalid_api_key'

@@ -381,7 +381,7 @@ export const OPERATIONS: readonly Operation[] = [
   profilesInterests,
 ];
 
-/** Operations a batch item may name (CONTRACT.md 1). */
+/** Operations a batch item may name (docs/service-assumptions.md#batch-items-and-results). */
 export const BATCH_OPERATIONS: Record<BatchOperation, Operation> = {
   'profiles.enrich': profilesEnrich,
   'companies.enrich': companiesEnrich,

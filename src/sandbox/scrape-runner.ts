@@ -20,7 +20,8 @@ export function drawLatency(state: SandboxState, factor: number): number {
 }
 
 /**
- * Runs one scrape as the live service would: injected faults, the forced outcomes of CONTRACT.md
+ * Runs one scrape as the live service would: injected faults, the forced outcomes of
+ * docs/service-assumptions.md#slugs-that-force-an-outcome
  * (`flaky-*` fails its first attempt, `slow-*` takes 3× latency, `private-*`/`deleted-*` are 422), latency, data.
  * `attemptKey` identifies "the same call" for `flaky-*` (key + body hash).
  */

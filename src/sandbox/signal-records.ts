@@ -31,7 +31,7 @@ export interface SignalRecord {
   task: TaskHandle | null;
 }
 
-/** A Trigger (CONTRACT.md 1). */
+/** A Trigger (docs/service-assumptions.md#triggers). */
 export interface TriggerRecord {
   trigger_id: string;
   signal_id: string;

@@ -248,7 +248,7 @@ export function diffSignals(desired: DesiredSignals, existing: readonly Signal[]
 
 /**
  * Estimated monthly credits of `count` profile Signals at `interval`: ceil(30 / interval days) checks,
- * 1 credit each (CONTRACT.md, `estimated_monthly_credits`).
+ * 1 credit each (docs/service-assumptions.md#signals, `estimated_monthly_credits`).
  */
 export function estimateMonthlyCredits(interval: string, count: number): number {
   return Math.ceil(30 / Number.parseInt(interval, 10)) * count;

@@ -12,7 +12,7 @@ export interface RecordedItem {
   ref: string;
 }
 
-/** How long the service keeps an Idempotency-Key (CONTRACT.md, batch). */
+/** How long the service keeps an Idempotency-Key (docs/service-assumptions.md#idempotency-keys). */
 const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
 
 /** Submission answers that prove no job was created (so nothing billed). */

@@ -15,7 +15,10 @@ export interface ServiceRequest {
   billed: boolean;
 }
 
-/** A batch item: the operation and the exact body its single endpoint takes (CONTRACT.md "Batch items and results"). */
+/**
+ * A batch item: the operation and the exact body its single endpoint takes
+ * (docs/service-assumptions.md#batch-items-and-results).
+ */
 export interface BatchItemOf {
   operation: string;
   params: Body;
