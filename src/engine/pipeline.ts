@@ -128,7 +128,7 @@ const noCalls = new Proxy({} as ServiceClient, {
  */
 export async function prepareSync(options: SyncOptions): Promise<PreparedSync> {
   const streams = selectStreams(options);
-  return { options, streams, seeds: await resolveAllSeeds(options) };
+  return { options, streams, seeds: await resolveAllSeeds(options, streams) };
 }
 
 /**
@@ -388,14 +388,23 @@ export function billedInFlight(config: SyncOptions['config']): number {
   return config.api.max_billed_in_flight ?? config.api.max_concurrency;
 }
 
-async function resolveAllSeeds(options: SyncOptions): Promise<Record<string, unknown>> {
+/**
+ * The seed sources the selected streams read, opened: a seed list is read in chunks (a file, a
+ * query), entries the config writes out are taken as they are. A source only unselected streams
+ * read is not opened, so `--streams profiles` runs while a companies query names a table that
+ * profiles will load.
+ */
+async function resolveAllSeeds(
+  options: SyncOptions,
+  streams: readonly CompiledStream[],
+): Promise<Record<string, unknown>> {
   const { seeds } = options.config;
   const query = (sql: string, size: number) => options.destination.readQueryChunks(sql, size);
   const resolved: Record<string, unknown> = {};
   const entries = entriesSources(options.manifests);
-  // A seed list is read in chunks (a file, a query); entries the config writes out are taken as they are.
+  const read = new Set(streams.flatMap((stream) => stream.partitions.seedsRead(seeds)));
   for (const [name, source] of Object.entries(seeds))
-    if (source !== undefined)
+    if (source !== undefined && (read.has(name) || entries.has(name) || !isSeedList(source)))
       resolved[name] =
         entries.has(name) || !isSeedList(source)
           ? source
