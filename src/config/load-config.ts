@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseEnv } from 'node:util';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -49,10 +50,25 @@ export async function loadConfig(
   } catch {
     throw new ConfigError(path, [`cannot read the file: check the path given to --config`]);
   }
-  const config = parseConfig(text, path, env, warn);
+  const config = parseConfig(text, path, { ...(await dotEnvBeside(absolute, path)), ...env }, warn);
   const refused = await requestProblems(config, manifestsSync(config));
   if (refused.length > 0) throw new ConfigError(path, refused);
   return { config, path: absolute, baseDir: dirname(absolute) };
+}
+
+/**
+ * The variables of a `.env` file in the config's folder (none when there is no such file): they
+ * fill `${VAR}` placeholders the environment leaves unset, so a key need not be exported by hand.
+ */
+async function dotEnvBeside(configPath: string, shownPath: string): Promise<Record<string, string>> {
+  let text: string;
+  try {
+    text = await readFile(resolve(dirname(configPath), '.env'), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(shownPath, [`cannot read the .env file beside it: check its permissions`]);
+  }
+  return parseEnv(text) as Record<string, string>;
 }
 
 /**
