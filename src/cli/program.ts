@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { registerAccountCommand } from './account-command.js';
 import { registerAirbyteCommand } from './airbyte-command.js';
 import { registerConfigCommand } from './config-command.js';
+import { registerInitCommand } from './init-command.js';
 import { registerPlanCommand } from './plan-command.js';
 import { registerQueryCommand } from './query-command.js';
 import { registerReportCommand } from './report-command.js';
@@ -55,6 +56,7 @@ export function buildProgram(exit: (code: number) => never = process.exit): Comm
     // A command line commander itself refuses (an unknown option, a bad --port) is a usage error: exit 2, like every other.
     .exitOverride((error) => exit(error.exitCode === 0 ? 0 : 2));
   for (const register of [
+    registerInitCommand,
     registerSyncCommand,
     registerPlanCommand,
     registerQueryCommand,
