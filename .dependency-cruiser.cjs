@@ -1,6 +1,6 @@
 /**
  * Import boundaries of the project's design ("What may import what" in the shared DESIGN.md, summed up
- * in the README's Development section), checked by `npm run boundaries` and in CI. A rule here is the
+ * in docs/development.md), checked by `npm run boundaries` and in CI. A rule here is the
  * design's rule: change the design first, then this file.
  * @type {import('dependency-cruiser').IConfiguration}
  */

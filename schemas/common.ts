@@ -55,7 +55,7 @@ export const ErrorEnvelope = z.looseObject({
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
-/** Every error type the spec and CONTRACT.md name. */
+/** Every error type the spec and docs/service-assumptions.md ("Errors the description leaves open") name. */
 export const ErrorType = z.enum([
   'invalid_request',
   'invalid_api_key',

@@ -44,7 +44,7 @@ export const Funding = z.looseObject({
   total_raised_usd: z.number().nullable().optional(),
 });
 
-/** Company: data of POST /v1/companies/enrich (CONTRACT.md 1). */
+/** Company: data of POST /v1/companies/enrich (docs/service-assumptions.md, "Company record"). */
 export const Company = z.looseObject({
   url: z.string(),
   name: text,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Id, Int, Pagination, Timestamp } from './common.js';
 
-// CONTRACT.md "Engagement, recommendations and interests": shapes the spec names without showing.
+// docs/service-assumptions.md, "Engagement, recommendations and interests": shapes the spec names without showing.
 
 /** Reaction types of a post reaction. The record schema keeps any string, so a new type still loads. */
 export const ReactionType = z.enum(['like', 'celebrate', 'support', 'love', 'insightful', 'funny']);

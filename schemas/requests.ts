@@ -121,7 +121,7 @@ export const ProfileInterestsBody = z.strictObject({
 });
 export type ProfileInterestsBody = z.infer<typeof ProfileInterestsBody>;
 
-/** People-search filters (CONTRACT.md 1): at least one is required. */
+/** People-search filters (docs/service-assumptions.md, "People search"): at least one is required. */
 export const PeopleFilters = z
   .strictObject({
     keywords: z.string().optional(),

@@ -4,7 +4,7 @@ import { CompanyStub } from './company.js';
 import { JobPosting } from './job.js';
 import { Post } from './post.js';
 
-/** People-search stub (CONTRACT.md 1). */
+/** People-search stub (docs/service-assumptions.md, "People search"). */
 export const PeopleSearchStub = z.looseObject({
   url: z.string(),
   public_identifier: z.string().nullable().optional(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Int, Timestamp } from './common.js';
 
-/** Allowed Signal intervals (CONTRACT.md). */
+/** Allowed Signal intervals (docs/service-assumptions.md, "Signals"). */
 export const SignalInterval = z.enum(['1d', '3d', '7d', '14d', '30d']);
 /** Watched profile fields. */
 export const ProfileWatchedField = z.enum(['headline', 'position', 'company', 'location', 'skills', 'education']);

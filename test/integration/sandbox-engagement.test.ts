@@ -231,7 +231,7 @@ describe.each(FEEDS)('$path ($op)', (feed) => {
   });
 });
 
-describe('engagement records as CONTRACT.md shapes them', () => {
+describe('engagement records as docs/service-assumptions.md shapes them', () => {
   it('given a post, when its comments are read, then replies point at top-level comments of the same post and reply counts add up', async () => {
     const answers = await pageAll(FEEDS[0] as Feed, 'ada-lovelace', 'svc_test_engagement', 25);
     const comments = answers.flatMap((res) => PostCommentsPage.parse(res.body.data).comments);
