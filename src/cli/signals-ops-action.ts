@@ -2,6 +2,15 @@ import type { ApiClient } from '../client/index.js';
 import type { Signal } from '../../schemas/signal.js';
 import { listTaggedSignals } from '../signals/signal-apply.js';
 import { formatTable } from './format-table.js';
+import {
+  closingLine,
+  DELIVERY_EXIT,
+  followDelivery,
+  outcomeOf,
+  parseWait,
+  stateLine,
+  type FollowResult,
+} from './follow-delivery.js';
 import { writeJson } from './json-output.js';
 import { openServiceSession } from './open-session.js';
 import { UsageError } from './run-command.js';
@@ -25,6 +34,8 @@ export interface OpsOptions {
   status?: string;
   /** `list`: at most this many Signals. Default: 100. */
   limit?: string;
+  /** `test-webhook`, `delivery`: seconds to follow the delivery until it is final; 0 does not follow. Default: 60 (`delivery`: 0). */
+  wait?: string;
 }
 
 /** The most Signals `signals list` prints at once. */
@@ -129,15 +140,72 @@ export function checkSignalNow(id: string, opts: OpsOptions): Promise<number> {
   });
 }
 
-/** Sends a signed signal.test delivery to the Signal's webhook. Returns the exit code. */
+/**
+ * Sends a signed signal.test delivery to the Signal's webhook, then follows it (free reads) until
+ * it is delivered or failed, or `--wait` seconds have passed. Returns the exit code
+ * ({@link DELIVERY_EXIT}: 0 delivered or not followed, 1 failed, 3 not final yet).
+ */
 export function testSignalWebhook(id: string, opts: OpsOptions): Promise<number> {
+  const wait = parseWait(opts.wait);
   return withClient(opts, async (client) => {
     const { data } = await client.testSignalWebhook(id);
-    const text =
-      `${formatTable([{ delivery: data.delivery_id, event: data.event, url: data.url, status: data.status, attempts: data.attempts }])}\n` +
-      '`seedline serve` acknowledges signal.test deliveries and keeps them apart from real Triggers';
-    return { json: data, text };
+    const sent = {
+      id: data.delivery_id,
+      event: data.event,
+      url: data.url,
+      status: data.status,
+      attempts: data.attempts,
+    };
+    const later = `seedline signals delivery ${sent.id} --config ${opts.config}`;
+    const progress = progressTo(opts);
+    progress(`${formatTable([{ delivery: sent.id, event: sent.event, url: sent.url }])}\n`);
+    if (wait === 0)
+      return {
+        json: { outcome: 'not_followed', delivery: data },
+        text: `${stateLine(sent)}\nnot followed (--wait 0): see how it went with ${later} (free)`,
+      };
+    progress(`following it for up to ${wait} s (GET /v1/webhook-deliveries/${sent.id}, free):`);
+    const result = await followDelivery(client, sent, wait, progress);
+    const note =
+      result.outcome === 'delivered'
+        ? '\n`seedline serve` records signal.test deliveries apart from real Triggers'
+        : '';
+    return {
+      json: { outcome: result.outcome, delivery: result.delivery },
+      text: `${closingLine(result, wait, later)}${note}`,
+      code: DELIVERY_EXIT[result.outcome],
+    };
   });
+}
+
+/**
+ * Shows a webhook delivery (GET /v1/webhook-deliveries/{id}, free); with `--wait`, follows it until
+ * it is final. Returns the exit code ({@link DELIVERY_EXIT}: 0 delivered, 1 failed, 3 not final yet).
+ */
+export function showDelivery(id: string, opts: OpsOptions): Promise<number> {
+  const wait = opts.wait === undefined ? 0 : parseWait(opts.wait);
+  return withClient(opts, async (client) => {
+    const { data } = await client.getWebhookDelivery(id);
+    const progress = progressTo(opts);
+    progress(`${formatTable([{ delivery: data.id, event: data.event, url: data.url, created: data.created_at }])}\n`);
+    let result: FollowResult;
+    if (wait > 0 && outcomeOf(data) === 'pending') result = await followDelivery(client, data, wait, progress);
+    else {
+      progress(stateLine(data));
+      result = { outcome: outcomeOf(data), delivery: data };
+    }
+    return {
+      json: { outcome: result.outcome, delivery: result.delivery },
+      text: closingLine(result, wait, `seedline signals delivery ${id} --config ${opts.config}`),
+      code: DELIVERY_EXIT[result.outcome],
+    };
+  });
+}
+
+/** Where a command's lines go as they happen: stdout, or stderr under `--json` (stdout holds the one document). */
+function progressTo(opts: OpsOptions): (line: string) => void {
+  const stream = opts.json ? process.stderr : process.stdout;
+  return (line) => void stream.write(`${line}\n`);
 }
 
 /** What a command prints as text and with `--json` (the service's answer, as it came), and its exit code (default 0). */

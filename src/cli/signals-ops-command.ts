@@ -5,7 +5,7 @@ import type { OpsOptions } from './signals-ops-action.js';
 import { helpExamples } from './help-examples.js';
 
 /**
- * `seedline signals list|pause|resume|check-now|test-webhook`: the day-to-day calls on Signals, by id or
+ * `seedline signals list|pause|resume|check-now|test-webhook|delivery`: the day-to-day calls on Signals, by id or
  * (pause, resume) by tag. They call the service only; the destination is not opened.
  */
 export function registerSignalsOpsCommand(signals: Command): void {
@@ -89,12 +89,42 @@ export function registerSignalsOpsCommand(signals: Command): void {
   signals
     .command('test-webhook <id>')
     .description(
-      "Send a signed signal.test delivery to the Signal's webhook (POST /v1/signals/{id}/test-webhook). Free; no check, no Trigger",
+      "Send a signed signal.test delivery to the Signal's webhook (POST /v1/signals/{id}/test-webhook), then follow it until it is delivered or failed " +
+        '(GET /v1/webhook-deliveries/{id}). Free; no check, no Trigger. Exit code 0 delivered, 1 failed, 3 not final when --wait ran out',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('--wait <seconds>', 'follow the delivery for at most this long; 0 does not follow (default 60)')
     .addOption(jsonOption())
-    .addHelpText('after', helpExamples('signals test-webhook --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f'))
+    .addHelpText(
+      'after',
+      helpExamples(
+        'signals test-webhook --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f',
+        'signals test-webhook --config seedline.yaml sig_4f2a9c1e7b3d5a6e8c0f --wait 300',
+      ),
+    )
     .action((id: string, opts: OpsOptions) =>
       runCommand(async () => (await import('./signals-ops-action.js')).testSignalWebhook(id, opts)),
+    );
+  signals
+    .command('delivery <delivery_id>')
+    .description(
+      'Show a webhook delivery: status, attempts, last error (GET /v1/webhook-deliveries/{id}). Free. ' +
+        'Exit code 0 delivered, 1 failed, 3 not final (still retrying)',
+    )
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option(
+      '--wait <seconds>',
+      'follow it until it is delivered or failed, for at most this long (default 0: show it once)',
+    )
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      helpExamples(
+        'signals delivery --config seedline.yaml wh_5d1c0e9a7b3f2a4c6e8d',
+        'signals delivery --config seedline.yaml wh_5d1c0e9a7b3f2a4c6e8d --wait 600 --json',
+      ),
+    )
+    .action((id: string, opts: OpsOptions) =>
+      runCommand(async () => (await import('./signals-ops-action.js')).showDelivery(id, opts)),
     );
 }

@@ -142,7 +142,9 @@ export class WebhookDispatcher {
         gone = response.status === 404 || response.status === 410;
       }
     } catch (cause) {
-      error = `delivery failed: ${(cause as Error).message}`;
+      // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a timeout) is on its cause.
+      const reason = ((cause as Error).cause as { code?: unknown } | undefined)?.code;
+      error = `delivery failed: ${(cause as Error).message}${typeof reason === 'string' ? ` (${reason})` : ''}`;
     }
     record.attempts++;
     record.inFlight = undefined;
