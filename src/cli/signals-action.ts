@@ -1,9 +1,9 @@
-import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../client/index.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import { type Destination } from '../destinations/destination.js';
+import { applyAccountWebhook, planAccountWebhook, type AccountWebhookPlan } from '../signals/account-webhook.js';
 import { resolveDesiredSignals } from '../signals/desired-signals.js';
 import { ChunkJournal } from '../signals/chunk-journal.js';
 import {
@@ -21,10 +21,17 @@ import {
   type SignalPlan,
 } from '../signals/signal-diff.js';
 import { runId as newRunId } from '../util/run-id.js';
+import { appendSecrets } from './append-secrets.js';
 import { formatTable } from './format-table.js';
 import { writeJson } from './json-output.js';
 import { openSession } from './open-session.js';
 import { UsageError } from './run-command.js';
+import {
+  accountWebhookJson,
+  describeAccountResult,
+  describeAccountWebhook,
+  refuseLostSecrets,
+} from './signals-account-webhook.js';
 
 /** Options of `seedline signals plan|apply`. */
 export interface SignalsOptions {
@@ -44,19 +51,24 @@ const MAX_ROWS = 200;
 
 /** `seedline signals plan`: what apply would create, update and prune, and the monthly credits; changes nothing. */
 export function planSignals(opts: SignalsOptions): Promise<number> {
-  return withPlan(opts, undefined, async ({ desired, plan, loaded }) => {
+  return withPlan(opts, undefined, async ({ desired, plan, loaded, account }) => {
     const refusal = capRefusal(loaded, desired, plan, opts.prune);
     if (opts.json) {
-      writeJson({ plan: planJson(desired, plan, opts.prune), applyWouldRefuse: refusal ?? null, changed: false });
+      writeJson({
+        plan: planJson(desired, plan, account, opts.prune),
+        applyWouldRefuse: refusal ?? null,
+        changed: false,
+      });
       return 0;
     }
     const overCap = refusal === undefined ? '' : `\n\napply would refuse: ${refusal}`;
-    const changes = plan.create.length + plan.update.length + (opts.prune ? plan.prune.length : 0);
+    const changes =
+      plan.create.length + plan.update.length + (opts.prune ? plan.prune.length : 0) + (account.patch ? 1 : 0);
     const next =
       changes === 0
         ? 'Nothing to apply: the account already has these Signals.'
         : `Nothing was changed. Apply with: seedline signals apply --config ${opts.config}${opts.prune ? ' --prune' : ''}`;
-    process.stdout.write(`${describePlan(desired, plan, opts.prune)}${overCap}\n\n${next}\n`);
+    process.stdout.write(`${describeAll(desired, plan, account, opts.prune)}${overCap}\n\n${next}\n`);
     return 0;
   });
 }
@@ -64,16 +76,22 @@ export function planSignals(opts: SignalsOptions): Promise<number> {
 /** `seedline signals apply`: creates, updates and (with `--prune`) deletes tagged Signals to match the config. */
 export function applySignals(opts: SignalsOptions): Promise<number> {
   return withJournalLock((held) =>
-    withPlan(opts, recoverLostSecrets(opts, held), async ({ desired, plan, client, destination, loaded }) => {
+    withPlan(opts, recoverLostSecrets(opts, held), async ({ desired, plan, client, destination, loaded, account }) => {
       const secretsPath = secretsPathOf(opts, loaded);
-      if (plan.create.length > 0 && secretsPath === undefined && !opts.discardSecrets) {
-        throw new UsageError(
-          "every new Signal is signed with its own webhook secret, which the service shows only once (also when deliveries go to the account's default webhook): " +
-            'add --secrets-out FILE (or set webhooks.secrets_file) to keep them, or --discard-secrets to create them anyway (nothing was changed)',
-        );
-      }
-      if (!opts.json) process.stdout.write(`${describePlan(desired, plan, opts.prune)}\n\n`);
+      refuseLostSecrets({
+        creates: plan.create.length,
+        accountSecret: account.expectsSecret,
+        provided: secretsPath !== undefined || (opts.discardSecrets ?? false),
+      });
+      if (!opts.json) process.stdout.write(`${describeAll(desired, plan, account, opts.prune)}\n\n`);
       checkMonthlyCap(loaded, desired, plan, opts.prune);
+      // The account's secret comes once: a secrets file that cannot take it fails before the PATCH.
+      if (account.expectsSecret && secretsPath !== undefined) await appendSecrets(secretsPath, []);
+      const accountResult = await applyAccountWebhook(
+        client,
+        account,
+        secretsPath === undefined ? undefined : (secret) => appendSecrets(secretsPath, [secret]),
+      );
       const journal = secretsPath === undefined ? undefined : new ChunkJournal(journalPath(secretsPath));
       const result = await applySignalPlan(client, desired, plan, {
         prune: opts.prune,
@@ -82,15 +100,19 @@ export function applySignals(opts: SignalsOptions): Promise<number> {
           : { onSecrets: (secrets: SignalSecret[]) => appendSecrets(secretsPath, secrets), journal }),
       });
       await journal?.clearIfSettled();
-      if (!opts.json) process.stdout.write(`${describeResult(result, plan, secretsPath)}\n`);
+      const accountLines = describeAccountResult(accountResult, secretsPath);
+      if (!opts.json)
+        process.stdout.write(
+          `${accountLines ? `${accountLines}\n` : ''}${describeResult(result, plan, secretsPath)}\n`,
+        );
       const runId =
         result.rejected.length > 0 ? await recordRejected(destination, desired.tag, result.rejected) : undefined;
       const where = `${destination.schema}._seedline_rejected (stream 'signals'${runId === undefined ? ', recorded by an earlier apply' : `, run_id '${runId}'`})`;
       if (opts.json)
         writeJson({
-          plan: planJson(desired, plan, opts.prune),
-          result,
-          secretsFile: result.secrets > 0 ? secretsPath : null,
+          plan: planJson(desired, plan, account, opts.prune),
+          result: { ...result, accountWebhook: accountResult },
+          secretsFile: result.secrets > 0 || accountResult.secret === 'kept' ? secretsPath : null,
           rejectedKeptIn: result.rejected.length > 0 ? where : null,
         });
       else if (result.rejected.length > 0) process.stdout.write(`\nthe rejected targets are kept in ${where}\n`);
@@ -107,10 +129,16 @@ interface PlanContext {
   loaded: LoadedConfig;
 }
 
+/** What the body of plan and apply gets: the context, the Signals' plan and the account webhooks' plan. */
+interface PlannedContext extends PlanContext {
+  plan: SignalPlan;
+  account: AccountWebhookPlan;
+}
+
 async function withPlan(
   opts: SignalsOptions,
   beforePlan: ((context: PlanContext) => Promise<void>) | undefined,
-  body: (context: PlanContext & { plan: SignalPlan }) => Promise<number>,
+  body: (context: PlannedContext) => Promise<number>,
 ): Promise<number> {
   const session = await openSession(opts.config);
   try {
@@ -126,7 +154,10 @@ async function withPlan(
     };
     await beforePlan?.(context);
     const plan = diffSignals(desired, await listTaggedSignals(context.client, desired.tag));
-    return await body({ ...context, plan });
+    // Connecting read GET /v1/account already; read it again only if that answer is missing.
+    const current = context.client.account ?? (await context.client.getAccount()).data;
+    const account = planAccountWebhook(session.loaded.config.webhooks?.account_default, current);
+    return await body({ ...context, plan, account });
   } finally {
     await session.close();
   }
@@ -197,6 +228,12 @@ function capRefusal(
   }
 }
 
+/** The Signals' plan, then the account webhooks' part (and its warning). */
+function describeAll(desired: DesiredSignals, plan: SignalPlan, account: AccountWebhookPlan, prune: boolean): string {
+  const accountPart = describeAccountWebhook(account, desired.settings.webhookUrl);
+  return `${describePlan(desired, plan, prune)}${accountPart ? `\n\n${accountPart}` : ''}`;
+}
+
 /** The diff table, the counts and the credits estimate. */
 function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean): string {
   const { interval } = desired.settings;
@@ -241,8 +278,8 @@ function describePlan(desired: DesiredSignals, plan: SignalPlan, prune: boolean)
   return lines.join('\n');
 }
 
-/** The plan as `--json` prints it: the rows of the text table, grouped by action, and the monthly estimates. */
-function planJson(desired: DesiredSignals, plan: SignalPlan, prune: boolean) {
+/** The plan as `--json` prints it: the rows of the text table, grouped by action, the monthly estimates and the account webhooks. */
+function planJson(desired: DesiredSignals, plan: SignalPlan, account: AccountWebhookPlan, prune: boolean) {
   return {
     tag: desired.tag,
     create: plan.create.map((t) => ({ target: t.seed, key: t.key })),
@@ -266,6 +303,7 @@ function planJson(desired: DesiredSignals, plan: SignalPlan, prune: boolean) {
       now: monthlyCreditsNow(plan),
       afterApply: monthlyCreditsAfter(desired, plan, prune),
     },
+    accountWebhook: accountWebhookJson(account, desired.settings.webhookUrl),
   };
 }
 
@@ -400,22 +438,4 @@ function recoverLostSecrets(opts: SignalsOptions, held: HeldLock): (context: Pla
     }
     await journal.clearIfSettled();
   };
-}
-
-/**
- * Appends secrets as JSON lines to a file only its owner can read: created 0600, and an existing
- * file shared with others or owned by another user is refused before anything is written.
- */
-async function appendSecrets(path: string, secrets: readonly SignalSecret[]): Promise<void> {
-  const file = await open(path, 'a', 0o600);
-  try {
-    const { mode, uid } = await file.stat();
-    if (typeof process.getuid === 'function' && uid !== process.getuid()) {
-      throw new UsageError(`the secrets file ${path} belongs to another user: give a file of your own`);
-    }
-    if ((mode & 0o077) !== 0) await file.chmod(0o600);
-    await file.appendFile(secrets.map((s) => `${JSON.stringify(s)}\n`).join(''));
-  } finally {
-    await file.close();
-  }
 }

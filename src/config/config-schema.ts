@@ -107,7 +107,45 @@ export const EmbeddedSandboxConfig = z.strictObject({
   faults: z.partialRecord(z.enum(['429', '500', '504', 'upstream_error']), z.number().min(0).max(1)).default({}),
 });
 
-/** The webhook receiver of `seedline serve` (push delivery of Signal Triggers). */
+const WEBHOOK_URL =
+  'expected an absolute http(s) URL the service can reach, such as https://hooks.example.com/webhooks';
+/** A webhook URL: missing and malformed are told apart. */
+const webhookUrl = () =>
+  z.url({
+    protocol: /^https?$/,
+    error: (issue) => (issue.input === undefined ? `missing: ${WEBHOOK_URL}` : WEBHOOK_URL),
+  });
+
+/** The account's webhooks as `seedline signals apply` keeps them (PATCH /v1/account). */
+export const AccountDefaultWebhook = z
+  .strictObject(
+    {
+      /** Default webhook URL: where the service delivers the events of Signals without `notify`. Required. */
+      url: webhookUrl().describe(
+        "The account's default webhook URL: where the service delivers the events of every Signal created without notify (signals.notify unset).",
+      ),
+      /** Fallback URL the service sends `signal.paused` events to. Default: none, so the account's is left alone. */
+      fallback_url: webhookUrl()
+        .optional()
+        .describe(
+          "The account's fallback webhook URL, where the service sends signal.paused events. Optional: when left out, the account's current one is left alone.",
+        ),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'invalid_type'
+          ? 'expected { url: https://…, fallback_url: https://… } (fallback_url optional)'
+          : undefined,
+    },
+  )
+  .describe(
+    "The account's default webhook, kept in step by `seedline signals plan|apply` (PATCH /v1/account, free; sent only when it differs from GET /v1/account). " +
+      'Signals declared without signals.notify deliver there. The service shows the account webhook secret (it signs batch.completed and signal.paused) once, ' +
+      'when a default webhook is first set: apply appends it to the --secrets-out file (or webhooks.secrets_file), never to the output.',
+  );
+export type AccountDefaultWebhook = z.infer<typeof AccountDefaultWebhook>;
+
+/** The webhook receiver of `seedline serve` (push delivery of Signal Triggers), and the account's default webhook. */
 export const WebhooksConfig = z.strictObject({
   /**
    * Secrets that may sign a delivery: each Signal's one-time `webhook_secret`, the account's secret
@@ -119,7 +157,8 @@ export const WebhooksConfig = z.strictObject({
   secrets: z.array(z.string()).default([]),
   /**
    * The JSON-lines file `seedline signals apply --secrets-out` appends each created Signal's
-   * secret to (relative to the config file); re-read when it changes. Default: none.
+   * secret to, and the account's secret when `account_default` first sets a default webhook
+   * (relative to the config file); re-read when it changes. Default: none.
    */
   secrets_file: FilePath.optional(),
   /**
@@ -136,6 +175,11 @@ export const WebhooksConfig = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8788),
   /** Requests `serve` handles at once; more are answered 503 (the service delivers them again later). Connections are capped at 4× this. Default: 256. */
   max_in_flight: z.number().int().min(1).max(100_000).default(256),
+  /**
+   * The account's default (and fallback) webhook, set by `seedline signals apply` when it differs
+   * from the account's. Default: none, so the account's webhooks are left alone.
+   */
+  account_default: AccountDefaultWebhook.optional(),
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
@@ -185,7 +229,7 @@ export const SignalsConfig = z.strictObject({
     /** Watched profile fields (headline, position, company, location, skills, education); at least one. Required. */
     fields: z.array(ProfileWatchedField).min(1, 'expected at least one watched field'),
   }),
-  /** Where Triggers are delivered. Default: none, so the account's default webhook is used. */
+  /** Where Triggers are delivered. Default: none, so the account's default webhook is used (`webhooks.account_default` sets it). */
   notify: z
     .strictObject({
       /** Absolute http(s) URL the service POSTs Trigger events to. Required when `notify` is given. */
@@ -372,7 +416,7 @@ const configSchema = (streams: z.ZodType<StreamsConfig>, seeds: z.ZodType<Record
         shaping_workers: z.number().int().min(0).max(16).default(0),
       })
       .prefault({}),
-    /** Settings of `seedline serve`; optional, and required only by that command. */
+    /** Settings of `seedline serve`, and the account's default webhook of `signals apply`; optional, and required only by `serve`. */
     webhooks: WebhooksConfig.optional(),
     /** Declared Signals of `seedline signals plan|apply`; optional, and required only by that command. */
     signals: SignalsConfig.optional(),
