@@ -27,7 +27,7 @@ export function configJsonSchema(manifests?: Manifests): JsonSchema {
     $id: 'https://seedline.dev/schemas/seedline.config.schema.json',
     title: 'seedline config',
     description:
-      'A seedline config file: api, destination, seeds, streams, budget, batch, webhooks, signals, schedule. See the README.',
+      'A seedline config file: api, destination, seeds, streams, budget, batch, webhooks, signals, schedule. See docs/configuration.md.',
     ...Object.fromEntries(Object.entries(schema).filter(([key]) => key !== '$schema')),
   };
 }
