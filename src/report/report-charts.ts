@@ -1,224 +1,413 @@
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
 import type { ReportData } from './report-data.js';
+import {
+  bandPadding,
+  countScale,
+  DAY_MS,
+  dayScale,
+  dayStart,
+  instantScale,
+  NARROW,
+  type Layout,
+} from './report-scales.js';
+import { renderChart, type Chart, type ChartDefinition } from './report-chart-render.js';
 
-/** A chart of the report: its SVG, and how many data marks it draws (one per point of its data). */
-export interface Chart {
-  id: string;
-  title: string;
-  svg: string;
-  /** The vega mark type of the data marks in the SVG (`rect`: bars and ticks, `symbol`: points). */
-  mark: string;
-  points: number;
-}
+export type { Chart } from './report-chart-render.js';
 
-const WIDTH = 560;
-const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+/** Room in px around a plot of points, so a point at zero or at the first day is drawn whole inside it. */
+const POINT_PADDING = 6;
+/** Fewest days a per-day axis shows: one day of data is one bar among a week's, not one bar across the plot. */
+const MIN_DAYS = 7;
 
 /** The report's charts, each only when it has data (an empty section says what to run instead). */
 export async function renderCharts(data: ReportData): Promise<Chart[]> {
+  const definitions = [
+    data.credits.length > 0 && creditsChart(data),
+    data.monthToDateByDay.length > 0 && monthChart(data),
+    data.balance.length > 0 && balanceChart(data),
+    data.freshness.length > 0 && freshnessChart(data),
+    data.ages.length > 0 && agesChart(data),
+    data.failures.length > 0 && failuresChart(data),
+    data.triggers.length > 0 && triggersChart(data),
+    data.jobs.length > 0 && jobsChart(data),
+    data.runs.length > 0 && runsChart(data),
+  ].filter((d): d is ChartDefinition => d !== false);
   const charts: Chart[] = [];
-  if (data.credits.length > 0) charts.push(await creditsChart(data));
-  if (data.monthToDateByDay.length > 0) charts.push(await monthChart(data));
-  if (data.balance.length > 0) charts.push(await balanceChart(data));
-  if (data.freshness.length > 0) charts.push(await freshnessChart(data));
-  if (data.ages.length > 0) charts.push(await agesChart(data));
-  if (data.failures.length > 0) charts.push(await failuresChart(data));
-  if (data.triggers.length > 0) charts.push(await triggersChart(data));
-  if (data.jobs.length > 0) charts.push(await jobsChart(data));
-  if (data.runs.length > 0) charts.push(await runsChart(data));
+  for (const definition of definitions) charts.push(await renderChart(definition));
   return charts;
 }
 
-function creditsChart(data: ReportData): Promise<Chart> {
+function creditsChart(data: ReportData): ChartDefinition {
   const perRun = data.budget.perRun;
-  return chart('credits', 'Credits per day and stream', 'rect', data.credits.length, {
-    layer: [
-      {
-        data: { values: data.credits },
-        mark: { type: 'bar', tooltip: true },
-        encoding: {
-          x: { field: 'day', type: 'ordinal', title: 'day (UTC)' },
-          y: { field: 'credits', type: 'quantitative', aggregate: 'sum', title: 'credits' },
-          color: { field: 'stream', type: 'nominal' },
-          detail: { field: 'stream' },
-        },
-      },
-      ...(perRun === undefined ? [] : [budgetRule(perRun, 'max_credits_per_run', 'y')]),
-    ],
-  });
-}
-
-function monthChart(data: ReportData): Promise<Chart> {
-  const perMonth = data.budget.perMonth;
-  return chart('month', 'This month, credits to date', 'symbol', data.monthToDateByDay.length, {
-    layer: [
-      {
-        data: { values: data.monthToDateByDay },
-        mark: { type: 'line', point: true },
-        encoding: {
-          x: { field: 'day', type: 'ordinal', title: 'day (UTC)' },
-          y: { field: 'credits', type: 'quantitative', title: 'credits to date' },
-        },
-      },
-      ...(perMonth === undefined ? [] : [budgetRule(perMonth, 'max_credits_per_month', 'y')]),
-    ],
-  });
-}
-
-function jobsChart(data: ReportData): Promise<Chart> {
-  return chart('jobs', 'Job postings per company: posted in the window, no longer listed', 'rect', data.jobs.length, {
-    data: { values: data.jobs },
-    mark: { type: 'bar', tooltip: true },
-    encoding: {
-      y: { field: 'company', type: 'nominal', sort: '-x' },
-      x: { field: 'postings', type: 'quantitative' },
-      color: { field: 'change', type: 'nominal' },
-      yOffset: { field: 'change' },
-    },
-  });
-}
-
-function balanceChart(data: ReportData): Promise<Chart> {
-  const keep = data.budget.keepBalance;
-  return chart('balance', 'Account balance (credits_remaining)', 'symbol', data.balance.length, {
-    layer: [
-      {
-        data: { values: data.balance },
-        mark: { type: 'line', point: true },
-        encoding: {
-          x: {
-            field: 'at',
-            type: 'temporal',
-            title: 'snapshot (UTC)',
-            axis: { format: '%b %d %H:%M' },
-            scale: { type: 'utc' },
+  const perDay = sumBy(
+    data.credits,
+    (c) => c.day,
+    (c) => c.credits,
+  );
+  const y = countScale(Math.max(...perDay.values(), perRun ?? 0));
+  return {
+    id: 'credits',
+    title: 'Credits per day and stream',
+    mark: 'rect',
+    points: data.credits.length,
+    countAxis: 'y',
+    timeAxis: 'x',
+    spec: (layout) => {
+      const x = windowDays(data, [...perDay.keys()], layout);
+      return {
+        layer: [
+          {
+            data: { values: data.credits },
+            mark: { type: 'bar', tooltip: true, timeUnitBandSize: 0.8, timeUnitBandPosition: 0.1 },
+            encoding: {
+              x: {
+                field: 'day',
+                type: 'temporal',
+                timeUnit: 'utcyearmonthdate',
+                ...x,
+                axis: { ...x.axis, title: 'day (UTC)' },
+              },
+              y: {
+                field: 'credits',
+                type: 'quantitative',
+                aggregate: 'sum',
+                ...y,
+                axis: { ...y.axis, title: 'credits' },
+              },
+              color: { field: 'stream', type: 'nominal' },
+              detail: { field: 'stream' },
+            },
           },
-          y: { field: 'credits', type: 'quantitative', title: 'credits' },
+          ...(perRun === undefined ? [] : [budgetRule(perRun, 'max_credits_per_run')]),
+        ],
+      };
+    },
+  };
+}
+
+function monthChart(data: ReportData): ChartDefinition {
+  const perMonth = data.budget.perMonth;
+  const values = data.monthToDateByDay;
+  const y = countScale(Math.max(...values.map((v) => v.credits), perMonth ?? 0), POINT_PADDING);
+  const now = new Date(data.generatedAt);
+  const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return {
+    id: 'month',
+    title: 'This month, credits to date',
+    mark: 'symbol',
+    points: values.length,
+    countAxis: 'y',
+    timeAxis: 'x',
+    spec: (layout) => {
+      const x = dayScale(start, end, layout);
+      return {
+        layer: [
+          {
+            data: { values },
+            mark: { type: 'line', point: true },
+            encoding: {
+              x: {
+                field: 'day',
+                type: 'temporal',
+                timeUnit: 'utcyearmonthdate',
+                bandPosition: 0.5,
+                scale: { ...x.scale, padding: POINT_PADDING },
+                axis: { ...x.axis, title: 'day (UTC)' },
+              },
+              y: { field: 'credits', type: 'quantitative', ...y, axis: { ...y.axis, title: 'credits to date' } },
+            },
+          },
+          ...(perMonth === undefined ? [] : [budgetRule(perMonth, 'max_credits_per_month')]),
+        ],
+      };
+    },
+  };
+}
+
+function balanceChart(data: ReportData): ChartDefinition {
+  const keep = data.budget.keepBalance;
+  const y = countScale(Math.max(...data.balance.map((b) => b.credits), keep ?? 0), POINT_PADDING);
+  const times = data.balance.map((b) => Date.parse(b.at));
+  return {
+    id: 'balance',
+    title: 'Account balance (credits_remaining)',
+    mark: 'symbol',
+    points: data.balance.length,
+    countAxis: 'y',
+    timeAxis: 'x',
+    spec: (layout) => {
+      const x = instantScale(times, layout);
+      return {
+        layer: [
+          {
+            data: { values: data.balance },
+            mark: { type: 'line', point: true },
+            encoding: {
+              x: {
+                field: 'at',
+                type: 'temporal',
+                scale: x.scale,
+                axis: { ...x.axis, title: `snapshot (UTC, by ${x.unit})` },
+              },
+              y: { field: 'credits', type: 'quantitative', ...y, axis: { ...y.axis, title: 'credits' } },
+            },
+          },
+          ...(keep === undefined ? [] : [budgetRule(keep, 'keep_balance')]),
+        ],
+      };
+    },
+  };
+}
+
+function freshnessChart(data: ReportData): ChartDefinition {
+  const x = countScale(
+    Math.max(
+      ...sumBy(
+        data.freshness,
+        (f) => f.stream,
+        (f) => f.seeds,
+      ).values(),
+    ),
+  );
+  return {
+    id: 'freshness',
+    title: 'Seeds by freshness',
+    mark: 'rect',
+    points: data.freshness.length,
+    countAxis: 'x',
+    spec: () => ({
+      height: bandHeight(new Set(data.freshness.map((f) => f.stream)).size, 28),
+      data: { values: data.freshness },
+      mark: { type: 'bar', tooltip: true },
+      encoding: {
+        y: { field: 'stream', type: 'nominal' },
+        x: { field: 'seeds', type: 'quantitative', stack: 'zero', ...x, axis: { ...x.axis, title: 'seeds' } },
+        color: {
+          field: 'state',
+          type: 'nominal',
+          scale: { domain: ['fresh', 'due', 'pending', 'failed'], range: ['#4c9a2a', '#e0a100', '#7f8c8d', '#c0392b'] },
         },
       },
-      ...(keep === undefined ? [] : [budgetRule(keep, 'keep_balance', 'y')]),
-    ],
-  });
+    }),
+  };
 }
 
-function freshnessChart(data: ReportData): Promise<Chart> {
-  return chart('freshness', 'Seeds by freshness', 'rect', data.freshness.length, {
-    data: { values: data.freshness },
-    mark: { type: 'bar', tooltip: true },
-    encoding: {
-      y: { field: 'stream', type: 'nominal' },
-      x: { field: 'seeds', type: 'quantitative', stack: 'zero' },
-      color: {
-        field: 'state',
-        type: 'nominal',
-        scale: { domain: ['fresh', 'due', 'pending', 'failed'], range: ['#4c9a2a', '#e0a100', '#7f8c8d', '#c0392b'] },
-      },
-    },
-  });
-}
-
-function agesChart(data: ReportData): Promise<Chart> {
+function agesChart(data: ReportData): ChartDefinition {
   const limits = [
     ...new Map(data.ages.map((a) => [a.stream, { stream: a.stream, refreshDays: a.refreshDays }])).values(),
   ];
-  return chart('ages', 'Fetched seeds by age (half days) against refresh_after (dashed)', 'rect', data.ages.length, {
-    layer: [
-      {
-        data: { values: data.ages },
-        mark: { type: 'tick', thickness: 3, tooltip: true },
-        encoding: {
-          x: { field: 'ageDays', type: 'quantitative', title: 'age (days)' },
-          y: { field: 'stream', type: 'nominal' },
-          opacity: { field: 'seeds', type: 'quantitative', scale: { range: [0.35, 1] }, title: 'seeds' },
+  const top = Math.max(...data.ages.map((a) => a.ageDays + 0.5), ...limits.map((l) => l.refreshDays)) * 1.05;
+  // A little room left of zero: a tick at age 0 is drawn 3 px thick around its value.
+  const x = { scale: { domain: [-top / 100, top], nice: false, zero: false }, axis: { title: 'age (days)' } };
+  return {
+    id: 'ages',
+    title: 'Fetched seeds by age (half days) against refresh_after (dashed)',
+    mark: 'rect',
+    points: data.ages.length,
+    spec: () => ({
+      height: bandHeight(limits.length, 36),
+      layer: [
+        {
+          data: { values: data.ages },
+          mark: { type: 'tick', thickness: 3, tooltip: true },
+          encoding: {
+            x: { field: 'ageDays', type: 'quantitative', ...x },
+            y: { field: 'stream', type: 'nominal' },
+            opacity: {
+              field: 'seeds',
+              type: 'quantitative',
+              scale: { range: [0.35, 1] },
+              legend: { title: 'seeds', format: ',d', tickMinStep: 1 },
+            },
+          },
         },
+        {
+          data: { values: limits },
+          mark: { type: 'rule', color: '#c0392b', strokeDash: [4, 3] },
+          encoding: {
+            x: { field: 'refreshDays', type: 'quantitative', ...x },
+            y: { field: 'stream', type: 'nominal' },
+          },
+        },
+      ],
+    }),
+  };
+}
+
+function failuresChart(data: ReportData): ChartDefinition {
+  // At phone width a label is the row's number and stream: the reason is in the table below.
+  const labelled = (layout: Layout) =>
+    data.failures.map((f, i) => ({
+      ...f,
+      label: layout === NARROW ? `${i + 1}. ${f.stream}` : `${i + 1}. ${f.stream}: ${f.reason.slice(0, 48)}`,
+    }));
+  const x = countScale(Math.max(...data.failures.map((f) => f.count)));
+  return {
+    id: 'failures',
+    title: 'Failed seeds and rejected records by reason',
+    mark: 'rect',
+    points: data.failures.length,
+    countAxis: 'x',
+    spec: (layout) => ({
+      height: bandHeight(data.failures.length, 28),
+      data: { values: labelled(layout) },
+      mark: { type: 'bar', tooltip: true },
+      encoding: {
+        y: {
+          field: 'label',
+          type: 'nominal',
+          sort: null,
+          title: null,
+          axis: { labelLimit: layout === NARROW ? 150 : 220 },
+        },
+        x: { field: 'count', type: 'quantitative', ...x, axis: { ...x.axis, title: 'count' } },
+        color: { field: 'kind', type: 'nominal' },
       },
-      {
-        data: { values: limits },
-        mark: { type: 'rule', color: '#c0392b', strokeDash: [4, 3] },
-        encoding: { x: { field: 'refreshDays', type: 'quantitative' }, y: { field: 'stream', type: 'nominal' } },
+    }),
+  };
+}
+
+function triggersChart(data: ReportData): ChartDefinition {
+  const perDay = sumBy(
+    data.triggers,
+    (t) => t.day,
+    (t) => t.count,
+  );
+  const y = countScale(Math.max(...perDay.values()));
+  return {
+    id: 'triggers',
+    title: 'Triggers per day by watched field',
+    mark: 'rect',
+    points: data.triggers.length,
+    countAxis: 'y',
+    timeAxis: 'x',
+    spec: (layout) => {
+      const x = windowDays(data, [...perDay.keys()], layout);
+      return {
+        data: { values: data.triggers },
+        mark: { type: 'bar', tooltip: true, timeUnitBandSize: 0.8, timeUnitBandPosition: 0.1 },
+        encoding: {
+          x: {
+            field: 'day',
+            type: 'temporal',
+            timeUnit: 'utcyearmonthdate',
+            ...x,
+            axis: { ...x.axis, title: 'day (UTC)' },
+          },
+          y: { field: 'count', type: 'quantitative', aggregate: 'sum', ...y, axis: { ...y.axis, title: 'triggers' } },
+          color: { field: 'field', type: 'nominal' },
+          detail: { field: 'signal' },
+        },
+      };
+    },
+  };
+}
+
+function jobsChart(data: ReportData): ChartDefinition {
+  const x = countScale(Math.max(...data.jobs.map((j) => j.postings)));
+  return {
+    id: 'jobs',
+    title: 'Job postings per company: posted in the window, no longer listed',
+    mark: 'rect',
+    points: data.jobs.length,
+    countAxis: 'x',
+    spec: (layout) => ({
+      height: bandHeight(new Set(data.jobs.map((j) => j.company)).size, 30),
+      data: { values: data.jobs },
+      mark: { type: 'bar', tooltip: true },
+      encoding: {
+        y: {
+          field: 'company',
+          type: 'nominal',
+          sort: '-x',
+          axis: { title: null, labelLimit: layout === NARROW ? 140 : 180 },
+        },
+        x: { field: 'postings', type: 'quantitative', ...x, axis: { ...x.axis, title: 'postings' } },
+        color: { field: 'change', type: 'nominal' },
+        yOffset: { field: 'change' },
       },
-    ],
-  });
+    }),
+  };
 }
 
-function failuresChart(data: ReportData): Promise<Chart> {
-  const values = data.failures.map((f, i) => ({ ...f, label: `${i + 1}. ${f.stream}: ${f.reason.slice(0, 48)}` }));
-  return chart('failures', 'Failed seeds and rejected records by reason', 'rect', values.length, {
-    data: { values },
-    mark: { type: 'bar', tooltip: true },
-    encoding: {
-      y: { field: 'label', type: 'nominal', sort: null, title: null },
-      x: { field: 'count', type: 'quantitative' },
-      color: { field: 'kind', type: 'nominal' },
-    },
-  });
-}
-
-function triggersChart(data: ReportData): Promise<Chart> {
-  return chart('triggers', 'Triggers per day by watched field', 'rect', data.triggers.length, {
-    data: { values: data.triggers },
-    mark: { type: 'bar', tooltip: true },
-    encoding: {
-      x: { field: 'day', type: 'ordinal' },
-      y: { field: 'count', type: 'quantitative', aggregate: 'sum' },
-      color: { field: 'field', type: 'nominal' },
-      detail: { field: 'signal' },
-    },
-  });
-}
-
-function runsChart(data: ReportData): Promise<Chart> {
-  const values = [...data.runs].reverse().flatMap((run) => [
-    { run: run.startedAt.slice(5, 16).replace('T', ' '), kind: 'expected', credits: run.estimatedCredits },
-    { run: run.startedAt.slice(5, 16).replace('T', ' '), kind: 'billed', credits: run.credits },
+function runsChart(data: ReportData): ChartDefinition {
+  const runs = [...data.runs].reverse();
+  const labels = runLabels(runs.map((r) => ({ id: r.runId, startedAt: r.startedAt })));
+  const values = runs.flatMap((run) => [
+    { run: run.runId, kind: 'expected', credits: run.estimatedCredits },
+    { run: run.runId, kind: 'billed', credits: run.credits },
   ]);
-  return chart('runs', 'Last runs: expected against billed credits', 'rect', values.length, {
-    data: { values },
-    mark: { type: 'bar', tooltip: true },
-    encoding: {
-      x: { field: 'run', type: 'ordinal', sort: null, title: 'run started (UTC)' },
-      xOffset: { field: 'kind' },
-      y: { field: 'credits', type: 'quantitative' },
-      color: { field: 'kind', type: 'nominal' },
-    },
-  });
+  const y = countScale(Math.max(...values.map((v) => v.credits)));
+  return {
+    id: 'runs',
+    title: 'Last runs: expected against billed credits',
+    mark: 'rect',
+    points: values.length,
+    countAxis: 'y',
+    timeAxis: 'x',
+    spec: () => ({
+      data: { values },
+      mark: { type: 'bar', tooltip: true },
+      encoding: {
+        // Keyed by run id: two runs started in the same minute are two pairs of bars.
+        x: {
+          field: 'run',
+          type: 'ordinal',
+          sort: null,
+          scale: bandPadding(runs.length),
+          axis: { title: 'run started (UTC)', labelExpr: `${JSON.stringify(labels)}[datum.value]` },
+        },
+        xOffset: { field: 'kind', sort: ['expected', 'billed'] },
+        y: { field: 'credits', type: 'quantitative', ...y, axis: { ...y.axis, title: 'credits' } },
+        color: { field: 'kind', type: 'nominal', sort: ['expected', 'billed'] },
+      },
+    }),
+  };
 }
 
-/** A labelled horizontal or vertical rule at a budget limit. */
-function budgetRule(value: number, name: string, axis: 'x' | 'y'): Record<string, unknown> {
+/** A dashed rule at a budget limit, labelled with the limit's name. */
+function budgetRule(value: number, name: string): Record<string, unknown> {
   return {
     data: { values: [{ value, name }] },
     layer: [
       {
         mark: { type: 'rule', color: '#c0392b', strokeDash: [6, 4] },
-        encoding: { [axis]: { field: 'value', type: 'quantitative' } },
+        encoding: { y: { field: 'value', type: 'quantitative' } },
       },
       {
-        mark: { type: 'text', align: 'left', dx: 4, dy: -6, color: '#c0392b' },
-        encoding: { [axis]: { field: 'value', type: 'quantitative' }, text: { field: 'name' } },
+        mark: { type: 'text', align: 'left', dx: 4, dy: -7, color: '#c0392b' },
+        encoding: { x: { value: 0 }, y: { field: 'value', type: 'quantitative' }, text: { field: 'name' } },
       },
     ],
   };
 }
 
-/** Compiles a Vega-Lite spec and renders it to SVG in Node (no browser, no canvas). */
-async function chart(
-  id: string,
-  title: string,
-  mark: string,
-  points: number,
-  spec: Record<string, unknown>,
-): Promise<Chart> {
-  const full = {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    width: WIDTH,
-    height: 220,
-    config: { font: FONT, view: { stroke: null } },
-    ...spec,
-  } as TopLevelSpec;
-  const view = new vega.View(vega.parse(compile(full).spec), { renderer: 'none' });
-  const svg = (await view.toSVG()).replace('<svg ', `<svg role="img" aria-label="${title}" `);
-  view.finalize();
-  return { id, title, svg, mark, points };
+/**
+ * The per-day axis of the report's window: from the window's first day (or the data's, if earlier)
+ * to the day it was made, at least {@link MIN_DAYS} days.
+ */
+function windowDays(data: ReportData, days: readonly string[], layout: Layout) {
+  const end = dayStart(Date.parse(data.generatedAt)) + DAY_MS;
+  const first = Math.min(...days.map((d) => Date.parse(d)), end - Math.max(MIN_DAYS, data.days) * DAY_MS);
+  return dayScale(first, end, layout);
+}
+
+/** Each run's tick label: its start to the minute, to the second where two share a minute, its id where two share a second. */
+function runLabels(runs: readonly { id: string; startedAt: string }[]): Record<string, string> {
+  const unique = (labels: string[]) => new Set(labels).size === labels.length;
+  let labels = runs.map((r) => r.startedAt.slice(5, 16).replace('T', ' '));
+  if (!unique(labels)) labels = runs.map((r) => r.startedAt.slice(5, 19).replace('T', ' '));
+  if (!unique(labels)) labels = labels.map((label, i) => `${label} ${runs[i]!.id.slice(-8)}`);
+  return Object.fromEntries(runs.map((r, i) => [r.id, labels[i]!]));
+}
+
+/** Height of a plot of `n` horizontal bands `step` px each (a number: Vega-Lite's `{step}` would drop `fit-x`). */
+function bandHeight(n: number, step: number): number {
+  return Math.max(2, n) * step;
+}
+
+function sumBy<T>(rows: readonly T[], key: (row: T) => string, value: (row: T) => number): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const row of rows) sums.set(key(row), (sums.get(key(row)) ?? 0) + value(row));
+  return sums;
 }
