@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { cp, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
@@ -9,6 +8,7 @@ import { type CliResult, runCli, spawnCli, tempWorkspace } from '../helpers/cli.
 import { queryDestination } from '../helpers/destinations.js';
 import { postgresAvailable, runOnPostgres, testPostgresUrl } from '../helpers/postgres.js';
 import { timeLimit } from '../helpers/time-limits.js';
+import { freePort } from '../helpers/free-port.js';
 
 // Issue 39, item 1: `seedline init` and every folder of examples/ run as written against the sandbox.
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -209,15 +209,3 @@ describe('examples/', () => {
     });
   });
 });
-
-/** A port nothing listens on now (for serve, whose URL the config names before it starts). */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}

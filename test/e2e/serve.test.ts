@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import { backendAvailable } from '../helpers/destinations.js';
 import { dropPostgresSchema, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
 import { timeLimit } from '../helpers/time-limits.js';
+import { freePort } from '../helpers/free-port.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DAY = 86_400_000;
@@ -38,16 +38,6 @@ interface Served {
   stdout: string;
   stderr: string;
   exited: Promise<number | null>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer().once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
 }
 
 /** Spawns `seedline serve` and resolves once it prints where it listens. */

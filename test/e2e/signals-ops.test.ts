@@ -1,5 +1,4 @@
 import { readFile, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Signal } from '../../schemas/index.js';
@@ -8,45 +7,11 @@ import { createDestination } from '../../src/destinations/create-destination.js'
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { listTaggedSignals } from '../../src/signals/signal-apply.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { startRecordingProxy } from '../helpers/recording-proxy.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/sandbox.js';
 
 const KEY = 'svc_live_signals_ops';
 const siteOf = (signal: Signal) => (signal.target as { site_url?: string } | undefined)?.site_url;
-
-/** A request the recording proxy passed on. */
-interface Seen {
-  method: string;
-  path: string;
-  body: string;
-}
-
-/** A loopback proxy in front of the sandbox that records every request, so a test can read the bodies seedline sent. */
-async function startRecordingProxy(target: string): Promise<{ url: string; seen: Seen[]; server: Server }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks);
-      seen.push({ method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8') });
-      const headers = Object.fromEntries(
-        Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
-      ) as Record<string, string>;
-      const answer = await fetch(`${target}${req.url}`, {
-        method: req.method,
-        headers,
-        ...(body.length > 0 ? { body } : {}),
-      });
-      const passed = [...answer.headers].filter(
-        ([name]) => !['content-encoding', 'transfer-encoding', 'content-length', 'connection'].includes(name),
-      );
-      res.writeHead(answer.status, Object.fromEntries(passed));
-      res.end(Buffer.from(await answer.arrayBuffer()));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, seen, server };
-}
 
 describe('seedline signals: PATCHes, templates, rejections, day-to-day commands and crashes', () => {
   let sandbox: Sandbox;
@@ -64,7 +29,7 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
   });
   afterAll(async () => {
     await client?.close();
-    await new Promise((resolve) => proxy?.server.close(resolve));
+    await proxy?.close();
     await receiver?.close();
     await sandbox?.close();
   });

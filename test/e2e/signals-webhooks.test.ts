@@ -1,52 +1,26 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { listTaggedSignals } from '../../src/signals/signal-apply.js';
-import { cliNodeArgs, runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCli, type RunningCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { startRecordingProxy, type RecordingProxy } from '../helpers/recording-proxy.js';
 import { eventually } from '../helpers/sandbox.js';
 import { timeLimit } from '../helpers/time-limits.js';
+import { freePort } from '../helpers/free-port.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const KEY = 'svc_live_signals_webhooks';
 const TAG = 'hooks-watch';
 const DAY = 86_400_000;
 /** Longer than the service's whole retry schedule (1 m + 5 m + 30 m + 2 h + 6 h). */
 const ALL_RETRIES_MS = 9 * 3_600_000;
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer().once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
-}
-
-/** `seedline serve` running as a child, and what it printed so far. */
-interface Served {
-  child: ChildProcess;
-  stderr: string;
-}
-
 /** Spawns `seedline serve` and resolves once it prints where it listens. */
-async function startServe(config: string): Promise<Served> {
-  const child = spawn(process.execPath, [...cliNodeArgs(), 'serve', '--config', config], {
-    cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const served: Served = { child, stderr: '' };
-  let stdout = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (served.stderr += chunk.toString()));
-  await eventually(async () => stdout.includes('listening on') || child.exitCode !== null);
-  if (!stdout.includes('listening on')) throw new Error(`serve did not start:\n${served.stderr}`);
+async function startServe(config: string): Promise<RunningCli> {
+  const served = spawnCli(['serve', '--config', config]);
+  await eventually(async () => served.stdout.includes('listening on') || served.child.exitCode !== null);
+  if (!served.stdout.includes('listening on')) throw new Error(`serve did not start:\n${served.stderr}`);
   return served;
 }
 
@@ -54,7 +28,7 @@ describe("seedline signals: the account's default webhook and following test del
   let sandbox: Sandbox;
   let proxy: RecordingProxy;
   let client: ApiClient;
-  let served: Served;
+  let served: RunningCli;
   let dir: string;
   let hook: string;
   let secretsFile: string;

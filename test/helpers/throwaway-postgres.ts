@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /**
  * A Postgres server of a test's own (initdb into a temp folder, a free port on 127.0.0.1, trust
@@ -83,15 +83,4 @@ export class ThrowawayPostgres {
     const bin = version === undefined ? undefined : join(root, version, 'bin');
     return bin && existsSync(join(bin, 'initdb')) ? bin : undefined;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
