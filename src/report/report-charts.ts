@@ -52,20 +52,14 @@ function creditsChart(data: ReportData): ChartDefinition {
     countAxis: 'y',
     timeAxis: 'x',
     spec: (layout) => {
-      const x = windowDays(data, [...perDay.keys()], layout);
+      const daily = dailyBars(windowDays(data, [...perDay.keys()], layout));
       return {
         layer: [
           {
             data: { values: data.credits },
-            mark: { type: 'bar', tooltip: true, timeUnitBandSize: 0.8, timeUnitBandPosition: 0.1 },
+            mark: daily.mark,
             encoding: {
-              x: {
-                field: 'day',
-                type: 'temporal',
-                timeUnit: 'utcyearmonthdate',
-                ...x,
-                axis: { ...x.axis, title: 'day (UTC)' },
-              },
+              x: daily.x,
               y: {
                 field: 'credits',
                 type: 'quantitative',
@@ -282,18 +276,12 @@ function triggersChart(data: ReportData): ChartDefinition {
     countAxis: 'y',
     timeAxis: 'x',
     spec: (layout) => {
-      const x = windowDays(data, [...perDay.keys()], layout);
+      const daily = dailyBars(windowDays(data, [...perDay.keys()], layout));
       return {
         data: { values: data.triggers },
-        mark: { type: 'bar', tooltip: true, timeUnitBandSize: 0.8, timeUnitBandPosition: 0.1 },
+        mark: daily.mark,
         encoding: {
-          x: {
-            field: 'day',
-            type: 'temporal',
-            timeUnit: 'utcyearmonthdate',
-            ...x,
-            axis: { ...x.axis, title: 'day (UTC)' },
-          },
+          x: daily.x,
           y: { field: 'count', type: 'quantitative', aggregate: 'sum', ...y, axis: { ...y.axis, title: 'triggers' } },
           color: { field: 'field', type: 'nominal' },
           detail: { field: 'signal' },
@@ -386,6 +374,20 @@ function budgetRule(value: number, name: string): Record<string, unknown> {
  * The per-day axis of the report's window: from the window's first day (or the data's, if earlier)
  * to the day it was made, at least {@link MIN_DAYS} days.
  */
+/** The bar mark and day axis of a per-day chart: one narrow bar a day over the report window. */
+function dailyBars(x: ReturnType<typeof windowDays>) {
+  return {
+    mark: { type: 'bar', tooltip: true, timeUnitBandSize: 0.8, timeUnitBandPosition: 0.1 } as const,
+    x: {
+      field: 'day',
+      type: 'temporal',
+      timeUnit: 'utcyearmonthdate',
+      ...x,
+      axis: { ...x.axis, title: 'day (UTC)' },
+    } as const,
+  };
+}
+
 function windowDays(data: ReportData, days: readonly string[], layout: Layout) {
   const end = dayStart(Date.parse(data.generatedAt)) + DAY_MS;
   const first = Math.min(...days.map((d) => Date.parse(d)), end - Math.max(MIN_DAYS, data.days) * DAY_MS);
