@@ -23,14 +23,14 @@ export default defineConfig({
     // there took the whole suite from ~5m50s to ~4m50s; on bigger machines the default stands.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
-      // Unit and integration files share their worker's modules (isolate: false): each file no longer
-      // evaluates src/, zod schemas and the manifests again, which took the two projects from ~213 to
-      // ~132 CPU s (126 s to 87 s wall) on 2 cores. A test there must not rely on module state another
-      // file may have left (a config warning is logged once per process; secrets seen stay redacted).
+      // Files share their worker's modules (isolate: false): each file no longer evaluates src/, zod
+      // schemas and the manifests again, which took unit and integration from ~213 to ~132 CPU s
+      // (126 s to 87 s wall) on 2 cores, e2e from ~299 to ~274. A test must not rely on module state
+      // another file may have left (a config warning is logged once per process; secrets seen stay redacted).
       project('unit', { isolate: false }),
       project('integration', { isolate: false }),
       // The e2e tests spawn the CLI built once here instead of through tsx each time (SEEDLINE_TEST_CLI=tsx to keep tsx).
-      project('e2e', { globalSetup: ['test/helpers/build-cli.ts'] }),
+      project('e2e', { globalSetup: ['test/helpers/build-cli.ts'], isolate: false }),
     ],
   },
 });
