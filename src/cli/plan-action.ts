@@ -8,6 +8,7 @@ import { formatTable } from './format-table.js';
 import { writeJson } from './json-output.js';
 import { loadCostModel } from './load-cost-model.js';
 import { openSession, type Session } from './open-session.js';
+import { comparePlans, PLAN_OVER_LIMIT_EXIT, readBaseline, renderComparison } from './plan-baseline.js';
 import { splitList } from './split-list.js';
 
 /** What `seedline plan` reports; `--json` prints it with snake_case keys. */
@@ -55,10 +56,20 @@ export interface PlanOptions {
   json: boolean;
   /** Wait while a sync holds the destination instead of failing. */
   wait: boolean;
+  /** A plan saved with `--json` to compare against. */
+  baseline?: string;
+  /** Exit {@link PLAN_OVER_LIMIT_EXIT} when the worst case is over this many credits. */
+  failOver?: number;
 }
 
-/** `seedline plan`: prepares a sync without running it, reads the account, and prints the plan; spends nothing. */
-export async function planAction(opts: PlanOptions): Promise<void> {
+/**
+ * `seedline plan`: prepares a sync without running it, reads the account, and prints the plan
+ * (with `--baseline`, what changed against a saved one); spends nothing.
+ * @returns the exit code: 0, or {@link PLAN_OVER_LIMIT_EXIT} when the worst case is over `--fail-over`
+ */
+export async function planAction(opts: PlanOptions): Promise<number> {
+  // A bad baseline file is refused before the destination is opened.
+  const baseline = opts.baseline === undefined ? undefined : await readBaseline(opts.baseline);
   const session = await openSession(opts.config, { waitForLock: opts.wait, offersWait: true });
   try {
     const { loaded, destination } = session;
@@ -75,11 +86,25 @@ export async function planAction(opts: PlanOptions): Promise<void> {
     const plans = await planSync(prepared, account.costs);
     const limits = await budgetLimits(prepared.options, account.balance ?? undefined);
     const report = planReport(plans, limits, account, billedInFlight(loaded.config));
-    if (opts.json) writeJson(report);
-    else process.stdout.write(renderPlan(report));
+    const comparison = baseline === undefined ? undefined : comparePlans(report, baseline);
+    if (opts.json) writeJson(comparison === undefined ? report : { ...report, baseline: comparison });
+    else
+      process.stdout.write(
+        renderPlan(report) + (comparison === undefined ? '' : renderComparison(comparison, opts.baseline!)),
+      );
+    return overLimit(report, opts.failOver);
   } finally {
     await session.close();
   }
+}
+
+/** The exit code of `--fail-over`, said on stderr when the worst case is over it. */
+function overLimit(report: PlanReport, failOver: number | undefined): number {
+  if (failOver === undefined || report.totals.worstCaseCredits <= failOver) return 0;
+  process.stderr.write(
+    `plan: the worst case, ${report.totals.worstCaseCredits} credits, is over --fail-over ${failOver} (exit ${PLAN_OVER_LIMIT_EXIT})\n`,
+  );
+  return PLAN_OVER_LIMIT_EXIT;
 }
 
 /** Balance, rate limit and cost table: GET /v1/account and /openapi.json are free, so a plan may read them. */
