@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { formatTable } from './format-table.js';
-import type { PlanReport } from './plan-action.js';
 import { UsageError } from './run-command.js';
 
 /** Exit code of `plan --fail-over N` when the worst case is over N: the plan itself worked. */
@@ -20,6 +19,12 @@ const SavedPlan = z.object({
   totals: z.object({ units: z.number(), worst_case_credits: z.number(), estimated_credits: z.number() }),
 });
 type SavedPlan = z.infer<typeof SavedPlan>;
+
+/** The figures of a plan a comparison reads (what `plan --json` prints under streams and totals). */
+interface PlanFigures {
+  streams: readonly { stream: string; units: number; worstCaseCredits: number; estimatedCredits: number }[];
+  totals: { units: number; worstCaseCredits: number; estimatedCredits: number };
+}
 
 /** One stream's figures in the baseline and now; a side is null where the stream is not planned. */
 export interface StreamChange {
@@ -61,7 +66,7 @@ export async function readBaseline(path: string): Promise<SavedPlan> {
 }
 
 /** Compares the current plan with a saved one, stream by stream. */
-export function comparePlans(report: PlanReport, baseline: SavedPlan): PlanComparison {
+export function comparePlans(report: PlanFigures, baseline: SavedPlan): PlanComparison {
   const saved = new Map(baseline.streams.map((s) => [s.stream, figures(s)]));
   const current = report.streams.map((p) => ({
     stream: p.stream,
