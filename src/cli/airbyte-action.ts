@@ -13,6 +13,7 @@ import { loadConfig } from '../config/load-config.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import { type Destination } from '../destinations/destination.js';
 import { planSync, prepareSync, type RunResult } from '../engine/pipeline.js';
+import type { StreamOutcome } from '../engine/stream-context.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { redact } from '../util/log.js';
 import { runId } from '../util/run-id.js';
@@ -185,22 +186,44 @@ async function emitResults(
         sourceStats: { recordCount: counts.get(table.table) ?? 0 },
       },
     });
-    const outcome = result.streams.find((s) => s.stream === table.stream);
-    if (outcome?.status === 'failed')
-      emit(
-        errorTrace(
-          redact(`stream ${table.stream} failed: ${outcome.errors[0] ?? 'see the LOG messages'}`),
-          'transient_error',
-          table.table,
-        ),
-      );
-    emit(
-      streamStatus(
-        table.table,
-        outcome?.status === 'succeeded' || outcome?.status === 'skipped' ? 'COMPLETE' : 'INCOMPLETE',
-      ),
+    emitEnd(
+      table,
+      result.streams.find((s) => s.stream === table.stream),
     );
   }
+}
+
+/**
+ * A table's last messages, as the protocol reads them: a stream that did its work is COMPLETE, even
+ * when some seeds failed one by one (a private profile fails every read: it is said in a WARN LOG,
+ * never as an error that would fail the platform's sync); a stream that failed, or stopped with
+ * work left (the budget, a stop request), is INCOMPLETE after a TRACE ERROR saying why.
+ */
+function emitEnd(table: TableReport, outcome: StreamOutcome | undefined): void {
+  const unfinished =
+    outcome?.status === 'failed'
+      ? `stream ${table.stream} failed: ${outcome.errors[0] ?? 'see the LOG messages'}`
+      : outcome?.stopped === 'budget_exhausted'
+        ? `stream ${table.stream} stopped at the budget: the rest of its work is pending for the next read`
+        : outcome?.stoppedOnRequest
+          ? `stream ${table.stream} stopped on request: the rest of its work is pending for the next read`
+          : undefined;
+  if (unfinished !== undefined) {
+    emit(errorTrace(redact(unfinished), 'transient_error', table.table));
+    emit(streamStatus(table.table, 'INCOMPLETE'));
+    return;
+  }
+  if (outcome !== undefined && outcome.failed > 0 && !table.parent)
+    emit({
+      type: 'LOG',
+      log: {
+        level: 'WARN',
+        message: redact(
+          `stream ${table.stream}: ${outcome.failed} seeds or partitions failed one by one (the others loaded)${outcome.errors[0] ? `, e.g. ${outcome.errors[0]}` : ''}; they are in the working store's _seedline_seeds with status failed`,
+        ),
+      },
+    });
+  emit(streamStatus(table.table, 'COMPLETE'));
 }
 
 /** A table's rows to emit: all current ones (history: the open versions), or those a run loaded; none when the table is not there yet. */

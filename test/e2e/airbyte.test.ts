@@ -179,4 +179,67 @@ describe('seedline airbyte', () => {
       }),
     ]);
   });
+
+  it('given a seed that fails alone and a stream stopped by the budget, when read runs, then the first stream is COMPLETE with a WARN LOG and the second INCOMPLETE after a TRACE ERROR', async () => {
+    const write = async (name: string, seeds: string[], budget: number) => {
+      const path = join(dir, `${name}.json`);
+      await writeFile(
+        path,
+        JSON.stringify({
+          api: { base_url: sandbox.url, api_key: KEY },
+          destination: { type: 'duckdb', path: `${name}.duckdb` },
+          seeds: { profiles: seeds },
+          streams: { profiles: {} },
+          budget: { max_credits_per_run: budget },
+        }),
+      );
+      return path;
+    };
+    await writeFile(
+      join(dir, 'profiles-catalog.json'),
+      JSON.stringify({
+        streams: [{ stream: { name: 'profiles' }, sync_mode: 'incremental', destination_sync_mode: 'append_dedup' }],
+      }),
+    );
+    const read = async (config: string) => {
+      const run = await runCli([
+        'airbyte',
+        'read',
+        '--config',
+        config,
+        '--catalog',
+        join(dir, 'profiles-catalog.json'),
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      const all = messages(run.stdout);
+      return {
+        errors: all.filter((m) => m.type === 'TRACE' && m.trace.type === 'ERROR').map((m) => m.trace.error),
+        warnings: all.filter((m) => m.type === 'LOG' && m.log.level === 'WARN').map((m) => m.log.message as string),
+        final: all.filter((m) => m.type === 'TRACE' && m.trace.type === 'STREAM_STATUS').at(-1).trace.stream_status
+          .status,
+      };
+    };
+
+    const privateSeed = await read(await write('private-seed', ['ada-lovelace', 'private-dennis-ritchie'], 100));
+    expect(privateSeed.errors).toEqual([]);
+    expect(privateSeed.final).toBe('COMPLETE');
+    expect(privateSeed.warnings).toContainEqual(
+      expect.stringMatching(/^stream profiles: 1 seeds or partitions failed one by one/),
+    );
+
+    const budget = await read(
+      await write(
+        'budget',
+        Array.from({ length: 40 }, (_, i) => `airbyte-budget-${i}`),
+        2,
+      ),
+    );
+    expect(budget.errors).toEqual([
+      expect.objectContaining({
+        failure_type: 'transient_error',
+        message: expect.stringMatching(/^stream profiles stopped at the budget/),
+      }),
+    ]);
+    expect(budget.final).toBe('INCOMPLETE');
+  });
 });
