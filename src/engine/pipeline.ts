@@ -77,6 +77,8 @@ export interface SyncIo {
   costs?: CostModel;
   /** Aborted to stop after the page under way commits (SIGTERM); the run is recorded `stopped`. Default: never. */
   stop?: AbortSignal;
+  /** Id to record the run under, for a caller that reads the run's rows while it goes (`airbyte read`). Default: a new one. */
+  runId?: string;
 }
 
 /** What a run did. */
@@ -138,7 +140,7 @@ export async function prepareSync(options: SyncOptions): Promise<PreparedSync> {
  */
 export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunResult> {
   const { destination } = prepared.options;
-  const runId = newRunId('run');
+  const runId = io.runId ?? newRunId('run');
   const startedAt = new Date();
   const scheduleGroup = prepared.options.scheduleGroup ?? null;
   await markInterruptedRuns(destination);

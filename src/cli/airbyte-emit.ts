@@ -1,0 +1,157 @@
+import { emit, errorTrace, streamStatus } from '../airbyte/airbyte-messages.js';
+import { exportStreamState } from '../airbyte/airbyte-state.js';
+import { quoteIdentifier } from '../destinations/identifiers.js';
+import type { Destination } from '../destinations/destination.js';
+import type { StreamOutcome } from '../engine/stream-context.js';
+import { redact } from '../util/log.js';
+import type { TableReport } from './stream-tables.js';
+
+/** Rows read and emitted at a time: what `airbyte read` holds of a table at once. */
+const ROWS_PER_READ = 2_000;
+
+/**
+ * Emits each stream's tables as soon as the stream ends, while the run goes on: its RECORDs (read
+ * in pages, never a whole table at once), then the STATE that covers them, then its final status.
+ * A read killed later keeps the STATE of every stream already emitted, so the platform does not
+ * pay again for what those streams bought.
+ */
+export class StreamEmitter {
+  #chain: Promise<void> = Promise.resolve();
+  readonly #emitted = new Set<string>();
+
+  /**
+   * @param runId the run's id: an incremental table emits the rows this run loaded
+   * @param fullRefresh tables the catalog reads in full (every current row)
+   */
+  constructor(
+    private readonly destination: Destination,
+    private readonly tables: readonly TableReport[],
+    private readonly runId: string,
+    private readonly fullRefresh: ReadonlySet<string>,
+  ) {}
+
+  /** A stream ended: its tables are emitted after those of streams that ended before it. */
+  streamEnded(outcome: StreamOutcome): void {
+    this.#emitted.add(outcome.stream);
+    this.#chain = this.#chain.then(() => this.#emitStream(outcome.stream, outcome));
+  }
+
+  /**
+   * Waits for what is under way, then emits the streams the run never ended (it failed first)
+   * with what `outcomes` says of them.
+   */
+  async finish(outcomes: readonly StreamOutcome[]): Promise<void> {
+    await this.#chain;
+    for (const stream of new Set(this.tables.map((t) => t.stream)))
+      if (!this.#emitted.has(stream))
+        await this.#emitStream(
+          stream,
+          outcomes.find((o) => o.stream === stream),
+        );
+  }
+
+  /** Waits for what is under way, its failure included (a run that threw is reported by its caller). */
+  settled(): Promise<void> {
+    return this.#chain.catch(() => undefined);
+  }
+
+  async #emitStream(stream: string, outcome: StreamOutcome | undefined): Promise<void> {
+    const tables = this.tables.filter((t) => t.stream === stream);
+    const counts = new Map<string, number>();
+    for (const table of tables) {
+      const runId = this.fullRefresh.has(table.table) ? undefined : this.runId;
+      let count = 0;
+      for await (const rows of rowsToEmit(this.destination, table, runId)) {
+        if (count === 0) emit(streamStatus(table.table, 'RUNNING'));
+        const emittedAt = Date.now();
+        for (const data of rows) emit({ type: 'RECORD', record: { stream: table.table, data, emitted_at: emittedAt } });
+        count += rows.length;
+      }
+      counts.set(table.table, count);
+    }
+    const stream_state = (await exportStreamState(this.destination, stream)) as unknown as Record<string, unknown>;
+    for (const table of tables) {
+      emit({
+        type: 'STATE',
+        state: {
+          type: 'STREAM',
+          stream: { stream_descriptor: { name: table.table }, stream_state },
+          sourceStats: { recordCount: counts.get(table.table) ?? 0 },
+        },
+      });
+      emitEnd(table, outcome);
+    }
+  }
+}
+
+/**
+ * A table's last messages, as the protocol reads them: a stream that did its work is COMPLETE, even
+ * when some seeds failed one by one (a private profile fails every read: it is said in a WARN LOG,
+ * never as an error that would fail the platform's sync); a stream that failed, or stopped with
+ * work left (the budget, a stop request), is INCOMPLETE after a TRACE ERROR saying why.
+ */
+function emitEnd(table: TableReport, outcome: StreamOutcome | undefined): void {
+  const unfinished =
+    outcome?.status === 'failed'
+      ? `stream ${table.stream} failed: ${outcome.errors[0] ?? 'see the LOG messages'}`
+      : outcome?.stopped === 'budget_exhausted'
+        ? `stream ${table.stream} stopped at the budget: the rest of its work is pending for the next read`
+        : outcome?.stoppedOnRequest
+          ? `stream ${table.stream} stopped on request: the rest of its work is pending for the next read`
+          : undefined;
+  if (unfinished !== undefined) {
+    emit(errorTrace(redact(unfinished), 'transient_error', table.table));
+    emit(streamStatus(table.table, 'INCOMPLETE'));
+    return;
+  }
+  if (outcome !== undefined && outcome.failed > 0 && !table.parent)
+    emit({
+      type: 'LOG',
+      log: {
+        level: 'WARN',
+        message: redact(
+          `stream ${table.stream}: ${outcome.failed} seeds or partitions failed one by one (the others loaded)${outcome.errors[0] ? `, e.g. ${outcome.errors[0]}` : ''}; they are in the working store's _seedline_seeds with status failed`,
+        ),
+      },
+    });
+  emit(streamStatus(table.table, 'COMPLETE'));
+}
+
+/**
+ * A table's rows to emit, a page at a time in key order: all current ones (history: the open
+ * versions), or those the run loaded; none when the table is not there yet.
+ */
+async function* rowsToEmit(
+  destination: Destination,
+  table: TableReport,
+  runId: string | undefined,
+): AsyncGenerator<Record<string, unknown>[]> {
+  if (!(await destination.hasTable(table.table))) return;
+  const from = `select * from ${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier(table.table, 'table')}`;
+  const where =
+    runId !== undefined
+      ? 'where _run_id = $1'
+      : table.writeMode === 'history' && !table.parent
+        ? 'where _valid_to is null'
+        : '';
+  const params = runId === undefined ? [] : [runId];
+  // The key, with the version's start in history mode, orders every row: pages neither skip nor repeat one.
+  const order = [...table.primaryKey, ...['_valid_from', '_parent_valid_from'].filter((c) => hasColumn(table, c))];
+  if (order.length === 0) {
+    yield await destination.query(`${from} ${where}`, params);
+    return;
+  }
+  const orderBy = order.map((column) => quoteIdentifier(column, 'column')).join(', ');
+  for (let offset = 0; ; offset += ROWS_PER_READ) {
+    const rows = await destination.query(
+      `${from} ${where} order by ${orderBy} limit ${ROWS_PER_READ} offset ${offset}`,
+      params,
+    );
+    if (rows.length > 0) yield rows;
+    if (rows.length < ROWS_PER_READ) return;
+  }
+}
+
+function hasColumn(table: TableReport, name: string): boolean {
+  return table.columns.some((column) => column.name === name) && !table.primaryKey.includes(name);
+}
