@@ -1,9 +1,11 @@
-import type { Destination, SeedRow, StateRow } from '../destinations/destination.js';
+import type { AnswerRow, BatchRow, Destination, SeedRow, StateRow } from '../destinations/destination.js';
 
 /**
  * A seedline stream's resumable state, as it travels in an Airbyte STATE message: its seed ledger
- * (what was fetched when, what failed) and its partitions' cursors. The platform keeps it between
- * syncs; fed back with `--state`, a sync in a fresh container skips what is still fresh and asks
+ * (what was fetched when, what failed), its partitions' cursors, its batch jobs still open (each
+ * with its Idempotency-Key, job id and exact body) and the answers it paid for but did not load.
+ * The platform keeps it between syncs; fed back with `--state`, a sync in a fresh container skips
+ * what is still fresh, re-attaches to the jobs it submitted, loads the journaled answers and asks
  * only what is newer, so a retried or rescheduled sync does not buy anything twice.
  */
 export interface StreamStateBlob {
@@ -17,7 +19,16 @@ export interface StreamStateBlob {
     error: string | null;
   }[];
   partitions: { partition: string; cursor: string }[];
+  /** Batch jobs not finished (`intent` or `submitted`). Default: none (state of an earlier version). */
+  batches?: OpenBatch[];
+  /** Answers of billed single calls journaled and not loaded. Default: none. */
+  answers?: JournaledAnswer[];
 }
+
+/** An open batch job as the state carries it (`_seedline_batches`'s row, times as ISO text). */
+type OpenBatch = Omit<BatchRow, 'createdAt' | 'updatedAt'> & { createdAt: string | null };
+/** A journaled answer as the state carries it. */
+type JournaledAnswer = Omit<AnswerRow, 'receivedAt'> & { receivedAt: string };
 
 /** The state blob of a stream, read from the destination. */
 export async function exportStreamState(destination: Destination, stream: string): Promise<StreamStateBlob> {
@@ -34,6 +45,13 @@ export async function exportStreamState(destination: Destination, stream: string
       error: s.error ?? null,
     })),
     partitions: partitions.map((p) => ({ partition: p.partition, cursor: p.cursor })),
+    batches: (await destination.readBatches(stream))
+      .filter((b) => b.status === 'intent' || b.status === 'submitted')
+      .map(({ createdAt, updatedAt: _updated, ...b }) => ({ ...b, createdAt: createdAt?.toISOString() ?? null })),
+    answers: [...(await destination.readAnswers(stream)).values()].map(({ receivedAt, ...a }) => ({
+      ...a,
+      receivedAt: receivedAt.toISOString(),
+    })),
   };
 }
 
@@ -46,10 +64,14 @@ export async function restoreStreamStates(
   destination: Destination,
   blobs: readonly StreamStateBlob[],
   runId: string,
-): Promise<{ seeds: number; partitions: number }> {
+): Promise<{ seeds: number; partitions: number; batches: number; answers: number }> {
   const seeds: SeedRow[] = [];
   const partitions: StateRow[] = [];
+  const batches: BatchRow[] = [];
+  const answers: AnswerRow[] = [];
   for (const blob of blobs) {
+    batches.push(...(await openBatchesToRestore(destination, blob)));
+    answers.push(...(await answersToRestore(destination, blob)));
     const known = await destination.readSeeds(blob.seedline_stream);
     for (const seed of blob.seeds) {
       const mine = known.get(seed.key);
@@ -69,17 +91,47 @@ export async function restoreStreamStates(
     for (const partition of blob.partitions)
       if (!cursors.has(partition.partition)) partitions.push({ stream: blob.seedline_stream, ...partition });
   }
-  if (seeds.length === 0 && partitions.length === 0) return { seeds: 0, partitions: 0 };
+  const restored = {
+    seeds: seeds.length,
+    partitions: partitions.length,
+    batches: batches.length,
+    answers: answers.length,
+  };
+  if (Object.values(restored).every((count) => count === 0)) return restored;
   const unit = await destination.beginUnit(runId);
   try {
     if (seeds.length > 0) await unit.saveSeeds(seeds);
     if (partitions.length > 0) await unit.saveState(partitions);
+    if (batches.length > 0) await unit.saveBatches(batches);
+    if (answers.length > 0) await unit.saveAnswers(answers);
     await unit.commit();
   } catch (error) {
     await unit.rollback().catch(() => undefined);
     throw error;
   }
-  return { seeds: seeds.length, partitions: partitions.length };
+  return restored;
+}
+
+/** The blob's open batch jobs the destination has no row of (a row it has is as new or newer). */
+async function openBatchesToRestore(destination: Destination, blob: StreamStateBlob): Promise<BatchRow[]> {
+  if (!blob.batches?.length) return [];
+  const known = new Set((await destination.readBatches(blob.seedline_stream)).map((b) => b.idempotencyKey));
+  return blob.batches
+    .filter((b) => !known.has(b.idempotencyKey))
+    .map(({ createdAt, ...b }) => ({
+      ...b,
+      stream: blob.seedline_stream,
+      ...(createdAt ? { createdAt: new Date(createdAt) } : {}),
+    }));
+}
+
+/** The blob's journaled answers the destination lacks. */
+async function answersToRestore(destination: Destination, blob: StreamStateBlob): Promise<AnswerRow[]> {
+  if (!blob.answers?.length) return [];
+  const known = await destination.readAnswers(blob.seedline_stream);
+  return blob.answers
+    .filter((a) => !known.has(a.callKey))
+    .map(({ receivedAt, ...a }) => ({ ...a, stream: blob.seedline_stream, receivedAt: new Date(receivedAt) }));
 }
 
 /** The state blobs in what `--state` holds: an array of STATE messages' `state` objects (or whole messages), per stream. */

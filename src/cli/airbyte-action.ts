@@ -75,7 +75,6 @@ function catalogStream(table: TableReport): AirbyteStream {
 
 async function read(opts: { config: string; catalog: string; state?: string }): Promise<void> {
   const session = await openSession(opts.config, { lock: true });
-  let emitter: StreamEmitter | undefined;
   try {
     const manifests = await loadManifests(session.loaded.config);
     const catalog = JSON.parse(await readFile(opts.catalog, 'utf8')) as unknown;
@@ -111,18 +110,16 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
     }
     for (const table of tables) emit(streamStatus(table.table, 'STARTED'));
     const run = runId('run');
-    emitter = new StreamEmitter(destination, tables, run, fullRefreshTables(catalog));
-    const streamEnded = emitter.streamEnded.bind(emitter);
+    const emitter = new StreamEmitter(destination, tables, run, fullRefreshTables(catalog));
     const result = await syncInSession(session, {
       config: opts.config,
       streams: streams.join(','),
       quiet: true,
       runId: run,
-      onStreamFinished: streamEnded,
+      afterStream: (outcome) => emitter.streamEnded(outcome),
     });
     await emitter.finish(result.streams);
   } finally {
-    await emitter?.settled();
     await session.close();
   }
 }

@@ -10,13 +10,12 @@ import type { TableReport } from './stream-tables.js';
 const ROWS_PER_READ = 2_000;
 
 /**
- * Emits each stream's tables as soon as the stream ends, while the run goes on: its RECORDs (read
- * in pages, never a whole table at once), then the STATE that covers them, then its final status.
- * A read killed later keeps the STATE of every stream already emitted, so the platform does not
- * pay again for what those streams bought.
+ * Emits each stream's tables as soon as the stream ends, before the run goes on to the next: its
+ * RECORDs (read in pages, never a whole table at once), then the STATE that covers them, then its
+ * final status. A read killed later keeps the STATE of every stream already emitted, so the
+ * platform does not pay again for what those streams bought.
  */
 export class StreamEmitter {
-  #chain: Promise<void> = Promise.resolve();
   readonly #emitted = new Set<string>();
 
   /**
@@ -30,29 +29,20 @@ export class StreamEmitter {
     private readonly fullRefresh: ReadonlySet<string>,
   ) {}
 
-  /** A stream ended: its tables are emitted after those of streams that ended before it. */
-  streamEnded(outcome: StreamOutcome): void {
+  /** A stream ended: its tables are emitted (the run waits for it before the next stream). */
+  streamEnded(outcome: StreamOutcome): Promise<void> {
     this.#emitted.add(outcome.stream);
-    this.#chain = this.#chain.then(() => this.#emitStream(outcome.stream, outcome));
+    return this.#emitStream(outcome.stream, outcome);
   }
 
-  /**
-   * Waits for what is under way, then emits the streams the run never ended (it failed first)
-   * with what `outcomes` says of them.
-   */
+  /** Emits the streams the run never ended (it stopped first) with what `outcomes` says of them. */
   async finish(outcomes: readonly StreamOutcome[]): Promise<void> {
-    await this.#chain;
     for (const stream of new Set(this.tables.map((t) => t.stream)))
       if (!this.#emitted.has(stream))
         await this.#emitStream(
           stream,
           outcomes.find((o) => o.stream === stream),
         );
-  }
-
-  /** Waits for what is under way, its failure included (a run that threw is reported by its caller). */
-  settled(): Promise<void> {
-    return this.#chain.catch(() => undefined);
   }
 
   async #emitStream(stream: string, outcome: StreamOutcome | undefined): Promise<void> {

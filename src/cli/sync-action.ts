@@ -1,6 +1,6 @@
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
-import type { Reporter, StreamOutcome } from '../engine/stream-context.js';
+import type { StreamOutcome } from '../engine/stream-context.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { firstLine } from '../util/first-line.js';
 import { log } from '../util/log.js';
@@ -43,8 +43,8 @@ export interface SyncRunOptions {
   stop?: AbortSignal;
   /** Id to record the run under. Default: a new one. */
   runId?: string;
-  /** Told of each stream as it ends, while the run goes on (`airbyte read` emits its rows then). Default: nobody. */
-  onStreamFinished?: (outcome: StreamOutcome) => void;
+  /** Awaited after each stream ends, before the next starts (`airbyte read` emits its rows then). Default: none. */
+  afterStream?: (outcome: StreamOutcome) => Promise<void>;
 }
 
 /**
@@ -73,19 +73,6 @@ export async function syncOnce(opts: SyncRunOptions): Promise<RunResult> {
   }
 }
 
-/** `reporter`, and `onFinished` told of each stream's end after it. */
-function tellingStreamEnds(reporter: Reporter, onFinished: (outcome: StreamOutcome) => void): Reporter {
-  return {
-    streamStarted: (stream, total) => reporter.streamStarted(stream, total),
-    streamProgress: (stream, progress) => reporter.streamProgress(stream, progress),
-    notice: (stream, message) => reporter.notice(stream, message),
-    streamFinished(outcome) {
-      reporter.streamFinished(outcome);
-      onFinished(outcome);
-    },
-  };
-}
-
 /** A sync run on an open, locked session; the caller closes it. */
 export async function syncInSession(session: Session, opts: SyncRunOptions): Promise<RunResult> {
   const { destination, loaded } = session;
@@ -104,11 +91,11 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     ...(opts.scheduleGroup ? { scheduleGroup: opts.scheduleGroup } : {}),
   });
   const client = await session.connect();
-  const reporter = createReporter();
   const result = await runSync(prepared, {
     client,
-    reporter: opts.onStreamFinished ? tellingStreamEnds(reporter, opts.onStreamFinished) : reporter,
+    reporter: createReporter(),
     ...(opts.runId ? { runId: opts.runId } : {}),
+    ...(opts.afterStream ? { afterStream: opts.afterStream } : {}),
     concurrentBatchJobs: client.limiter.concurrentBatchJobs,
     balance: client.account?.credits_remaining,
     costs: await loadCostModel(client.baseUrl),

@@ -79,6 +79,8 @@ export interface SyncIo {
   stop?: AbortSignal;
   /** Id to record the run under, for a caller that reads the run's rows while it goes (`airbyte read`). Default: a new one. */
   runId?: string;
+  /** Awaited after each stream ends, its tables settled and its outcome recorded, before the next starts (`airbyte read` emits it). Default: none. */
+  afterStream?: (outcome: StreamOutcome) => Promise<void>;
 }
 
 /** What a run did. */
@@ -196,6 +198,7 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
       outcomes.push(outcome);
       await record.save({ streams: JSON.stringify(outcomes) });
       if (settled) throw settled;
+      await io.afterStream?.(outcome);
     }
   } catch (error) {
     await record.save({

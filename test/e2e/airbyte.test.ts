@@ -5,6 +5,10 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace } from '../helpers/cli.js';
+import { exportStreamState } from '../../src/airbyte/airbyte-state.js';
+import { createDestination } from '../../src/destinations/create-destination.js';
+import { sha256 } from '../../src/util/stable-json.js';
+import { seedKey } from '../../src/util/seed-keys.js';
 
 const KEY = 'svc_live_airbyte';
 const validate = new Ajv({ allErrors: true, strict: false }).compile(
@@ -249,5 +253,85 @@ describe('seedline airbyte', () => {
       }),
     ]);
     expect(budget.final).toBe('INCOMPLETE');
+  });
+
+  it('given a STATE carrying a batch job a read paid for and never loaded, when a read in an empty store is fed it, then it re-attaches to the job, emits the profile and pays nothing again', async () => {
+    // A working store that submitted a job (and recorded it) before its container went away.
+    const profile = 'https://www.network.example/in/airbyte-open-job';
+    const items = [{ operation: 'profiles.enrich', params: { url: profile }, ref: seedKey('profile', profile) }];
+    const body = JSON.stringify({ items });
+    const submitted = await fetch(`${sandbox.url}/v1/batch`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body,
+    });
+    const jobId = ((await submitted.json()) as { data: { job_id: string } }).data.job_id;
+    const lost = await createDestination({ type: 'duckdb', path: join(dir, 'lost.duckdb') });
+    let state: unknown;
+    try {
+      await lost.ensureSystemTables();
+      const unit = await lost.beginUnit('e2e_lost_container');
+      await unit.saveBatches([
+        {
+          idempotencyKey: `e2e-open-${jobId}`,
+          stream: 'profiles',
+          bodyHash: sha256(body),
+          body,
+          jobId,
+          status: 'submitted',
+          itemCount: 1,
+        },
+      ]);
+      await unit.saveSeeds([{ stream: 'profiles', seedKey: items[0]!.ref, seed: profile, status: 'submitted', jobId }]);
+      await unit.commit();
+      state = [
+        {
+          type: 'STREAM',
+          stream: { stream_descriptor: { name: 'profiles' }, stream_state: await exportStreamState(lost, 'profiles') },
+        },
+      ];
+    } finally {
+      await lost.close();
+    }
+    expect(JSON.stringify(state)).toContain(jobId);
+    await sandbox.idle();
+    const billedBefore = sandbox.ledger.totalBilled();
+
+    const path = join(dir, 'open-job.json');
+    await writeFile(
+      path,
+      JSON.stringify({
+        api: { base_url: sandbox.url, api_key: KEY },
+        destination: { type: 'duckdb', path: 'open-job.duckdb' },
+        seeds: { profiles: [profile] },
+        streams: { profiles: {} },
+      }),
+    );
+    await writeFile(join(dir, 'open-job-state.json'), JSON.stringify(state));
+    await writeFile(
+      join(dir, 'open-job-catalog.json'),
+      JSON.stringify({
+        streams: [{ stream: { name: 'profiles' }, sync_mode: 'incremental', destination_sync_mode: 'append_dedup' }],
+      }),
+    );
+    const read = await runCli([
+      'airbyte',
+      'read',
+      '--config',
+      path,
+      '--catalog',
+      join(dir, 'open-job-catalog.json'),
+      '--state',
+      join(dir, 'open-job-state.json'),
+    ]);
+    expect(read.code, read.stderr).toBe(0);
+    const emitted = messages(read.stdout);
+    expect(emitted.filter((m) => m.type === 'RECORD').map((m) => m.record.data.url)).toEqual([
+      expect.stringContaining('airbyte-open-job'),
+    ]);
+    await sandbox.idle();
+    expect(sandbox.ledger.totalBilled()).toBe(billedBefore);
+    const finalState = emitted.filter((m) => m.type === 'STATE').at(-1).state.stream.stream_state;
+    expect(finalState.batches).toEqual([]);
   });
 });
