@@ -5,10 +5,9 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace } from '../helpers/cli.js';
+import { recordSubmittedJob } from '../helpers/submitted-job.js';
 import { exportStreamState } from '../../src/airbyte/airbyte-state.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
-import { sha256 } from '../../src/util/stable-json.js';
-import { seedKey } from '../../src/util/seed-keys.js';
 
 const KEY = 'svc_live_airbyte';
 const validate = new Ajv({ allErrors: true, strict: false }).compile(
@@ -258,32 +257,11 @@ describe('seedline airbyte', () => {
   it('given a STATE carrying a batch job a read paid for and never loaded, when a read in an empty store is fed it, then it re-attaches to the job, emits the profile and pays nothing again', async () => {
     // A working store that submitted a job (and recorded it) before its container went away.
     const profile = 'https://www.network.example/in/airbyte-open-job';
-    const items = [{ operation: 'profiles.enrich', params: { url: profile }, ref: seedKey('profile', profile) }];
-    const body = JSON.stringify({ items });
-    const submitted = await fetch(`${sandbox.url}/v1/batch`, {
-      method: 'POST',
-      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-      body,
-    });
-    const jobId = ((await submitted.json()) as { data: { job_id: string } }).data.job_id;
     const lost = await createDestination({ type: 'duckdb', path: join(dir, 'lost.duckdb') });
     let state: unknown;
+    let jobId: string;
     try {
-      await lost.ensureSystemTables();
-      const unit = await lost.beginUnit('e2e_lost_container');
-      await unit.saveBatches([
-        {
-          idempotencyKey: `e2e-open-${jobId}`,
-          stream: 'profiles',
-          bodyHash: sha256(body),
-          body,
-          jobId,
-          status: 'submitted',
-          itemCount: 1,
-        },
-      ]);
-      await unit.saveSeeds([{ stream: 'profiles', seedKey: items[0]!.ref, seed: profile, status: 'submitted', jobId }]);
-      await unit.commit();
+      jobId = await recordSubmittedJob(lost, { url: sandbox.url, apiKey: KEY }, profile);
       state = [
         {
           type: 'STREAM',

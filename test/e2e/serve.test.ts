@@ -8,14 +8,13 @@ import { signWebhook } from '../../src/client/webhook-signature.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { DestinationError } from '../../src/destinations/destination-error.js';
 import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
-import { seedKey } from '../../src/util/seed-keys.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sleep } from '../../src/util/sleep.js';
-import { sha256 } from '../../src/util/stable-json.js';
 import { cliNodeArgs, runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
 import { backendAvailable } from '../helpers/destinations.js';
 import { dropPostgresSchema, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
+import { recordSubmittedJob } from '../helpers/submitted-job.js';
 import { timeLimit } from '../helpers/time-limits.js';
 import { freePort } from '../helpers/free-port.js';
 
@@ -287,33 +286,6 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
         throw error;
       }
     });
-  }
-
-  /** Submits a real job for one profile and records it as a sync would have before it was stopped: submitted, results unread. */
-  async function recordSubmittedJob(recorder: Destination, profile: string, webhookUrl?: string): Promise<string> {
-    const items = [{ operation: 'profiles.enrich', params: { url: profile }, ref: seedKey('profile', profile) }];
-    const body = JSON.stringify({ items });
-    const jobId = (
-      await api<{ data: { job_id: string } }>('/v1/batch', {
-        body: { items, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) },
-      })
-    ).data.job_id;
-    await recorder.ensureSystemTables();
-    const unit = await recorder.beginUnit('e2e_stopped_sync');
-    await unit.saveBatches([
-      {
-        idempotencyKey: `e2e-stopped-sync-${jobId}`,
-        stream: 'profiles',
-        bodyHash: sha256(body),
-        body,
-        jobId,
-        status: 'submitted',
-        itemCount: 1,
-      },
-    ]);
-    await unit.saveSeeds([{ stream: 'profiles', seedKey: items[0]!.ref, seed: profile, status: 'submitted', jobId }]);
-    await unit.commit();
-    return jobId;
   }
 
   beforeAll(async () => {
@@ -623,7 +595,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const holder = await holdLock();
     let jobId: string;
     try {
-      jobId = await recordSubmittedJob(holder, BATCH_PROFILE, hook);
+      jobId = await recordSubmittedJob(holder, { url: sandbox.url, apiKey: KEY }, BATCH_PROFILE, hook);
     } finally {
       await holder.close();
     }
@@ -711,7 +683,7 @@ describe.each(['duckdb', 'postgres'] as DestinationKind[])('seedline serve into 
     const recorder = await holdLock();
     let jobId: string;
     try {
-      jobId = await recordSubmittedJob(recorder, POLLED_PROFILE);
+      jobId = await recordSubmittedJob(recorder, { url: sandbox.url, apiKey: KEY }, POLLED_PROFILE);
     } finally {
       await recorder.close();
     }
