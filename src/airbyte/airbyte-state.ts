@@ -1,8 +1,11 @@
 import type { AnswerRow, BatchRow, Destination, SeedRow, StateRow } from '../destinations/destination.js';
+import type { StreamSeed } from '../engine/batch/stream-seeds.js';
+import type { CompactLedger } from './compact-ledger.js';
+import { exportLedger, restoreCompactLedger, type SeedState } from './compact-state.js';
 
 /**
  * A seedline stream's resumable state, as it travels in an Airbyte STATE message: its seed ledger
- * (what was fetched when, what failed), its partitions' cursors, its batch jobs still open (each
+ * (what was fetched when, what failed: row by row when small, else compact), its partitions' cursors, its batch jobs still open (each
  * with its Idempotency-Key, job id and exact body) and the answers it paid for but did not load.
  * The platform keeps it between syncs; fed back with `--state`, a sync in a fresh container skips
  * what is still fresh, re-attaches to the jobs it submitted, loads the journaled answers and asks
@@ -10,14 +13,10 @@ import type { AnswerRow, BatchRow, Destination, SeedRow, StateRow } from '../des
  */
 export interface StreamStateBlob {
   seedline_stream: string;
-  seeds: {
-    key: string;
-    seed: string;
-    status: string;
-    fetched_at: string | null;
-    credits: number;
-    error: string | null;
-  }[];
+  /** The ledger row by row (fewer than `COMPACT_FROM` rows). */
+  seeds?: SeedState[];
+  /** The ledger in a size that does not grow past a byte a seed (see docs/airbyte.md, "State that fits"). */
+  seed_ledger?: CompactLedger;
   partitions: { partition: string; cursor: string }[];
   /** Batch jobs not finished (`intent` or `submitted`). Default: none (state of an earlier version). */
   batches?: OpenBatch[];
@@ -30,20 +29,19 @@ type OpenBatch = Omit<BatchRow, 'createdAt' | 'updatedAt'> & { createdAt: string
 /** A journaled answer as the state carries it. */
 type JournaledAnswer = Omit<AnswerRow, 'receivedAt'> & { receivedAt: string };
 
-/** The state blob of a stream, read from the destination. */
-export async function exportStreamState(destination: Destination, stream: string): Promise<StreamStateBlob> {
-  const seeds = [...(await destination.readSeeds(stream)).values()];
+/**
+ * The state blob of a stream, read from the destination.
+ * @param maxRoundingMs how much earlier than they were a compact ledger may record fetches (a share of refresh_after)
+ */
+export async function exportStreamState(
+  destination: Destination,
+  stream: string,
+  maxRoundingMs?: number,
+): Promise<StreamStateBlob> {
   const partitions = [...(await destination.readState(stream)).values()];
   return {
     seedline_stream: stream,
-    seeds: seeds.map((s) => ({
-      key: s.seedKey,
-      seed: s.seed,
-      status: s.status,
-      fetched_at: s.fetchedAt ? s.fetchedAt.toISOString() : null,
-      credits: s.credits ?? 0,
-      error: s.error ?? null,
-    })),
+    ...(await exportLedger(destination, stream, maxRoundingMs)),
     partitions: partitions.map((p) => ({ partition: p.partition, cursor: p.cursor })),
     batches: (await destination.readBatches(stream))
       .filter((b) => b.status === 'intent' || b.status === 'submitted')
@@ -55,16 +53,34 @@ export async function exportStreamState(destination: Destination, stream: string
   };
 }
 
+/** What a restore wrote, and the seeds a compact ledger left due because their list changed too much. */
+export interface RestoredState {
+  seeds: number;
+  partitions: number;
+  batches: number;
+  answers: number;
+  unresolved: number;
+}
+
 /**
- * Writes state blobs into the destination, in one unit, where it has no newer word of its own:
- * a ledger row or partition it lacks, or one fetched earlier than the blob says. A destination
- * that outlived the platform's state keeps what it knows.
+ * Writes state blobs into the destination where it has no newer word of its own: a ledger row or
+ * partition it lacks, or one fetched earlier than the blob says. A destination that outlived the
+ * platform's state keeps what it knows. Rows carried row by row go in one unit; a compact ledger
+ * is read against the stream's seeds now (`seedsOf`; a stream it has none of is skipped).
  */
 export async function restoreStreamStates(
   destination: Destination,
   blobs: readonly StreamStateBlob[],
   runId: string,
-): Promise<{ seeds: number; partitions: number; batches: number; answers: number }> {
+  seedsOf: (stream: string) => AsyncIterable<StreamSeed[]> | undefined = () => undefined,
+): Promise<RestoredState> {
+  let compact = { seeds: 0, unresolved: 0 };
+  for (const blob of blobs) {
+    const seeds = blob.seed_ledger ? seedsOf(blob.seedline_stream) : undefined;
+    if (!seeds) continue;
+    const restored = await restoreCompactLedger(destination, blob.seedline_stream, blob.seed_ledger!, seeds, runId);
+    compact = { seeds: compact.seeds + restored.seeds, unresolved: compact.unresolved + restored.unresolved };
+  }
   const seeds: SeedRow[] = [];
   const partitions: StateRow[] = [];
   const batches: BatchRow[] = [];
@@ -73,7 +89,7 @@ export async function restoreStreamStates(
     batches.push(...(await openBatchesToRestore(destination, blob)));
     answers.push(...(await answersToRestore(destination, blob)));
     const known = await destination.readSeeds(blob.seedline_stream);
-    for (const seed of blob.seeds) {
+    for (const seed of blob.seeds ?? []) {
       const mine = known.get(seed.key);
       const theirs = seed.fetched_at ? Date.parse(seed.fetched_at) : 0;
       if (mine && (mine.fetchedAt?.getTime() ?? 0) >= theirs) continue;
@@ -92,12 +108,13 @@ export async function restoreStreamStates(
       if (!cursors.has(partition.partition)) partitions.push({ stream: blob.seedline_stream, ...partition });
   }
   const restored = {
-    seeds: seeds.length,
+    seeds: seeds.length + compact.seeds,
     partitions: partitions.length,
     batches: batches.length,
     answers: answers.length,
+    unresolved: compact.unresolved,
   };
-  if (Object.values(restored).every((count) => count === 0)) return restored;
+  if (seeds.length + partitions.length + batches.length + answers.length === 0) return restored;
   const unit = await destination.beginUnit(runId);
   try {
     if (seeds.length > 0) await unit.saveSeeds(seeds);
@@ -141,7 +158,8 @@ export function stateBlobsOf(input: unknown): StreamStateBlob[] {
   for (const item of items) {
     const state = (item as { state?: unknown })?.state ?? item;
     const blob = (state as { stream?: { stream_state?: StreamStateBlob } })?.stream?.stream_state;
-    if (blob && typeof blob.seedline_stream === 'string' && Array.isArray(blob.seeds) && Array.isArray(blob.partitions))
+    const ledger = blob && (Array.isArray(blob.seeds) || typeof blob.seed_ledger === 'object');
+    if (ledger && typeof blob.seedline_stream === 'string' && Array.isArray(blob.partitions))
       blobs.set(blob.seedline_stream, blob);
   }
   return [...blobs.values()];

@@ -3,7 +3,8 @@ import { emit, rowJsonSchema, streamStatus, type AirbyteStream } from '../airbyt
 import { restoreStreamStates, stateBlobsOf } from '../airbyte/airbyte-state.js';
 import { configJsonSchema } from '../config/config-json-schema.js';
 import { loadConfig } from '../config/load-config.js';
-import { planSync, prepareSync } from '../engine/pipeline.js';
+import { batchStreamSeeds } from '../engine/batch/stream-seeds.js';
+import { planSync, prepareSync, type PreparedSync } from '../engine/pipeline.js';
 import { loadManifests } from '../manifest/load-manifests.js';
 import { redact } from '../util/log.js';
 import { runId } from '../util/run-id.js';
@@ -11,6 +12,7 @@ import { openServiceSession, openSession, type Session } from './open-session.js
 import { configuredTables, type TableReport } from './stream-tables.js';
 import { syncInSession } from './sync-action.js';
 import { StreamEmitter } from './airbyte-emit.js';
+import { stopOnSignals } from './stop-on-signals.js';
 
 /** The protocol version the messages follow. */
 const PROTOCOL_VERSION = '0.5.2';
@@ -73,20 +75,25 @@ function catalogStream(table: TableReport): AirbyteStream {
   };
 }
 
+/**
+ * The read. SIGTERM (a platform cancelling the sync) or Ctrl-C lets the unit under way commit; the
+ * stream under way then ends INCOMPLETE with a STATE covering what it committed, as do the streams
+ * not reached, so the next read pays for none of it again.
+ */
 async function read(opts: { config: string; catalog: string; state?: string }): Promise<void> {
-  const session = await openSession(opts.config, { lock: true });
+  const stop = stopOnSignals((signal) =>
+    emit({ type: 'LOG', log: { level: 'INFO', message: `${signal}: stopping after the unit under way commits` } }),
+  );
+  const session = await openSession(opts.config, { lock: true, signal: stop.signal }).catch((error: unknown) => {
+    stop.dispose();
+    throw error;
+  });
   try {
     const manifests = await loadManifests(session.loaded.config);
     const catalog = JSON.parse(await readFile(opts.catalog, 'utf8')) as unknown;
     const tables = selectedTables(session, manifests, catalog);
     const streams = [...new Set(tables.map((t) => t.stream))];
     const { destination, loaded } = session;
-    if (opts.state)
-      await restoreStreamStates(
-        destination,
-        stateBlobsOf(JSON.parse(await readFile(opts.state, 'utf8')) as unknown),
-        runId('airbyte_state'),
-      );
     const prepared = await prepareSync({
       config: loaded.config,
       baseDir: loaded.baseDir,
@@ -94,6 +101,7 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
       destination,
       only: streams,
     });
+    if (opts.state) await restoreState(prepared, opts.state);
     for (const plan of await planSync(prepared)) {
       for (const table of tables.filter((t) => t.stream === plan.stream && !t.parent)) {
         // The rows the plan expects in this table; none when it has no bound (the protocol wants an integer).
@@ -110,18 +118,56 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
     }
     for (const table of tables) emit(streamStatus(table.table, 'STARTED'));
     const run = runId('run');
-    const emitter = new StreamEmitter(destination, tables, run, fullRefreshTables(catalog));
+    const emitter = new StreamEmitter(destination, tables, run, fullRefreshTables(catalog), stateRounding(prepared));
     const result = await syncInSession(session, {
       config: opts.config,
       streams: streams.join(','),
       quiet: true,
       runId: run,
+      stop: stop.signal,
       afterStream: (outcome) => emitter.streamEnded(outcome),
     });
-    await emitter.finish(result.streams);
+    await emitter.finish(result.streams, stop.signal.aborted);
   } finally {
+    stop.dispose();
     await session.close();
   }
+}
+
+/**
+ * Restores the streams' states from `--state`, a compact ledger read against each batch stream's
+ * seeds now; seeds it cannot tell apart (the list changed too much) are said in a WARN LOG: they
+ * are due, so this read fetches them again.
+ */
+async function restoreState(prepared: PreparedSync, path: string): Promise<void> {
+  const { destination } = prepared.options;
+  const { seeds } = prepared;
+  const restored = await restoreStreamStates(
+    destination,
+    stateBlobsOf(JSON.parse(await readFile(path, 'utf8')) as unknown),
+    runId('airbyte_state'),
+    (stream) => {
+      const compiled = prepared.streams.find((s) => s.name === stream);
+      return compiled?.kind === 'batch' ? batchStreamSeeds(compiled, seeds, destination) : undefined;
+    },
+  );
+  if (restored.unresolved > 0)
+    emit({
+      type: 'LOG',
+      log: {
+        level: 'WARN',
+        message: `${restored.unresolved} seeds are due again: the seed list changed since the state was written more than its sketch can tell apart in their hash ranges (see docs/airbyte.md, "State that fits")`,
+      },
+    });
+}
+
+/** How much earlier than it was a stream's state may record a fetch: a fortieth of its refresh_after. */
+function stateRounding(prepared: PreparedSync): (stream: string) => number | undefined {
+  return (stream) => {
+    const compiled = prepared.streams.find((s) => s.name === stream);
+    const refresh = compiled?.kind === 'batch' ? compiled.refreshAfterMs : undefined;
+    return refresh === undefined ? undefined : refresh / 40;
+  };
 }
 
 /** The catalog's streams among the configured tables; a name the config does not make is a config error. */

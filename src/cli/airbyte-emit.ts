@@ -2,7 +2,7 @@ import { emit, errorTrace, streamStatus } from '../airbyte/airbyte-messages.js';
 import { exportStreamState } from '../airbyte/airbyte-state.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import type { Destination } from '../destinations/destination.js';
-import type { StreamOutcome } from '../engine/stream-context.js';
+import { emptyOutcome, type StreamOutcome } from '../engine/stream-context.js';
 import { redact } from '../util/log.js';
 import type { TableReport } from './stream-tables.js';
 
@@ -21,12 +21,14 @@ export class StreamEmitter {
   /**
    * @param runId the run's id: an incremental table emits the rows this run loaded
    * @param fullRefresh tables the catalog reads in full (every current row)
+   * @param stateRounding how much earlier than it was a stream's state may record a fetch (see `exportStreamState`)
    */
   constructor(
     private readonly destination: Destination,
     private readonly tables: readonly TableReport[],
     private readonly runId: string,
     private readonly fullRefresh: ReadonlySet<string>,
+    private readonly stateRounding: (stream: string) => number | undefined = () => undefined,
   ) {}
 
   /** A stream ended: its tables are emitted (the run waits for it before the next stream). */
@@ -35,14 +37,16 @@ export class StreamEmitter {
     return this.#emitStream(outcome.stream, outcome);
   }
 
-  /** Emits the streams the run never ended (it stopped first) with what `outcomes` says of them. */
-  async finish(outcomes: readonly StreamOutcome[]): Promise<void> {
+  /**
+   * Emits the streams the run never ended (it stopped first) with what `outcomes` says of them;
+   * `stopped`: a stop request ended the run, so a stream it never reached did not do its work.
+   */
+  async finish(outcomes: readonly StreamOutcome[], stopped = false): Promise<void> {
     for (const stream of new Set(this.tables.map((t) => t.stream)))
-      if (!this.#emitted.has(stream))
-        await this.#emitStream(
-          stream,
-          outcomes.find((o) => o.stream === stream),
-        );
+      if (!this.#emitted.has(stream)) {
+        const outcome = outcomes.find((o) => o.stream === stream);
+        await this.#emitStream(stream, outcome ?? (stopped ? notReached(stream) : undefined));
+      }
   }
 
   async #emitStream(stream: string, outcome: StreamOutcome | undefined): Promise<void> {
@@ -59,7 +63,11 @@ export class StreamEmitter {
       }
       counts.set(table.table, count);
     }
-    const stream_state = (await exportStreamState(this.destination, stream)) as unknown as Record<string, unknown>;
+    const stream_state = (await exportStreamState(
+      this.destination,
+      stream,
+      this.stateRounding(stream),
+    )) as unknown as Record<string, unknown>;
     for (const table of tables) {
       emit({
         type: 'STATE',
@@ -72,6 +80,11 @@ export class StreamEmitter {
       emitEnd(table, outcome);
     }
   }
+}
+
+/** The outcome of a stream a stopped run never reached. */
+function notReached(stream: string): StreamOutcome {
+  return { ...emptyOutcome(stream), stoppedOnRequest: true };
 }
 
 /**

@@ -1,0 +1,121 @@
+import type { Destination, SeedRow } from '../destinations/destination.js';
+import { LEDGER_PAGE, readSeedRows, seedLedgerPages } from '../engine/books/ledger-pages.js';
+import type { StreamSeed } from '../engine/batch/stream-seeds.js';
+import { CompactLedgerBuilder, readCompactLedger, type CompactLedger, type SeedMark } from './compact-ledger.js';
+
+/** Ledger rows from which a stream's state carries a compact ledger instead of its rows. */
+export const COMPACT_FROM = 2_000;
+/** Ledger rows restored per unit of work. */
+const RESTORE_UNIT = 5_000;
+
+/** A ledger row as a state carries it when the ledger is small. */
+export interface SeedState {
+  key: string;
+  seed: string;
+  status: string;
+  fetched_at: string | null;
+  credits: number;
+  error: string | null;
+}
+
+/**
+ * A stream's ledger for its state, read a page at a time: its rows while they are fewer than
+ * {@link COMPACT_FROM}, else a {@link CompactLedger} (no seed in it, a byte a seed at most).
+ * @param maxRoundingMs how much earlier than they were the compact ledger may record fetches
+ */
+export async function exportLedger(
+  destination: Destination,
+  stream: string,
+  maxRoundingMs = Infinity,
+): Promise<{ seeds: SeedState[] } | { seed_ledger: CompactLedger }> {
+  let rows: SeedState[] | undefined = [];
+  const builder = new CompactLedgerBuilder();
+  for await (const page of seedLedgerPages(destination, stream)) {
+    for (const row of page) builder.add(row.seedKey, markOf(row));
+    if (rows && rows.length + page.length < COMPACT_FROM) rows.push(...page.map(seedState));
+    else rows = undefined;
+  }
+  return rows ? { seeds: rows } : { seed_ledger: builder.build(maxRoundingMs) };
+}
+
+/**
+ * Writes the ledger rows a compact ledger gives the stream's current seeds, where the destination
+ * has no newer word of its own, in units of {@link RESTORE_UNIT} rows.
+ * @returns rows written, and seeds left due because the list changed too much to tell them apart
+ */
+export async function restoreCompactLedger(
+  destination: Destination,
+  stream: string,
+  ledger: CompactLedger,
+  seeds: AsyncIterable<StreamSeed[]>,
+  runId: string,
+): Promise<{ seeds: number; unresolved: number }> {
+  const current: StreamSeed[] = [];
+  for await (const chunk of seeds) current.push(...chunk);
+  const reading = readCompactLedger(
+    ledger,
+    current.map((s) => s.key),
+  );
+  let written = 0;
+  for (let from = 0; from < current.length; from += RESTORE_UNIT) {
+    const slice = current.slice(from, from + RESTORE_UNIT);
+    const known = await readSeedRows(
+      destination,
+      stream,
+      slice.map((s) => s.key),
+      LEDGER_PAGE,
+    );
+    const rows = slice.flatMap((seed, i): SeedRow[] => {
+      const mark = ledger.marks[reading.marks[from + i]! - 1];
+      if (!mark || (known.get(seed.key)?.fetchedAt?.getTime() ?? -Infinity) >= Date.parse(mark.at)) return [];
+      return [restoredRow(stream, seed, mark)];
+    });
+    if (rows.length === 0) continue;
+    const unit = await destination.beginUnit(runId);
+    try {
+      await unit.saveSeeds(rows);
+      await unit.commit();
+    } catch (error) {
+      await unit.rollback().catch(() => undefined);
+      throw error;
+    }
+    written += rows.length;
+  }
+  return { seeds: written, unresolved: reading.unresolved };
+}
+
+/** What a compact ledger keeps of a row: a fetch, a failure for good or a pending seed since a time; nothing else. */
+function markOf(row: SeedRow): (Omit<SeedMark, 'at'> & { at: Date }) | undefined {
+  if (!row.fetchedAt) return undefined;
+  const status = row.status === 'submitted' ? 'pending' : row.status;
+  if (status !== 'fetched' && status !== 'failed' && status !== 'pending') return undefined;
+  return { status, error: status === 'failed' ? errorType(row.error) : null, at: row.fetchedAt };
+}
+
+function restoredRow(stream: string, seed: StreamSeed, mark: SeedMark): SeedRow {
+  return {
+    stream,
+    seedKey: seed.key,
+    seed: seed.seed,
+    status: mark.status,
+    fetchedAt: new Date(mark.at),
+    credits: 0,
+    error: mark.error === null ? null : `${mark.error}: as the Airbyte state recorded it`,
+  };
+}
+
+function seedState(row: SeedRow): SeedState {
+  return {
+    key: row.seedKey,
+    seed: row.seed,
+    status: row.status,
+    fetched_at: row.fetchedAt ? row.fetchedAt.toISOString() : null,
+    credits: row.credits ?? 0,
+    error: row.error ?? null,
+  };
+}
+
+/** The service's error type a failed row was recorded with (`not_found: …` → `not_found`). */
+function errorType(error: string | null | undefined): string | null {
+  return error ? (error.split(':')[0] ?? null) : null;
+}
