@@ -66,13 +66,14 @@ export interface RestoredState {
  * Writes state blobs into the destination where it has no newer word of its own: a ledger row or
  * partition it lacks, or one fetched earlier than the blob says. A destination that outlived the
  * platform's state keeps what it knows. Rows carried row by row go in one unit; a compact ledger
- * is read against the stream's seeds now (`seedsOf`; a stream it has none of is skipped).
+ * is read against the stream's seeds now (`seedsOf`: a new pass over them each call; a stream it
+ * gives none for is skipped).
  */
 export async function restoreStreamStates(
   destination: Destination,
   blobs: readonly StreamStateBlob[],
   runId: string,
-  seedsOf: (stream: string) => AsyncIterable<StreamSeed[]> | undefined = () => undefined,
+  seedsOf: (stream: string) => (() => AsyncIterable<StreamSeed[]>) | undefined = () => undefined,
 ): Promise<RestoredState> {
   let compact = { seeds: 0, unresolved: 0 };
   for (const blob of blobs) {
@@ -88,7 +89,8 @@ export async function restoreStreamStates(
   for (const blob of blobs) {
     batches.push(...(await openBatchesToRestore(destination, blob)));
     answers.push(...(await answersToRestore(destination, blob)));
-    const known = await destination.readSeeds(blob.seedline_stream);
+    // Rows carried row by row are few (see COMPACT_FROM): the store's ledger of the stream is read whole only for them.
+    const known = blob.seeds?.length ? await destination.readSeeds(blob.seedline_stream) : new Map<string, SeedRow>();
     for (const seed of blob.seeds ?? []) {
       const mine = known.get(seed.key);
       const theirs = seed.fetched_at ? Date.parse(seed.fetched_at) : 0;

@@ -72,17 +72,24 @@ export class CompactLedgerBuilder {
    */
   build(maxRoundingMs = Infinity): CompactLedger {
     const order = sortedByHash(this.hashes, this.count);
-    const sweeps = GRANULARITIES_MS.map((granularity) => ({ granularity, ...this.sweepAt(order, granularity) }));
+    const sweeps = new Map<number, Sweep>();
+    // Each rounding deflates the whole sweep: tried finest first, and no further than needed.
+    const sweepAt = (granularity: number) => {
+      if (!sweeps.has(granularity)) sweeps.set(granularity, { granularity, ...this.sweepAt(order, granularity) });
+      return sweeps.get(granularity)!;
+    };
     const fullSketch = sketchBytes(sketchLayout(this.count, Infinity));
     const minSketch = base64Length(SetSketch.bytes(Math.min(MIN_CELLS, fullSketch)));
     const wanted = Math.min(fullSketch, SWEEP_AND_SKETCH / 2);
-    const withinRounding = sweeps.filter((s, i) => s.fits && (i === 0 || s.granularity <= maxRoundingMs));
-    const smallest = withinRounding.reduce((best, s) => (s.bytes < best.bytes ? s : best), withinRounding[0]!);
+    const fitsWith = (sketch: number) => (s: Sweep) => s.fits && s.bytes + sketch <= SWEEP_AND_SKETCH;
+    const withinRounding = GRANULARITIES_MS.filter((g, i) => i === 0 || g <= maxRoundingMs);
+    const roomiest = () =>
+      withinRounding.map(sweepAt).reduce((best, s) => (s.fits && (!best.fits || s.bytes < best.bytes) ? s : best));
     const chosen =
-      withinRounding.find((s) => s.bytes + wanted <= SWEEP_AND_SKETCH) ??
-      (smallest.bytes + minSketch <= SWEEP_AND_SKETCH ? smallest : undefined) ??
-      sweeps.find((s) => s.fits && s.bytes + minSketch <= SWEEP_AND_SKETCH) ??
-      sweeps.at(-1)!;
+      lazyFind(withinRounding, sweepAt, fitsWith(wanted)) ??
+      [roomiest()].find(fitsWith(minSketch)) ??
+      lazyFind(GRANULARITIES_MS, sweepAt, fitsWith(minSketch)) ??
+      sweepAt(GRANULARITIES_MS.at(-1)!);
     const layout = sketchLayout(this.count, SWEEP_AND_SKETCH - chosen.bytes);
     const ranges = new Array<number>(layout.ranges).fill(0);
     for (let i = 0; i < this.count; i++) ranges[rangeOf(this.hashes[i]!, layout.ranges)]!++;
@@ -167,7 +174,7 @@ export class CompactLedgerBuilder {
 
 /** What a compact ledger says of the seeds of a read's list. */
 export interface LedgerReading {
-  /** Each seed's mark (in `marks`, 1-based), in the order of the keys given; 0 for a seed due. */
+  /** Each seed's mark (in `marks`, 1-based), in the order of the hashes given; 0 for a seed due. */
   marks: Uint8Array;
   /** Seeds due only because their hash range changed more than its sketch recovers. */
   unresolved: number;
@@ -177,17 +184,16 @@ export interface LedgerReading {
 }
 
 /**
- * Gives each of `keys` (the read's seed keys, no repeats) the mark the ledger kept for it: a seed
+ * Gives each seed of a read's list (`hashes`: its keys' {@link keyHash}es, no repeats) the mark the ledger kept for it: a seed
  * the ledger never saw is due (0); so is every seed of a hash range whose changes its sketch cannot
  * recover (counted in `unresolved`), which never makes a new seed look fetched.
  */
-export function readCompactLedger(ledger: CompactLedger, keys: readonly string[]): LedgerReading {
+export function readCompactLedger(ledger: CompactLedger, hashes: Float64Array): LedgerReading {
   const ranges = ledger.ranges.length;
   const sweep = inflateRawSync(Buffer.from(ledger.sweep, 'base64'));
   const sketches = Buffer.from(ledger.sketches, 'base64');
-  const hashes = Float64Array.from(keys, keyHash);
   const order = sortedByHash(hashes, hashes.length);
-  const reading: LedgerReading = { marks: new Uint8Array(keys.length), unresolved: 0, added: 0, removed: 0 };
+  const reading: LedgerReading = { marks: new Uint8Array(hashes.length), unresolved: 0, added: 0, removed: 0 };
   const cellBytes = SetSketch.bytes(ledger.cells_per_range);
   let next = 0;
   let swept = 0;
@@ -238,6 +244,26 @@ function markRange(
   entries.forEach((entry, position) => {
     if (entry.member >= 0) marks[entry.member] = stored[position] ?? 0;
   });
+}
+
+/** The sweep at one rounding of times. */
+interface Sweep {
+  granularity: number;
+  marks: SeedMark[];
+  /** Deflated, as base64. */
+  sweep: string;
+  bytes: number;
+  /** Whether its marks fit a byte. */
+  fits: boolean;
+}
+
+/** The first of `items` whose value (computed in order, only as far as needed) passes `test`. */
+function lazyFind<T, V>(items: readonly T[], value: (item: T) => V, test: (value: V) => boolean): V | undefined {
+  for (const item of items) {
+    const computed = value(item);
+    if (test(computed)) return computed;
+  }
+  return undefined;
 }
 
 interface RangeLayout {

@@ -1,12 +1,15 @@
 import type { Destination, SeedRow } from '../destinations/destination.js';
-import { LEDGER_PAGE, readSeedRows, seedLedgerPages } from '../engine/books/ledger-pages.js';
+import { LEDGER_PAGE, readSeedRows } from '../engine/books/ledger-pages.js';
 import type { StreamSeed } from '../engine/batch/stream-seeds.js';
 import { CompactLedgerBuilder, readCompactLedger, type CompactLedger, type SeedMark } from './compact-ledger.js';
+import { keyHash } from './set-sketch.js';
 
 /** Ledger rows from which a stream's state carries a compact ledger instead of its rows. */
 export const COMPACT_FROM = 2_000;
 /** Ledger rows restored per unit of work. */
-const RESTORE_UNIT = 5_000;
+const RESTORE_UNIT = 20_000;
+/** Ledger rows read at a time for an export. */
+const LEDGER_CHUNK = 5_000;
 
 /** A ledger row as a state carries it when the ledger is small. */
 export interface SeedState {
@@ -30,7 +33,7 @@ export async function exportLedger(
 ): Promise<{ seeds: SeedState[] } | { seed_ledger: CompactLedger }> {
   let rows: SeedState[] | undefined = [];
   const builder = new CompactLedgerBuilder();
-  for await (const page of seedLedgerPages(destination, stream)) {
+  for await (const page of destination.readSeedChunks(stream, LEDGER_CHUNK)) {
     for (const row of page) builder.add(row.seedKey, markOf(row));
     if (rows && rows.length + page.length < COMPACT_FROM) rows.push(...page.map(seedState));
     else rows = undefined;
@@ -47,41 +50,63 @@ export async function restoreCompactLedger(
   destination: Destination,
   stream: string,
   ledger: CompactLedger,
-  seeds: AsyncIterable<StreamSeed[]>,
+  seeds: () => AsyncIterable<StreamSeed[]>,
   runId: string,
 ): Promise<{ seeds: number; unresolved: number }> {
-  const current: StreamSeed[] = [];
-  for await (const chunk of seeds) current.push(...chunk);
-  const reading = readCompactLedger(
-    ledger,
-    current.map((s) => s.key),
-  );
+  // Two passes over the list, so only its hashes are held (8 bytes a seed), never its seeds.
+  const hashes: number[] = [];
+  for await (const chunk of seeds()) for (const seed of chunk) hashes.push(keyHash(seed.key));
+  const reading = readCompactLedger(ledger, Float64Array.from(hashes));
+  hashes.length = 0;
+  // A fresh container's store has no ledger of the stream: nothing to compare with.
+  const empty = (await destination.readSeedPage(stream, null, 1)).length === 0;
   let written = 0;
-  for (let from = 0; from < current.length; from += RESTORE_UNIT) {
-    const slice = current.slice(from, from + RESTORE_UNIT);
-    const known = await readSeedRows(
-      destination,
-      stream,
-      slice.map((s) => s.key),
-      LEDGER_PAGE,
-    );
-    const rows = slice.flatMap((seed, i): SeedRow[] => {
-      const mark = ledger.marks[reading.marks[from + i]! - 1];
-      if (!mark || (known.get(seed.key)?.fetchedAt?.getTime() ?? -Infinity) >= Date.parse(mark.at)) return [];
-      return [restoredRow(stream, seed, mark)];
-    });
-    if (rows.length === 0) continue;
-    const unit = await destination.beginUnit(runId);
-    try {
-      await unit.saveSeeds(rows);
-      await unit.commit();
-    } catch (error) {
-      await unit.rollback().catch(() => undefined);
-      throw error;
+  let position = 0;
+  let unit: SeedRow[] = [];
+  const save = async () => {
+    written += await saveRows(destination, stream, unit, empty, runId);
+    unit = [];
+  };
+  for await (const chunk of seeds()) {
+    for (const seed of chunk) {
+      const mark = ledger.marks[(reading.marks[position++] ?? 0) - 1];
+      if (mark) unit.push(restoredRow(stream, seed, mark));
     }
-    written += rows.length;
+    if (unit.length >= RESTORE_UNIT) await save();
   }
+  if (unit.length > 0) await save();
   return { seeds: written, unresolved: reading.unresolved };
+}
+
+/** Saves restored rows in one unit, less those the store has as new or newer; answers how many it saved. */
+async function saveRows(
+  destination: Destination,
+  stream: string,
+  restored: readonly SeedRow[],
+  empty: boolean,
+  runId: string,
+): Promise<number> {
+  const known = empty
+    ? new Map<string, SeedRow>()
+    : await readSeedRows(
+        destination,
+        stream,
+        restored.map((row) => row.seedKey),
+        LEDGER_PAGE,
+      );
+  const rows = restored.filter(
+    (row) => (known.get(row.seedKey)?.fetchedAt?.getTime() ?? -Infinity) < row.fetchedAt!.getTime(),
+  );
+  if (rows.length === 0) return 0;
+  const unit = await destination.beginUnit(runId);
+  try {
+    await unit.saveSeeds(rows);
+    await unit.commit();
+  } catch (error) {
+    await unit.rollback().catch(() => undefined);
+    throw error;
+  }
+  return rows.length;
 }
 
 /** What a compact ledger keeps of a row: a fetch, a failure for good or a pending seed since a time; nothing else. */

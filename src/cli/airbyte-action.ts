@@ -148,7 +148,7 @@ async function restoreState(prepared: PreparedSync, path: string): Promise<void>
     runId('airbyte_state'),
     (stream) => {
       const compiled = prepared.streams.find((s) => s.name === stream);
-      return compiled?.kind === 'batch' ? batchStreamSeeds(compiled, seeds, destination) : undefined;
+      return compiled?.kind === 'batch' ? () => batchStreamSeeds(compiled, seeds, destination) : undefined;
     },
   );
   if (restored.unresolved > 0)

@@ -138,6 +138,8 @@ export interface SystemStore {
   readStateByKey(stream: string, keys: readonly string[]): Promise<Map<string, StateRow>>;
   /** Reads the ledger rows of these seed keys (a chunk's worth, up to a few thousand), keyed by seed key; a key without a row is absent. */
   readSeedsByKey(stream: string, keys: readonly string[]): Promise<Map<string, SeedRow>>;
+  /** Every ledger row of a stream in one read, about `size` at a time, in no order: for an export, where a keyset scan would query a large ledger page by page. */
+  readSeedChunks(stream: string, size: number): AsyncGenerator<SeedRow[]>;
   /** One page of a keyset scan of a stream's ledger: up to `limit` rows with a seed key after `after` (from the first when null), in seed-key order. */
   readSeedPage(stream: string, after: string | null, limit: number): Promise<SeedRow[]>;
   /** One page of a keyset scan of a stream's open batches (`intent` or `submitted`): up to `limit` rows after `after` (from the first when null), oldest first. */

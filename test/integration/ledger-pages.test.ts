@@ -62,6 +62,30 @@ for (const kind of destinationKinds) {
       expect(pages.flat()[3]).toMatchObject({ seedKey: 'person-00003', status: 'fetched', fetchedAt: at, credits: 1 });
     });
 
+    it("given a stream's ledger beside another stream's, when read in chunks in one read, then each of its rows comes once with its fields and times", async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await open();
+      await saveSeeds(dest, [
+        ...Array.from({ length: 1200 }, (_, n) => seed('profiles', n)),
+        ...Array.from({ length: 50 }, (_, n) => seed("it's", n)),
+      ]);
+      const chunks: SeedRow[][] = [];
+      for await (const chunk of dest.readSeedChunks('profiles', 500)) chunks.push(chunk);
+      expect(chunks.flat()).toHaveLength(1200);
+      expect(new Set(chunks.flat().map((row) => row.seedKey)).size).toBe(1200);
+      expect(chunks.flat().find((row) => row.seedKey === 'person-00003')).toMatchObject({
+        stream: 'profiles',
+        seed: 'https://x.example/in/person-3',
+        status: 'fetched',
+        fetchedAt: at,
+        credits: 1,
+      });
+      // A stream's name is a literal in the read: a quote in it neither breaks nor widens it.
+      let quoted = 0;
+      for await (const chunk of dest.readSeedChunks("it's", 500)) quoted += chunk.length;
+      expect(quoted).toBe(50);
+    });
+
     it('given a page size that divides the rows exactly, when read, then the last page is followed by no empty page and nothing repeats', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await open();

@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { CompactLedgerBuilder, readCompactLedger, type CompactLedger } from '../../src/airbyte/compact-ledger.js';
+import { keyHash } from '../../src/airbyte/set-sketch.js';
+
+const hashesOf = (keys: readonly string[]) => Float64Array.from(keys, keyHash);
 
 const DAY = 86_400_000;
 const start = Date.parse('2026-11-01T00:00:00Z');
 const keys = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
 
 /** A ledger of `list`: every 10th seed failed for good, the others fetched on one of `days` days, at some second of it. */
-function ledgerOf(list: readonly string[], days: number, maxRoundingMs?: number): { ledger: CompactLedger; at: number[] } {
+function ledgerOf(
+  list: readonly string[],
+  days: number,
+  maxRoundingMs?: number,
+): { ledger: CompactLedger; at: number[] } {
   const builder = new CompactLedgerBuilder();
   const at = list.map((_, i) => start + (i % days) * DAY + ((i * 7919) % 3600) * 1000);
   list.forEach((key, i) =>
@@ -24,7 +31,7 @@ describe('compact seed ledger', () => {
   it('given the same list, when read back, then every seed has its status, error type and a time at most the rounding earlier', () => {
     const list = keys('seed', 5000);
     const { ledger, at } = ledgerOf(list, 7);
-    const reading = readCompactLedger(ledger, [...list].reverse());
+    const reading = readCompactLedger(ledger, hashesOf([...list].reverse()));
     expect(reading).toMatchObject({ unresolved: 0, added: 0, removed: 0 });
     [...list].reverse().forEach((key, i) => {
       const mark = ledger.marks[reading.marks[i]! - 1]!;
@@ -41,7 +48,7 @@ describe('compact seed ledger', () => {
     const list = keys('seed', 20_000);
     const { ledger } = ledgerOf(list, 3);
     const now = [...list.slice(300), ...keys('new', 400)];
-    const reading = readCompactLedger(ledger, now);
+    const reading = readCompactLedger(ledger, hashesOf(now));
     expect(reading).toMatchObject({ unresolved: 0, added: 400, removed: 300 });
     now.forEach((key, i) => expect(reading.marks[i] === 0).toBe(key.startsWith('new-')));
   });
@@ -50,7 +57,7 @@ describe('compact seed ledger', () => {
     const list = keys('seed', 3000);
     const { ledger } = ledgerOf(list, 1);
     const now = [...list.slice(2500), ...keys('new', 6000)];
-    const reading = readCompactLedger(ledger, now);
+    const reading = readCompactLedger(ledger, hashesOf(now));
     expect(reading.unresolved).toBeGreaterThan(0);
     now.forEach((key, i) => {
       if (key.startsWith('new-')) expect(reading.marks[i]).toBe(0);
@@ -61,7 +68,7 @@ describe('compact seed ledger', () => {
     const builder = new CompactLedgerBuilder();
     builder.add('pending-one', undefined);
     builder.add('fetched-one', { status: 'fetched', error: null, at: new Date(start) });
-    const reading = readCompactLedger(builder.build(), ['pending-one', 'fetched-one']);
+    const reading = readCompactLedger(builder.build(), hashesOf(['pending-one', 'fetched-one']));
     expect([...reading.marks]).toEqual([0, 1]);
   });
 

@@ -27,7 +27,7 @@ import {
   OutsideWarehouseError,
   UnknownTableError,
 } from '../destination-error.js';
-import { assertIdentifier } from '../identifiers.js';
+import { assertIdentifier, quoteIdentifier } from '../identifiers.js';
 import { SqlLoadUnit } from './sql-load-unit.js';
 import type { ShapedBatch } from '../../normalize/record-shaper.js';
 import { stampLoadTime } from '../../normalize/record-shaper.js';
@@ -35,7 +35,7 @@ import type { SqlContext, SqlDialectTraits, SqlSession } from './sql-session.js'
 import { SqlSystemStore } from './sql-system-store.js';
 import { SqlTableSetup } from './sql-table-setup.js';
 import { SqlWriteModes } from './sql-write-modes.js';
-import { rejectedToDb } from './system-tables.js';
+import { rejectedToDb, seedFromDb, systemTables } from './system-tables.js';
 import type { TableLayout } from '../../normalize/table-layout.js';
 import { sameLayout, tableLayout } from '../../normalize/table-layout.js';
 
@@ -63,6 +63,20 @@ interface SqlDestinationParts {
  * destination shapes and routes writes; the system tables (`SqlSystemStore`), the data tables'
  * DDL (`SqlTableSetup`) and the write modes (`SqlWriteModes`) are parts of their own.
  */
+/** The ledger's columns, as `seedFromDb` reads them. */
+const SEED_COLUMNS = [
+  'stream',
+  'seed_key',
+  'seed',
+  'status',
+  'canonical_url',
+  'job_id',
+  'credits',
+  'fetched_at',
+  'error',
+  'updated_at',
+];
+
 export abstract class SqlDestination implements Destination {
   abstract readonly capabilities: DestinationCapabilities;
   abstract readonly kind: DestinationKind;
@@ -191,6 +205,14 @@ export abstract class SqlDestination implements Destination {
 
   readStateByKey(stream: string, keys: readonly string[]): Promise<Map<string, StateRow>> {
     return this.parts.store.readStateByKey(stream, keys);
+  }
+
+  async *readSeedChunks(stream: string, size: number): AsyncGenerator<SeedRow[]> {
+    const table = `${quoteIdentifier(this.schema, 'schema')}.${quoteIdentifier(systemTables.seeds.name, 'table')}`;
+    // The read-only path streams without a transaction held open; the stream's name is a literal, its quotes doubled.
+    const sql = `select ${SEED_COLUMNS.join(', ')} from ${table} where stream = '${stream.replaceAll("'", "''")}'`;
+    for await (const rows of this.readQueryChunks(sql, size))
+      yield rows.map((values) => seedFromDb(Object.fromEntries(SEED_COLUMNS.map((column, i) => [column, values[i]]))));
   }
 
   readSeedPage(stream: string, after: string | null, limit: number): Promise<SeedRow[]> {
