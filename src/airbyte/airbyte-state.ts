@@ -15,7 +15,7 @@ export interface StreamStateBlob {
   seedline_stream: string;
   /** The ledger row by row (fewer than `COMPACT_FROM` rows). */
   seeds?: SeedState[];
-  /** The ledger in a size that does not grow past a byte a seed (see docs/airbyte.md, "State that fits"). */
+  /** The ledger in a size that does not grow past a byte a seed (see docs/airbyte.md#state-that-fits). */
   seed_ledger?: CompactLedger;
   partitions: { partition: string; cursor: string }[];
   /** Batch jobs not finished (`intent` or `submitted`). Default: none (state of an earlier version). */

@@ -12,7 +12,7 @@ export interface SeedMark {
 
 /**
  * A stream's seed ledger in a size that does not grow with the list's length beyond a byte a seed
- * before compression (see docs/airbyte.md, "State that fits"). The seeds are not in it: the next
+ * before compression (see docs/airbyte.md#state-that-fits). The seeds are not in it: the next
  * read has them in its own seed list. It holds, in the sweep order of the seeds' 48-bit key hashes,
  * one mark a seed (an index in `marks`, 0 for a seed with nothing to keep), and a set sketch per
  * hash range that tells which seeds the list gained and lost since, so each mark goes back to its
@@ -41,10 +41,18 @@ const STATE_BYTES = 1_000_000;
 const SWEEP_AND_SKETCH = STATE_BYTES - 30_000;
 /** Fewest sketch cells a stream carries, whatever the sweep takes. */
 const MIN_CELLS = 3_000;
+/**
+ * Sketch cells a seed that the sweep may never squeeze out: 2 cells a hundred seeds recover a
+ * list with about 0.8% of its seeds replaced (two differences each). Below it, a small change to a
+ * long list would make every seed due: the times are rounded coarser first.
+ */
+const FLOOR_CELLS_PER_SEED = 0.02;
 /** Fewest cells in a range's sketch: small sketches fail to peel well before two thirds full. */
 const MIN_RANGE_CELLS = 240;
 /** Roundings of times tried, finest first, until the marks fit a byte and the sweep fits its share. */
-const GRANULARITIES_MS = [60_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000, 2_592_000_000];
+const GRANULARITIES_MS = [
+  60_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 172_800_000, 345_600_000, 604_800_000, 2_592_000_000,
+];
 const HASH_SPACE = 2 ** 48;
 
 /** Builds a {@link CompactLedger} from ledger rows given one at a time, in any order. */
@@ -64,9 +72,10 @@ export class CompactLedgerBuilder {
   }
 
   /**
-   * The compact ledger under {@link STATE_BYTES}: times rounded down to the finest step that leaves
-   * half the room to the sketch (or all it needs); else to the step within `maxRoundingMs` that
-   * leaves it the most; coarser only when nothing else fits. The sketch takes what is left.
+   * The compact ledger under {@link STATE_BYTES}: times rounded down to the finest step within
+   * `maxRoundingMs` that leaves half the room to the sketch (or all it needs); else to the finest
+   * step, within the cap or past it, that leaves the sketch its floor ({@link FLOOR_CELLS_PER_SEED}).
+   * The sketch takes what is left.
    * @param maxRoundingMs how much earlier than it was a seed may be recorded fetched: a share of
    *   the stream's refresh_after (a seed comes due that much early, never late)
    */
@@ -79,16 +88,14 @@ export class CompactLedgerBuilder {
       return sweeps.get(granularity)!;
     };
     const fullSketch = sketchBytes(sketchLayout(this.count, Infinity));
-    const minSketch = base64Length(SetSketch.bytes(Math.min(MIN_CELLS, fullSketch)));
+    const floorCells = Math.max(MIN_CELLS, Math.ceil(this.count * FLOOR_CELLS_PER_SEED));
+    const floorSketch = Math.min(fullSketch, base64Length(SetSketch.bytes(floorCells)));
     const wanted = Math.min(fullSketch, SWEEP_AND_SKETCH / 2);
     const fitsWith = (sketch: number) => (s: Sweep) => s.fits && s.bytes + sketch <= SWEEP_AND_SKETCH;
     const withinRounding = GRANULARITIES_MS.filter((g, i) => i === 0 || g <= maxRoundingMs);
-    const roomiest = () =>
-      withinRounding.map(sweepAt).reduce((best, s) => (s.fits && (!best.fits || s.bytes < best.bytes) ? s : best));
     const chosen =
       lazyFind(withinRounding, sweepAt, fitsWith(wanted)) ??
-      [roomiest()].find(fitsWith(minSketch)) ??
-      lazyFind(GRANULARITIES_MS, sweepAt, fitsWith(minSketch)) ??
+      lazyFind(GRANULARITIES_MS, sweepAt, fitsWith(floorSketch)) ??
       sweepAt(GRANULARITIES_MS.at(-1)!);
     const layout = sketchLayout(this.count, SWEEP_AND_SKETCH - chosen.bytes);
     const ranges = new Array<number>(layout.ranges).fill(0);

@@ -151,14 +151,37 @@ async function restoreState(prepared: PreparedSync, path: string): Promise<void>
       return compiled?.kind === 'batch' ? () => batchStreamSeeds(compiled, seeds, destination) : undefined;
     },
   );
+  await warnOfEmptyParents(prepared);
   if (restored.unresolved > 0)
     emit({
       type: 'LOG',
       log: {
         level: 'WARN',
-        message: `${restored.unresolved} seeds are due again: the seed list changed since the state was written more than its sketch can tell apart in their hash ranges (see docs/airbyte.md, "State that fits")`,
+        message: `${restored.unresolved} seeds are due again: the seed list changed since the state was written more than its sketch can tell apart in their hash ranges (see docs/airbyte.md#state-that-fits)`,
       },
     });
+}
+
+/**
+ * A STATE restores what was fetched, never the rows: in a fresh container a stream whose partitions
+ * are the rows of a parent table (activity over profiles) finds that table empty, and runs only
+ * over the rows this read loads. A WARN LOG says so once per stream.
+ */
+async function warnOfEmptyParents(prepared: PreparedSync): Promise<void> {
+  const { destination } = prepared.options;
+  for (const stream of prepared.streams) {
+    const missing: string[] = [];
+    for (const parent of stream.partitions.parents)
+      if (!(await destination.hasTable(parent.table))) missing.push(parent.table);
+    if (missing.length === 0) continue;
+    emit({
+      type: 'LOG',
+      log: {
+        level: 'WARN',
+        message: `stream ${stream.name} reads its partitions from ${missing.join(', ')}, which this working store does not hold: it runs only over the rows this read loads there. Keep the working store between reads to refresh all of them (see docs/airbyte.md#a-working-store-that-lasts)`,
+      },
+    });
+  }
 }
 
 /** How much earlier than it was a stream's state may record a fetch: a fortieth of its refresh_after. */

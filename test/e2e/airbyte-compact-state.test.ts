@@ -174,4 +174,19 @@ describe('airbyte read with a compact seed ledger', () => {
     expect(billedCompanies).toHaveLength(2);
     expect(enrichedTargets(since)).toHaveLength(3);
   });
+
+  it('given a stream over a parent table, when a read in a fresh store is fed the STATE, then a WARN LOG says the parent table is not there to read', async () => {
+    const streams = { activity: { kinds: ['posts'], max_pages: 1, via: 'calls' } };
+    const catalogPath = await catalog(['profiles', 'activity_posts']);
+    const first = await read(await config('parented', [7, 8], streams), catalogPath);
+    const again = await read(await config('parented-fresh', [7, 8], streams), catalogPath, lastStates(first));
+    const warnings = again.filter((m) => m.type === 'LOG' && m.log.level === 'WARN').map((m) => m.log.message);
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^stream activity reads its partitions from profiles, which this working store does not hold/,
+        ),
+      ]),
+    );
+  });
 });
