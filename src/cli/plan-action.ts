@@ -175,9 +175,12 @@ export function planReport(
 
 /** The human-readable plan `seedline plan` prints. */
 export function renderPlan(report: PlanReport): string {
+  // Shown only when a stream refreshes on change: of to_fetch, the seeds a Trigger made due (the rest by age or new).
+  const byChange = report.streams.some((p) => p.dueByChange !== undefined);
   const rows = report.streams.map((p) => ({
     stream: p.stream,
     to_fetch: p.units,
+    ...(byChange ? { by_change: p.dueByChange ?? '' } : {}),
     resumed: p.resumed,
     fresh_skipped: p.skipped,
     calls: p.calls,

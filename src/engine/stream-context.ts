@@ -64,6 +64,8 @@ export interface StreamPlan {
   resumed: number;
   /** Units skipped as fresh. */
   skipped: number;
+  /** Of the units, the seeds due because a Trigger reported a change (refresh on change); absent: by age only. */
+  dueByChange?: number;
   /** Calls the units need at least (batch: submissions; paged: first pages; searches: one each). */
   calls: number;
   /** Worst-case credits of the units: every page of every feed up to its max_pages, every search full. */

@@ -14,7 +14,8 @@ import {
 } from './components/requester.js';
 import { compileTable, type TableTemplate } from './components/table.js';
 import { compileTypical, type TypicalRecords } from './components/typical.js';
-import type { BatchStreamNode, RequestStreamNode, StreamManifest } from './manifest-schema.js';
+import type { BatchStreamNode, RefreshOnChangeNode, RequestStreamNode, StreamManifest } from './manifest-schema.js';
+import type { SeedKind } from '../util/seed-keys.js';
 import { seedKindsOfTables, seedSources } from './seed-sources.js';
 
 type Options = Record<string, unknown>;
@@ -39,6 +40,22 @@ interface StreamParts {
 export interface CompiledBatchStream extends StreamParts {
   kind: 'batch';
   items: BatchItems;
+  /** Refresh on change, when its manifest declares it and its option is set; undefined: by age only. */
+  changeRefresh: ChangeRefresh | undefined;
+}
+
+/** How Signals and their Triggers make a batch stream's seeds due (its manifest's `refresh_on_change`). */
+export interface ChangeRefresh {
+  /** How long a watched seed stays fresh without a Trigger, in ms. */
+  watchedRefreshMs: number;
+  /** Target type of the watching Signals. */
+  signalTarget: string;
+  /** The target's field that holds the seed. */
+  targetField: string;
+  /** The seed kind the target's value is keyed as. */
+  seedKind: SeedKind;
+  /** Diff fields that make a watched seed due. */
+  fields: readonly string[];
 }
 
 /** A stream fed by direct calls, per partition, page by page. */
@@ -71,6 +88,7 @@ const compilers = {
     kind: 'batch',
     ...parts(manifest, options, context),
     items: compileBatchItems(manifest, options),
+    changeRefresh: compileChangeRefresh(manifest.refresh_on_change, options),
   }),
   request: (manifest: RequestStreamNode, options: Options, context: CompileContext): CompiledRequestStream => ({
     kind: 'request',
@@ -140,6 +158,18 @@ function parts(manifest: StreamManifest, options: Options, context: CompileConte
     partitions: compilePartitions(manifest.partitions, options, context),
     table: compileTable(manifest.table, options),
     cost: compileCost(manifest.cost),
+  };
+}
+
+function compileChangeRefresh(node: RefreshOnChangeNode | undefined, options: Options): ChangeRefresh | undefined {
+  const watchedRefreshMs = node && refreshAfterMs(node.refresh_after, options);
+  if (!node || watchedRefreshMs === undefined) return undefined;
+  return {
+    watchedRefreshMs,
+    signalTarget: node.signal_target,
+    targetField: node.target_field,
+    seedKind: node.seed_kind as SeedKind,
+    fields: node.fields,
   };
 }
 

@@ -203,6 +203,26 @@ const streamBase = {
   table: TableNode,
 };
 
+/**
+ * Refresh on change: a seed watched by an active Signal is due again when a Trigger of that Signal
+ * names one of `fields` in its diff (checked after the seed was fetched), whatever its age, and
+ * otherwise after `refresh_after` (longer than the stream's own). Signals are read from the
+ * `signals` table, Triggers from the `triggers` table (their streams, or `serve`).
+ */
+export const RefreshOnChangeNode = z.strictObject({
+  /** How long a watched seed stays fresh without a Trigger; off when it renders empty (a template over `options`). */
+  refresh_after: Template,
+  /** The target type of the Signals that watch this stream's seeds (`profile`). */
+  signal_target: z.string(),
+  /** The target's field holding the seed (`site_url`). */
+  target_field: z.string(),
+  /** The seed kind whose key the target's value is read as (`profile`). */
+  seed_kind: z.string(),
+  /** Trigger diff fields that make a watched seed due. */
+  fields: z.array(z.string()).min(1),
+});
+export type RefreshOnChangeNode = z.infer<typeof RefreshOnChangeNode>;
+
 /** A stream fed by batch jobs (`POST /v1/batch`), one item per seed. */
 export const BatchStreamNode = z.strictObject({
   type: z.literal('batch'),
@@ -215,6 +235,8 @@ export const BatchStreamNode = z.strictObject({
   partitions: PartitionNode,
   /** Item params as a template over `partition` and `options`. */
   params: z.record(z.string(), Template),
+  /** Refresh watched seeds when a Trigger says they changed. Default: by age only. */
+  refresh_on_change: RefreshOnChangeNode.optional(),
 });
 export type BatchStreamNode = z.infer<typeof BatchStreamNode>;
 

@@ -134,6 +134,7 @@ export async function planBatchStream(
     units: plan.todo + toCome.items,
     resumed,
     skipped: plan.skipped,
+    ...(stream.changeRefresh ? { dueByChange: plan.byChange } : {}),
     calls: chunks + open.length,
     worstCaseCredits: runner.costs.costOfPlan(plan, 'worst') + unsent + runner.costs.retriesOfOpen(open) + toCome.worst,
     estimatedCredits: runner.costs.costOfPlan(plan, 'expected') + unsent + Math.ceil(toCome.expected),

@@ -4,6 +4,7 @@ import type { BatchCosts } from './batch-costs.js';
 import { cutToFit } from '../books/budget.js';
 import { stopForBudget } from '../books/budget-stop.js';
 import { isRecent } from '../books/freshness.js';
+import { ChangeWatch } from '../books/change-watch.js';
 import { itemsOf } from './job-books.js';
 import { LEDGER_PAGE, readOpenBatches, readSeedRows } from '../books/ledger-pages.js';
 import type { Partition } from '../../manifest/components/partitions.js';
@@ -42,6 +43,8 @@ export class SeedLedger {
   private readonly touchedDeferred = new Set<string>();
   /** How the last plan classified seeds: the submissions classify them the same way. */
   private triage?: SeedTriage;
+  /** Seeds Signals watch and their last reported changes (refresh on change), read at the first plan. */
+  private watch?: ChangeWatch;
 
   /** `write` commits ledger rows in one unit of work and hands them back to {@link wrote}. */
   constructor(
@@ -63,6 +66,8 @@ export class SeedLedger {
    * cover them all, never-fetched seeds go first, then the stalest.
    */
   async plan(scan: SeedScan, open: readonly BatchRow[], available: number): Promise<SeedPlan> {
+    const rule = this.stream.changeRefresh;
+    this.watch ??= rule ? await ChangeWatch.load(this.ctx.destination, rule) : undefined;
     this.triage = this.triageFor(open);
     const plan = await planSeeds(scan, this.triage, available);
     this.outcome.skipped = plan.skipped;
@@ -153,11 +158,12 @@ export class SeedLedger {
       classify: ({ partition, row }) =>
         inFlight.has(partition.key)
           ? 'in_flight'
-          : written(row) || (!this.ctx.fullRefresh && this.isFresh(row, refreshMs, now))
+          : written(row) || (!this.ctx.fullRefresh && this.isFresh(partition.key, row, refreshMs, now))
             ? 'fresh'
             : 'todo',
       worst: (p) => this.costs.costOfSeed(p).worst,
       expected: (p) => this.costs.costOfSeed(p).expected,
+      changed: ({ partition, row }) => Boolean(this.watch?.changedSince(partition.key, row?.fetchedAt)),
     };
   }
 
@@ -238,7 +244,16 @@ export class SeedLedger {
     return TRANSIENT_FAILURES.has(error.split(':')[0] ?? '') ? {} : { fetchedAt: this.ctx.now() };
   }
 
-  private isFresh(row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {
+  /**
+   * Whether a seed's row keeps it from a fetch now: fetched (or failed for good) within
+   * refresh_after. A seed a Signal watches is kept for the longer `refresh_after_watched`
+   * instead, unless one of its Triggers reported a change after that fetch.
+   */
+  private isFresh(key: string, row: SeedRow | undefined, refreshMs: number | undefined, now: Date): boolean {
+    if (this.watch?.isWatched(key)) {
+      if (this.watch.changedSince(key, row?.fetchedAt)) return false;
+      refreshMs = this.stream.changeRefresh!.watchedRefreshMs;
+    }
     if (!row || !isRecent(row.fetchedAt, refreshMs, now)) return false;
     return row.status === 'fetched' || (row.status === 'failed' && PERMANENT_FAILURES.has(failureType(row)));
   }

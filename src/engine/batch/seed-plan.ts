@@ -9,6 +9,8 @@ export interface SeedTriage {
   worst(partition: Partition): number;
   /** Expected credits of the seed's item. */
   expected(partition: Partition): number;
+  /** Whether a seed needing a fetch needs it because a Trigger reported a change (refresh on change). Default: never. */
+  changed?(seed: LedgerSeed): boolean;
 }
 
 /**
@@ -37,6 +39,8 @@ export interface SeedPlan {
   todo: number;
   /** Seeds skipped as fresh. */
   skipped: number;
+  /** Seeds needing a fetch because a Trigger reported a change (the others are due by age, or new). */
+  byChange: number;
   /** Worst-case credits of the seeds needing a fetch (without retries). */
   worst: number;
   /** Expected credits of the seeds needing a fetch. */
@@ -65,6 +69,7 @@ export async function planSeeds(scan: SeedScan, triage: SeedTriage, available: n
   const plan: SeedPlan = {
     todo: 0,
     skipped: 0,
+    byChange: 0,
     worst: 0,
     expected: 0,
     maxWorst: 0,
@@ -82,6 +87,7 @@ export async function planSeeds(scan: SeedScan, triage: SeedTriage, available: n
       if (kind !== 'todo') continue;
       const worst = triage.worst(seed.partition);
       plan.todo++;
+      if (triage.changed?.(seed)) plan.byChange++;
       plan.worst += worst;
       plan.expected += triage.expected(seed.partition);
       plan.maxWorst = Math.max(plan.maxWorst, worst);

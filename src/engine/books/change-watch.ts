@@ -1,0 +1,89 @@
+import type { Destination } from '../../destinations/destination.js';
+import { quoteIdentifier } from '../../destinations/identifiers.js';
+import type { ChangeRefresh } from '../../manifest/compile-stream.js';
+import { seedKey } from '../../util/seed-keys.js';
+
+/** The tables Signals and Triggers are loaded into (by their streams, and by `serve`). */
+const SIGNALS_TABLE = 'signals';
+const TRIGGERS_TABLE = 'triggers';
+
+/**
+ * Which seeds of a batch stream active Signals watch, and when a Trigger last reported a change
+ * to one of the fields the stream declares (see {@link ChangeRefresh}). Read once a run from the
+ * warehouse: a Signal or Trigger the warehouse does not hold yet counts from the next run.
+ */
+export class ChangeWatch {
+  private constructor(
+    /** Seed key → the latest `checked_at` (ms) of a Trigger naming a declared field; 0 when none did. */
+    private readonly changes: ReadonlyMap<string, number>,
+  ) {}
+
+  /** Seeds watched. */
+  get watched(): number {
+    return this.changes.size;
+  }
+
+  /** Reads the watched seeds and their latest changes; none when the tables are not there. */
+  static async load(destination: Destination, rule: ChangeRefresh): Promise<ChangeWatch> {
+    const seedOf = await watchingSignals(destination, rule);
+    const changes = new Map<string, number>([...seedOf.values()].map((key) => [key, 0]));
+    if (seedOf.size > 0 && (await destination.hasTable(TRIGGERS_TABLE))) {
+      const rows = await destination.query<{ signal_id: unknown; checked_at: unknown; diff: unknown }>(
+        `select signal_id, checked_at, diff from ${table(destination, TRIGGERS_TABLE)}`,
+      );
+      for (const row of rows) {
+        const key = seedOf.get(String(row.signal_id));
+        if (key === undefined || !namesAny(parsed(row.diff), rule.fields)) continue;
+        const at = new Date(String(row.checked_at instanceof Date ? row.checked_at.toISOString() : row.checked_at));
+        if (!Number.isNaN(at.getTime())) changes.set(key, Math.max(changes.get(key) ?? 0, at.getTime()));
+      }
+    }
+    return new ChangeWatch(changes);
+  }
+
+  /** Whether an active Signal watches the seed. */
+  isWatched(key: string): boolean {
+    return this.changes.has(key);
+  }
+
+  /** Whether a Trigger reported a change to the seed after `fetchedAt`. */
+  changedSince(key: string, fetchedAt: Date | null | undefined): boolean {
+    const changed = this.changes.get(key) ?? 0;
+    return changed > 0 && (fetchedAt?.getTime() ?? -Infinity) < changed;
+  }
+}
+
+/** Active Signals on the rule's target type: Signal id → seed key of its target. */
+async function watchingSignals(destination: Destination, rule: ChangeRefresh): Promise<Map<string, string>> {
+  const seedOf = new Map<string, string>();
+  if (!(await destination.hasTable(SIGNALS_TABLE))) return seedOf;
+  const rows = await destination.query<{ id: unknown; status: unknown; target: unknown }>(
+    `select id, status, target from ${table(destination, SIGNALS_TABLE)}`,
+  );
+  for (const row of rows) {
+    const target = parsed(row.target) as Record<string, unknown> | undefined;
+    const value = target?.[rule.targetField];
+    if (row.status !== 'active' || target?.type !== rule.signalTarget || typeof value !== 'string') continue;
+    seedOf.set(String(row.id), seedKey(rule.seedKind, value));
+  }
+  return seedOf;
+}
+
+/** Whether a Trigger's diff names one of `fields`. */
+function namesAny(diff: unknown, fields: readonly string[]): boolean {
+  return typeof diff === 'object' && diff !== null && fields.some((field) => field in diff);
+}
+
+/** A JSON column's value: text on DuckDB, parsed already on Postgres. */
+function parsed(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function table(destination: Destination, name: string): string {
+  return `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier(name, 'table')}`;
+}
