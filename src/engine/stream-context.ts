@@ -53,6 +53,11 @@ export interface StreamOutcome {
   requests?: number;
   /** Seconds from the stream's start to its end (its tables settled). Default: absent (runs before 2026-11-28). */
   seconds?: number;
+  /**
+   * Refresh on change: seeds fetched before that this run took again because a Trigger reported a
+   * change (`byChange`) or because they were stale (`byAge`). Absent for a stream refreshed by age only.
+   */
+  refreshes?: { byChange: number; byAge: number };
 }
 
 /** What a stream would do now (from `seedline plan`), without spending. */

@@ -103,6 +103,11 @@ describe('refresh on change, against the sandbox and DuckDB', () => {
 
     const second = await sync();
     expect(second.enriched).toEqual([...changed, ...UNWATCHED.map((u) => seedKey('profile', u))].sort());
+    // The run's books say why each refresh was bought (kept in _seedline_runs with the stream's outcome).
+    expect(second.result.streams.find((o) => o.stream === 'profiles')?.refreshes).toEqual({
+      byChange: changed.length,
+      byAge: UNWATCHED.length,
+    });
 
     // Fetched after its Trigger, a changed profile is fresh again: the next sync buys nothing.
     const third = await sync();

@@ -97,10 +97,19 @@ export class SeedLedger {
         }
         taken.push(seed);
         takenKeys.add(seed.partition.key);
+        this.countRefresh(seed);
       }
       while (taken.length >= size) yield this.holding(taken.splice(0, size), takenKeys);
     }
     if (taken.length > 0) yield this.holding(taken, takenKeys);
+  }
+
+  /** Counts a seed fetched before and taken again, by why (refresh on change only). */
+  private countRefresh(seed: LedgerSeed): void {
+    if (!this.stream.changeRefresh || !seed.row?.fetchedAt) return;
+    const refreshes = (this.outcome.refreshes ??= { byChange: 0, byAge: 0 });
+    if (this.triage?.changed?.(seed)) refreshes.byChange++;
+    else refreshes.byAge++;
   }
 
   private holding(seeds: readonly LedgerSeed[], takenKeys: Set<string>): Partition[] {
