@@ -227,10 +227,30 @@ export function renderPlan(report: PlanReport): string {
     `balance: ${balance}`,
     `budget: ${binding}: ${verdicts[report.verdict]}${unknown}`,
     ...reachLines(report.reach ?? []),
+    ...savingLines(report.streams),
     `duration: ${duration}`,
     `crash exposure: ${report.crashExposure.credits} credits at most (answers of up to ${report.crashExposure.inFlight} billed calls on the wire, api.max_billed_in_flight; every answer that arrived is journaled)`,
     '',
   ].join('\n');
+}
+
+/** What refresh on change did over the last runs of each stream that uses it, against refresh by age alone. */
+function savingLines(streams: readonly StreamPlan[]): string[] {
+  return streams.flatMap(({ stream, refreshSaving: s }) =>
+    s?.watched === 0
+      ? [
+          `refresh on change: ${stream}: no seed is watched yet: sync the signals and triggers streams (free), and check that active Signals target these seeds`,
+        ]
+      : s
+        ? [
+            `refresh on change: ${stream}: ${s.watched} seeds watched; the last ${s.windowDays} days bought ${s.byChange} refreshes by change and ${s.byAge} by age (${round(s.credits)} credits expected); by age alone the watched seeds would have cost ${round(s.byAgeAloneCredits)} (${s.byAgeAlone} refreshes)`,
+          ]
+        : [],
+  );
+}
+
+function round(credits: number): number {
+  return Math.round(credits * 10) / 10;
 }
 
 /** What a run under the budget may not reach, stream by stream (nothing when every stream is covered). */

@@ -1,4 +1,5 @@
 import type { RunScope } from '../manifest/components/table.js';
+import type { RefreshSaving } from './books/refresh-saving.js';
 import type { Destination } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import type { Budget } from './books/budget.js';
@@ -54,8 +55,8 @@ export interface StreamOutcome {
   /** Seconds from the stream's start to its end (its tables settled). Default: absent (runs before 2026-11-28). */
   seconds?: number;
   /**
-   * Refresh on change: seeds fetched before that this run took again because a Trigger reported a
-   * change (`byChange`) or because they were stale (`byAge`). Absent for a stream refreshed by age only.
+   * Refresh on change: watched seeds fetched before that this run took again because a Trigger
+   * reported a change (`byChange`) or because refresh_after_watched passed (`byAge`). Absent when none was.
    */
   refreshes?: { byChange: number; byAge: number };
 }
@@ -71,6 +72,8 @@ export interface StreamPlan {
   skipped: number;
   /** Of the units, the seeds due because a Trigger reported a change (refresh on change); absent: by age only. */
   dueByChange?: number;
+  /** Refresh on change over the last runs against refresh by age alone; absent: by age only. */
+  refreshSaving?: RefreshSaving;
   /** Calls the units need at least (batch: submissions; paged: first pages; searches: one each). */
   calls: number;
   /** Worst-case credits of the units: every page of every feed up to its max_pages, every search full. */

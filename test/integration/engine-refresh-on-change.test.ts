@@ -106,7 +106,18 @@ describe('refresh on change, against the sandbox and DuckDB', () => {
     // The run's books say why each refresh was bought (kept in _seedline_runs with the stream's outcome).
     expect(second.result.streams.find((o) => o.stream === 'profiles')?.refreshes).toEqual({
       byChange: changed.length,
-      byAge: UNWATCHED.length,
+      byAge: 0,
+    });
+    // The plan weighs that against refresh by age alone: each watched profile once a day (refresh_after 1d) for 30 days.
+    const after = (await planSync(await prepared())).find((p) => p.stream === 'profiles') as StreamPlan;
+    expect(after.refreshSaving).toEqual({
+      watched: WATCHED.length,
+      windowDays: 30,
+      byChange: changed.length,
+      byAge: 0,
+      credits: changed.length,
+      byAgeAlone: WATCHED.length * 30,
+      byAgeAloneCredits: WATCHED.length * 30,
     });
 
     // Fetched after its Trigger, a changed profile is fresh again: the next sync buys nothing.

@@ -1,4 +1,5 @@
 import PQueue from 'p-queue';
+import { refreshSaving } from '../books/refresh-saving.js';
 import type { BatchRow } from '../../destinations/destination.js';
 import type { CompiledBatchStream } from '../../manifest/compile-stream.js';
 import { BatchRunner } from './batch-runner.js';
@@ -134,7 +135,19 @@ export async function planBatchStream(
     units: plan.todo + toCome.items,
     resumed,
     skipped: plan.skipped,
-    ...(stream.changeRefresh ? { dueByChange: plan.byChange } : {}),
+    ...(stream.changeRefresh && plan.watched !== undefined
+      ? {
+          dueByChange: plan.byChange,
+          refreshSaving: await refreshSaving(
+            ctx.destination,
+            stream.name,
+            plan.watched,
+            stream.refreshAfterMs,
+            plan.perSeed,
+            ctx.now(),
+          ),
+        }
+      : {}),
     calls: chunks + open.length,
     worstCaseCredits: runner.costs.costOfPlan(plan, 'worst') + unsent + runner.costs.retriesOfOpen(open) + toCome.worst,
     estimatedCredits: runner.costs.costOfPlan(plan, 'expected') + unsent + Math.ceil(toCome.expected),

@@ -71,6 +71,7 @@ export class SeedLedger {
     this.triage = this.triageFor(open);
     const plan = await planSeeds(scan, this.triage, available);
     this.outcome.skipped = plan.skipped;
+    if (this.watch) plan.watched = this.watch.watched;
     return plan;
   }
 
@@ -104,9 +105,9 @@ export class SeedLedger {
     if (taken.length > 0) yield this.holding(taken, takenKeys);
   }
 
-  /** Counts a seed fetched before and taken again, by why (refresh on change only). */
+  /** Counts a watched seed fetched before and taken again, by why (refresh on change only). */
   private countRefresh(seed: LedgerSeed): void {
-    if (!this.stream.changeRefresh || !seed.row?.fetchedAt) return;
+    if (!this.watch?.isWatched(seed.partition.key) || !seed.row?.fetchedAt) return;
     const refreshes = (this.outcome.refreshes ??= { byChange: 0, byAge: 0 });
     if (this.triage?.changed?.(seed)) refreshes.byChange++;
     else refreshes.byAge++;

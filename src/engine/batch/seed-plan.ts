@@ -41,6 +41,10 @@ export interface SeedPlan {
   skipped: number;
   /** Seeds needing a fetch because a Trigger reported a change (the others are due by age, or new). */
   byChange: number;
+  /** Expected credits of one seed's item (the list's first); 0 for an empty list. */
+  perSeed: number;
+  /** Seeds active Signals watch (refresh on change); undefined: by age only. */
+  watched?: number;
   /** Worst-case credits of the seeds needing a fetch (without retries). */
   worst: number;
   /** Expected credits of the seeds needing a fetch. */
@@ -70,6 +74,7 @@ export async function planSeeds(scan: SeedScan, triage: SeedTriage, available: n
     todo: 0,
     skipped: 0,
     byChange: 0,
+    perSeed: 0,
     worst: 0,
     expected: 0,
     maxWorst: 0,
@@ -83,6 +88,7 @@ export async function planSeeds(scan: SeedScan, triage: SeedTriage, available: n
   for await (const chunk of scan.chunks()) {
     for (const seed of chunk) {
       const kind = triage.classify(seed);
+      if (plan.perSeed === 0) plan.perSeed = triage.expected(seed.partition);
       if (kind === 'fresh') plan.skipped++;
       if (kind !== 'todo') continue;
       const worst = triage.worst(seed.partition);
