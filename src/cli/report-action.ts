@@ -4,6 +4,7 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { renderCharts } from '../report/report-charts.js';
 import { readReportData } from '../report/report-data.js';
 import { renderReportHtml } from '../report/report-html.js';
+import { loadManifests } from '../manifest/load-manifests.js';
 import { openSession } from './open-session.js';
 
 /** Writes the report page of the config's destination to `out` and says where it is. */
@@ -17,11 +18,26 @@ export async function reportAction(opts: { config: string; out: string; days: nu
   );
 }
 
+/** Per stream whose manifest can refresh on change, the Signal target type it watches. */
+function changeTargets(manifests: Awaited<ReturnType<typeof loadManifests>>): Map<string, string> {
+  const targets = new Map<string, string>();
+  for (const [name, manifest] of manifests)
+    if (manifest.type === 'batch' && manifest.refresh_on_change)
+      targets.set(name, manifest.refresh_on_change.signal_target);
+  return targets;
+}
+
 /** The report page of the config's destination. */
 export async function buildReport(configPath: string, days: number, wait = false): Promise<string> {
   const session = await openSession(configPath, { mustExist: true, waitForLock: wait, offersWait: true });
   try {
-    const data = await readReportData(session.destination, session.loaded.config, days);
+    const data = await readReportData(
+      session.destination,
+      session.loaded.config,
+      days,
+      new Date(),
+      changeTargets(await loadManifests(session.loaded.config)),
+    );
     return renderReportHtml(data, await renderCharts(data), {
       configPath,
       destination: destinationLabel(session.loaded),

@@ -1,4 +1,5 @@
 import type { SeedlineConfig } from '../config/config-schema.js';
+import { refreshesOnChange, type RefreshesOnChange } from './report-refreshes.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import { type Destination } from '../destinations/destination.js';
 import { isRecent } from '../engine/books/freshness.js';
@@ -56,6 +57,8 @@ export interface ReportData {
   /** Credits of this month's runs, summed day by day (against `max_credits_per_month`). */
   monthToDateByDay: { day: string; credits: number }[];
   runs: RunSummary[];
+  /** Streams refreshing on change: what their refreshes were in the window, against refresh by age alone. */
+  refreshesOnChange: RefreshesOnChange[];
 }
 
 const DAY_MS = 86_400_000;
@@ -64,12 +67,14 @@ const EXAMPLE_CHARS = 160;
 /**
  * Reads what the report shows, one select at a time through `readQuery` (read-only by
  * construction); a table a fresh warehouse does not have yet reads as empty.
+ * @param changeTargets per stream that can refresh on change, the Signal target type its manifest watches
  */
 export async function readReportData(
   destination: Destination,
   config: SeedlineConfig,
   days: number,
   now = new Date(),
+  changeTargets: ReadonlyMap<string, string> = new Map(),
 ): Promise<ReportData> {
   const schema = quoteIdentifier(destination.schema, 'schema');
   const since = new Date(now.getTime() - days * DAY_MS);
@@ -104,6 +109,7 @@ export async function readReportData(
     ),
     monthToDateByDay: cumulative(runRows.filter((row) => toDate(row.started_at).getTime() >= monthStart)),
     runs: runs.slice(0, 20),
+    refreshesOnChange: await refreshesOnChange(read, schema, config, changeTargets, recent, days),
   };
 }
 

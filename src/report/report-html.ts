@@ -39,7 +39,7 @@ export function renderReportHtml(data: ReportData, charts: readonly Chart[], con
           section(
             'Triggers',
             byId.get('triggers'),
-            '',
+            refreshesTable(data),
             'No Trigger in this window (seedline serve loads them as they come).',
           ),
           section('Job postings', byId.get('jobs'), '', 'No job postings loaded (streams.jobs).'),
@@ -126,6 +126,15 @@ function failuresNumbers(data: ReportData): string {
   return table(
     ['#', 'stream', 'kind', 'count', 'reason', 'latest example'],
     data.failures.slice(0, 20).map((f, i) => [i + 1, f.stream, f.kind, f.count, f.reason, { code: f.example }]),
+  );
+}
+
+/** Refresh on change, per stream using it: its refreshes in the window against refresh by age alone. */
+function refreshesTable(data: ReportData): string {
+  if (data.refreshesOnChange.length === 0) return '';
+  return table(
+    ['stream', 'watched', 'refreshed by change', 'by age', 'by age alone'],
+    data.refreshesOnChange.map((r) => [r.stream, r.watched, r.byChange, r.byAge, r.byAgeAlone]),
   );
 }
 

@@ -3,6 +3,7 @@ import { parseConfig } from '../../src/config/load-config.js';
 import { planSync, prepareSync, runSync, type RunResult } from '../../src/engine/pipeline.js';
 import type { Reporter, StreamPlan } from '../../src/engine/stream-context.js';
 import { loadManifests } from '../../src/manifest/load-manifests.js';
+import { readReportData } from '../../src/report/report-data.js';
 import { seedKey } from '../../src/util/seed-keys.js';
 import { startEngineRig, type EngineRig } from '../helpers/engine.js';
 
@@ -119,6 +120,24 @@ describe('refresh on change, against the sandbox and DuckDB', () => {
       byAgeAlone: WATCHED.length * 30,
       byAgeAloneCredits: WATCHED.length * 30,
     });
+
+    // The report shows the same beside its Triggers chart.
+    const report = await readReportData(
+      rig.destination,
+      (await prepared()).options.config,
+      30,
+      rig.sandbox.clock.now(),
+      new Map([['profiles', 'profile']]),
+    );
+    expect(report.refreshesOnChange).toEqual([
+      {
+        stream: 'profiles',
+        watched: WATCHED.length,
+        byChange: changed.length,
+        byAge: 0,
+        byAgeAlone: WATCHED.length * 30,
+      },
+    ]);
 
     // Fetched after its Trigger, a changed profile is fresh again: the next sync buys nothing.
     const third = await sync();
