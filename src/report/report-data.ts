@@ -1,4 +1,5 @@
 import type { SeedlineConfig } from '../config/config-schema.js';
+import { jsonColumn } from '../util/json-column.js';
 import { refreshesOnChange, type RefreshesOnChange } from './report-refreshes.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import { type Destination } from '../destinations/destination.js';
@@ -118,7 +119,7 @@ function dailyCredits(rows: readonly Record<string, unknown>[]): DailyCredits[] 
   const sums = new Map<string, DailyCredits>();
   for (const row of rows) {
     const day = toDate(row.started_at).toISOString().slice(0, 10);
-    for (const outcome of parseJson<{ stream: string; credits?: number }[]>(row.streams) ?? []) {
+    for (const outcome of jsonColumn<{ stream: string; credits?: number }[]>(row.streams) ?? []) {
       if (!outcome.credits) continue;
       const key = `${day} ${outcome.stream}`;
       const sum = sums.get(key) ?? { day, stream: outcome.stream, credits: 0 };
@@ -132,7 +133,7 @@ function dailyCredits(rows: readonly Record<string, unknown>[]): DailyCredits[] 
 function runSummary(row: Record<string, unknown>): RunSummary {
   const started = toDate(row.started_at);
   const finished = row.finished_at ? toDate(row.finished_at) : null;
-  const outcomes = parseJson<{ records?: number }[]>(row.streams) ?? [];
+  const outcomes = jsonColumn<{ records?: number }[]>(row.streams) ?? [];
   return {
     runId: String(row.run_id),
     startedAt: started.toISOString(),
@@ -219,7 +220,7 @@ function triggersByDay(rows: readonly Record<string, unknown>[], since: Date): R
     const at = toDate(row.checked_at);
     if (at.getTime() < since.getTime()) continue;
     const day = at.toISOString().slice(0, 10);
-    for (const field of Object.keys(parseJson<Record<string, unknown>>(row.diff) ?? { changed: null })) {
+    for (const field of Object.keys(jsonColumn<Record<string, unknown>>(row.diff) ?? { changed: null })) {
       const key = `${day} ${String(row.signal_id)} ${field}`;
       const count = counts.get(key) ?? { day, signal: String(row.signal_id), field, count: 0 };
       count.count++;
@@ -265,16 +266,6 @@ function cumulative(rows: readonly Record<string, unknown>[]): ReportData['month
   return [...byDay]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([day, credits]) => ({ day, credits: (total += credits) }));
-}
-
-function parseJson<T>(value: unknown): T | undefined {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value !== 'string') return value as T;
-  try {
-    return JSON.parse(value) as T;
-  } catch {
-    return undefined;
-  }
 }
 
 function toDate(value: unknown): Date {

@@ -1,4 +1,5 @@
 import type { SeedlineConfig } from '../config/config-schema.js';
+import { jsonColumn } from '../util/json-column.js';
 import { parseDuration } from '../util/duration.js';
 
 const DAY_MS = 86_400_000;
@@ -38,13 +39,13 @@ export async function refreshesOnChange(
   const signals = await read(`select status, target from ${schema}.signals`);
   return streams.map((stream) => {
     const watched = signals.filter(
-      (row) => row.status === 'active' && (parsed(row.target) as { type?: unknown })?.type === targets.get(stream),
+      (row) => row.status === 'active' && (jsonColumn(row.target) as { type?: unknown })?.type === targets.get(stream),
     ).length;
     let byChange = 0;
     let byAge = 0;
     for (const run of recentRuns) {
       const outcome = (
-        parsed(run.streams) as { stream?: string; refreshes?: { byChange?: number; byAge?: number } }[] | undefined
+        jsonColumn(run.streams) as { stream?: string; refreshes?: { byChange?: number; byAge?: number } }[] | undefined
       )?.find((o) => o.stream === stream);
       byChange += outcome?.refreshes?.byChange ?? 0;
       byAge += outcome?.refreshes?.byAge ?? 0;
@@ -53,14 +54,4 @@ export async function refreshesOnChange(
     const byAgeAlone = refresh ? watched * Math.floor((days * DAY_MS) / parseDuration(refresh)) : 0;
     return { stream, watched, byChange, byAge, byAgeAlone };
   });
-}
-
-/** A JSON column's value: text on DuckDB, parsed already on Postgres. */
-function parsed(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return undefined;
-  }
 }

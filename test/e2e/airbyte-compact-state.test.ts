@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { protocolMessages } from '../helpers/airbyte-messages.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli, tempWorkspace } from '../helpers/cli.js';
@@ -9,21 +8,6 @@ import { runCli, spawnCli, tempWorkspace } from '../helpers/cli.js';
 const KEY = 'svc_live_airbyte_compact';
 const SEEDS = 2_500;
 const profile = (i: number) => `https://www.network.example/in/person-${i}`;
-const validate = new Ajv({ allErrors: true, strict: false }).compile(
-  JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/airbyte-protocol.schema.json'), 'utf8')) as object,
-);
-
-/** Every stdout line as a protocol message, each validated against the protocol's schema. */
-function messages(stdout: string): any[] {
-  return stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const message = JSON.parse(line) as unknown;
-      expect(validate(message), `${line.slice(0, 200)}: ${JSON.stringify(validate.errors)}`).toBe(true);
-      return message;
-    });
-}
 
 /** The last STATE of each stream: what a platform keeps between reads. */
 const lastStates = (emitted: any[]) => [
@@ -78,7 +62,7 @@ describe('airbyte read with a compact seed ledger', () => {
     }
     const result = await runCli(args);
     expect(result.code, result.stderr).toBe(0);
-    return messages(result.stdout);
+    return protocolMessages(result.stdout);
   };
   const enrichedTargets = (since: number) =>
     sandbox.ledger.entries
@@ -140,7 +124,7 @@ describe('airbyte read with a compact seed ledger', () => {
     companiesGate = undefined;
     open();
     expect(code, running.stderr).toBe(0);
-    const stopped = messages(running.stdout);
+    const stopped = protocolMessages(running.stdout);
     const finalStatus = (name: string) =>
       stopped.findLast(
         (m) =>
@@ -155,10 +139,10 @@ describe('airbyte read with a compact seed ledger', () => {
     ]);
     expect(stopped.filter((m) => m.type === 'TRACE' && m.trace.type === 'ERROR')).toHaveLength(2);
     const companiesState = lastStates(stopped).find((s) => s.stream.stream_descriptor.name === 'companies');
-    // Its submitted jobs travel in the STATE: the resumed read re-attaches to them.
+    // Its open jobs (submitted, or an intent the stop caught before its answer) travel in the STATE, Idempotency-Keys and all.
     const openJobs = companiesState.stream.stream_state.batches as { status: string; itemCount: number }[];
-    expect(openJobs.map((b) => b.status)).toEqual(openJobs.map(() => 'submitted'));
-    expect(openJobs.reduce((n, b) => n + b.itemCount, 0)).toBe(2);
+    expect(openJobs.every((b) => b.status === 'submitted' || b.status === 'intent')).toBe(true);
+    expect(openJobs.reduce((n, b) => n + b.itemCount, 0)).toBeGreaterThanOrEqual(1);
 
     const resumed = await read(
       await config('resumed', [1, 2, 3], { companies: {}, account: {} }),

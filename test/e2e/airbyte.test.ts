@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { protocolMessages } from '../helpers/airbyte-messages.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace } from '../helpers/cli.js';
@@ -10,21 +10,6 @@ import { exportStreamState } from '../../src/airbyte/airbyte-state.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 
 const KEY = 'svc_live_airbyte';
-const validate = new Ajv({ allErrors: true, strict: false }).compile(
-  JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/airbyte-protocol.schema.json'), 'utf8')) as object,
-);
-
-/** Every stdout line as a protocol message, each validated against the protocol's schema. */
-function messages(stdout: string): any[] {
-  return stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const message = JSON.parse(line) as unknown;
-      expect(validate(message), `${line.slice(0, 200)}: ${JSON.stringify(validate.errors)}`).toBe(true);
-      return message;
-    });
-}
 
 // Issue 18, item 3: seedline as an Airbyte source.
 describe('seedline airbyte', () => {
@@ -53,17 +38,19 @@ describe('seedline airbyte', () => {
 
   it('given a config, when spec, check and discover run, then each prints valid protocol messages: the config schema, SUCCEEDED, and one stream per table with its key and cursor', async () => {
     const path = await config('first');
-    const [spec] = messages((await runCli(['airbyte', 'spec'])).stdout);
+    const [spec] = protocolMessages((await runCli(['airbyte', 'spec'])).stdout);
     expect(spec.spec.connectionSpecification.properties).toHaveProperty('streams');
-    expect(messages((await runCli(['airbyte', 'check', '--config', path])).stdout)).toEqual([
+    expect(protocolMessages((await runCli(['airbyte', 'check', '--config', path])).stdout)).toEqual([
       { type: 'CONNECTION_STATUS', connectionStatus: { status: 'SUCCEEDED' } },
     ]);
-    const [failed] = messages((await runCli(['airbyte', 'check', '--config', join(dir, 'missing.json')])).stdout);
+    const [failed] = protocolMessages(
+      (await runCli(['airbyte', 'check', '--config', join(dir, 'missing.json')])).stdout,
+    );
     expect(failed.connectionStatus).toMatchObject({
       status: 'FAILED',
       message: expect.stringMatching(/cannot read the file/),
     });
-    const [catalog] = messages((await runCli(['airbyte', 'discover', '--config', path])).stdout);
+    const [catalog] = protocolMessages((await runCli(['airbyte', 'discover', '--config', path])).stdout);
     const streams = catalog.catalog.streams as {
       name: string;
       source_defined_primary_key: string[][];
@@ -96,7 +83,7 @@ describe('seedline airbyte', () => {
       join(dir, 'catalog.json'),
     ]);
     expect(first.code, first.stderr).toBe(0);
-    const emitted = messages(first.stdout);
+    const emitted = protocolMessages(first.stdout);
     const records = (stream: string, all: any[]) =>
       all.filter((m) => m.type === 'RECORD' && m.record.stream === stream).length;
     expect([records('profiles', emitted), records('companies', emitted)]).toEqual([3, 1]);
@@ -138,7 +125,7 @@ describe('seedline airbyte', () => {
       join(dir, 'state.json'),
     ]);
     expect(second.code, second.stderr).toBe(0);
-    const again = messages(second.stdout);
+    const again = protocolMessages(second.stdout);
     expect(sandbox.ledger.totalBilled()).toBe(billed);
     expect([records('profiles', again), records('companies', again)]).toEqual([0, 0]);
     expect(again.filter((m) => m.type === 'STATE')).toHaveLength(3);
@@ -151,7 +138,7 @@ describe('seedline airbyte', () => {
         streams: catalog.streams.map((s) => ({ ...s, sync_mode: 'full_refresh', destination_sync_mode: 'overwrite' })),
       }),
     );
-    const full = messages(
+    const full = protocolMessages(
       (await runCli(['airbyte', 'read', '--config', await config('first'), '--catalog', join(dir, 'full.json')]))
         .stdout,
     );
@@ -181,7 +168,7 @@ describe('seedline airbyte', () => {
       join(dir, 'bad-catalog.json'),
     ]);
     expect(read.code).toBe(1);
-    const errors = messages(read.stdout).filter((m) => m.type === 'TRACE' && m.trace.type === 'ERROR');
+    const errors = protocolMessages(read.stdout).filter((m) => m.type === 'TRACE' && m.trace.type === 'ERROR');
     expect(errors).toEqual([
       expect.objectContaining({
         trace: expect.objectContaining({
@@ -222,7 +209,7 @@ describe('seedline airbyte', () => {
         join(dir, 'profiles-catalog.json'),
       ]);
       expect(run.code, run.stderr).toBe(0);
-      const all = messages(run.stdout);
+      const all = protocolMessages(run.stdout);
       return {
         errors: all.filter((m) => m.type === 'TRACE' && m.trace.type === 'ERROR').map((m) => m.trace.error),
         warnings: all.filter((m) => m.type === 'LOG' && m.log.level === 'WARN').map((m) => m.log.message as string),
@@ -303,7 +290,7 @@ describe('seedline airbyte', () => {
       join(dir, 'open-job-state.json'),
     ]);
     expect(read.code, read.stderr).toBe(0);
-    const emitted = messages(read.stdout);
+    const emitted = protocolMessages(read.stdout);
     expect(emitted.filter((m) => m.type === 'RECORD').map((m) => m.record.data.url)).toEqual([
       expect.stringContaining('airbyte-open-job'),
     ]);

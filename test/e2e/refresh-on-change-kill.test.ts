@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { watchProfiles } from '../helpers/watched-profiles.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { seedKey } from '../../src/util/seed-keys.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
@@ -29,20 +30,7 @@ describe('refresh on change across a kill -9', () => {
   beforeAll(async () => {
     sandbox = await startSandbox({ rpm: 100_000, startTime: new Date() });
     dir = await tempWorkspace();
-    for (const url of WATCHED) {
-      const created = await fetch(`${sandbox.url}/v1/signals`, {
-        method: 'POST',
-        headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: `watch ${url}`,
-          target: { type: 'profile', site_url: url },
-          schedule: { interval: '1d' },
-          criteria: { mode: 'field_change', fields: ['headline', 'position', 'company', 'location'] },
-        }),
-      });
-      expect(created.status).toBe(201);
-    }
-    await sandbox.clock.advance(1000);
+    await watchProfiles(sandbox, KEY, WATCHED);
   });
   afterAll(() => sandbox?.close());
 

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { watchProfiles } from '../helpers/watched-profiles.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { planSync, prepareSync, runSync, type RunResult } from '../../src/engine/pipeline.js';
 import type { Reporter, StreamPlan } from '../../src/engine/stream-context.js';
@@ -70,20 +71,7 @@ async function changedProfiles(): Promise<string[]> {
 describe('refresh on change, against the sandbox and DuckDB', () => {
   beforeEach(async () => {
     rig = await startEngineRig(KEY, { rpm: 100_000, startTime: new Date() });
-    for (const url of WATCHED) {
-      const created = await fetch(`${rig.sandbox.url}/v1/signals`, {
-        method: 'POST',
-        headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: `watch ${url}`,
-          target: { type: 'profile', site_url: url },
-          schedule: { interval: '1d' },
-          criteria: { mode: 'field_change', fields: ['headline', 'position', 'company', 'location'] },
-        }),
-      });
-      expect(created.status).toBe(201);
-    }
-    await rig.sandbox.clock.advance(1000);
+    await watchProfiles(rig.sandbox, KEY, WATCHED);
   });
   afterEach(() => rig.close());
 

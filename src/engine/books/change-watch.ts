@@ -1,4 +1,5 @@
 import type { Destination } from '../../destinations/destination.js';
+import { jsonColumn } from '../../util/json-column.js';
 import { quoteIdentifier } from '../../destinations/identifiers.js';
 import type { ChangeRefresh } from '../../manifest/compile-stream.js';
 import { seedKey } from '../../util/seed-keys.js';
@@ -33,7 +34,7 @@ export class ChangeWatch {
       );
       for (const row of rows) {
         const key = seedOf.get(String(row.signal_id));
-        if (key === undefined || !namesAny(parsed(row.diff), rule.fields)) continue;
+        if (key === undefined || !namesAny(jsonColumn(row.diff), rule.fields)) continue;
         const at = new Date(String(row.checked_at instanceof Date ? row.checked_at.toISOString() : row.checked_at));
         if (!Number.isNaN(at.getTime())) changes.set(key, Math.max(changes.get(key) ?? 0, at.getTime()));
       }
@@ -61,7 +62,7 @@ async function watchingSignals(destination: Destination, rule: ChangeRefresh): P
     `select id, status, target from ${table(destination, SIGNALS_TABLE)}`,
   );
   for (const row of rows) {
-    const target = parsed(row.target) as Record<string, unknown> | undefined;
+    const target = jsonColumn(row.target) as Record<string, unknown> | undefined;
     const value = target?.[rule.targetField];
     if (row.status !== 'active' || target?.type !== rule.signalTarget || typeof value !== 'string') continue;
     seedOf.set(String(row.id), seedKey(rule.seedKind, value));
@@ -72,16 +73,6 @@ async function watchingSignals(destination: Destination, rule: ChangeRefresh): P
 /** Whether a Trigger's diff names one of `fields`. */
 function namesAny(diff: unknown, fields: readonly string[]): boolean {
   return typeof diff === 'object' && diff !== null && fields.some((field) => field in diff);
-}
-
-/** A JSON column's value: text on DuckDB, parsed already on Postgres. */
-function parsed(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 function table(destination: Destination, name: string): string {
