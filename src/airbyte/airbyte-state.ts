@@ -103,6 +103,7 @@ export async function restoreStreamStates(
         fetchedAt: seed.fetched_at ? new Date(seed.fetched_at) : null,
         credits: seed.credits,
         error: seed.error,
+        ...(seed.updated_at ? { updatedAt: new Date(seed.updated_at) } : {}),
       });
     }
     const cursors = await destination.readState(blob.seedline_stream);

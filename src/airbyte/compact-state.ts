@@ -19,6 +19,12 @@ export interface SeedState {
   fetched_at: string | null;
   credits: number;
   error: string | null;
+  /**
+   * When the row was last written (ISO). A batch intent's Idempotency-Key derives from it, so a
+   * read killed after submitting and a retry fed the same state, each in a fresh store, send the
+   * same key and the service bills the job once. Default: the restore's time (state of an earlier version).
+   */
+  updated_at?: string | null;
 }
 
 /**
@@ -126,6 +132,8 @@ function restoredRow(stream: string, seed: StreamSeed, mark: SeedMark): SeedRow 
     fetchedAt: new Date(mark.at),
     credits: 0,
     error: mark.error === null ? null : `${mark.error}: as the Airbyte state recorded it`,
+    // Not the restore's time: a killed read and its retry, each restoring this state, derive the same Idempotency-Keys.
+    updatedAt: new Date(mark.at),
   };
 }
 
@@ -137,6 +145,7 @@ function seedState(row: SeedRow): SeedState {
     fetched_at: row.fetchedAt ? row.fetchedAt.toISOString() : null,
     credits: row.credits ?? 0,
     error: row.error ?? null,
+    updated_at: row.updatedAt?.toISOString() ?? null,
   };
 }
 
