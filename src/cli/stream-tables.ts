@@ -9,6 +9,7 @@ import {
 import { TableShaper } from '../normalize/table-shaper.js';
 import { compileStream } from '../manifest/compile-stream.js';
 import type { StreamManifest } from '../manifest/manifest-schema.js';
+import { TRIGGER_COLUMNS } from '../destinations/destination.js';
 
 /** One table a sync creates (what `seedline schema` prints and `airbyte discover` offers). */
 export interface TableReport {
@@ -54,9 +55,10 @@ function tablesOf(
       columns: shape.columns.map((c) => ({ name: c.name, type: c.type, sqlType: sqlType(c.type) })),
       ...(parent ? { parent } : {}),
     });
-    return [
-      report(parentShape(layout)),
-      ...layout.children.map((child) => report(childShape(layout, child), layout.name)),
-    ];
+    const parent = parentShape(layout);
+    // Rows a Trigger wrote into carry which one (refresh on change).
+    if (stream.kind === 'batch' && Object.keys(stream.changeRefresh?.apply ?? {}).length > 0)
+      parent.columns.push(...TRIGGER_COLUMNS);
+    return [report(parent), ...layout.children.map((child) => report(childShape(layout, child), layout.name))];
   });
 }

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RepairCount, TableDefinition } from '../normalize/table-definition.js';
 import type { ShapedWrite, WriteShaping } from '../normalize/record-shaper.js';
+import type { LogicalType } from '../normalize/table-layout.js';
 
 /**
  * The interface the engine loads through, made of four roles (lifecycle and lock, warehouse reads,
@@ -101,6 +102,36 @@ export interface Loader {
     records: () => readonly Record<string, unknown>[],
     runId: string,
   ): PreparedWrite;
+
+  /**
+   * Writes what Triggers said into the rows of their seeds (matched by the table's `seed` column),
+   * in one transaction, in order: merge updates the row; history closes its open version at the
+   * Trigger's `checked_at` and adds a version from then (child rows copied to it). Each changed
+   * row records the Trigger in `_trigger_id` and `_trigger_checked_at` (added to the table the
+   * first time; a load leaves them NULL). A change no newer than the row's last one is skipped, so
+   * applying twice changes nothing. Resolves to the rows changed; 0 when the table is not there.
+   * See docs/streams.md#what-a-trigger-already-says.
+   */
+  applyTriggerChanges(table: string, runId: string, changes: readonly SeedRowChange[]): Promise<number>;
+}
+
+/** The columns of a row written from a Trigger (see `Loader.applyTriggerChanges`); a load leaves them NULL. */
+export const TRIGGER_COLUMNS: readonly { name: string; type: LogicalType }[] = [
+  { name: '_trigger_id', type: 'text' },
+  { name: '_trigger_checked_at', type: 'timestamp' },
+];
+
+/** What one Trigger's diff said of a row's columns (refresh on change, the manifest's `apply`). */
+export interface TriggerChange {
+  triggerId: string;
+  checkedAt: Date;
+  /** Column → the diff's `after`. */
+  values: Readonly<Record<string, unknown>>;
+}
+
+/** A Trigger's change to the row of one seed, as its table's `seed` column holds it. */
+export interface SeedRowChange extends TriggerChange {
+  seed: string;
 }
 
 /** Reads of the warehouse: a user's read-only SQL, seedline's own queries, and whether a table exists. */

@@ -59,6 +59,8 @@ export interface StreamOutcome {
    * reported a change (`byChange`) or because refresh_after_watched passed (`byAge`). Absent when none was.
    */
   refreshes?: { byChange: number; byAge: number };
+  /** Rows (history: versions) that took what a Trigger said at no cost (refresh on change, `apply`). */
+  fromTriggers?: number;
 }
 
 /** What a stream would do now (from `seedline plan`), without spending. */

@@ -56,6 +56,8 @@ export interface ChangeRefresh {
   seedKind: SeedKind;
   /** Diff fields that make a watched seed due. */
   fields: readonly string[];
+  /** Diff fields written into the stream's table from a Trigger at no cost: diff field → column. */
+  apply: Readonly<Record<string, string>>;
 }
 
 /** A stream fed by direct calls, per partition, page by page. */
@@ -170,6 +172,7 @@ function compileChangeRefresh(node: RefreshOnChangeNode | undefined, options: Op
     targetField: node.target_field,
     seedKind: node.seed_kind as SeedKind,
     fields: node.fields,
+    apply: node.apply,
   };
 }
 

@@ -220,6 +220,11 @@ export const RefreshOnChangeNode = z.strictObject({
   seed_kind: z.string(),
   /** Trigger diff fields that make a watched seed due. */
   fields: z.array(z.string()).min(1),
+  /**
+   * Trigger diff fields whose `after` is written into a column of the stream's table at no cost
+   * (diff field → column), until the full enrichment replaces the row.
+   */
+  apply: z.record(z.string(), z.string()).default({}),
 });
 export type RefreshOnChangeNode = z.infer<typeof RefreshOnChangeNode>;
 

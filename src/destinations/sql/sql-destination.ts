@@ -10,6 +10,7 @@ import type {
   LockOptions,
   PreparedWrite,
   RunRow,
+  SeedRowChange,
   SeedRow,
   StateRow,
   WriteOutcome,
@@ -35,6 +36,7 @@ import type { SqlContext, SqlDialectTraits, SqlSession } from './sql-session.js'
 import { SqlSystemStore } from './sql-system-store.js';
 import { SqlTableSetup } from './sql-table-setup.js';
 import { SqlWriteModes } from './sql-write-modes.js';
+import { SqlTriggerChanges } from './sql-trigger-changes.js';
 import { rejectedToDb, seedFromDb, systemTables } from './system-tables.js';
 import type { TableLayout } from '../../normalize/table-layout.js';
 import { sameLayout, tableLayout } from '../../normalize/table-layout.js';
@@ -54,6 +56,8 @@ interface SqlDestinationParts {
   tableSetup: SqlTableSetup;
   /** How a shaped batch goes into its tables, per write mode. */
   writeModes: SqlWriteModes;
+  /** What Triggers said, written into rows (refresh on change). */
+  triggerChanges: SqlTriggerChanges;
 }
 
 /**
@@ -135,6 +139,26 @@ export abstract class SqlDestination implements Destination {
       const known = this.tables.get(layout.name);
       this.tables.set(layout.name, known && sameLayout(known, layout) ? known : layout);
       for (const [name, order] of physical) this.physical.set(name, order);
+    });
+  }
+
+  async applyTriggerChanges(table: string, runId: string, changes: readonly SeedRowChange[]): Promise<number> {
+    if (changes.length === 0 || !(await this.hasTable(table))) return 0;
+    const { triggerChanges } = this.parts;
+    return this.withSession(async (session) => {
+      const added = await triggerChanges.ensureColumns(session, table);
+      this.physical.get(table)?.push(...added);
+      await session.run({ sql: this.traits.begin, parameters: [] });
+      try {
+        const changed = await triggerChanges.apply(session, table, runId, changes);
+        this.assertWriterLock();
+        await session.run({ sql: 'COMMIT', parameters: [] });
+        return changed;
+      } catch (error) {
+        await session.run({ sql: 'ROLLBACK', parameters: [] }).catch(() => undefined);
+        if (error instanceof DestinationError) throw error;
+        throw new DestinationWriteError(`Applying Triggers' changes to ${table}`, error);
+      }
     });
   }
 
@@ -365,6 +389,7 @@ export abstract class SqlDestination implements Destination {
         store: new SqlSystemStore(context),
         tableSetup: new SqlTableSetup(context),
         writeModes: new SqlWriteModes(context, this.physical),
+        triggerChanges: new SqlTriggerChanges(context),
       };
     }
     return this.madeParts;

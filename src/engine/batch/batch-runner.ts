@@ -11,6 +11,7 @@ import { LoadWriter } from '../../load/load-writer.js';
 import { readSeedRows } from '../books/ledger-pages.js';
 import type { Partition } from '../../manifest/components/partitions.js';
 import { SeedLedger, TRANSIENT_FAILURES } from './seed-ledger.js';
+import { applyTriggerDiffs } from './trigger-apply.js';
 import type { SeedPlan } from './seed-plan.js';
 import { SeedScan } from './seed-scan.js';
 import { AnswerJournal } from '../books/answer-journal.js';
@@ -74,6 +75,12 @@ export class BatchRunner {
   /** Opens the scan of the stream's seeds (a seed list is surveyed for repeats once). */
   scanSeeds(): Promise<SeedScan> {
     return SeedScan.open(this.stream.partitions, this.ctx, this.stream.name);
+  }
+
+  /** Writes what Triggers said since their seeds' last fetch into their rows, at no cost (see {@link applyTriggerDiffs}). */
+  async applyTriggers(): Promise<void> {
+    const watch = await this.ledger.changeWatch();
+    if (watch) await applyTriggerDiffs(this.stream, this.ctx, watch, this.outcome);
   }
 
   /** The seeds needing a fetch and those the budget takes ({@link SeedLedger.plan}). */

@@ -31,6 +31,7 @@ export async function runBatchStream(
   // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
   // record until it ended), so this run neither holds room for them nor counts them again.
   const held = unsentCredits(runner, open);
+  if (!ctx.resumeOnly) await runner.applyTriggers();
   const scan = ctx.resumeOnly ? undefined : await runner.scanSeeds();
   try {
     return await runScanned(stream, ctx, outcome, { runner, open, held, scan });

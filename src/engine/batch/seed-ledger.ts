@@ -66,13 +66,19 @@ export class SeedLedger {
    * cover them all, never-fetched seeds go first, then the stalest.
    */
   async plan(scan: SeedScan, open: readonly BatchRow[], available: number): Promise<SeedPlan> {
-    const rule = this.stream.changeRefresh;
-    this.watch ??= rule ? await ChangeWatch.load(this.ctx.destination, rule) : undefined;
+    await this.changeWatch();
     this.triage = this.triageFor(open);
     const plan = await planSeeds(scan, this.triage, available);
     this.outcome.skipped = plan.skipped;
     if (this.watch) plan.watched = this.watch.watched;
     return plan;
+  }
+
+  /** The seeds Signals watch and their Triggers (refresh on change), read once; undefined when the stream refreshes by age only. */
+  async changeWatch(): Promise<ChangeWatch | undefined> {
+    const rule = this.stream.changeRefresh;
+    this.watch ??= rule ? await ChangeWatch.load(this.ctx.destination, rule) : undefined;
+    return this.watch;
   }
 
   /**

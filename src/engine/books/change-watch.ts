@@ -1,4 +1,4 @@
-import type { Destination } from '../../destinations/destination.js';
+import type { Destination, TriggerChange } from '../../destinations/destination.js';
 import { jsonColumn } from '../../util/json-column.js';
 import { quoteIdentifier } from '../../destinations/identifiers.js';
 import type { ChangeRefresh } from '../../manifest/compile-stream.js';
@@ -17,6 +17,8 @@ export class ChangeWatch {
   private constructor(
     /** Seed key → the latest `checked_at` (ms) of a Trigger naming a declared field; 0 when none did. */
     private readonly changes: ReadonlyMap<string, number>,
+    /** Seed key → what its Triggers said of the fields the stream applies (`apply`), oldest first. */
+    private readonly applicable: ReadonlyMap<string, readonly TriggerChange[]> = new Map(),
   ) {}
 
   /** Seeds watched. */
@@ -28,18 +30,38 @@ export class ChangeWatch {
   static async load(destination: Destination, rule: ChangeRefresh): Promise<ChangeWatch> {
     const seedOf = await watchingSignals(destination, rule);
     const changes = new Map<string, number>([...seedOf.values()].map((key) => [key, 0]));
+    const applicable = new Map<string, TriggerChange[]>();
     if (seedOf.size > 0 && (await destination.hasTable(TRIGGERS_TABLE))) {
-      const rows = await destination.query<{ signal_id: unknown; checked_at: unknown; diff: unknown }>(
-        `select signal_id, checked_at, diff from ${table(destination, TRIGGERS_TABLE)}`,
-      );
+      const rows = await destination.query<{
+        trigger_id: unknown;
+        signal_id: unknown;
+        checked_at: unknown;
+        diff: unknown;
+      }>(`select trigger_id, signal_id, checked_at, diff from ${table(destination, TRIGGERS_TABLE)}`);
       for (const row of rows) {
         const key = seedOf.get(String(row.signal_id));
-        if (key === undefined || !namesAny(jsonColumn(row.diff), rule.fields)) continue;
+        const diff = jsonColumn(row.diff);
         const at = new Date(String(row.checked_at instanceof Date ? row.checked_at.toISOString() : row.checked_at));
-        if (!Number.isNaN(at.getTime())) changes.set(key, Math.max(changes.get(key) ?? 0, at.getTime()));
+        if (key === undefined || Number.isNaN(at.getTime())) continue;
+        if (namesAny(diff, rule.fields)) changes.set(key, Math.max(changes.get(key) ?? 0, at.getTime()));
+        const values = appliedValues(diff, rule.apply);
+        if (values) pushTo(applicable, key, { triggerId: String(row.trigger_id), checkedAt: at, values });
       }
     }
-    return new ChangeWatch(changes);
+    for (const list of applicable.values())
+      list.sort((a, b) => a.checkedAt.getTime() - b.checkedAt.getTime() || a.triggerId.localeCompare(b.triggerId));
+    return new ChangeWatch(changes, applicable);
+  }
+
+  /** Watched seeds with Triggers whose diff covers a column the stream applies. */
+  get keysToApply(): string[] {
+    return [...this.applicable.keys()];
+  }
+
+  /** What the seed's Triggers checked after `fetchedAt` said of the applied columns, oldest first. */
+  changesAfter(key: string, fetchedAt: Date | null | undefined): readonly TriggerChange[] {
+    const after = fetchedAt?.getTime() ?? -Infinity;
+    return (this.applicable.get(key) ?? []).filter((change) => change.checkedAt.getTime() > after);
   }
 
   /** Whether an active Signal watches the seed. */
@@ -68,6 +90,24 @@ async function watchingSignals(destination: Destination, rule: ChangeRefresh): P
     seedOf.set(String(row.id), seedKey(rule.seedKind, value));
   }
   return seedOf;
+}
+
+/** Column → the `after` of each diff field `apply` maps; undefined when the diff names none of them. */
+function appliedValues(diff: unknown, apply: Readonly<Record<string, string>>): Record<string, unknown> | undefined {
+  if (typeof diff !== 'object' || diff === null) return undefined;
+  const values: Record<string, unknown> = {};
+  for (const [field, column] of Object.entries(apply)) {
+    const change = (diff as Record<string, unknown>)[field];
+    if (typeof change === 'object' && change !== null && 'after' in change)
+      values[column] = (change as { after: unknown }).after;
+  }
+  return Object.keys(values).length > 0 ? values : undefined;
+}
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /** Whether a Trigger's diff names one of `fields`. */
