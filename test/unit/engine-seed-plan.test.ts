@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SeedRow } from '../../src/destinations/destination.js';
 import { byPriority, cutToFit } from '../../src/engine/books/budget.js';
-import { planSeeds, Ranker, takes, type SeedTriage } from '../../src/engine/batch/seed-plan.js';
+import { CHANGED_FIRST_MS, planSeeds, Ranker, takes, type SeedTriage } from '../../src/engine/batch/seed-plan.js';
 import type { LedgerSeed, SeedScan } from '../../src/engine/batch/seed-scan.js';
 
 /** A scan over seeds held in a list, in chunks of 3, as SeedScan hands them out. */
@@ -23,7 +23,13 @@ const triage: SeedTriage = {
   classify: ({ partition }) => (Number(partition.key.slice(1)) % 5 === 4 ? 'fresh' : 'todo'),
   worst: (p) => Number(p.values.worst),
   expected: (p) => Number(p.values.worst) / 2,
+  // Refresh on change: some seeds a Trigger made due, whatever their age.
+  changed: ({ partition }) => Number(partition.key.slice(1)) % 7 === 3,
 };
+
+/** Priority as the plan sees it: never-fetched first, then those a Trigger made due, then the stalest. */
+const priorityTime = (s: LedgerSeed): Date | null | undefined =>
+  s.row?.fetchedAt && (triage.changed!(s) ? new Date(s.row.fetchedAt.getTime() - CHANGED_FIRST_MS) : s.row.fetchedAt);
 
 /** The keys a plan's cut takes, by a second pass as the batch runner makes it. */
 async function takenBy(
@@ -31,7 +37,7 @@ async function takenBy(
   available: number,
 ): Promise<{ taken: string[]; plan: Awaited<ReturnType<typeof planSeeds>> }> {
   const plan = await planSeeds(scanOf(seeds), triage, available);
-  const ranks = new Ranker();
+  const ranks = new Ranker(triage.changed);
   const taken = seeds
     .filter((s) => triage.classify(s) === 'todo' && takes(plan.cut, ranks.of(s)))
     .map((s) => s.partition.key);
@@ -53,11 +59,7 @@ describe('a batch stream planned in passes', () => {
         async (specs, available) => {
           const seeds = specs.map((s, n) => seedOf(n, s.day, s.worst));
           const todo = seeds.filter((s) => triage.classify(s) === 'todo');
-          const whole = cutToFit(
-            byPriority(todo, (s) => s.row?.fetchedAt),
-            (s) => triage.worst(s.partition),
-            available,
-          );
+          const whole = cutToFit(byPriority(todo, priorityTime), (s) => triage.worst(s.partition), available);
 
           const { taken, plan } = await takenBy(seeds, available);
 
@@ -68,7 +70,7 @@ describe('a batch stream planned in passes', () => {
           expect(plan.todo).toBe(todo.length);
           expect(plan.skipped).toBe(seeds.length - todo.length);
           expect(plan.next).toEqual(
-            byPriority(todo, (s) => s.row?.fetchedAt)
+            byPriority(todo, priorityTime)
               .slice(0, 3)
               .map((s) => s.partition.values.seed),
           );

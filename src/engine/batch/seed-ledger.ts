@@ -86,7 +86,7 @@ export class SeedLedger {
    * rows held until their chunk is done; the others are deferred (recorded `pending` at the end).
    */
   async *select(scan: SeedScan, plan: SeedPlan, size: number): AsyncGenerator<Partition[]> {
-    const ranks = new Ranker();
+    const ranks = new Ranker(this.triage!.changed);
     const taken: LedgerSeed[] = [];
     const takenKeys = new Set<string>();
     for await (const chunk of scan.chunks()) {

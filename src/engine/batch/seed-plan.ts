@@ -81,7 +81,7 @@ export async function planSeeds(scan: SeedScan, triage: SeedTriage, available: n
     next: [],
     cut: { taken: 0, deferred: 0, firstDeferredWorst: 0, neverFetched: Infinity },
   };
-  const ranks = new Ranker();
+  const ranks = new Ranker(triage.changed);
   let freshWorst = 0;
   let staleWorst = 0;
   const staleNext: { seed: string; at: number; rank: number }[] = [];
@@ -131,17 +131,25 @@ export function takes(cut: BudgetCut, rank: Rank): boolean {
   return from === undefined || rank.at < from.at || (rank.at === from.at && rank.rank < from.rank);
 }
 
-/** Ranks seeds needing a fetch in the order a pass meets them: never-fetched and stale counted apart. */
+/** How much earlier than its fetch a seed a Trigger made due ranks: before every seed stale by age (3,000 years). */
+export const CHANGED_FIRST_MS = 1e14;
+
+/**
+ * Ranks seeds needing a fetch in the order a pass meets them: never-fetched and stale counted
+ * apart. Under a budget, never-fetched seeds go first, then those a Trigger made due (`changed`,
+ * refresh on change: the service said they changed), then those stale by age, stalest first.
+ */
 export class Ranker {
   private fresh = 0;
   private stale = 0;
 
+  constructor(private readonly changed?: (seed: LedgerSeed) => boolean) {}
+
   /** The rank of the next seed needing a fetch (call once per seed, in the list's order). */
   of(seed: LedgerSeed): Rank {
     const at = seed.row?.fetchedAt?.getTime();
-    return at === undefined
-      ? { stale: false, rank: this.fresh++, at: -Infinity }
-      : { stale: true, rank: this.stale++, at };
+    if (at === undefined) return { stale: false, rank: this.fresh++, at: -Infinity };
+    return { stale: true, rank: this.stale++, at: this.changed?.(seed) ? at - CHANGED_FIRST_MS : at };
   }
 }
 
@@ -149,7 +157,7 @@ export class Ranker {
 async function cutStale(scan: SeedScan, triage: SeedTriage, left: number, plan: SeedPlan): Promise<void> {
   const times: number[] = [];
   const worsts: number[] = [];
-  const ranks = new Ranker();
+  const ranks = new Ranker(triage.changed);
   for await (const chunk of scan.chunks()) {
     for (const seed of chunk) {
       if (triage.classify(seed) !== 'todo') continue;
