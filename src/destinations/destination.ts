@@ -264,6 +264,8 @@ export interface LoadUnit {
   saveAnswers(rows: readonly AnswerRow[]): Promise<void>;
   /** Deletes journaled answers once what they hold is loaded (in the same unit as the rows). */
   dropAnswers(stream: string, callKeys: readonly string[]): Promise<void>;
+  /** Updates the run's row in `_seedline_runs` (saved before by `saveRun`) with the unit: its books commit with what they paid for. */
+  updateRun(run: RunRow): Promise<void>;
   /**
    * Sends what the unit still holds (system-table upserts wait for the COMMIT) without
    * committing: after it, a failure of `commit` is the COMMIT's own. `commit` does it anyway.

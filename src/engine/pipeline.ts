@@ -159,7 +159,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
         )
       : undefined;
   const lost = new LostDestination();
-  const contextFor = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shapingPool, lost);
+  const contextOf = contextFactory(prepared, io, runId, startedAt, budget, writeLock, shapingPool, lost);
+  const contextFor = (stream: string): StreamContext => ({ ...contextOf(stream), runRow: record });
   const outcomes: StreamOutcome[] = [];
   try {
     for (const stream of prepared.streams) {

@@ -2,6 +2,7 @@ import type { RunScope } from '../manifest/components/table.js';
 import type { RefreshSaving } from './books/refresh-saving.js';
 import type { Destination } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
+import type { RunRowCarrier } from '../load/load-writer.js';
 import type { Budget } from './books/budget.js';
 import type { CostModel } from './books/cost-model.js';
 import type { PageShapingPool } from './batch/page-shaping-pool.js';
@@ -125,6 +126,8 @@ export interface StreamContext {
   reporter: Reporter;
   /** Serialises load units: one transaction at a time per destination. */
   writeLock: Mutex;
+  /** The run's row in `_seedline_runs`, saved with a load unit when it changed. Default: saved on its own. */
+  runRow?: RunRowCarrier;
   /** Ignore freshness: fetch everything again. */
   fullRefresh: boolean;
   /** Calls in flight at once for request streams (`api.max_concurrency`). */

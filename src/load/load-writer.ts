@@ -7,9 +7,17 @@ import {
   type RepairCount,
   type TableDefinition,
 } from '../normalize/table-definition.js';
-import { type Destination, type LoadUnit, type PreparedWrite } from '../destinations/destination.js';
+import { type Destination, type LoadUnit, type PreparedWrite, type RunRow } from '../destinations/destination.js';
 import type { Mutex } from '../util/mutex.js';
 import { withRows, type ShapedRecords } from '../normalize/table-shaper.js';
+
+/** The run's row, when it changed, for a unit to save with its rows (see `RunRecorder`). */
+export interface RunRowCarrier {
+  /** The row if it changed since it was last saved; taken, it counts as saved. */
+  takeChanged(): RunRow | undefined;
+  /** The unit that took the row did not commit: save it again. */
+  carryFailed(): void;
+}
 
 /** Counts of one load. */
 export interface LoadCounts {
@@ -28,8 +36,15 @@ export interface LoadCounts {
  * (DuckDB: a 500-record page's COMMIT ~25 ms and its two ledger upserts ~8 ms each), and the
  * rows of the units combined are held at once.
  */
-const GROUP_UNITS = 8;
+const GROUP_UNITS = 32;
 const GROUP_RECORDS = 5_000;
+/**
+ * Journal units waiting together commit together, up to this many: each holds one paid answer
+ * and no rows, so a group fails for nothing another journal unit would not. One COMMIT a paid
+ * answer serialized every single-call stream at the destination's COMMIT time (DuckDB ~25-40 ms):
+ * 600 activity partitions took 3.5x their rate bound (bench/README.md).
+ */
+const GROUP_JOURNAL_UNITS = 64;
 
 /**
  * Writes shaped records through load units, creating each table once per run before its first
@@ -52,26 +67,28 @@ export class LoadWriter {
   /** A turn of the lock is queued that will take the waiting units. */
   private turnQueued = false;
 
+  /** @param runRow the run's row, saved with a unit when it changed (see {@link RunRowCarrier}) */
   constructor(
     private readonly destination: Destination,
     private readonly runId: string,
     private readonly stream: string,
     private readonly writeLock: Mutex,
+    private readonly runRow?: RunRowCarrier,
   ) {}
 
   /**
    * Runs `fill` inside one load unit, after creating the groups' tables: writes the groups, lets
    * `fill` add ledger and state rows, commits; any failure rolls everything back and rethrows.
    * Units run one at a time per destination; units of this writer waiting together share one
-   * transaction (see the class comment), but for a unit `alone` asks to commit by itself (the
-   * journal of a paid answer: the smallest COMMIT, failing for nothing else). `fill` must only
+   * transaction (see the class comment); a `journal` unit (a paid answer, no rows) shares one
+   * only with other journal units, so it fails for nothing a page would. `fill` must only
    * write through the unit it is given: it may run twice, the first time in a shared unit that
    * is rolled back.
    */
   async inUnit(
     groups: readonly ShapedRecords[],
     fill: (unit: LoadUnit) => Promise<void>,
-    options: { alone?: boolean } = {},
+    options: { journal?: boolean } = {},
   ): Promise<LoadCounts> {
     const byTable = mergeByTable(groups);
     // Shaping rows needs no connection: once the tables exist it is done before waiting for the lock, while another unit
@@ -85,7 +102,7 @@ export class LoadWriter {
         early,
         fill,
         records: recordsOf(byTable),
-        alone: options.alone === true,
+        journal: options.journal === true,
         resolve,
         reject,
       });
@@ -105,15 +122,26 @@ export class LoadWriter {
     });
   }
 
-  /** The first waiting units, within the group's bounds (always at least one; a unit `alone` by itself). */
+  /**
+   * The first waiting unit and, within the group's bounds, the units of its kind waiting after it
+   * (pages, or journal units; never one with the other), in call order. Waiting units belong to
+   * callers that each wait for theirs, so none depends on another's commit: taking them past a
+   * unit of the other kind changes no order a caller sees.
+   */
   private takeGroup(): UnitRequest[] {
-    const joins = (next: UnitRequest, records: number) => !next.alone && records + next.records <= GROUP_RECORDS;
-    let records = this.waiting[0]!.records;
-    let count = 1;
-    if (!this.waiting[0]!.alone)
-      while (count < Math.min(GROUP_UNITS, this.waiting.length) && joins(this.waiting[count]!, records))
-        records += this.waiting[count++]!.records;
-    const taken = this.waiting.splice(0, count);
+    const first = this.waiting[0]!;
+    const most = first.journal ? GROUP_JOURNAL_UNITS : GROUP_UNITS;
+    const taken = [first];
+    let records = first.records;
+    for (const next of this.waiting.slice(1)) {
+      if (taken.length >= most) break;
+      if (next.journal !== first.journal) continue;
+      if (records + next.records > GROUP_RECORDS) break;
+      taken.push(next);
+      records += next.records;
+    }
+    const kept = new Set(taken);
+    this.waiting.splice(0, this.waiting.length, ...this.waiting.filter((request) => !kept.has(request)));
     this.shapedWaiting -= taken.filter((request) => request.early).length;
     return taken;
   }
@@ -142,23 +170,40 @@ export class LoadWriter {
     }
   }
 
-  /** One transaction: each unit's rows then its `fill`, in order; resolves to each unit's counts. */
+  /**
+   * One transaction: each unit's rows then its `fill`, in order; resolves to each unit's counts.
+   * The rows of units not shaped ahead go in one write a table (an appender and a pending-key
+   * list a table, not one a unit), its counts shared out by each unit's records (see `shareOut`).
+   */
   private async runUnit(requests: readonly UnitRequest[], progress: { committing: boolean }): Promise<LoadCounts[]> {
     await this.ensure(requests.flatMap((request) => request.byTable.map((g) => g.table)));
-    const writes = requests.map((request) => request.early ?? this.prepare(request.byTable));
+    const together = requests.filter((request) => request.early === null);
+    const shared = together.length > 1 ? this.prepare(mergeByTable(together.flatMap((r) => r.byTable))) : null;
+    const writes = requests.map((request) => request.early ?? (shared ? null : this.prepare(request.byTable)));
     const unit = await this.destination.beginUnit(this.runId);
+    let run: RunRow | undefined;
     try {
       const counts: LoadCounts[] = [];
       for (const [i, request] of requests.entries()) {
-        counts.push(await this.write(unit, writes[i]!));
+        if (shared && request === together[0]) {
+          const total = await this.write(unit, shared);
+          const shares = shareOut(
+            total,
+            together.map((r) => recordsOf(r.byTable)),
+          );
+          for (const [k, r] of together.entries()) counts[requests.indexOf(r)] = shares[k]!;
+        } else if (!shared || request.early) counts[i] = await this.write(unit, writes[i]!);
         await request.fill(unit);
       }
+      run = this.runRow?.takeChanged();
+      if (run) await unit.updateRun(run);
       // What the unit holds goes out first: a failure up to here commits nothing, and the units can run again alone.
       await unit.flush();
       progress.committing = true;
       await unit.commit();
       return counts;
     } catch (error) {
+      if (run) this.runRow!.carryFailed();
       await unit.rollback().catch(() => undefined);
       throw error;
     }
@@ -261,6 +306,26 @@ function keptOut(group: ShapedRecords, mode: ContractMode): ShapedRecords {
   };
 }
 
+/**
+ * The counts of one write shared out among the units it wrote, in proportion to their records
+ * (the remainders to the first units): exact sums, and each unit's own records when nothing
+ * was rejected or replaced within the write.
+ */
+function shareOut(total: LoadCounts, sizes: readonly number[]): LoadCounts[] {
+  const whole = sizes.reduce((a, b) => a + b, 0);
+  const shares = sizes.map(() => ({ records: 0, rows: 0, rejected: 0, repaired: 0, frozen: 0 }));
+  for (const key of ['records', 'rows', 'rejected', 'repaired', 'frozen'] as const) {
+    let left = total[key];
+    sizes.forEach((size, i) => {
+      const part = whole === 0 ? 0 : Math.floor((total[key] * size) / whole);
+      shares[i]![key] = part;
+      left -= part;
+    });
+    for (let i = 0; left > 0; i = (i + 1) % shares.length, left--) shares[i]![key]++;
+  }
+  return shares;
+}
+
 /** A unit asked for through `inUnit`, waiting for its turn. */
 interface UnitRequest {
   byTable: ShapedRecords[];
@@ -269,8 +334,8 @@ interface UnitRequest {
   fill: (unit: LoadUnit) => Promise<void>;
   /** Records its groups hold. */
   records: number;
-  /** Commits in a unit of its own. */
-  alone: boolean;
+  /** A journal unit: shares a transaction only with other journal units. */
+  journal: boolean;
   resolve: (counts: LoadCounts) => void;
   reject: (error: unknown) => void;
 }

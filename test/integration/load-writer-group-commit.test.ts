@@ -157,7 +157,7 @@ for (const kind of destinationKinds) {
       expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual(['page-0', 'page-1', 'page-3']);
     });
 
-    it('given a unit asked to commit alone between waiting pages, when the destination is free, then it commits by itself and the pages around it in their own units', async (ctx) => {
+    it('given journal units waiting between pages, when the destination is free, then the journal units commit together and the pages together, never one with the other', async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
       const { lock, writer, units } = await writerOn(dest);
@@ -165,20 +165,22 @@ for (const kind of destinationKinds) {
       const release = await holdLock(lock);
       const pending = [
         writer.inUnit([page(1, 2)], (unit) => unit.saveSeeds([seedOf(1)])),
+        writer.inUnit([], (unit) => unit.saveSeeds([seedOf(8)]), { journal: true }),
         writer.inUnit([page(2, 2)], (unit) => unit.saveSeeds([seedOf(2)])),
-        writer.inUnit([], (unit) => unit.saveSeeds([seedOf(9)]), { alone: true }),
+        writer.inUnit([], (unit) => unit.saveSeeds([seedOf(9)]), { journal: true }),
         writer.inUnit([page(3, 2)], (unit) => unit.saveSeeds([seedOf(3)])),
       ];
       release();
       await Promise.all(pending);
 
-      // Pages 1 and 2 together, the lone unit, then page 3.
-      expect(units.begun).toBe(3);
+      // Pages 1, 2 and 3 in one unit, the two journal units in another.
+      expect(units.begun).toBe(2);
       expect([...(await dest.readSeeds('profiles')).keys()].sort()).toEqual([
         'page-0',
         'page-1',
         'page-2',
         'page-3',
+        'page-8',
         'page-9',
       ]);
     });

@@ -5,6 +5,7 @@ import type {
   PreparedWrite,
   RejectedRow,
   RepairRow,
+  RunRow,
   SeedRow,
   StateRow,
   WriteOptions,
@@ -36,6 +37,8 @@ export class SqlLoadUnit implements LoadUnit {
   private state: 'open' | 'committed' | 'rolled back' | 'failed' = 'open';
   /** Upserted rows not sent yet, by table, with what the first call was saving (for its error). */
   private readonly upserts = new Map<SystemTable, { what: string; rows: Record<string, unknown>[] }>();
+  /** Journaled answers to delete, by stream, sent after the upserts: one delete a unit, not one a page. */
+  private readonly answerDrops = new Map<string, string[]>();
 
   constructor(
     private readonly destination: UnitWrites,
@@ -102,6 +105,12 @@ export class SqlLoadUnit implements LoadUnit {
     );
   }
 
+  updateRun(run: RunRow): Promise<void> {
+    return this.guard("Saving the run's books", async () => {
+      await this.session.run(this.store.updateRunStatement(run));
+    });
+  }
+
   saveBatches(rows: readonly BatchRow[]): Promise<void> {
     const now = new Date();
     return this.upsert(
@@ -111,7 +120,9 @@ export class SqlLoadUnit implements LoadUnit {
     );
   }
 
-  saveAnswers(rows: readonly AnswerRow[]): Promise<void> {
+  async saveAnswers(rows: readonly AnswerRow[]): Promise<void> {
+    // An answer dropped earlier in the unit goes before one saved after it (the same key saved again stays).
+    if (this.answerDrops.size > 0) await this.guard('Removing loaded answers', () => this.sendAnswerDrops());
     return this.upsert('Saving answers of billed calls', systemTables.answers, rows.map(answerToDb));
   }
 
@@ -125,14 +136,26 @@ export class SqlLoadUnit implements LoadUnit {
 
   dropAnswers(stream: string, callKeys: readonly string[]): Promise<void> {
     return this.guard('Removing loaded answers', async () => {
-      await this.sendUpserts();
-      for (let i = 0; i < callKeys.length; i += 500)
-        await this.session.run(this.store.dropAnswersStatement(stream, callKeys.slice(i, i + 500)));
+      const held = this.answerDrops.get(stream);
+      if (held) held.push(...callKeys);
+      else if (callKeys.length > 0) this.answerDrops.set(stream, [...callKeys]);
     });
   }
 
   flush(): Promise<void> {
-    return this.guard('Saving system rows', () => this.sendUpserts());
+    return this.guard('Saving system rows', async () => {
+      await this.sendUpserts();
+      await this.sendAnswerDrops();
+    });
+  }
+
+  /** Sends the held deletes of journaled answers, 500 keys a statement. */
+  private async sendAnswerDrops(): Promise<void> {
+    for (const [stream, keys] of this.answerDrops) {
+      this.answerDrops.delete(stream);
+      for (let i = 0; i < keys.length; i += 500)
+        await this.session.run(this.store.dropAnswersStatement(stream, keys.slice(i, i + 500)));
+    }
   }
 
   async commit(): Promise<void> {

@@ -188,6 +188,16 @@ export class SqlSystemStore {
     return new Map(rows.map(answerFromDb).map((row) => [row.callKey, row]));
   }
 
+  /** The statement updating a run's row, saved before (an UPDATE costs a fraction of an upsert on DuckDB). */
+  updateRunStatement(run: RunRow): Statement {
+    const { run_id: runId, ...fields } = runToDb(run);
+    return this.context.db
+      .updateTable(this.context.qualified(systemTables.runs.name))
+      .set(fields)
+      .where('run_id', '=', runId)
+      .compile();
+  }
+
   /** The statement deleting a stream's state rows by partition. */
   dropStateStatement(stream: string, partitions: readonly string[]): Statement {
     return this.context.db

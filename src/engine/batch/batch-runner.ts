@@ -68,7 +68,7 @@ export class BatchRunner {
   ) {
     this.costs = new BatchCosts(stream, ctx);
     this.shaper = new TableShaper(stream.table, runScope(ctx));
-    this.writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
+    this.writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock, ctx.runRow);
     this.ledger = new SeedLedger(stream, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
   }
 

@@ -26,7 +26,8 @@ export interface JournaledCall {
 
 /**
  * The journal of billed single calls (`_seedline_answers`). A billed answer is written the moment
- * it arrives, before it is shaped, in a unit of its own; the unit that loads it drops it. A later
+ * it arrives, before it is shaped, in a unit of its own (shared only with other answers waiting
+ * to be journaled); the unit that loads it drops it. A later
  * run asking the same call (same name, partition and arguments) takes the journaled answer and
  * pays nothing again, so a crash between an answer and its load costs nothing. What is left
  * exposed is an answer still on the wire when the process dies.
@@ -123,7 +124,7 @@ export class AnswerJournal {
       runId: this.ctx.runId,
       receivedAt: answer.receivedAt,
     };
-    await this.writer.inUnit([], (unit) => unit.saveAnswers([row]), { alone: true });
+    await this.writer.inUnit([], (unit) => unit.saveAnswers([row]), { journal: true });
   }
 }
 

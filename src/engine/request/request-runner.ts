@@ -12,6 +12,7 @@ import { DestinationLostError, isDestinationLost, RunStoppedError } from '../eng
 import { LoadWriter } from '../../load/load-writer.js';
 import { AnswerJournal, type PaidAnswer } from '../books/answer-journal.js';
 import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
+import { LoadsBehind } from './loads-behind.js';
 import { costOfCall, errorType, UNPROCESSABLE } from '../service-calls.js';
 import {
   addCharge,
@@ -88,7 +89,7 @@ async function runOver(
   ctx.reporter.streamStarted(stream.name, plan.todo);
 
   const shaper = new TableShaper(stream.table, runScope(ctx));
-  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
+  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock, ctx.runRow);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
   const buffer =
     plan.first && shaper.definitionFor(plan.first.values).writeMode === 'replace'
@@ -115,22 +116,31 @@ async function runOver(
         : await budgetStopOf(error, ctx);
   // The destination went away: no partition is started after it (its answer could not be saved), and the stream fails.
   let lost: DestinationLostError | undefined;
+  const failed = async (partition: Partition, error: unknown) => {
+    // A stop request aborts calls in flight: whatever they threw, the partition is stopped, not failed.
+    const stop = await stopOf(error);
+    if (stop) budgetStop ??= stop;
+    else if (isDestinationLost(error)) lost ??= destinationLost(ctx, error);
+    else await runner.recordFailure(partition, error as Error);
+  };
+  const settled = (partition: Partition) => {
+    runner.forget(partition.key);
+    ctx.reporter.streamProgress(stream.name, { done: ++done, credits: outcome.credits });
+  };
+  const behind = new LoadsBehind(ctx.concurrency);
   const runAlone = async (partition: Partition) => {
     if (budgetStop || lost) return runner.forget(partition.key);
     if (ctx.stop?.aborted) budgetStop = new RunStoppedError();
+    if (budgetStop) return runner.forget(partition.key);
+    let lastLoad: Promise<void>;
     try {
-      if (budgetStop) return;
-      await runner.run(partition);
+      ({ lastLoad } = await runner.run(partition));
     } catch (error) {
-      // A stop request aborts calls in flight: whatever they threw, the partition is stopped, not failed.
-      const stop = await stopOf(error);
-      if (stop) budgetStop ??= stop;
-      else if (isDestinationLost(error)) lost ??= destinationLost(ctx, error);
-      else await runner.recordFailure(partition, error as Error);
-    } finally {
-      runner.forget(partition.key);
+      await failed(partition, error);
+      return settled(partition);
     }
-    ctx.reporter.streamProgress(stream.name, { done: ++done, credits: outcome.credits });
+    // Its last answer is journaled: the partition's slot goes to the next call while that page loads.
+    await behind.add(lastLoad.catch((error: unknown) => failed(partition, error)).finally(() => settled(partition)));
   };
   const runChunk = async (chunk: readonly DuePartition[]) => {
     runner.track(chunk);
@@ -164,9 +174,11 @@ async function runOver(
     // A chunk that could not be read (its states, a seed file) ends the stream, once the calls under way have ended.
     budgetStop ??= new RunStoppedError();
     await queue.onIdle();
+    await behind.drain();
     throw error;
   }
   await queue.onIdle();
+  await behind.drain();
   if (lost) throw lost;
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
   if (outcome.failed > 0) outcome.status = outcome.failed === plan.todo && outcome.records === 0 ? 'failed' : 'partial';
@@ -196,7 +208,7 @@ async function resumeOpenRounds(
   )
     return;
   const shaper = new TableShaper(stream.table, runScope(ctx));
-  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock);
+  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock, ctx.runRow);
   const journal = await AnswerJournal.open(stream.name, ctx, writer, (charge) => addCharge(outcome, charge));
   const runner = new PartitionRunner(stream, ctx, shaper, writer, outcome, journal);
   const rounds = new PageRounds(stream, ctx, runner, outcome);
@@ -238,8 +250,11 @@ class PartitionRunner implements RoundRunner {
     this.current.delete(key);
   }
 
-  /** Pages through one partition, committing each page with the state that resumes after it. */
-  async run(partition: Partition): Promise<void> {
+  /**
+   * Pages through one partition, committing each page with the state that resumes after it; the
+   * last page's load is handed back under way (`lastLoad`), its answer already journaled.
+   */
+  async run(partition: Partition): Promise<{ lastLoad: Promise<void> }> {
     const pass = this.openPass(partition);
     noticeRetentionGap(this.stream, this.ctx, partition, pass.saved);
     for (;;) {
@@ -249,8 +264,13 @@ class PartitionRunner implements RoundRunner {
       const asks = renderArgs(this.stream, this.ctx, partition, pass.saved, pass.page, { withoutClock: true });
       const response = await this.fetch(partition, args, answers, asks);
       const taken = await this.takeAnswer(pass, args, response, answers);
-      await this.commit(partition, taken.shaped, taken.state, answers);
-      if (!taken.more) return;
+      const load = this.commit(partition, taken.shaped, taken.state, answers);
+      if (!taken.more) {
+        // Marked handled here: the caller attaches its own handler a tick later.
+        load.catch(() => undefined);
+        return { lastLoad: load };
+      }
+      await load;
       if (this.ctx.stop?.aborted) throw new RunStoppedError();
     }
   }
