@@ -3,13 +3,15 @@
  *
  *   npx tsx bench/sync.ts [--profiles 5000] [--partitions 600] [--latency 200] [--rpm 600]
  *   npx tsx bench/sync.ts --series [10000,100000,1000000] [--latency 1] [--rpm 100000]
+ *   add --statements: each part also prints the time its DuckDB sessions spent per kind of statement
  *
  * Part 1: N profiles by batch (items resolve 10 at a time per job, 5 jobs at once).
  * Part 2: P activity partitions (one page each, single calls, each answer journaled) under the rate limit.
  * `--series`: part 1 alone for each N (default 10k, 100k, 1M, the sandbox at ~0 latency), each in a
  * child process of its own so its peak RSS is its own; seeds come from a CSV file.
  *
- * Each part prints wall time, calls, peak RSS and the ratio to a lower bound that holds for any
+ * Each part prints wall time, calls, CPU (seconds, and ms per partition or item: the embedded
+ * sandbox's share included), peak RSS and the ratio to a lower bound that holds for any
  * N: the larger of the latency bound (items × latency / items in flight) and the rate bound of
  * the sandbox's sliding window, which lets `rpm` calls through at once and the next ones only as
  * the first leave the window: the fewest calls the work needs, C, take at least
@@ -31,6 +33,8 @@ import { startSandbox } from '../src/sandbox/index.js';
 import { formatTable } from '../src/cli/format-table.js';
 import { limitHeapGrowth } from '../src/cli/heap-growth.js';
 import { rerunWithEntryPointEnv } from './entry-point-env.js';
+import { formatStatementTimes, timeStatements } from './statement-times.js';
+import { DuckDbDestination } from '../src/destinations/duckdb/duckdb-destination.js';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -44,6 +48,8 @@ const seriesSizes =
     ? process.argv[seriesAt + 1]!.split(',').map(Number)
     : [10_000, 100_000, 1_000_000];
 const child = process.argv.includes('--child');
+/** `--statements`: DuckDB sessions' time per kind of statement, printed per part (bench/statement-times.ts). */
+const tally = process.argv.includes('--statements') ? timeStatements(DuckDbDestination) : undefined;
 const profiles = flag('profiles', 5000);
 const partitions = flag('partitions', 600);
 const latencyMs = flag('latency', series ? 1 : 200);
@@ -64,6 +70,10 @@ interface Measured {
   ratio: number;
   calls: number;
   min_calls: number;
+  /** CPU seconds of the whole process during the run (the embedded sandbox's included). */
+  cpu_s: number;
+  /** CPU ms a partition (activity) or an item (batch): the run's CPU over its units of work. */
+  cpu_ms_per_unit: number;
   peak_rss_mb: number;
   r429_first_min: number;
   r429_after: number;
@@ -92,6 +102,7 @@ async function measure(
   bound: number,
   minCalls: number,
   dir: string,
+  workUnits: number,
 ): Promise<Measured> {
   const sandbox = await startSandbox({
     latencyMs: [latencyMs, latencyMs],
@@ -119,10 +130,17 @@ async function measure(
   await destination.ensureSystemTables();
   const client = await ApiClient.connect({ baseUrl: sandbox.url, apiKey: 'svc_test_bench', onEvent });
   const manifests = await loadManifests();
+  tally?.clear();
   const started = Date.now();
+  const cpuBefore = process.cpuUsage();
   const prepared = await prepareSync({ config, baseDir: dir, manifests, destination, only });
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs });
   const seconds = (Date.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  process.stderr.write(`ZZ ${part} ${JSON.stringify((globalThis as any).__zz)}\n`);
+  (globalThis as any).__zz = undefined;
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  if (tally) process.stderr.write(`${part}: time per kind of statement\n${formatStatementTimes(tally)}\n`);
   await client.close();
   await destination.close();
   await sandbox.close();
@@ -136,6 +154,8 @@ async function measure(
     ratio: bound > 0 ? round(seconds / bound) : Number.POSITIVE_INFINITY,
     calls: events.length,
     min_calls: minCalls,
+    cpu_s: round(cpuSeconds),
+    cpu_ms_per_unit: workUnits > 0 ? round((cpuSeconds * 1000) / workUnits) : 0,
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     r429_first_min: r429.filter((e) => e.at - started < 60_000).length,
     r429_after: r429.filter((e) => e.at - started >= 60_000).length,
@@ -164,6 +184,7 @@ async function profilesFromCsv(n: number, dir: string): Promise<Measured> {
     batchBound(n),
     batchCalls(n),
     dir,
+    n,
   );
 }
 
@@ -221,11 +242,12 @@ try {
       batchBound(profiles),
       batchCalls(profiles),
       join(dir),
+      profiles,
     );
 
     // Activity partitions come from loaded profiles: load P of them first (not timed), then time activity alone.
     const partDir = await mkdtemp(join(dir, 'activity-'));
-    await measure('(setup)', seeds.slice(0, partitions), { profiles: {} }, ['profiles'], 1, 0, partDir);
+    await measure('(setup)', seeds.slice(0, partitions), { profiles: {} }, ['profiles'], 1, 0, partDir, 0);
     const activityCalls = 1 + partitions;
     const activityBound = Math.max(rateBound(activityCalls), (partitions * latencyMs) / 1000 / requestConcurrency);
     const activity = await measure(
@@ -236,6 +258,7 @@ try {
       activityBound,
       activityCalls,
       partDir,
+      partitions,
     );
     process.stdout.write(`${settings}\n\n${formatTable([batch, activity] as unknown as Record<string, unknown>[])}\n`);
   }
