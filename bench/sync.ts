@@ -4,6 +4,7 @@
  *   npx tsx bench/sync.ts [--profiles 5000] [--partitions 600] [--latency 200] [--rpm 600]
  *   npx tsx bench/sync.ts --series [10000,100000,1000000] [--latency 1] [--rpm 100000]
  *   add --statements: each part also prints the time its DuckDB sessions spent per kind of statement
+ *   add --timeline: each part also prints, per operation, its calls and when the first and last answered
  *
  * Part 1: N profiles by batch (items resolve 10 at a time per job, 5 jobs at once).
  * Part 2: P activity partitions (one page each, single calls, each answer journaled) under the rate limit.
@@ -110,8 +111,9 @@ async function measure(
     concurrentBatchJobs,
     batchItemConcurrency,
   });
-  const events: { at: number; status: number }[] = [];
-  const onEvent = (e: ClientEvent) => e.type === 'response' && events.push({ at: Date.now(), status: e.status });
+  const events: { at: number; status: number; operation: string }[] = [];
+  const onEvent = (e: ClientEvent) =>
+    e.type === 'response' && events.push({ at: Date.now(), status: e.status, operation: e.operation });
   const config = parseConfig(
     JSON.stringify({
       api: { base_url: sandbox.url, api_key: 'svc_test_bench', max_concurrency: requestConcurrency },
@@ -140,6 +142,7 @@ async function measure(
   process.stderr.write(`ZZ ${part} ${JSON.stringify((globalThis as any).__zz)}\n`);
   (globalThis as any).__zz = undefined;
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  if (process.argv.includes('--timeline')) process.stderr.write(`${part}: ${timeline(events, started, Date.now())}\n`);
   if (tally) process.stderr.write(`${part}: time per kind of statement\n${formatStatementTimes(tally)}\n`);
   await client.close();
   await destination.close();
@@ -160,6 +163,20 @@ async function measure(
     r429_first_min: r429.filter((e) => e.at - started < 60_000).length,
     r429_after: r429.filter((e) => e.at - started >= 60_000).length,
   };
+}
+
+/** `--timeline`: per operation, its calls and the seconds of its first and last answer, from the run's start. */
+function timeline(events: readonly { at: number; operation: string }[], started: number, ended: number): string {
+  const spans = new Map<string, { calls: number; first: number; last: number }>();
+  for (const { at, operation } of events) {
+    const span = spans.get(operation) ?? { calls: 0, first: at, last: at };
+    span.calls++;
+    span.last = at;
+    spans.set(operation, span);
+  }
+  const s = (at: number) => round((at - started) / 1000);
+  const parts = [...spans].map(([op, { calls, first, last }]) => `${op} ×${calls} ${s(first)}-${s(last)} s`);
+  return `${parts.join('; ')}; run ended at ${s(ended)} s`;
 }
 
 function round(value: number): number {

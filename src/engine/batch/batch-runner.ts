@@ -462,9 +462,17 @@ export class BatchRunner {
     };
     const decode = workerDecoder(this.ctx, this.stream.name, this.shaper, items);
     const { client } = this.ctx;
-    if (!decode || !client.getBatchResultsDecoded) return readJobResults(this.ctx, jobId, cursor, load);
-    await readJobResults(this.ctx, jobId, cursor, load, (query) =>
-      client.getBatchResultsDecoded!<ShapedPage>(jobId, query, decode),
+    // From the start, every item of the job is still to come: its end is read when it comes.
+    const expected = cursor === undefined ? batch.itemCount : undefined;
+    if (!decode || !client.getBatchResultsDecoded)
+      return readJobResults(this.ctx, jobId, cursor, load, undefined, expected);
+    await readJobResults(
+      this.ctx,
+      jobId,
+      cursor,
+      load,
+      (query) => client.getBatchResultsDecoded!<ShapedPage>(jobId, query, decode),
+      expected,
     );
   }
 

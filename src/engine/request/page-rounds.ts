@@ -161,9 +161,17 @@ export class PageRounds {
         submitted = await this.submit(batch);
       }
       const job = submitted;
-      await readJobResults(this.ctx, job.jobId!, job.resultsCursor ?? undefined, async (entries, next) => {
-        going.push(...(await this.loadResults(job, entries, next, passes, books)));
-      });
+      const cursor = job.resultsCursor ?? undefined;
+      await readJobResults(
+        this.ctx,
+        job.jobId!,
+        cursor,
+        async (entries, next) => {
+          going.push(...(await this.loadResults(job, entries, next, passes, books)));
+        },
+        undefined,
+        cursor === undefined ? job.itemCount : undefined,
+      );
       completed = true;
     } catch (error) {
       // A refused intent is retired (its pages are asked again in a new round); one whose answer was lost stays open for its key.
