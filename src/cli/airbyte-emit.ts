@@ -1,4 +1,4 @@
-import { emit, errorTrace, streamStatus } from '../airbyte/airbyte-messages.js';
+import { emit, emitStreamStates, errorTrace, streamStatus } from '../airbyte/airbyte-messages.js';
 import { exportStreamState } from '../airbyte/airbyte-state.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import type { Destination } from '../destinations/destination.js';
@@ -6,7 +6,7 @@ import { emptyOutcome, type StreamOutcome } from '../engine/stream-context.js';
 import { redact } from '../util/log.js';
 import type { TableReport } from './stream-tables.js';
 
-/** Rows read and emitted at a time: what `airbyte read` holds of a table at once. */
+/** Rows read and emitted at a time (DuckDB answers in its own vector size, 2,048): what `airbyte read` holds of a table at once. */
 const ROWS_PER_READ = 2_000;
 
 /**
@@ -63,22 +63,11 @@ export class StreamEmitter {
       }
       counts.set(table.table, count);
     }
-    const stream_state = (await exportStreamState(
-      this.destination,
-      stream,
-      this.stateRounding(stream),
-    )) as unknown as Record<string, unknown>;
-    for (const table of tables) {
-      emit({
-        type: 'STATE',
-        state: {
-          type: 'STREAM',
-          stream: { stream_descriptor: { name: table.table }, stream_state },
-          sourceStats: { recordCount: counts.get(table.table) ?? 0 },
-        },
-      });
-      emitEnd(table, outcome);
-    }
+    emitStreamStates(
+      await exportStreamState(this.destination, stream, this.stateRounding(stream)),
+      tables.map((t) => ({ name: t.table, recordCount: counts.get(t.table) ?? 0 })),
+    );
+    for (const table of tables) emitEnd(table, outcome);
   }
 }
 
@@ -121,8 +110,9 @@ function emitEnd(table: TableReport, outcome: StreamOutcome | undefined): void {
 }
 
 /**
- * A table's rows to emit, a page at a time in key order: all current ones (history: the open
- * versions), or those the run loaded; none when the table is not there yet.
+ * A table's rows to emit, a chunk at a time as one query streams them (never a whole table, nor a
+ * sort of it): all current ones (history: the open versions), or those the run loaded; none when
+ * the table is not there yet.
  */
 async function* rowsToEmit(
   destination: Destination,
@@ -130,31 +120,25 @@ async function* rowsToEmit(
   runId: string | undefined,
 ): AsyncGenerator<Record<string, unknown>[]> {
   if (!(await destination.hasTable(table.table))) return;
-  const from = `select * from ${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier(table.table, 'table')}`;
+  const columns = await columnsOf(destination, table.table);
+  const from = `${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier(table.table, 'table')}`;
+  // The read-only path streams and takes no parameters: the run's id is a literal, its quotes doubled.
   const where =
     runId !== undefined
-      ? 'where _run_id = $1'
+      ? `where _run_id = '${runId.replaceAll("'", "''")}'`
       : table.writeMode === 'history' && !table.parent
         ? 'where _valid_to is null'
         : '';
-  const params = runId === undefined ? [] : [runId];
-  // The key, with the version's start in history mode, orders every row: pages neither skip nor repeat one.
-  const order = [...table.primaryKey, ...['_valid_from', '_parent_valid_from'].filter((c) => hasColumn(table, c))];
-  if (order.length === 0) {
-    yield await destination.query(`${from} ${where}`, params);
-    return;
-  }
-  const orderBy = order.map((column) => quoteIdentifier(column, 'column')).join(', ');
-  for (let offset = 0; ; offset += ROWS_PER_READ) {
-    const rows = await destination.query(
-      `${from} ${where} order by ${orderBy} limit ${ROWS_PER_READ} offset ${offset}`,
-      params,
-    );
-    if (rows.length > 0) yield rows;
-    if (rows.length < ROWS_PER_READ) return;
-  }
+  const select = `select ${columns.map((c) => quoteIdentifier(c, 'column')).join(', ')} from ${from} ${where}`;
+  for await (const rows of destination.readQueryChunks(select, ROWS_PER_READ))
+    yield rows.map((values) => Object.fromEntries(columns.map((column, i) => [column, values[i]])));
 }
 
-function hasColumn(table: TableReport, name: string): boolean {
-  return table.columns.some((column) => column.name === name) && !table.primaryKey.includes(name);
+/** A table's columns in their order, as the destination holds them (evolved columns included). */
+async function columnsOf(destination: Destination, table: string): Promise<string[]> {
+  const rows = await destination.query<{ column_name: string }>(
+    'select column_name from information_schema.columns where table_schema = $1 and table_name = $2 order by ordinal_position',
+    [destination.schema, table],
+  );
+  return rows.map((row) => row.column_name);
 }
