@@ -3,7 +3,7 @@
  * same config (issue 36, item 1).
  *
  *   npm run build && npx tsc -p tsconfig.bench.json
- *   node dist/bench/airbyte-read-memory.js [--seeds 1000,5000,20000] [--repeat 3] [--backend duckdb|postgres] [--base DIR]
+ *   node dist/bench/airbyte-read-memory.js [--seeds 1000,5000,20000] [--repeat 3] [--backend duckdb|postgres] [--base DIR] [--jobs 5]
  *
  * For each N: N profile seeds in a CSV file, the profiles batch stream, the sandbox at zero latency
  * in a process of its own (it keeps every result it served: the service's memory, not ours). Each
@@ -14,6 +14,7 @@
  * the RSS outside V8's heap at the peak RSS sample (native: libduckdb, buffers). Prints min and
  * median of each figure, and each median's ratio to the first N's. `--base DIR` adds `airbyte read`
  * of another build (DIR/dist/src/cli/main.js, say a worktree of the commit before), in turn with the two.
+ * `--jobs N`: batch jobs the sandbox runs at once (default 5), which is how many a sync keeps open.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -54,7 +55,7 @@ async function serveSandbox(): Promise<void> {
   const sandbox = await startSandbox({
     rpm: 1_000_000_000,
     latencyMs: [0, 0],
-    concurrentBatchJobs: 5,
+    concurrentBatchJobs: Number(flag('jobs', '5')),
     batchItemConcurrency: 100,
   });
   process.stdout.write(`${sandbox.url}\n`);
@@ -62,7 +63,7 @@ async function serveSandbox(): Promise<void> {
 
 /** The sandbox in a child process of its own; resolves with its URL and a way to stop it. */
 function startSandboxChild(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const proc = spawn(process.execPath, ['--max-old-space-size=8192', self, '--serve'], {
+  const proc = spawn(process.execPath, ['--max-old-space-size=8192', self, '--serve', '--jobs', flag('jobs', '5')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
@@ -119,7 +120,7 @@ async function measured(cli: string, args: string[], dir: string): Promise<Figur
 /** The config of one process: its own working store. */
 async function writeRunConfig(dir: string, url: string, name: string): Promise<{ config: string; drop?: string }> {
   const backend = flag('backend', 'duckdb');
-  const schema = `bench_airbyte_${process.pid}_${name}`;
+  const schema = `bench_airbyte_${process.pid}_${name.replace('-', '_')}`;
   const destination =
     backend === 'postgres'
       ? { type: 'postgres', url: 'postgres://postgres@127.0.0.1:5432/test', schema }
