@@ -11,6 +11,9 @@ import { type Destination, type LoadUnit, type PreparedWrite } from '../destinat
 import type { Mutex } from '../util/mutex.js';
 import { withRows, type ShapedRecords } from '../normalize/table-shaper.js';
 
+/** Called after a load unit commits, under the write lock; `paid`: the unit journaled a paid answer. */
+export type UnitCommitted = (paid: boolean) => Promise<void>;
+
 /** Counts of one load. */
 export interface LoadCounts {
   records: number;
@@ -52,11 +55,17 @@ export class LoadWriter {
   /** A turn of the lock is queued that will take the waiting units. */
   private turnQueued = false;
 
+  /**
+   * @param committed awaited after each transaction commits, under the write lock (no other unit
+   * commits meanwhile), before its callers go on; `paid`: it journaled a paid answer (a unit
+   * `alone`). `airbyte read` emits a checkpoint there (see docs/airbyte.md#checkpoints).
+   */
   constructor(
     private readonly destination: Destination,
     private readonly runId: string,
     private readonly stream: string,
     private readonly writeLock: Mutex,
+    private readonly committed?: UnitCommitted,
   ) {}
 
   /**
@@ -147,8 +156,8 @@ export class LoadWriter {
     await this.ensure(requests.flatMap((request) => request.byTable.map((g) => g.table)));
     const writes = requests.map((request) => request.early ?? this.prepare(request.byTable));
     const unit = await this.destination.beginUnit(this.runId);
+    const counts: LoadCounts[] = [];
     try {
-      const counts: LoadCounts[] = [];
       for (const [i, request] of requests.entries()) {
         counts.push(await this.write(unit, writes[i]!));
         await request.fill(unit);
@@ -157,11 +166,13 @@ export class LoadWriter {
       await unit.flush();
       progress.committing = true;
       await unit.commit();
-      return counts;
     } catch (error) {
       await unit.rollback().catch(() => undefined);
       throw error;
     }
+    // Still under the write lock: what the hook reads is exactly what has committed.
+    await this.committed?.(requests.some((request) => request.alone));
+    return counts;
   }
 
   private async ensure(tables: readonly TableDefinition[]): Promise<void> {
