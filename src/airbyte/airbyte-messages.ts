@@ -60,9 +60,30 @@ type TraceMessage =
 
 /** Writes messages to stdout, one line each. */
 export function emit(message: AirbyteMessage): void {
-  process.stdout.write(
-    `${JSON.stringify(message, (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value))}\n`,
-  );
+  process.stdout.write(`${JSON.stringify(message, bigintAsNumber)}\n`);
+}
+
+/**
+ * Emits one STREAM STATE a table, all carrying the same `stream_state`: it is serialized once, not
+ * once a table (a compact ledger is up to a megabyte, and a stream may have many child tables).
+ * Returns the length of the serialized state.
+ */
+export function emitStreamStates(
+  stream_state: object,
+  tables: readonly { name: string; recordCount: number }[],
+): number {
+  const blob = JSON.stringify(stream_state, bigintAsNumber);
+  for (const { name, recordCount } of tables) {
+    const descriptor = JSON.stringify({ name });
+    process.stdout.write(
+      `{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":${descriptor},"stream_state":${blob}},"sourceStats":{"recordCount":${recordCount}}}}\n`,
+    );
+  }
+  return blob.length;
+}
+
+function bigintAsNumber(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? Number(value) : value;
 }
 
 /** A stream's status as a TRACE message. */

@@ -126,6 +126,7 @@ async function read(opts: { config: string; catalog: string; state?: string }): 
       runId: run,
       stop: stop.signal,
       afterStream: (outcome) => emitter.streamEnded(outcome),
+      unitCommitted: (stream, paid) => emitter.unitCommitted(stream, paid),
     });
     await emitter.finish(result.streams, stop.signal.aborted);
   } finally {

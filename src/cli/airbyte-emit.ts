@@ -1,22 +1,46 @@
-import { emit, errorTrace, streamStatus } from '../airbyte/airbyte-messages.js';
+import { emit, emitStreamStates, errorTrace, streamStatus } from '../airbyte/airbyte-messages.js';
 import { exportStreamState } from '../airbyte/airbyte-state.js';
-import { quoteIdentifier } from '../destinations/identifiers.js';
 import type { Destination } from '../destinations/destination.js';
 import { emptyOutcome, type StreamOutcome } from '../engine/stream-context.js';
 import { redact } from '../util/log.js';
+import { loadedAtMs, rowsToEmit, type RowFilter } from './airbyte-rows.js';
 import type { TableReport } from './stream-tables.js';
 
-/** Rows read and emitted at a time: what `airbyte read` holds of a table at once. */
-const ROWS_PER_READ = 2_000;
+/** At least this long between two checkpoints of a stream, but for one after a paid answer (see `#due`). */
+const CHECKPOINT_INTERVAL_MS = 2_000;
+/** And at least this many times what the stream's last checkpoint took: checkpoints take at most ~1/10 of a read. */
+const CHECKPOINT_COST_FACTOR = 10;
+/** A STATE this long or longer (a compact ledger, thousands of partitions) is no longer emitted after every paid answer. */
+const SMALL_STATE_CHARS = 64 * 1024;
+
+/** What has been emitted of a table. */
+interface TableProgress {
+  /** `_loaded_at` (ms) of the last row emitted; none yet. */
+  afterMs?: number;
+  /** RECORDs since the table's last STATE (its `sourceStats.recordCount`). */
+  sinceState: number;
+  /** Its RUNNING status was emitted (with its first RECORD). */
+  running: boolean;
+}
+
+/** A stream's last checkpoint: when, what it took (ms), and the length of its STATE. */
+interface Checkpoint {
+  at: number;
+  tookMs: number;
+  stateChars: number;
+}
 
 /**
- * Emits each stream's tables as soon as the stream ends, before the run goes on to the next: its
- * RECORDs (read in pages, never a whole table at once), then the STATE that covers them, then its
- * final status. A read killed later keeps the STATE of every stream already emitted, so the
- * platform does not pay again for what those streams bought.
+ * Emits each stream's tables as its load units commit (see docs/airbyte.md#checkpoints): at a
+ * checkpoint, the RECORDs the units committed since the last one, then the STATE that covers them
+ * (seed ledger, cursors, open batch jobs, journaled answers). When the stream ends, the rest, its
+ * STATE and its final status. A read killed at any point leaves a STATE that covers every RECORD
+ * emitted before it, so the platform does not pay again for what they hold.
  */
 export class StreamEmitter {
-  readonly #emitted = new Set<string>();
+  readonly #ended = new Set<string>();
+  readonly #progress = new Map<string, TableProgress>();
+  readonly #checkpoints = new Map<string, Checkpoint>();
 
   /**
    * @param runId the run's id: an incremental table emits the rows this run loaded
@@ -31,9 +55,23 @@ export class StreamEmitter {
     private readonly stateRounding: (stream: string) => number | undefined = () => undefined,
   ) {}
 
-  /** A stream ended: its tables are emitted (the run waits for it before the next stream). */
+  /**
+   * A load unit of `stream` committed (called under the run's write lock: nothing else commits
+   * while this reads). Emits a checkpoint when one is due; `paid`: the unit journaled a paid answer.
+   */
+  async unitCommitted(stream: string, paid: boolean): Promise<void> {
+    if (this.#ended.has(stream) || !this.#due(stream, paid)) return;
+    const tables = this.#tablesOf(stream);
+    if (tables.length === 0) return;
+    const started = performance.now();
+    for (const table of tables) await this.#emitRows(table, { loadedBy: this.runId });
+    const stateChars = await this.#emitState(stream, tables);
+    this.#checkpoints.set(stream, { at: Date.now(), tookMs: performance.now() - started, stateChars });
+  }
+
+  /** A stream ended: the rest of its tables is emitted (the run waits for it before the next stream). */
   streamEnded(outcome: StreamOutcome): Promise<void> {
-    this.#emitted.add(outcome.stream);
+    this.#ended.add(outcome.stream);
     return this.#emitStream(outcome.stream, outcome);
   }
 
@@ -43,42 +81,69 @@ export class StreamEmitter {
    */
   async finish(outcomes: readonly StreamOutcome[], stopped = false): Promise<void> {
     for (const stream of new Set(this.tables.map((t) => t.stream)))
-      if (!this.#emitted.has(stream)) {
+      if (!this.#ended.has(stream)) {
+        this.#ended.add(stream);
         const outcome = outcomes.find((o) => o.stream === stream);
         await this.#emitStream(stream, outcome ?? (stopped ? notReached(stream) : undefined));
       }
   }
 
+  /**
+   * Whether a commit of `stream` calls for a checkpoint: its first, one after a paid answer while
+   * its STATE is small (a kill then re-buys nothing), else once the interval has passed.
+   */
+  #due(stream: string, paid: boolean): boolean {
+    const last = this.#checkpoints.get(stream);
+    if (!last) return true;
+    if (paid && last.stateChars < SMALL_STATE_CHARS) return true;
+    return Date.now() - last.at >= Math.max(CHECKPOINT_INTERVAL_MS, CHECKPOINT_COST_FACTOR * last.tookMs);
+  }
+
+  #tablesOf(stream: string): TableReport[] {
+    return this.tables.filter((t) => t.stream === stream);
+  }
+
   async #emitStream(stream: string, outcome: StreamOutcome | undefined): Promise<void> {
-    const tables = this.tables.filter((t) => t.stream === stream);
-    const counts = new Map<string, number>();
+    const tables = this.#tablesOf(stream);
     for (const table of tables) {
-      const runId = this.fullRefresh.has(table.table) ? undefined : this.runId;
-      let count = 0;
-      for await (const rows of rowsToEmit(this.destination, table, runId)) {
-        if (count === 0) emit(streamStatus(table.table, 'RUNNING'));
-        const emittedAt = Date.now();
-        for (const data of rows) emit({ type: 'RECORD', record: { stream: table.table, data, emitted_at: emittedAt } });
-        count += rows.length;
+      await this.#emitRows(table, { loadedBy: this.runId });
+      // A full refresh is every current row: those of earlier runs join the run's own, emitted as they committed.
+      if (this.fullRefresh.has(table.table)) await this.#emitRows(table, { currentExcept: this.runId });
+    }
+    await this.#emitState(stream, tables);
+    for (const table of tables) emitEnd(table, outcome);
+  }
+
+  /** Emits the table's rows `filter` selects; for the run's own rows, only those after the last emitted. */
+  async #emitRows(table: TableReport, filter: RowFilter): Promise<void> {
+    const progress = this.#progress.get(table.table) ?? { sinceState: 0, running: false };
+    this.#progress.set(table.table, progress);
+    const ownRows = 'loadedBy' in filter;
+    const query = ownRows && progress.afterMs !== undefined ? { ...filter, afterMs: progress.afterMs } : filter;
+    for await (const rows of rowsToEmit(this.destination, table, query)) {
+      if (!progress.running) emit(streamStatus(table.table, 'RUNNING'));
+      progress.running = true;
+      const emittedAt = Date.now();
+      for (const data of rows) {
+        emit({ type: 'RECORD', record: { stream: table.table, data, emitted_at: emittedAt } });
+        if (ownRows) progress.afterMs = Math.max(progress.afterMs ?? 0, loadedAtMs(data));
       }
-      counts.set(table.table, count);
+      progress.sinceState += rows.length;
     }
-    const stream_state = (await exportStreamState(
-      this.destination,
-      stream,
-      this.stateRounding(stream),
-    )) as unknown as Record<string, unknown>;
+  }
+
+  /** Emits the stream's STATE for each of its tables; returns its length. */
+  async #emitState(stream: string, tables: readonly TableReport[]): Promise<number> {
+    const state = await exportStreamState(this.destination, stream, this.stateRounding(stream));
+    const chars = emitStreamStates(
+      state,
+      tables.map((t) => ({ name: t.table, recordCount: this.#progress.get(t.table)?.sinceState ?? 0 })),
+    );
     for (const table of tables) {
-      emit({
-        type: 'STATE',
-        state: {
-          type: 'STREAM',
-          stream: { stream_descriptor: { name: table.table }, stream_state },
-          sourceStats: { recordCount: counts.get(table.table) ?? 0 },
-        },
-      });
-      emitEnd(table, outcome);
+      const progress = this.#progress.get(table.table);
+      if (progress) progress.sinceState = 0;
     }
+    return chars;
   }
 }
 
@@ -118,43 +183,4 @@ function emitEnd(table: TableReport, outcome: StreamOutcome | undefined): void {
       },
     });
   emit(streamStatus(table.table, 'COMPLETE'));
-}
-
-/**
- * A table's rows to emit, a page at a time in key order: all current ones (history: the open
- * versions), or those the run loaded; none when the table is not there yet.
- */
-async function* rowsToEmit(
-  destination: Destination,
-  table: TableReport,
-  runId: string | undefined,
-): AsyncGenerator<Record<string, unknown>[]> {
-  if (!(await destination.hasTable(table.table))) return;
-  const from = `select * from ${quoteIdentifier(destination.schema, 'schema')}.${quoteIdentifier(table.table, 'table')}`;
-  const where =
-    runId !== undefined
-      ? 'where _run_id = $1'
-      : table.writeMode === 'history' && !table.parent
-        ? 'where _valid_to is null'
-        : '';
-  const params = runId === undefined ? [] : [runId];
-  // The key, with the version's start in history mode, orders every row: pages neither skip nor repeat one.
-  const order = [...table.primaryKey, ...['_valid_from', '_parent_valid_from'].filter((c) => hasColumn(table, c))];
-  if (order.length === 0) {
-    yield await destination.query(`${from} ${where}`, params);
-    return;
-  }
-  const orderBy = order.map((column) => quoteIdentifier(column, 'column')).join(', ');
-  for (let offset = 0; ; offset += ROWS_PER_READ) {
-    const rows = await destination.query(
-      `${from} ${where} order by ${orderBy} limit ${ROWS_PER_READ} offset ${offset}`,
-      params,
-    );
-    if (rows.length > 0) yield rows;
-    if (rows.length < ROWS_PER_READ) return;
-  }
-}
-
-function hasColumn(table: TableReport, name: string): boolean {
-  return table.columns.some((column) => column.name === name) && !table.primaryKey.includes(name);
 }

@@ -45,6 +45,8 @@ export interface SyncRunOptions {
   runId?: string;
   /** Awaited after each stream ends, before the next starts (`airbyte read` emits its rows then). Default: none. */
   afterStream?: (outcome: StreamOutcome) => Promise<void>;
+  /** Awaited after each load unit commits (`airbyte read` emits a checkpoint then). Default: none. */
+  unitCommitted?: (stream: string, paid: boolean) => Promise<void>;
 }
 
 /**
@@ -96,6 +98,7 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     reporter: createReporter(),
     ...(opts.runId ? { runId: opts.runId } : {}),
     ...(opts.afterStream ? { afterStream: opts.afterStream } : {}),
+    ...(opts.unitCommitted ? { unitCommitted: opts.unitCommitted } : {}),
     concurrentBatchJobs: client.limiter.concurrentBatchJobs,
     balance: client.account?.credits_remaining,
     costs: await loadCostModel(client.baseUrl),

@@ -351,6 +351,11 @@ export interface AnswerRow {
   /** Run that paid for it. */
   runId: string;
   receivedAt: Date;
+  /**
+   * The partition's values as JSON text, so a run that cannot make the partition itself (a fresh
+   * store without its parent rows) still loads the answer. Default: none (journaled before them).
+   */
+  partitionValues?: string | null;
 }
 
 /** Row of `_seedline_repairs`: how many values of one field a unit of one run kept in `_extra` or discarded. */

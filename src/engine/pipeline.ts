@@ -81,6 +81,12 @@ export interface SyncIo {
   runId?: string;
   /** Awaited after each stream ends, its tables settled and its outcome recorded, before the next starts (`airbyte read` emits it). Default: none. */
   afterStream?: (outcome: StreamOutcome) => Promise<void>;
+  /**
+   * Awaited after each load unit of a stream commits, under the run's write lock, before the
+   * stream goes on (`airbyte read` emits a checkpoint; `paid`: the unit journaled a paid answer).
+   * Default: none.
+   */
+  unitCommitted?: (stream: string, paid: boolean) => Promise<void>;
 }
 
 /** What a run did. */
@@ -381,6 +387,7 @@ function contextFactory(
     ...(io.stop ? { stop: io.stop } : {}),
     ...(shapingPool ? { shapingPool } : {}),
     destinationLost: (error) => lost.note(error),
+    ...(io.unitCommitted ? { unitCommitted: (paid: boolean) => io.unitCommitted!(stream, paid) } : {}),
   });
 }
 

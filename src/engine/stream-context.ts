@@ -1,6 +1,7 @@
 import type { RunScope } from '../manifest/components/table.js';
 import type { RefreshSaving } from './books/refresh-saving.js';
 import type { Destination } from '../destinations/destination.js';
+import { LoadWriter, type UnitCommitted } from '../load/load-writer.js';
 import type { Mutex } from '../util/mutex.js';
 import type { RunRowCarrier } from '../load/load-writer.js';
 import type { Budget } from './books/budget.js';
@@ -164,6 +165,16 @@ export interface StreamContext {
   destinationLost?: (error: unknown) => void;
   /** Worker threads that read and shape batch results pages off the main thread. Default: none (the main thread does). */
   shapingPool?: PageShapingPool;
+  /** Awaited after each of the stream's load units commits, under the write lock (`SyncIo.unitCommitted`). Default: none. */
+  unitCommitted?: UnitCommitted;
+}
+
+/** The stream's load writer, calling the context's `unitCommitted` after each commit. */
+export function streamWriter(ctx: StreamContext, stream: string): LoadWriter {
+  return new LoadWriter(ctx.destination, ctx.runId, stream, ctx.writeLock, {
+    runRow: ctx.runRow,
+    committed: ctx.unitCommitted,
+  });
 }
 
 /** A fresh outcome with zero counts. */

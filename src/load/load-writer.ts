@@ -19,6 +19,21 @@ export interface RunRowCarrier {
   carryFailed(): void;
 }
 
+/** Called after a load unit commits, under the write lock; `paid`: the unit journaled a paid answer. */
+export type UnitCommitted = (paid: boolean) => Promise<void>;
+
+/** What a writer does beside its units' rows. */
+export interface WriterHooks {
+  /** The run's row, saved with a unit when it changed (see {@link RunRowCarrier}). */
+  runRow?: RunRowCarrier | undefined;
+  /**
+   * Awaited after each transaction commits, under the write lock (no other unit commits
+   * meanwhile), before its callers go on; `paid`: it journaled a paid answer (a journal unit).
+   * `airbyte read` emits a checkpoint there (see docs/airbyte.md#checkpoints).
+   */
+  committed?: UnitCommitted | undefined;
+}
+
 /** Counts of one load. */
 export interface LoadCounts {
   records: number;
@@ -67,13 +82,12 @@ export class LoadWriter {
   /** A turn of the lock is queued that will take the waiting units. */
   private turnQueued = false;
 
-  /** @param runRow the run's row, saved with a unit when it changed (see {@link RunRowCarrier}) */
   constructor(
     private readonly destination: Destination,
     private readonly runId: string,
     private readonly stream: string,
     private readonly writeLock: Mutex,
-    private readonly runRow?: RunRowCarrier,
+    private readonly hooks: WriterHooks = {},
   ) {}
 
   /**
@@ -181,9 +195,9 @@ export class LoadWriter {
     const shared = together.length > 1 ? this.prepare(mergeByTable(together.flatMap((r) => r.byTable))) : null;
     const writes = requests.map((request) => request.early ?? (shared ? null : this.prepare(request.byTable)));
     const unit = await this.destination.beginUnit(this.runId);
+    const counts: LoadCounts[] = [];
     let run: RunRow | undefined;
     try {
-      const counts: LoadCounts[] = [];
       for (const [i, request] of requests.entries()) {
         if (shared && request === together[0]) {
           const total = await this.write(unit, shared);
@@ -195,18 +209,20 @@ export class LoadWriter {
         } else if (!shared || request.early) counts[i] = await this.write(unit, writes[i]!);
         await request.fill(unit);
       }
-      run = this.runRow?.takeChanged();
+      run = this.hooks.runRow?.takeChanged();
       if (run) await unit.updateRun(run);
       // What the unit holds goes out first: a failure up to here commits nothing, and the units can run again alone.
       await unit.flush();
       progress.committing = true;
       await unit.commit();
-      return counts;
     } catch (error) {
-      if (run) this.runRow!.carryFailed();
+      if (run) this.hooks.runRow!.carryFailed();
       await unit.rollback().catch(() => undefined);
       throw error;
     }
+    // Still under the write lock: what the hook reads is exactly what has committed.
+    await this.hooks.committed?.(requests.some((request) => request.journal));
+    return counts;
   }
 
   private async ensure(tables: readonly TableDefinition[]): Promise<void> {

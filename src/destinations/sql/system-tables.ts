@@ -84,6 +84,7 @@ export const systemTables = {
       ['credits', 'double', true],
       ['run_id', 'text', true],
       ['received_at', 'timestamp', true],
+      ['partition_values', 'text', false],
     ],
     primaryKey: ['stream', 'call_key'],
   },
@@ -247,6 +248,7 @@ export function answerToDb(row: AnswerRow): DbRow {
     credits: row.credits,
     run_id: row.runId,
     received_at: row.receivedAt,
+    partition_values: row.partitionValues ?? null,
   };
 }
 
@@ -262,6 +264,7 @@ export function answerFromDb(row: DbRow): AnswerRow {
     credits: Number(row.credits ?? 0),
     runId: String(row.run_id),
     receivedAt: toDate(row.received_at) ?? new Date(0),
+    partitionValues: row.partition_values == null ? null : String(row.partition_values),
   };
 }
 

@@ -7,7 +7,7 @@ import { crashPoint } from '../../util/crash-point.js';
 import type { Reservation } from '../books/budget.js';
 import { budgetStopOf, stopForBudget } from '../books/budget-stop.js';
 import { isDestinationLost, RunStoppedError } from '../engine-errors.js';
-import { LoadWriter } from '../../load/load-writer.js';
+import type { LoadWriter } from '../../load/load-writer.js';
 import { readSeedRows } from '../books/ledger-pages.js';
 import type { Partition } from '../../manifest/components/partitions.js';
 import { SeedLedger, TRANSIENT_FAILURES } from './seed-ledger.js';
@@ -25,6 +25,7 @@ import {
   noteStoppedOnRequest,
   addLoad,
   runScope,
+  streamWriter,
   type StreamContext,
   type StreamOutcome,
 } from '../stream-context.js';
@@ -68,7 +69,7 @@ export class BatchRunner {
   ) {
     this.costs = new BatchCosts(stream, ctx);
     this.shaper = new TableShaper(stream.table, runScope(ctx));
-    this.writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock, ctx.runRow);
+    this.writer = streamWriter(ctx, stream.name);
     this.ledger = new SeedLedger(stream, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
   }
 

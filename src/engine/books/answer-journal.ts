@@ -1,4 +1,5 @@
 import type { AnswerRow, LoadUnit } from '../../destinations/destination.js';
+import type { Partition } from '../../manifest/components/partitions.js';
 import { sha256, stableJson } from '../../util/stable-json.js';
 import { crashPoint } from '../../util/crash-point.js';
 import type { LoadWriter } from '../../load/load-writer.js';
@@ -22,6 +23,8 @@ export interface JournaledCall {
   worst: number;
   /** What names its answer in the journal when not its exact `args` (a page's arguments without the clock). Default: `args`. */
   asks?: Record<string, unknown>;
+  /** The partition's values, journaled with the answer (see `unaskedPartitions`). Default: none. */
+  values?: Record<string, unknown>;
 }
 
 /**
@@ -104,6 +107,22 @@ export class AnswerJournal {
     return rows;
   }
 
+  /**
+   * The partitions of answers earlier runs paid for that no call of this run has asked for (yet),
+   * each once, made from the values journaled with them: a run that could not make them itself (a
+   * fresh store, its parent table empty) runs them to load those answers. The answers stay kept.
+   */
+  unaskedPartitions(): Partition[] {
+    const partitions = new Map<string, Partition>();
+    for (const row of this.kept.values())
+      if (row.partitionValues && !partitions.has(row.partition))
+        partitions.set(row.partition, {
+          key: row.partition,
+          values: JSON.parse(row.partitionValues) as Record<string, unknown>,
+        });
+    return [...partitions.values()];
+  }
+
   /** Drops loaded answers inside the unit that loads them. */
   async drop(unit: LoadUnit, keys: readonly (string | undefined)[]): Promise<void> {
     const present = keys.filter((k): k is string => k !== undefined);
@@ -123,6 +142,7 @@ export class AnswerJournal {
       credits: answer.credits,
       runId: this.ctx.runId,
       receivedAt: answer.receivedAt,
+      partitionValues: answer.values ? JSON.stringify(answer.values) : null,
     };
     await this.writer.inUnit([], (unit) => unit.saveAnswers([row]), { journal: true });
   }

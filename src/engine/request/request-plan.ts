@@ -197,3 +197,23 @@ function completedAt(saved: PartitionState | undefined): number | undefined {
   const at = saved?.completed_at ? Date.parse(saved.completed_at) : NaN;
   return Number.isNaN(at) ? undefined : at;
 }
+
+/**
+ * Partitions made from the answer journal (`AnswerJournal.unaskedPartitions`), with their states,
+ * those not fresh: a run that did not make them from its own sources runs them, taking the answers.
+ */
+export async function journaledDue(
+  partitions: readonly Partition[],
+  stream: CompiledRequestStream,
+  ctx: Pick<StreamContext, 'destination' | 'now'>,
+): Promise<DuePartition[]> {
+  if (partitions.length === 0) return [];
+  const states = await readStates(
+    ctx.destination,
+    stream.name,
+    partitions.map((p) => p.key),
+  );
+  return partitions
+    .map((partition) => ({ partition, saved: states.get(partition.key) }))
+    .filter(({ partition, saved }) => !isFresh(saved, partition, stream.refreshAfterMs, ctx.now()));
+}

@@ -9,7 +9,7 @@ import { crashPoint } from '../../util/crash-point.js';
 import { StreamDefinitionError } from '../engine-errors.js';
 import { budgetStopOf, stopForBudget, type BudgetStop } from '../books/budget-stop.js';
 import { DestinationLostError, isDestinationLost, RunStoppedError } from '../engine-errors.js';
-import { LoadWriter } from '../../load/load-writer.js';
+import type { LoadWriter } from '../../load/load-writer.js';
 import { AnswerJournal, type PaidAnswer } from '../books/answer-journal.js';
 import { PageRounds, type RoundAnswer, type RoundRunner } from './page-rounds.js';
 import { LoadsBehind } from './loads-behind.js';
@@ -21,11 +21,12 @@ import {
   runScope,
   noteError,
   noteStoppedOnRequest,
+  streamWriter,
   type StreamContext,
   type StreamOutcome,
 } from '../stream-context.js';
 import { noticeRetentionGap } from './retention-gap.js';
-import { RequestPartitions, type DuePartition } from './request-plan.js';
+import { journaledDue, RequestPartitions, type DuePartition } from './request-plan.js';
 import {
   endOfPass,
   firstAnswerAt,
@@ -89,7 +90,7 @@ async function runOver(
   ctx.reporter.streamStarted(stream.name, plan.todo);
 
   const shaper = new TableShaper(stream.table, runScope(ctx));
-  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock, ctx.runRow);
+  const writer = streamWriter(ctx, stream.name);
   // Replace-mode tables swap in whole: their pages are gathered and written in one unit at the end.
   const buffer =
     plan.first && shaper.definitionFor(plan.first.values).writeMode === 'replace'
@@ -179,6 +180,15 @@ async function runOver(
   }
   await queue.onIdle();
   await behind.drain();
+  // Answers an earlier run paid for and never loaded, of partitions this run did not make (a fresh store, its parent
+  // table empty): their partitions run now and take them from the journal (docs/airbyte.md#checkpoints).
+  if (!budgetStop && !lost) {
+    const journaled = await journaledDue(journal.unaskedPartitions(), stream, ctx);
+    runner.track(journaled);
+    for (const { partition } of journaled) void queue.add(() => runAlone(partition));
+    await queue.onIdle();
+  }
+  await behind.drain();
   if (lost) throw lost;
   if (buffer && !budgetStop && outcome.failed === 0) await runner.flushBuffered(buffer);
   if (outcome.failed > 0) outcome.status = outcome.failed === plan.todo && outcome.records === 0 ? 'failed' : 'partial';
@@ -208,7 +218,7 @@ async function resumeOpenRounds(
   )
     return;
   const shaper = new TableShaper(stream.table, runScope(ctx));
-  const writer = new LoadWriter(ctx.destination, ctx.runId, stream.name, ctx.writeLock, ctx.runRow);
+  const writer = streamWriter(ctx, stream.name);
   const journal = await AnswerJournal.open(stream.name, ctx, writer, (charge) => addCharge(outcome, charge));
   const runner = new PartitionRunner(stream, ctx, shaper, writer, outcome, journal);
   const rounds = new PageRounds(stream, ctx, runner, outcome);
@@ -432,6 +442,7 @@ class PartitionRunner implements RoundRunner {
       args,
       worst,
       ...(asks ? { asks } : {}),
+      values: partition.values,
     };
     const answer = await this.journal.call(call, () => this.ctx.client.request(request));
     answers.push(answer);
