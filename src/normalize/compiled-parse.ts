@@ -182,7 +182,7 @@ class Generator {
       lines.push(`  const known = c[${this.constant(new Set(keys))}];`);
       lines.push(`  for (const k in x) if (!known.has(k)) return ${zodOwn}(x);`);
     }
-    lines.push('  let o = x, v, y;');
+    lines.push('  let o = x, v, y, later;');
     for (const key of keys) {
       const field = shape[key]!;
       const literal = JSON.stringify(key);
@@ -200,11 +200,16 @@ class Generator {
         `  y = ${compiled.map('v')};`,
         '  if (y !== v) {',
         '    if (y === UNPARSED) return UNPARSED;',
-        '    if (o === x && !own) o = { ...x };',
-        `    o[${literal}] = y;`,
+        `    if (own) (later ??= []).push(${literal}, y);`,
+        '    else {',
+        '      if (o === x) o = { ...x };',
+        `      o[${literal}] = y;`,
+        '    }',
         '  }',
       );
     }
+    // Written into the caller's copy only once the whole object parsed: an UNPARSED one goes to zod as it was.
+    lines.push('  if (later !== undefined) for (let i = 0; i < later.length; i += 2) x[later[i]] = later[i + 1];');
     lines.push('  return o;');
     return lines.join('\n');
   }

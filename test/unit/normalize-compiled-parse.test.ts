@@ -64,6 +64,16 @@ describe('the parse generated from a record schema', () => {
     expect(compiledParse(UntypedText)(false)).toBe('false');
   });
 
+  it('given a copy the caller owns, when a field changes and a later one is left to zod, then the copy is as it was, and zod parses what was sent', () => {
+    const schema = z.looseObject({ doubled: z.number().transform((n) => n * 2), id: Id, name: z.string() });
+    const copy = { doubled: 2, id: 7, name: 3 };
+    expect(compiledParse(schema)(copy, true)).toBe(UNPARSED);
+    expect(copy).toStrictEqual({ doubled: 2, id: 7, name: 3 });
+    const fits = { doubled: 2, id: 7, name: 'n' };
+    expect(compiledParse(schema)(fits, true)).toBe(fits);
+    expect(fits).toStrictEqual({ doubled: 4, id: '7', name: 'n' });
+  });
+
   it('given records of every registered schema with random fields replaced by hostile values, when parsed, then the parse agrees with zod', () => {
     for (const schema of Object.values(schemaRegistry)) {
       const fields = Object.keys((schema as z.ZodObject).shape);
