@@ -1,7 +1,18 @@
 import { z } from 'zod';
 
+/**
+ * Transforms that give their value's text, `String(value)`: src/normalize/compiled-parse.ts runs
+ * them in the code it generates rather than through zod.
+ */
+export const AS_TEXT = new WeakSet<z.ZodType>();
+
+function asText<T extends z.ZodType>(schema: T): T {
+  AS_TEXT.add(schema);
+  return schema;
+}
+
 /** A number as its text. */
-const numberAsText = () => z.number().transform((value) => String(value));
+export const numberAsText = () => asText(z.number().transform((value) => String(value)));
 
 /**
  * Identifiers (`network_id`, `urn`, ids) may arrive as digits or numbers; they are always stored as text.
@@ -15,7 +26,7 @@ export const Id = z.union([z.string(), numberAsText()]).meta({ sqlType: 'text' }
  * kept as text, so an answer typing it either way loads.
  */
 export const UntypedText = z
-  .union([z.string(), numberAsText(), z.boolean().transform((value) => String(value))])
+  .union([z.string(), numberAsText(), asText(z.boolean().transform((value) => String(value)))])
   .meta({ sqlType: 'text' });
 
 /** An ISO 8601 timestamp as sent by the service (kept verbatim; typed TIMESTAMPTZ in the warehouse). */

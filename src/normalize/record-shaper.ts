@@ -445,7 +445,10 @@ function fillChildRows(
   const child = ctx.plan.children[step.child]!;
   let outside: Record<string, unknown> | undefined;
   const itemPath = `${path}${step.key}[].`;
-  items.forEach((item, index) => {
+  // A loop, not forEach: one closure per list shaped was garbage to collect.
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    if (item === undefined && !(index in items)) continue;
     if (item === null || typeof item !== 'object' || Array.isArray(item)) {
       if (
         unfit(
@@ -456,14 +459,14 @@ function fillChildRows(
         ) === 'evolve'
       )
         (outside ??= newExtra())[index] = item;
-      return;
+      continue;
     }
     const r = target.row;
     target.row++;
     // Parent key and index are written once the record is accepted, `_run_id` and `_loaded_at` by `finish`.
     const childExtra = fill(child.node, item as Record<string, unknown>, target.columns, r, null, ctx, itemPath);
     target.columns[child.width - 3]![r] = childExtra === undefined ? null : extraJson(childExtra, ctx.rejectNul);
-  });
+  }
   return outside;
 }
 

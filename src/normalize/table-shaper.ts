@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeIssues, Timestamp } from '../../schemas/common.js';
+import { describeIssues, numberAsText, Timestamp } from '../../schemas/common.js';
 import {
   EVOLVE,
   PARTITION,
@@ -16,6 +16,7 @@ import type { TableNode } from '../manifest/manifest-schema.js';
 import { StreamDefinitionError } from '../manifest/manifest-error.js';
 import { schemaByName } from '../manifest/schema-registry.js';
 import { relaxSchema, repairRecord } from './record-repair.js';
+import { compiledParse, UNPARSED } from './compiled-parse.js';
 
 const WRITE_MODES: readonly WriteMode[] = ['merge', 'append', 'replace', 'history'];
 
@@ -134,8 +135,17 @@ export class TableShaper {
     const table = this.definitionFor(partition);
     const rows: Record<string, unknown>[] = [];
     const rejected: ShapeRejection[] = [];
+    const parse = compiledParse(table.schema);
     for (const record of records) {
       const withColumns = this.table.withColumns(record, partition, this.run);
+      // The common case, parsed by code generated from the schema; the rest (and every refusal) is zod's.
+      const fast = parse(withColumns, withColumns !== record);
+      if (fast !== UNPARSED) {
+        // The record itself is kept as received (a rejection's); the row is its own object, as zod's output is.
+        const row = fast === record ? { ...(record as Record<string, unknown>) } : fast;
+        rows.push(withPartition(row as Record<string, unknown>, partition));
+        continue;
+      }
       const parsed = table.schema.safeParse(withColumns);
       if (parsed.success) {
         rows.push(withPartition(parsed.data as Record<string, unknown>, partition));
@@ -169,10 +179,7 @@ export class TableShaper {
 
 function columnSchema(column: AddedColumn): z.ZodType {
   if (column.timestamp) return Timestamp.nullable();
-  return z
-    .union([z.string(), z.number().transform(String)])
-    .nullable()
-    .meta({ sqlType: 'text' });
+  return z.union([z.string(), numberAsText()]).nullable().meta({ sqlType: 'text' });
 }
 
 /** The stream's `schema_contract` option (validated by the config schema), evolve where unset. */
