@@ -70,17 +70,8 @@ export class SqlTableSetup {
     }
   }
 
-  private async columnsOf(session: SqlSession, table: string): Promise<Map<string, string>> {
-    const rows = await session.all(
-      this.context.db
-        .selectFrom('information_schema.columns')
-        .select(['column_name', 'data_type'])
-        .where('table_schema', '=', this.context.schema)
-        .where('table_name', '=', table)
-        .orderBy('ordinal_position')
-        .compile(),
-    );
-    return new Map(rows.map((row) => [String(row.column_name), String(row.data_type)]));
+  private columnsOf(session: SqlSession, table: string): Promise<Map<string, string>> {
+    return tableColumns(this.context, session, table);
   }
 
   private async createTable(
@@ -113,6 +104,24 @@ export class SqlTableSetup {
       );
     }
   }
+}
+
+/** A table's columns as the catalog lists them, in physical order: name → `data_type`; empty when it is not there. */
+export async function tableColumns(
+  context: SqlContext,
+  session: SqlSession,
+  table: string,
+): Promise<Map<string, string>> {
+  const rows = await session.all(
+    context.db
+      .selectFrom('information_schema.columns')
+      .select(['column_name', 'data_type'])
+      .where('table_schema', '=', context.schema)
+      .where('table_name', '=', table)
+      .orderBy('ordinal_position')
+      .compile(),
+  );
+  return new Map(rows.map((row) => [String(row.column_name), String(row.data_type)]));
 }
 
 function indexName(table: string, suffix: string): string {

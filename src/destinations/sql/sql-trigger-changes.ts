@@ -3,6 +3,7 @@ import type { RawBuilder } from 'kysely';
 import { TRIGGER_COLUMNS, type SeedRowChange } from '../destination.js';
 import type { LogicalType } from '../../normalize/table-layout.js';
 import type { SqlContext, SqlSession } from './sql-session.js';
+import { tableColumns } from './sql-table-setup.js';
 
 /** A data table as its catalog describes it: column → logical type, in physical order. */
 type Columns = Map<string, LogicalType>;
@@ -150,18 +151,8 @@ export class SqlTriggerChanges {
   }
 
   private async columnsOf(session: SqlSession, table: string): Promise<Columns> {
-    const rows = await session.all(
-      this.context.db
-        .selectFrom('information_schema.columns')
-        .select(['column_name', 'data_type'])
-        .where('table_schema', '=', this.context.schema)
-        .where('table_name', '=', table)
-        .orderBy('ordinal_position')
-        .compile(),
-    );
-    return new Map(
-      rows.map((row) => [String(row.column_name), this.context.traits.logicalType(String(row.data_type))]),
-    );
+    const columns = await tableColumns(this.context, session, table);
+    return new Map([...columns].map(([name, type]) => [name, this.context.traits.logicalType(type)]));
   }
 
   /** The child tables of a history table: named after it, linked by `_parent_<key>` and `_parent_valid_from`. */
