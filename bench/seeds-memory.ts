@@ -1,7 +1,7 @@
 /**
  * Peak memory of a sync against the number of seeds.
  *
- *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts] [--refresh] [--shaping-workers 0]
+ *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts] [--refresh] [--shaping-workers 0] [--duckdb-tags]
  *
  * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
  * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
@@ -16,6 +16,8 @@
  * the stream settles.
  * Prints seeds, records loaded, wall time, calls, peak RSS and peak heap, and the ratio of each
  * peak RSS to the first N's; on DuckDB also the memory DuckDB itself accounts for at the end (`duckdb_memory()`).
+ * `--duckdb-tags` (DuckDB) also reads `duckdb_memory()` every 500 ms through the sync and prints,
+ * per N, DuckDB's memory by tag (MB) at the reading where the process's RSS was largest.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -30,6 +32,8 @@ const self = fileURLToPath(import.meta.url);
 const STREAM = flag('stream', 'profiles');
 /** `--refresh`: the figures of a second sync of the same seeds, with `--full-refresh`. */
 const REFRESH = process.argv.includes('--refresh');
+/** `--duckdb-tags`: DuckDB's memory by tag at the sync's largest RSS. */
+const TAGS = process.argv.includes('--duckdb-tags');
 /** Set in the sync child that runs the refresh. */
 const FULL_REFRESH = process.argv.includes('--full-refresh');
 
@@ -57,6 +61,40 @@ interface RunFigures {
   atPeakMb: Record<string, number>;
   /** DuckDB only: the memory DuckDB's buffer manager accounts for when the sync ends (`duckdb_memory()`), in MB. */
   duckDbOwnMb?: number;
+  /** `--duckdb-tags`: RSS and `duckdb_memory()` by tag (MB) at the reading with the largest RSS. */
+  duckDbTagsAtPeak?: Record<string, number>;
+}
+
+/**
+ * Reads `duckdb_memory()` every 500 ms (skipping a reading while one is under way) and keeps the
+ * tags of the reading where the RSS was largest. The readings run on a connection of their own,
+ * beside the sync's.
+ */
+function sampleDuckDbTags(destination: { query(sql: string): Promise<Record<string, unknown>[]> }): {
+  stop(): Record<string, number>;
+} {
+  let best: Record<string, number> = { rss: 0 };
+  let reading = false;
+  const timer = setInterval(() => {
+    if (reading) return;
+    reading = true;
+    const rss = process.memoryUsage().rss;
+    destination
+      .query('select tag, memory_usage_bytes / 1048576 as mb from duckdb_memory() where memory_usage_bytes > 0')
+      .then((rows) => {
+        if (rss / 2 ** 20 <= best.rss!) return;
+        best = { rss: Math.round(rss / 2 ** 20) };
+        for (const row of rows) best[String(row.tag)] = Math.round(Number(row.mb));
+      })
+      .catch(() => undefined)
+      .finally(() => (reading = false));
+  }, 500);
+  return {
+    stop() {
+      clearInterval(timer);
+      return best;
+    },
+  };
 }
 
 async function serveSandbox(): Promise<void> {
@@ -111,6 +149,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   const destination = await createDestination(destinationConfig);
   await destination.lock({ holder: 'bench' });
   await destination.ensureSystemTables();
+  const tags = TAGS && backend === 'duckdb' ? sampleDuckDbTags(destination) : undefined;
   let calls = 0;
   const client = await ApiClient.connect({
     baseUrl: url,
@@ -130,6 +169,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   });
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs: 5 });
   const seconds = (Date.now() - started) / 1000;
+  const duckDbTagsAtPeak = tags?.stop();
   const duckDbOwnMb =
     backend === 'duckdb'
       ? Number(
@@ -153,6 +193,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
     peakHeapMb: peakHeap / 2 ** 20,
     atPeakMb: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, Math.round(v / 2 ** 20)])),
     ...(duckDbOwnMb === undefined ? {} : { duckDbOwnMb }),
+    ...(duckDbTagsAtPeak ? { duckDbTagsAtPeak } : {}),
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
@@ -218,6 +259,7 @@ async function measure(seeds: number): Promise<RunFigures> {
       String(seeds),
       '--shaping-workers',
       flag('shaping-workers', '0'),
+      ...(TAGS ? ['--duckdb-tags'] : []),
     ];
     let run = await child(args);
     await run.done;
@@ -239,6 +281,7 @@ async function main(): Promise<void> {
   const counts = flag('profiles', '10000,100000,1000000').split(',').map(Number);
   const rows: Record<string, unknown>[] = [];
   let first: number | undefined;
+  const tagLines: string[] = [];
   for (const seeds of counts) {
     const f = await measure(seeds);
     first ??= f.peakRssMb;
@@ -252,11 +295,16 @@ async function main(): Promise<void> {
       rss_vs_first: (f.peakRssMb / first).toFixed(2),
       ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }),
     });
-    process.stderr.write(`${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb })}\n`);
+    if (f.duckDbTagsAtPeak) tagLines.push(`${seeds}: ${JSON.stringify(f.duckDbTagsAtPeak)}`);
+    process.stderr.write(
+      `${JSON.stringify({ ...rows.at(-1), at_peak_mb: f.atPeakMb, duckdb_tags_at_peak: f.duckDbTagsAtPeak })}\n`,
+    );
   }
   process.stdout.write(
     `sandbox at zero latency in its own process; ${STREAM === 'company_posts' ? 'company_posts request stream over N parent companies, one page each' : `profiles batch stream, CSV seeds${REFRESH ? ', the second sync (--full-refresh) of the same seeds' : ''}`}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`,
   );
+  if (tagLines.length > 0)
+    process.stdout.write(`\nduckdb_memory() by tag (MB) at the largest RSS read:\n${tagLines.join('\n')}\n`);
 }
 
 if (process.argv.includes('--serve')) await serveSandbox();
