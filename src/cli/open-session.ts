@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ApiClient } from '../client/index.js';
+import { ApiClient, type RateLimiter } from '../client/index.js';
 import type { SeedlineConfig } from '../config/config-schema.js';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
@@ -18,8 +18,11 @@ export interface Session {
   loaded: LoadedConfig;
   /** The open destination (locked when asked). */
   destination: Destination;
-  /** Connects to the service (starting the embedded sandbox for `api.base_url: sandbox`); once per session. */
-  connect(): Promise<ApiClient>;
+  /**
+   * Connects to the service (starting the embedded sandbox for `api.base_url: sandbox`); once per
+   * session. `limiter`: the rate limiter to call through (a worker's shares its window). Default: a new one.
+   */
+  connect(limiter?: RateLimiter): Promise<ApiClient>;
   /** Closes the client, the embedded sandbox and the destination (releasing its lock). */
   close(): Promise<void>;
 }
@@ -28,6 +31,8 @@ export interface Session {
 export interface SessionOptions {
   /** Take the writer lock (sync). Default: false. */
   lock?: boolean;
+  /** Take it shared with other workers (`seedline worker`, Postgres only). Default: false. */
+  shared?: boolean;
   /**
    * Wait while another process holds the destination instead of failing: for the writer lock with
    * `lock`, else until the file opens (DuckDB opens a file in one process at a time). Default: false.
@@ -61,7 +66,7 @@ export async function openSession(configPath: string, options: SessionOptions = 
     closers.push(() => destination.close());
     await openDestination(destination, targetOf(settings), options);
     let client: Promise<ApiClient> | undefined;
-    const connect = () => (client ??= connectClient(loaded, closers, options.signal));
+    const connect = (limiter?: RateLimiter) => (client ??= connectClient(loaded, closers, options.signal, limiter));
     return { loaded, destination, connect, close };
   } catch (error) {
     await close();
@@ -83,6 +88,7 @@ async function openDestination(destination: Destination, target: string, options
     await destination.lock({
       holder: `${options.holder ?? 'seedline sync'} (pid ${process.pid})`,
       wait: options.waitForLock ?? false,
+      shared: options.shared ?? false,
       ...(options.signal ? { signal: options.signal } : {}),
     });
   }
@@ -177,6 +183,7 @@ async function connectClient(
   { config, path }: LoadedConfig,
   closers: (() => Promise<void>)[],
   signal?: AbortSignal,
+  limiter?: RateLimiter,
 ): Promise<ApiClient> {
   try {
     const client = await ApiClient.connect({
@@ -186,6 +193,7 @@ async function connectClient(
       maxAnswerBytes: config.api.max_answer_bytes,
       callDeadlineMs: parseDuration(config.api.call_deadline),
       ...(signal ? { signal } : {}),
+      ...(limiter ? { limiter } : {}),
     });
     closers.push(() => client.close());
     return client;

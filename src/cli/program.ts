@@ -17,6 +17,7 @@ import { registerSignalsCommand } from './signals-command.js';
 import { registerStateCommand } from './state-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSyncCommand } from './sync-command.js';
+import { registerWorkerCommand } from './worker-command.js';
 import { configureLog, LOG_LEVELS } from '../util/log.js';
 import { packageRoot } from '../util/package-root.js';
 import { helpExamples } from './help-examples.js';
@@ -58,6 +59,7 @@ export function buildProgram(exit: (code: number) => never = process.exit): Comm
   for (const register of [
     registerInitCommand,
     registerSyncCommand,
+    registerWorkerCommand,
     registerPlanCommand,
     registerQueryCommand,
     registerStatusCommand,

@@ -52,7 +52,7 @@ export type { GiveUpReason, RetryDecision, RetryOptions, RetryPolicy } from './r
 export { boundedRequest, DEFAULT_CALL_DEADLINE_MS, DEFAULT_MAX_ANSWER_BYTES } from './bounded-request.js';
 export type { AnswerLimits, AttemptContext, BoundedRequestInit } from './bounded-request.js';
 export { RateLimiter } from './rate-limiter.js';
-export type { RateLimiterOptions, RateLimiterStats } from './rate-limiter.js';
+export type { RateLimiterOptions, RateLimiterStats, SharedWindow } from './rate-limiter.js';
 export { CreditMeter } from './credit-meter.js';
 export type { OperationCredits } from './credit-meter.js';
 export {

@@ -10,6 +10,17 @@ export interface RateLimiterOptions {
   intervalMs?: number;
   /** Requests in flight at once. Default `Infinity`. */
   concurrency?: number;
+  /** A window shared with other processes on the same key (workers); each attempt also takes a start in it. Default: none. */
+  shared?: SharedWindow;
+}
+
+/**
+ * A sliding window of request starts that several processes calling with one API key share
+ * (`seedline worker`: kept in Postgres), so together they never exceed the key's rate.
+ */
+export interface SharedWindow {
+  /** Resolves once a start is taken in the window of `limit` starts per `windowMs`; rejects with `signal.reason` when it aborts first. */
+  take(limit: number, windowMs: number, signal?: AbortSignal): Promise<void>;
 }
 
 /** Counters for benchmarks and run summaries. */
@@ -42,6 +53,7 @@ export class RateLimiter {
   readonly #intervalMs: number;
   readonly #concurrency: number;
   #requestsPerMinute: number;
+  readonly #shared: SharedWindow | undefined;
   #pausedUntil = 0;
   #pauseTimer: ReturnType<typeof setTimeout> | undefined;
   // Start times of recent attempts, so a reconfigured queue can inherit the current window.
@@ -51,6 +63,7 @@ export class RateLimiter {
   constructor(options: RateLimiterOptions = {}) {
     this.#intervalMs = options.intervalMs ?? 60_000;
     this.#concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
+    this.#shared = options.shared;
     this.#requestsPerMinute = validLimit(options.requestsPerMinute ?? Number.POSITIVE_INFINITY, 'requestsPerMinute');
     this.#queue = this.#makeQueue(this.#requestsPerMinute, true);
     this.#batchQueue = new PQueue({ concurrency: validLimit(options.concurrentBatchJobs ?? 1, 'concurrentBatchJobs') });
@@ -121,6 +134,8 @@ export class RateLimiter {
     return queue.add(async () => {
       wait.started();
       if (queue !== this.#queue) return this.schedule(fn, signal);
+      if (this.#shared && Number.isFinite(this.#requestsPerMinute))
+        await this.#shared.take(this.#requestsPerMinute, this.#intervalMs, signal);
       const now = Date.now();
       this.#stats.requests++;
       this.#recentStarts.push(now);

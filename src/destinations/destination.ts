@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { RepairCount, TableDefinition } from '../normalize/table-definition.js';
 import type { ShapedWrite, WriteShaping } from '../normalize/record-shaper.js';
 import type { LogicalType } from '../normalize/table-layout.js';
+import type { FleetStore } from './fleet-store.js';
 
 /**
  * The interface the engine loads through, made of four roles (lifecycle and lock, warehouse reads,
@@ -61,6 +62,9 @@ export interface DestinationLifecycle {
 
   /** Releases the lock and closes connections. */
   close(): Promise<void>;
+
+  /** What workers share through this destination (`seedline worker`); absent where one process writes (DuckDB). */
+  fleetStore?(): FleetStore;
 }
 
 /** What loads rows: tables made or evolved, writes shaped (here or in another thread), and load units. */
@@ -203,6 +207,11 @@ export interface LockOptions {
   holder: string;
   /** Wait for the lock instead of failing. Default: false. */
   wait?: boolean;
+  /**
+   * Share the lock with other holders that share it (`seedline worker` on Postgres: workers write
+   * side by side, a `sync` waits for them all, and they for it). Postgres only. Default: false.
+   */
+  shared?: boolean;
   /** Ends a wait early with `LockWaitAbortedError` (e.g. on SIGTERM). Default: none (the wait lasts until the lock is free). */
   signal?: AbortSignal;
 }

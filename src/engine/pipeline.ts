@@ -11,7 +11,9 @@ import {
 } from '../manifest/compile-stream.js';
 import { Mutex } from '../util/mutex.js';
 import { planBatchStream, runBatchStream } from './batch/batch-stream.js';
-import { Budget, DEFAULT_MAX_CREDITS_PER_RUN, type Books, type BudgetLimits } from './books/budget.js';
+import { Budget, type Books, type BudgetLimits } from './books/budget.js';
+import { budgetLimits } from './books/run-limits.js';
+export { budgetLimits, creditsThisMonth } from './books/run-limits.js';
 import { CostModel } from './books/cost-model.js';
 import { isDestinationLost, StreamDefinitionError, UnknownStreamError } from './engine-errors.js';
 import { runRequestStream } from './request/request-runner.js';
@@ -20,6 +22,7 @@ import { booksFields, RunRecorder } from './books/run-recorder.js';
 import type { ServiceClient } from './service-calls.js';
 import { LostDestination, streamMeasure } from './run-watch.js';
 import { PageShapingPool } from './batch/page-shaping-pool.js';
+import { inShard, shardStream, type Shard } from './fleet/shard.js';
 import {
   emptyOutcome,
   noteError,
@@ -51,6 +54,8 @@ export interface SyncOptions {
   resumeJobs?: readonly string[];
   /** Group of `schedule:` this run belongs to, recorded in `_seedline_runs.schedule_group`. Default: none (a run by hand). */
   scheduleGroup?: string;
+  /** Only the partitions of this shard of each stream (a worker's item, see `shardStream`). Default: every partition. */
+  shard?: Shard;
 }
 
 /** A sync made ready without any call: the streams in order and the resolved seeds. */
@@ -79,6 +84,15 @@ export interface SyncIo {
   stop?: AbortSignal;
   /** Id to record the run under, for a caller that reads the run's rows while it goes (`airbyte read`). Default: a new one. */
   runId?: string;
+  /**
+   * The run's credit limits as the caller worked them out (a worker: the credits its item was
+   * granted from the round's). Other runs' rows are then left as they are (a worker's peers are
+   * running). Default: from the config and `balance` (`budgetLimits`), and runs left `running` by a
+   * killed process are marked `interrupted`.
+   */
+  limits?: BudgetLimits;
+  /** Holds one of the account's batch job slots shared with other workers (`StreamContext.jobSlot`). Default: none. */
+  jobSlot?: () => Promise<() => Promise<void>>;
   /** Awaited after each stream ends, its tables settled and its outcome recorded, before the next starts (`airbyte read` emits it). Default: none. */
   afterStream?: (outcome: StreamOutcome) => Promise<void>;
   /**
@@ -137,7 +151,8 @@ const noCalls = new Proxy({} as ServiceClient, {
  * file fails before the service is called.
  */
 export async function prepareSync(options: SyncOptions): Promise<PreparedSync> {
-  const streams = selectStreams(options);
+  const { shard } = options;
+  const streams = selectStreams(options).map((stream) => (shard ? shardStream(stream, shard) : stream));
   return { options, streams, seeds: await resolveAllSeeds(options, streams) };
 }
 
@@ -151,8 +166,8 @@ export async function runSync(prepared: PreparedSync, io: SyncIo): Promise<RunRe
   const runId = io.runId ?? newRunId('run');
   const startedAt = new Date();
   const scheduleGroup = prepared.options.scheduleGroup ?? null;
-  await markInterruptedRuns(destination);
-  const limits = await budgetLimits(prepared.options, io.balance);
+  if (!io.limits) await markInterruptedRuns(destination);
+  const limits = io.limits ?? (await budgetLimits(prepared.options, io.balance));
   const writeLock = new Mutex();
   const record = new RunRecorder(destination, writeLock, { runId, startedAt, status: 'running', scheduleGroup });
   await record.save({});
@@ -286,25 +301,6 @@ export function selectStreams(options: Pick<SyncOptions, 'config' | 'manifests' 
   return ordered;
 }
 
-/**
- * The run's credit limits: `max_credits_per_run` (a default when the config sets none, so a run
- * never spends the whole balance unasked); `max_credits_per_month` less what the runs of
- * this calendar month (UTC) spent according to `_seedline_runs`; the balance at the start less
- * `keep_balance` (an unknown balance allows nothing: the floor cannot be proven).
- */
-export async function budgetLimits(
-  options: Pick<SyncOptions, 'config' | 'destination' | 'now'>,
-  balance: number | undefined,
-): Promise<BudgetLimits> {
-  const { max_credits_per_run: perRun, max_credits_per_month: perMonth, keep_balance: keep } = options.config.budget;
-  const limits: BudgetLimits =
-    perRun === undefined ? { perRun: DEFAULT_MAX_CREDITS_PER_RUN, perRunFrom: 'default' } : { perRun };
-  if (perMonth !== undefined)
-    limits.monthLeft = perMonth - (await creditsThisMonth(options.destination, (options.now ?? (() => new Date()))()));
-  if (keep !== undefined) limits.balanceLeft = balance === undefined ? 0 : balance - keep;
-  return limits;
-}
-
 /** The fall of `credits_remaining` since the run started (GET /v1/account is free); null when unknown. */
 async function balanceChange(io: SyncIo): Promise<number | null> {
   if (io.balance === undefined) return null;
@@ -314,25 +310,6 @@ async function balanceChange(io: SyncIo): Promise<number | null> {
   } catch {
     return null;
   }
-}
-
-/**
- * Credits the runs recorded in `_seedline_runs` spent in `now`'s calendar month (UTC): every run
- * that started or finished in it. A run spanning the turn of the month counts whole in both, as
- * its spending cannot be split: never less than what the month cost. Each run counts what it was
- * billed and what it may have been billed (at risk), less the at-risk items of earlier runs whose
- * bills it read (and counted as billed), so a job read by a later run counts once; never less than
- * 0 a run, so an earlier run of another month (or a refund below the worst case) never lowers
- * this month's count.
- */
-export async function creditsThisMonth(destination: Destination, now: Date): Promise<number> {
-  const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-  const inMonth = (at: Date | null | undefined) => at !== null && at !== undefined && at.getTime() >= monthStart;
-  let total = 0;
-  for (const run of await destination.readRuns(100_000))
-    if (inMonth(run.startedAt) || inMonth(run.finishedAt))
-      total += Math.max(0, (run.creditsUsed ?? 0) + (run.creditsAtRisk ?? 0) - (run.creditsSettledEarlier ?? 0));
-  return total;
 }
 
 function contextFactory(
@@ -345,7 +322,7 @@ function contextFactory(
   shapingPool?: PageShapingPool,
   lost = new LostDestination(),
 ): (stream: string) => StreamContext {
-  const { config } = prepared.options;
+  const { config, shard } = prepared.options;
   const costs = io.costs ?? CostModel.builtIn();
   const billed = new PQueue({ concurrency: billedInFlight(config) });
   // Once the destination is gone, a billed call's answer could not be saved: none is sent. The loss is
@@ -388,6 +365,8 @@ function contextFactory(
     ...(shapingPool ? { shapingPool } : {}),
     destinationLost: (error) => lost.note(error),
     ...(io.unitCommitted ? { unitCommitted: (paid: boolean) => io.unitCommitted!(stream, paid) } : {}),
+    ...(shard ? { owns: (key: string) => inShard(key, shard) } : {}),
+    ...(io.jobSlot ? { jobSlot: io.jobSlot } : {}),
   });
 }
 

@@ -167,6 +167,17 @@ export interface StreamContext {
   shapingPool?: PageShapingPool;
   /** Awaited after each of the stream's load units commits, under the write lock (`SyncIo.unitCommitted`). Default: none. */
   unitCommitted?: UnitCommitted;
+  /**
+   * Whether a partition key is this run's to work on (a worker's item is a shard of a stream's
+   * partitions): open batches and journaled answers of other keys are left to their own items.
+   * Default: every key.
+   */
+  owns?: (partitionKey: string) => boolean;
+  /**
+   * Holds one of the account's batch job slots, shared with other workers on the key, until the
+   * returned release is called. Default: none (the account's slots are this run's alone).
+   */
+  jobSlot?: () => Promise<() => Promise<void>>;
 }
 
 /** The stream's load writer, calling the context's `unitCommitted` after each commit. */

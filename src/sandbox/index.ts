@@ -39,6 +39,8 @@ export interface Sandbox {
   ledger: BillingLedger;
   /** Replaces the fault injection rates. */
   setFaults(faults: FaultRates): void;
+  /** 429 answers sent so far (over the request rate or the concurrent batch jobs, or injected). */
+  readonly rateLimitedAnswers: number;
   /** Resolves once every batch job has completed and no webhook attempt is in flight. */
   idle(): Promise<void>;
   /** Stops the server and all background work. */
@@ -89,6 +91,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clock: state.clock,
     ledger: state.ledger,
     setFaults: (faults) => state.faults.set(faults),
+    get rateLimitedAnswers() {
+      return state.rateLimitedAnswers;
+    },
     idle: async () => {
       await state.batches.idle();
       await state.webhooks.idle();

@@ -122,6 +122,7 @@ async function handleV1(
   } catch (error) {
     const known = error instanceof SandboxError ? error : new SandboxError('internal_error', 'internal error');
     if (!(error instanceof SandboxError)) console.error('[sandbox]', error);
+    if (known.status === 429) state.rateLimitedAnswers++;
     sendError(res, known, requestId, headers);
   }
 }

@@ -26,6 +26,8 @@ export interface SandboxState {
   jwtSecret: Buffer;
   /** Attempts already made of `flaky-*` calls (key + body hash). */
   flakySeen: Set<string>;
+  /** 429 answers sent (a request over the rate, a batch job over the concurrent limit, an injected fault). */
+  rateLimitedAnswers: number;
   /** Seeded draw in [0, 1) for latency. */
   latencyRandom: () => number;
   batches: BatchEngine;
@@ -50,6 +52,7 @@ export function createBaseState(options: ResolvedOptions): Omit<SandboxState, 'b
     ids: new IdGenerator(),
     jwtSecret: randomBytes(32),
     flakySeen: new Set(),
+    rateLimitedAnswers: 0,
     latencyRandom: mulberry32(options.seed ^ 0x1a7e),
     closed: false,
   };

@@ -30,10 +30,10 @@ export class PostgresAdvisoryLock {
   }
 
   /**
-   * Takes the lock; throws `DestinationLockedError` naming the holder, or polls when `wait`.
+   * Takes the lock (`shared`: alongside other shared holders, as workers do); throws `DestinationLockedError` naming the holder, or polls when `wait`.
    * Once held, checks that its connection is still alive; throws `DestinationLockLostError` once it was lost.
    */
-  async acquire(holder: string, wait: boolean, signal?: AbortSignal): Promise<void> {
+  async acquire(holder: string, wait: boolean, signal?: AbortSignal, shared = false): Promise<void> {
     if (this.client) await this.ping(this.client);
     if (this.lost !== null) throw new DestinationLockLostError(this.target(), this.lost);
     if (this.client) return;
@@ -52,7 +52,7 @@ export class PostgresAdvisoryLock {
     try {
       for (;;) {
         const result = await client.query<{ locked: boolean }>(
-          'select pg_try_advisory_lock(hashtextextended($1, 0)) as locked',
+          `select pg_try_advisory_lock${shared ? '_shared' : ''}(hashtextextended($1, 0)) as locked`,
           [this.key()],
         );
         if (result.rows[0]?.locked) {
@@ -74,7 +74,8 @@ export class PostgresAdvisoryLock {
     const client = this.client;
     this.client = null;
     if (!client) return;
-    await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [this.key()]).catch(() => undefined);
+    // Closing the connection releases a lock of either mode.
+    await client.query('select pg_advisory_unlock_all()').catch(() => undefined);
     await client.end().catch(() => undefined);
   }
 

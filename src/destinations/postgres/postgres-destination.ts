@@ -12,6 +12,8 @@ import { SqlDestination } from '../sql/sql-destination.js';
 import { postgresConnection } from './postgres-connection.js';
 import { outsideWarehouseOf, readerRoleOf } from './postgres-reader-role.js';
 import { PostgresAdvisoryLock } from './postgres-advisory-lock.js';
+import { PostgresFleetStore } from './postgres-fleet-store.js';
+import type { FleetStore } from '../fleet-store.js';
 import { encodeCopyBinary, encodeCopyRows } from './postgres-copy-encoder.js';
 import { postgresTypeMapper } from './postgres-type-mapper.js';
 import { postgresTypeParsers } from './postgres-type-parsers.js';
@@ -56,6 +58,10 @@ export class PostgresDestination extends SqlDestination {
     keyFilter: false,
     deferredMerge: false,
     stagedUpserts: false,
+    ddlLock: (schema) => ({
+      sql: 'select pg_advisory_xact_lock(hashtextextended($1, 0))',
+      parameters: [`seedline-ddl:${schema}`],
+    }),
   };
   protected readonly db: Kysely<any>;
   private readonly pool: pg.Pool;
@@ -75,9 +81,16 @@ export class PostgresDestination extends SqlDestination {
     this.advisoryLock = new PostgresAdvisoryLock(options.url, this.schema);
   }
 
+  /** The fleet's tables in this schema, for `seedline worker` (see docs/workers.md). */
+  fleetStore(): FleetStore {
+    return (this.fleet ??= new PostgresFleetStore(this.pool, this.schema));
+  }
+
+  private fleet: FleetStore | undefined;
+
   async lock(options: LockOptions): Promise<void> {
     try {
-      await this.advisoryLock.acquire(options.holder, options.wait ?? false, options.signal);
+      await this.advisoryLock.acquire(options.holder, options.wait ?? false, options.signal, options.shared ?? false);
     } catch (error) {
       if (error instanceof Error && 'code' in error && String(error.code).startsWith('SEEDLINE_')) throw error;
       throw new DestinationUnavailableError(`Postgres schema ${this.schema}`, error);

@@ -75,6 +75,12 @@ export interface SqlDialectTraits {
    * indexes, where finding a key's rows scans the table.
    */
   deferredMerge: boolean;
+  /**
+   * A statement that, run first in a transaction, makes other processes' table setup of `schema`
+   * wait until it commits (Postgres: workers creating or evolving one table at once would collide
+   * on the catalog). None where one process writes (DuckDB).
+   */
+  ddlLock?: (schema: string) => Statement;
 }
 
 /** What the parts of a `SqlDestination` share: how they build statements and reach a session. */

@@ -3,6 +3,7 @@ import type { AnswerRow, BatchPosition, BatchRow, RejectedRow, RunRow, SeedRow, 
 import { cell } from '../../normalize/cell-values.js';
 import type { SqlContext, SqlSession, Statement } from './sql-session.js';
 import type { SystemTable } from './system-tables.js';
+import { lockDdl } from './sql-table-setup.js';
 import {
   answerFromDb,
   batchFromDb,
@@ -30,45 +31,59 @@ export class SqlSystemStore {
     if (this.ensured) return;
     const tables = Object.values(systemTables) as SystemTable[];
     await this.context.withSession(async (session) => {
-      await session.run(this.context.db.schema.createSchema(this.context.schema).ifNotExists().compile());
-      for (const table of tables) {
-        let builder = this.context.db.schema.createTable(this.context.qualified(table.name)).ifNotExists();
-        for (const [name, type, notNull] of table.columns) {
-          builder = builder.addColumn(name, sql.raw(this.context.traits.sqlType(type)), (col) =>
-            notNull ? col.notNull() : col,
-          );
-        }
-        if (table.primaryKey.length > 0)
-          builder = builder.addPrimaryKeyConstraint(`${table.name}_pkey`, table.primaryKey as never[]);
-        await session.run(builder.compile());
-      }
-      // A destination made by an older release lacks columns added since: add them (nullable).
-      // IF NOT EXISTS: another process starting after the same upgrade may add them first.
-      const existing = await session.all(
-        this.context.db
-          .selectFrom('information_schema.columns')
-          .select(['table_name', 'column_name'])
-          .where('table_schema', '=', this.context.schema)
-          .where(
-            'table_name',
-            'in',
-            tables.map((t) => t.name),
-          )
-          .compile(),
-      );
-      const has = new Set(existing.map((row) => `${String(row.table_name)}.${String(row.column_name)}`));
-      for (const table of tables) {
-        for (const [name, type] of table.columns) {
-          if (!has.has(`${table.name}.${name}`))
-            await session.run(
-              sql`alter table ${sql.table(this.context.qualified(table.name))} add column if not exists ${sql.id(name)} ${sql.raw(this.context.traits.sqlType(type))}`.compile(
-                this.context.db,
-              ),
-            );
-        }
+      // Where processes set tables up side by side (Postgres workers), one at a time: in a transaction, under the DDL lock.
+      if (!this.context.traits.ddlLock) return this.createTables(session, tables);
+      await session.run({ sql: this.context.traits.begin, parameters: [] });
+      try {
+        await lockDdl(this.context, session);
+        await this.createTables(session, tables);
+        await session.run({ sql: 'COMMIT', parameters: [] });
+      } catch (error) {
+        await session.run({ sql: 'ROLLBACK', parameters: [] }).catch(() => undefined);
+        throw error;
       }
     });
     this.ensured = true;
+  }
+
+  private async createTables(session: SqlSession, tables: readonly SystemTable[]): Promise<void> {
+    await session.run(this.context.db.schema.createSchema(this.context.schema).ifNotExists().compile());
+    for (const table of tables) {
+      let builder = this.context.db.schema.createTable(this.context.qualified(table.name)).ifNotExists();
+      for (const [name, type, notNull] of table.columns) {
+        builder = builder.addColumn(name, sql.raw(this.context.traits.sqlType(type)), (col) =>
+          notNull ? col.notNull() : col,
+        );
+      }
+      if (table.primaryKey.length > 0)
+        builder = builder.addPrimaryKeyConstraint(`${table.name}_pkey`, table.primaryKey as never[]);
+      await session.run(builder.compile());
+    }
+    // A destination made by an older release lacks columns added since: add them (nullable).
+    // IF NOT EXISTS: another process starting after the same upgrade may add them first.
+    const existing = await session.all(
+      this.context.db
+        .selectFrom('information_schema.columns')
+        .select(['table_name', 'column_name'])
+        .where('table_schema', '=', this.context.schema)
+        .where(
+          'table_name',
+          'in',
+          tables.map((t) => t.name),
+        )
+        .compile(),
+    );
+    const has = new Set(existing.map((row) => `${String(row.table_name)}.${String(row.column_name)}`));
+    for (const table of tables) {
+      for (const [name, type] of table.columns) {
+        if (!has.has(`${table.name}.${name}`))
+          await session.run(
+            sql`alter table ${sql.table(this.context.qualified(table.name))} add column if not exists ${sql.id(name)} ${sql.raw(this.context.traits.sqlType(type))}`.compile(
+              this.context.db,
+            ),
+          );
+      }
+    }
   }
 
   /** See `Destination.readState`. */

@@ -20,6 +20,7 @@ export class SqlTableSetup {
   async ensure(session: SqlSession, layout: TableLayout): Promise<Map<string, string[]>> {
     await session.run({ sql: this.context.traits.begin, parameters: [] });
     try {
+      await lockDdl(this.context, session);
       await session.run(this.context.db.schema.createSchema(this.context.schema).ifNotExists().compile());
       const shapes: { shape: TableShape; child: boolean }[] = [
         { shape: parentShape(layout), child: false },
@@ -104,6 +105,12 @@ export class SqlTableSetup {
       );
     }
   }
+}
+
+/** Takes the dialect's DDL lock in the transaction under way on `session` (see `SqlDialectTraits.ddlLock`). */
+export async function lockDdl(context: SqlContext, session: SqlSession): Promise<void> {
+  const lock = context.traits.ddlLock?.(context.schema);
+  if (lock) await session.run(lock);
 }
 
 /** A table's columns as the catalog lists them, in physical order: name → `data_type`; empty when it is not there. */

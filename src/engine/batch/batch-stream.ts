@@ -10,6 +10,7 @@ import { RunStoppedError } from '../engine-errors.js';
 import { readOpenBatches } from '../books/ledger-pages.js';
 import type { Partition } from '../../manifest/components/partitions.js';
 import type { SeedScan } from './seed-scan.js';
+import { ownsBatch, withJobSlot } from '../fleet/item-scope.js';
 import { emptyOutcome, type StreamContext, type StreamOutcome, type StreamPlan } from '../stream-context.js';
 
 /**
@@ -69,10 +70,11 @@ async function runScanned(
       task = null;
       // A 429 re-reads the account: follow a changed concurrent_batch_jobs from the next job on.
       queue.concurrency = jobSlots(ctx);
-      const run = async () => {
-        await runner.hold(seeds.map((p) => p.key));
-        await job(seeds);
-      };
+      const run = () =>
+        withJobSlot(ctx, async () => {
+          await runner.hold(seeds.map((p) => p.key));
+          await job(seeds);
+        });
       return (ctx.stop?.aborted ? Promise.reject(new RunStoppedError()) : run())
         .catch((error: Error) => runner.chunkFailed(error, seeds))
         .finally(() => runner.release(seeds.map((p) => p.key)));
@@ -199,9 +201,10 @@ function unsentCredits(runner: BatchRunner, open: readonly BatchRow[]): number {
 async function openBatches(ctx: StreamContext, stream: string): Promise<BatchRow[]> {
   const open = await readOpenBatches(ctx.destination, stream);
   // Resume-only reads jobs already submitted (the named ones, when named) and never sends an unsent intent: that would spend.
+  const owned = open.filter((b) => ownsBatch(ctx, b, (ref) => ref));
   return ctx.resumeOnly
-    ? open.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId)))
-    : open;
+    ? owned.filter((b) => b.status === 'submitted' && b.jobId && (!ctx.resumeJobs || ctx.resumeJobs.includes(b.jobId)))
+    : owned;
 }
 
 /** Submission is free, so seeds are spread over every job slot the account allows: five jobs of 200 resolve about five times sooner than one of 1,000. */

@@ -58,7 +58,10 @@ export class AnswerJournal {
     writer: LoadWriter,
     count: (charge: Charge) => void,
   ): Promise<AnswerJournal> {
-    return new AnswerJournal(stream, ctx, writer, await ctx.destination.readAnswers(stream), count);
+    // A worker's item answers only for its own partitions: another item loads the rest.
+    const all = await ctx.destination.readAnswers(stream);
+    const answers = ctx.owns ? new Map([...all].filter(([, row]) => ctx.owns!(row.partition))) : all;
+    return new AnswerJournal(stream, ctx, writer, answers, count);
   }
 
   /**

@@ -12,6 +12,7 @@ import type { PaidAnswer } from '../books/answer-journal.js';
 import type { Pass, TakenAnswer } from './partition-pass.js';
 import { costOfCall, errorType, type BatchItemOf } from '../service-calls.js';
 import { type StreamContext, type StreamOutcome } from '../stream-context.js';
+import { ownsBatch, withJobSlot } from '../fleet/item-scope.js';
 
 /** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2, except those of an operation whose failures bill). */
 const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
@@ -95,7 +96,7 @@ export class PageRounds {
         const pass = this.runner.openPass(partition, true);
         if (pass.page.number === page) passes.set(item.ref, pass);
       }
-      await this.runJob(batch, passes);
+      await withJobSlot(this.ctx, () => this.runJob(batch, passes));
     }
   }
 
@@ -108,7 +109,7 @@ export class PageRounds {
 
   private async openBatches(): Promise<BatchRow[]> {
     return (await this.ctx.destination.readBatches(this.stream.name)).filter(
-      (b) => b.status === 'intent' || b.status === 'submitted',
+      (b) => (b.status === 'intent' || b.status === 'submitted') && ownsBatch(this.ctx, b, (ref) => parseRef(ref).key),
     );
   }
 
@@ -142,7 +143,7 @@ export class PageRounds {
       throw error;
     }
     crashPoint('after-intent');
-    return this.runJob(batch, new Map(take.map((a) => [a.item.ref, a.pass])), reservation);
+    return withJobSlot(this.ctx, () => this.runJob(batch, new Map(take.map((a) => [a.item.ref, a.pass])), reservation));
   }
 
   /**

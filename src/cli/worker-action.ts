@@ -1,0 +1,111 @@
+import { hostname } from 'node:os';
+import { RateLimiter } from '../client/index.js';
+import { ConfigError } from '../config/config-errors.js';
+import { loadConfig } from '../config/load-config.js';
+import { runWorker } from '../engine/fleet/worker-loop.js';
+import { loadManifests } from '../manifest/load-manifests.js';
+import { parseDuration } from '../util/duration.js';
+import { log } from '../util/log.js';
+import { sleep } from '../util/sleep.js';
+import { sha256 } from '../util/stable-json.js';
+import { loadCostModel } from './load-cost-model.js';
+import { openSession } from './open-session.js';
+import { createReporter } from './progress-reporter.js';
+import { UsageError } from './run-command.js';
+import { stopOnSignals } from './stop-on-signals.js';
+
+/** Options of `seedline worker` from the command line. */
+export interface WorkerCliOptions {
+  config: string;
+  untilIdle?: boolean;
+  id?: string;
+  lease: string;
+  shards: string;
+  roundEvery: string;
+  wait?: boolean;
+}
+
+/** Runs a worker until it is stopped (SIGTERM, Ctrl-C) or, with `--until-idle`, until no work is left. */
+export async function workerAction(opts: WorkerCliOptions): Promise<void> {
+  const settings = workerSettings(opts);
+  const loaded = await loadConfig(opts.config);
+  if (loaded.config.destination.type !== 'postgres')
+    throw new ConfigError(opts.config, [
+      'destination.type: seedline worker shares work between processes through a Postgres warehouse; a DuckDB file takes one writer at a time. Run `seedline sync` for DuckDB, or set destination.type: postgres',
+    ]);
+  const workerId = opts.id ?? `${hostname()}-${process.pid}`;
+  const stop = stopOnSignals();
+  try {
+    const session = await openSession(opts.config, {
+      lock: true,
+      shared: true,
+      holder: `seedline worker ${workerId}`,
+      waitForLock: opts.wait ?? false,
+      signal: stop.signal,
+      offersWait: true,
+    });
+    try {
+      const fleet = session.destination.fleetStore?.();
+      if (!fleet) throw new UsageError('this destination has no fleet tables: seedline worker needs Postgres');
+      const keyId = `key_${sha256(loaded.config.api.api_key).slice(0, 12)}`;
+      const limiter = new RateLimiter({
+        shared: {
+          take: async (limit, windowMs, signal) => {
+            for (;;) {
+              if (signal?.aborted) throw signal.reason;
+              const wait = await fleet.takeRequest(keyId, limit, windowMs);
+              if (wait === 0) return;
+              await sleep(wait, signal);
+            }
+          },
+        },
+      });
+      const client = await session.connect(limiter);
+      log.info(`worker ${workerId}: started (key ${keyId}, lease ${opts.lease}, ${settings.shards} shards a stream)`);
+      const summary = await runWorker({
+        workerId,
+        keyId,
+        host: hostname(),
+        config: session.loaded.config,
+        baseDir: session.loaded.baseDir,
+        manifests: await loadManifests(session.loaded.config),
+        destination: session.destination,
+        fleet,
+        client,
+        costs: await loadCostModel(client.baseUrl),
+        reporter: createReporter(),
+        balance: client.account?.credits_remaining,
+        jobSlots: client.limiter.concurrentBatchJobs,
+        stop: stop.signal,
+        ...settings,
+        untilIdle: opts.untilIdle ?? false,
+      });
+      log.info(`worker ${workerId}: stopped after ${summary.items} items, ${summary.credits} credits billed`);
+    } finally {
+      await session.close();
+    }
+  } finally {
+    stop.dispose();
+  }
+}
+
+function workerSettings(opts: WorkerCliOptions) {
+  const shards = Number(opts.shards);
+  if (!Number.isInteger(shards) || shards < 1 || shards > 1024)
+    throw new UsageError(`--shards: expected a whole number from 1 to 1024, got "${opts.shards}"`);
+  const duration = (flag: string, text: string) => {
+    try {
+      return parseDuration(text);
+    } catch (error) {
+      throw new UsageError(`${flag}: ${(error as Error).message}`);
+    }
+  };
+  const leaseMs = duration('--lease', opts.lease);
+  if (leaseMs < 1000) throw new UsageError(`--lease: at least 1s, got "${opts.lease}"`);
+  return {
+    shards,
+    leaseMs,
+    roundEveryMs: duration('--round-every', opts.roundEvery),
+    claimPollMs: Math.min(1000, leaseMs / 4),
+  };
+}
