@@ -43,6 +43,8 @@ export interface WorkerOptions {
   claimPollMs: number;
   /** Aborted to stop: the item under way stops after its page commits and is left due for another worker. */
   stop: AbortSignal;
+  /** Told of each item's run once it ended (metrics). Default: none. */
+  onRun?: (result: RunResult, item: WorkItem, keyId: string) => void;
 }
 
 /** What a worker did before it exited. */
@@ -84,6 +86,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       const result = await keeper.working(item, (stop) => runItem(options, item, stop));
       summary.items++;
       if (result) {
+        options.onRun?.(result, item, options.keyId);
         summary.runs.push(result);
         summary.credits += result.credits;
       }
