@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ApiClient, type RateLimiter } from '../client/index.js';
-import type { SeedlineConfig } from '../config/config-schema.js';
+import { primaryApiKey, type SeedlineConfig } from '../config/config-schema.js';
 import { ConfigError } from '../config/config-errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { createDestination } from '../destinations/create-destination.js';
@@ -19,10 +19,11 @@ export interface Session {
   /** The open destination (locked when asked). */
   destination: Destination;
   /**
-   * Connects to the service (starting the embedded sandbox for `api.base_url: sandbox`); once per
-   * session. `limiter`: the rate limiter to call through (a worker's shares its window). Default: a new one.
+   * Connects to the service (starting the embedded sandbox for `api.base_url: sandbox` once); once
+   * per session and key. `apiKey`: one of `api.keys` (default: the primary key); `limiter`: the rate
+   * limiter to call through (a worker's shares its key's window; default: a new one).
    */
-  connect(limiter?: RateLimiter): Promise<ApiClient>;
+  connect(options?: { apiKey?: string; limiter?: RateLimiter }): Promise<ApiClient>;
   /** Closes the client, the embedded sandbox and the destination (releasing its lock). */
   close(): Promise<void>;
 }
@@ -65,8 +66,15 @@ export async function openSession(configPath: string, options: SessionOptions = 
     const destination = await createDestination(settings);
     closers.push(() => destination.close());
     await openDestination(destination, targetOf(settings), options);
-    let client: Promise<ApiClient> | undefined;
-    const connect = (limiter?: RateLimiter) => (client ??= connectClient(loaded, closers, options.signal, limiter));
+    const clients = new Map<string, Promise<ApiClient>>();
+    let url: Promise<string> | undefined;
+    const connect = (how: { apiKey?: string; limiter?: RateLimiter } = {}) => {
+      const apiKey = how.apiKey ?? primaryApiKey(loaded.config);
+      url ??= serviceUrl(loaded.config, closers);
+      const client = clients.get(apiKey) ?? connectClient(loaded, closers, url, { ...how, apiKey }, options.signal);
+      clients.set(apiKey, client);
+      return client;
+    };
     return { loaded, destination, connect, close };
   } catch (error) {
     await close();
@@ -151,7 +159,10 @@ export async function openServiceSession(configPath: string): Promise<ServiceSes
   const loaded = await loadConfig(configPath);
   const { closers, close } = closerList();
   try {
-    return { loaded, client: await connectClient(loaded, closers), close };
+    const client = await connectClient(loaded, closers, serviceUrl(loaded.config, closers), {
+      apiKey: primaryApiKey(loaded.config),
+    });
+    return { loaded, client, close };
   } catch (error) {
     await close();
     throw error;
@@ -182,23 +193,27 @@ function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig
 async function connectClient(
   { config, path }: LoadedConfig,
   closers: (() => Promise<void>)[],
+  baseUrl: Promise<string>,
+  how: { apiKey: string; limiter?: RateLimiter | undefined },
   signal?: AbortSignal,
-  limiter?: RateLimiter,
 ): Promise<ApiClient> {
   try {
     const client = await ApiClient.connect({
-      baseUrl: await serviceUrl(config, closers),
-      apiKey: config.api.api_key,
+      baseUrl: await baseUrl,
+      apiKey: how.apiKey,
       auth: config.api.auth,
       maxAnswerBytes: config.api.max_answer_bytes,
       callDeadlineMs: parseDuration(config.api.call_deadline),
       ...(signal ? { signal } : {}),
-      ...(limiter ? { limiter } : {}),
+      ...(how.limiter ? { limiter: how.limiter } : {}),
     });
     closers.push(() => client.close());
     return client;
   } catch (error) {
-    throw withKeySource(error, `api.api_key in ${path}`);
+    const keys = config.api.keys ?? [];
+    const index = keys.findIndex((k) => k.api_key === how.apiKey);
+    const source = config.api.api_key === how.apiKey || index < 0 ? 'api.api_key' : `api.keys[${index}].api_key`;
+    throw withKeySource(error, `${source} in ${path}`);
   }
 }
 

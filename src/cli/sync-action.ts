@@ -1,3 +1,4 @@
+import { primaryApiKey } from '../config/config-schema.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import type { StreamOutcome } from '../engine/stream-context.js';
@@ -116,7 +117,7 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
   }
   // --sample-query is the demo's (`npm start`): its summary also says which failure is staged.
   const demo = opts.sampleQuery === true;
-  process.stdout.write(`${summary(result, { billsNothing: isTestKey(loaded.config.api.api_key), demo })}\n`);
+  process.stdout.write(`${summary(result, { billsNothing: isTestKey(primaryApiKey(loaded.config)), demo })}\n`);
   if (sample) {
     process.stdout.write(
       `\nSample query (seedline query --config ${opts.config} "…"):\n${sql}\n\n${formatTable(sample)}\n`,

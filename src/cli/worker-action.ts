@@ -7,9 +7,12 @@ import { loadManifests } from '../manifest/load-manifests.js';
 import { parseDuration } from '../util/duration.js';
 import { log } from '../util/log.js';
 import { sleep } from '../util/sleep.js';
-import { sha256 } from '../util/stable-json.js';
+import { keyFingerprint } from '../util/key-fingerprint.js';
+import type { FleetStore } from '../destinations/fleet-store.js';
+import type { WorkerKey } from '../engine/fleet/worker-key.js';
+import { apiKeysOf } from '../config/config-schema.js';
 import { loadCostModel } from './load-cost-model.js';
-import { openSession } from './open-session.js';
+import { openSession, type Session } from './open-session.js';
 import { createReporter } from './progress-reporter.js';
 import { UsageError } from './run-command.js';
 import { stopOnSignals } from './stop-on-signals.js';
@@ -47,35 +50,21 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
     try {
       const fleet = session.destination.fleetStore?.();
       if (!fleet) throw new UsageError('this destination has no fleet tables: seedline worker needs Postgres');
-      const keyId = `key_${sha256(loaded.config.api.api_key).slice(0, 12)}`;
-      const limiter = new RateLimiter({
-        shared: {
-          take: async (limit, windowMs, signal) => {
-            for (;;) {
-              if (signal?.aborted) throw signal.reason;
-              const wait = await fleet.takeRequest(keyId, limit, windowMs);
-              if (wait === 0) return;
-              await sleep(wait, signal);
-            }
-          },
-        },
-      });
-      const client = await session.connect(limiter);
-      log.info(`worker ${workerId}: started (key ${keyId}, lease ${opts.lease}, ${settings.shards} shards a stream)`);
+      const { keys, baseUrl } = await connectKeys(session, fleet);
+      log.info(
+        `worker ${workerId}: started (keys ${keys.map((k) => k.keyId).join(', ')}, lease ${opts.lease}, ${settings.shards} shards a stream)`,
+      );
       const summary = await runWorker({
         workerId,
-        keyId,
         host: hostname(),
         config: session.loaded.config,
         baseDir: session.loaded.baseDir,
         manifests: await loadManifests(session.loaded.config),
         destination: session.destination,
         fleet,
-        client,
-        costs: await loadCostModel(client.baseUrl),
+        keys,
+        costs: await loadCostModel(baseUrl),
         reporter: createReporter(),
-        balance: client.account?.credits_remaining,
-        jobSlots: client.limiter.concurrentBatchJobs,
         stop: stop.signal,
         ...settings,
         untilIdle: opts.untilIdle ?? false,
@@ -87,6 +76,55 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
   } finally {
     stop.dispose();
   }
+}
+
+/**
+ * Connects every configured key, each through a rate limiter whose window the fleet shares in
+ * Postgres. A key the service refuses at the start is left out with a warning; none left fails.
+ */
+async function connectKeys(session: Session, fleet: FleetStore): Promise<{ keys: WorkerKey[]; baseUrl: string }> {
+  const { config } = session.loaded;
+  const keys: WorkerKey[] = [];
+  let baseUrl = '';
+  let firstRefusal: unknown;
+  for (const [index, key] of apiKeysOf(config).entries()) {
+    const keyId = keyFingerprint(key.api_key);
+    try {
+      const client = await session.connect({ apiKey: key.api_key, limiter: sharedLimiter(fleet, keyId) });
+      baseUrl = client.baseUrl;
+      keys.push({
+        keyId,
+        client,
+        primary: index === 0,
+        weight: key.weight,
+        maxCredits: key.max_credits_per_run,
+        keepBalance: key.keep_balance ?? config.budget.keep_balance,
+        balance: client.account?.credits_remaining,
+        jobSlots: client.limiter.concurrentBatchJobs,
+      });
+    } catch (error) {
+      firstRefusal ??= error;
+      log.warn(`key ${keyId}: left out: ${(error as Error).message}`);
+    }
+  }
+  if (keys.length === 0) throw firstRefusal;
+  return { keys, baseUrl };
+}
+
+/** A rate limiter whose sliding window is the key's in the fleet's tables: workers together keep to the key's rate. */
+function sharedLimiter(fleet: FleetStore, keyId: string): RateLimiter {
+  return new RateLimiter({
+    shared: {
+      take: async (limit, windowMs, signal) => {
+        for (;;) {
+          if (signal?.aborted) throw signal.reason;
+          const wait = await fleet.takeRequest(keyId, limit, windowMs);
+          if (wait === 0) return;
+          await sleep(wait, signal);
+        }
+      },
+    },
+  });
 }
 
 function workerSettings(opts: WorkerCliOptions) {

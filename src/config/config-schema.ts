@@ -296,46 +296,90 @@ function isPostgresUrl(text: string): boolean {
   return /^postgres(ql)?:\/\/[^/]/.test(text) && URL.canParse(text);
 }
 
+/** One API key of `api.keys` (or `api.api_key` alone), as `seedline worker` spreads work across them. */
+export interface ApiKeyConfig {
+  api_key: string;
+  max_credits_per_run?: number | undefined;
+  keep_balance?: number | undefined;
+  weight: number;
+}
+
+/** The config's API keys: `api.keys`, or `api.api_key` as the one key; the first is the one every other command calls with. */
+export function apiKeysOf(config: Pick<SeedlineConfig, 'api'>): ApiKeyConfig[] {
+  return config.api.keys ?? [{ api_key: config.api.api_key!, weight: 1 }];
+}
+
+/** The key every command but `worker` calls with: `api.api_key`, else the first of `api.keys`. */
+export function primaryApiKey(config: Pick<SeedlineConfig, 'api'>): string {
+  return config.api.api_key ?? apiKeysOf(config)[0]!.api_key;
+}
+
 /** The whole seedline config file, its `streams:` as `streams` allows. */
 const configSchema = (streams: z.ZodType<StreamsConfig>, seeds: z.ZodType<Record<string, SeedsValue | undefined>>) =>
   z.strictObject({
-    api: z.strictObject({
-      base_url: z.string().refine((url) => url === 'sandbox' || isServiceUrl(url), BASE_URL),
-      api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)'),
-      auth: z.enum(['api-key', 'token']).default('api-key'),
-      max_concurrency: z.number().int().min(1).max(256).default(16),
-      /**
-       * Billed single calls (searches, activity and company-post pages, single retries of batch
-       * items) on the wire at once, across streams. Each answer is journaled as it arrives, so what a
-       * crash (kill -9, power loss) can make a later run buy again is only the answers still on the
-       * wire: at most this many calls' worst case, which `plan` prints. 1 keeps that to one call at
-       * the price of speed. Default: `max_concurrency`.
-       */
-      max_billed_in_flight: z.number().int().min(1).max(256).optional(),
-      /**
-       * Most bytes one answer of the service may have: a longer body is cut off as it streams in
-       * (never buffered whole) and the call fails with `SEEDLINE_ANSWER_TOO_LARGE`, after retries
-       * when it is safe to repeat. At most 536870888, the longest text Node can parse. Default: 67108864 (64 MiB).
-       */
-      max_answer_bytes: z
-        .number()
-        .int()
-        .min(1024, 'expected at least 1024 bytes (default 67108864, 64 MiB)')
-        // buffer.constants.MAX_STRING_LENGTH: a longer body cannot become the text JSON.parse reads.
-        .max(536_870_888, 'expected at most 536870888 bytes, the longest answer Node can parse')
-        .default(64 * 1024 * 1024),
-      /**
-       * Time one attempt of a call may take, headers and body together: a hung or dripping answer
-       * fails with `SEEDLINE_ANSWER_OVERDUE` at this deadline (after retries when it is safe to
-       * repeat); each retry gets the whole deadline again. At most 24h. Default: 120s.
-       */
-      call_deadline: Duration.refine(
-        // A text that is no duration at all is named once, by Duration's own message.
-        (text) => !isDuration(text) || (parseDuration(text) > 0 && parseDuration(text) <= 86_400_000),
-        'expected a duration above 0s and at most 24h, such as 120s',
-      ).default('120s'),
-      sandbox: EmbeddedSandboxConfig.prefault({}),
-    }),
+    api: z
+      .strictObject({
+        base_url: z.string().refine((url) => url === 'sandbox' || isServiceUrl(url), BASE_URL),
+        /** The API key. With `keys`, optional: every command but `worker` then calls with the first key (see `apiKeysOf`). */
+        api_key: z.string().min(1, 'expected an API key (set SEEDLINE_API_KEY or write it here)').optional(),
+        /**
+         * Several API keys (accounts) that `seedline worker` spreads work across, each with its own
+         * budget and balance floor; a key refused (401) or out of credits stops taking work and the
+         * others go on. Other commands call with the first. Default: `api_key` alone.
+         */
+        keys: z
+          .array(
+            z.strictObject({
+              api_key: z.string().min(1, 'expected an API key (e.g. ${SEEDLINE_API_KEY_2})'),
+              /** Credits a round of work may spend on this key. Default: no limit of its own (the run budget applies). */
+              max_credits_per_run: z.number().int().min(0).optional(),
+              /** Credits this key's account keeps: never spent below. Default: no floor. */
+              keep_balance: z.number().int().min(0).optional(),
+              /** Its share of the work against the other keys'. Default: 1. */
+              weight: z.number().positive().max(1000).default(1),
+            }),
+          )
+          .min(1, 'expected at least one key, or leave keys out and set api_key')
+          .max(64)
+          .optional(),
+        auth: z.enum(['api-key', 'token']).default('api-key'),
+        max_concurrency: z.number().int().min(1).max(256).default(16),
+        /**
+         * Billed single calls (searches, activity and company-post pages, single retries of batch
+         * items) on the wire at once, across streams. Each answer is journaled as it arrives, so what a
+         * crash (kill -9, power loss) can make a later run buy again is only the answers still on the
+         * wire: at most this many calls' worst case, which `plan` prints. 1 keeps that to one call at
+         * the price of speed. Default: `max_concurrency`.
+         */
+        max_billed_in_flight: z.number().int().min(1).max(256).optional(),
+        /**
+         * Most bytes one answer of the service may have: a longer body is cut off as it streams in
+         * (never buffered whole) and the call fails with `SEEDLINE_ANSWER_TOO_LARGE`, after retries
+         * when it is safe to repeat. At most 536870888, the longest text Node can parse. Default: 67108864 (64 MiB).
+         */
+        max_answer_bytes: z
+          .number()
+          .int()
+          .min(1024, 'expected at least 1024 bytes (default 67108864, 64 MiB)')
+          // buffer.constants.MAX_STRING_LENGTH: a longer body cannot become the text JSON.parse reads.
+          .max(536_870_888, 'expected at most 536870888 bytes, the longest answer Node can parse')
+          .default(64 * 1024 * 1024),
+        /**
+         * Time one attempt of a call may take, headers and body together: a hung or dripping answer
+         * fails with `SEEDLINE_ANSWER_OVERDUE` at this deadline (after retries when it is safe to
+         * repeat); each retry gets the whole deadline again. At most 24h. Default: 120s.
+         */
+        call_deadline: Duration.refine(
+          // A text that is no duration at all is named once, by Duration's own message.
+          (text) => !isDuration(text) || (parseDuration(text) > 0 && parseDuration(text) <= 86_400_000),
+          'expected a duration above 0s and at most 24h, such as 120s',
+        ).default('120s'),
+        sandbox: EmbeddedSandboxConfig.prefault({}),
+      })
+      .refine((api) => api.api_key !== undefined || api.keys !== undefined, {
+        message: 'expected an API key: set api_key (or SEEDLINE_API_KEY), or list keys',
+        path: ['api_key'],
+      }),
     destination: z.discriminatedUnion('type', [
       z.strictObject({
         type: z.literal('duckdb'),

@@ -121,7 +121,12 @@ function secretsOf(config: SeedlineConfig): string[] {
   } catch {
     password = undefined;
   }
-  return [config.api.api_key, ...(config.webhooks?.secrets ?? []), ...(password ? [password] : [])];
+  return [
+    ...(config.api.api_key ? [config.api.api_key] : []),
+    ...(config.api.keys ?? []).map((k) => k.api_key),
+    ...(config.webhooks?.secrets ?? []),
+    ...(password ? [password] : []),
+  ];
 }
 
 /**

@@ -337,6 +337,11 @@ export interface BatchRow {
   itemCount: number;
   createdAt?: Date;
   updatedAt?: Date;
+  /**
+   * Fingerprint of the API key the job is asked with (`seedline worker` with several keys): a job
+   * belongs to one account, so only that key re-attaches to it. Null or absent: the primary key.
+   */
+  keyId?: string | null;
 }
 
 /**

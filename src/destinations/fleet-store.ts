@@ -43,10 +43,20 @@ export interface FleetStore {
    */
   claim(roundId: string, workerId: string, leaseMs: number): Promise<WorkItem | 'waiting' | 'idle'>;
   /**
-   * Grants up to `credits` of the round's credit limit to a leased item (what is left when less);
-   * resolves to the grant, recorded on the item with the run that spends it.
+   * Grants up to `credits` to a leased item, within what the round and the key `keyId` have left;
+   * resolves to the grant, recorded on the item with the run that spends it and its key.
    */
-  grant(roundId: string, item: string, workerId: string, credits: number, runId: string): Promise<number>;
+  grant(
+    roundId: string,
+    item: string,
+    workerId: string,
+    credits: number,
+    run: { runId: string; keyId: string },
+  ): Promise<number>;
+  /** The round's keys with what each has left, and whether it was refused. */
+  roundKeys(roundId: string): Promise<RoundKeyRow[]>;
+  /** Records a key as refused for the rest of the round (a 401, or out of credits): it takes no more items. */
+  refuseKey(roundId: string, keyId: string, reason: string): Promise<void>;
   /**
    * Ends an item the worker still holds: its grant goes back to the round and what it spent is
    * counted. False when the worker no longer held it (nothing is changed).
@@ -73,6 +83,26 @@ export interface RoundSpec {
   creditLimit: number;
   /** The round's items, every stream's shards. */
   items: readonly WorkItemSpec[];
+  /** The keys work is spread across, each with what it may spend in the round. */
+  keys: readonly RoundKeySpec[];
+}
+
+/** A key of a round, as it opens. */
+export interface RoundKeySpec {
+  /** A fingerprint of the key (never the key). */
+  keyId: string;
+  /** Credits the round may spend on it (its own budget, its balance above its floor). */
+  creditLimit: number;
+  /** Its share of the work. */
+  weight: number;
+}
+
+/** A key of a round, as `_seedline_fleet_keys` holds it. */
+export interface RoundKeyRow extends RoundKeySpec {
+  reserved: number;
+  spent: number;
+  /** Why it takes no more items (refused, out of credits); null while it does. */
+  refusal: string | null;
 }
 
 /** One item of work: a shard of a stream (the partitions whose key hashes to `shard` of `shards`). */
@@ -93,6 +123,8 @@ export interface WorkItem extends WorkItemSpec {
   attempts: number;
   /** The run of the worker that held it before its lease ran out, if one was started. */
   takenOverRun: string | null;
+  /** The key an earlier attempt called with (its jobs are that key's); null when none did. */
+  keyId: string | null;
 }
 
 /** How an item ended. */

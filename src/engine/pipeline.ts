@@ -93,6 +93,8 @@ export interface SyncIo {
   limits?: BudgetLimits;
   /** Holds one of the account's batch job slots shared with other workers (`StreamContext.jobSlot`). Default: none. */
   jobSlot?: () => Promise<() => Promise<void>>;
+  /** The key `client` calls with when the fleet has several (`StreamContext.apiKey`). Default: one key. */
+  apiKey?: { keyId: string; primary: boolean };
   /** Awaited after each stream ends, its tables settled and its outcome recorded, before the next starts (`airbyte read` emits it). Default: none. */
   afterStream?: (outcome: StreamOutcome) => Promise<void>;
   /**
@@ -367,6 +369,7 @@ function contextFactory(
     ...(io.unitCommitted ? { unitCommitted: (paid: boolean) => io.unitCommitted!(stream, paid) } : {}),
     ...(shard ? { owns: (key: string) => inShard(key, shard) } : {}),
     ...(io.jobSlot ? { jobSlot: io.jobSlot } : {}),
+    ...(io.apiKey ? { apiKey: io.apiKey } : {}),
   });
 }
 

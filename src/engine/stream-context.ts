@@ -174,6 +174,12 @@ export interface StreamContext {
    */
   owns?: (partitionKey: string) => boolean;
   /**
+   * The API key this run calls with, when the fleet has several (`seedline worker`): jobs recorded
+   * with another key are that key's to re-attach to (their seeds are not asked again meanwhile);
+   * `primary`: jobs recorded without a key are this key's. Default: one key, every job is this run's.
+   */
+  apiKey?: { keyId: string; primary: boolean };
+  /**
    * Holds one of the account's batch job slots, shared with other workers on the key, until the
    * returned release is called. Default: none (the account's slots are this run's alone).
    */

@@ -27,8 +27,16 @@ export class AccountStore {
 
   constructor(private readonly startingBalance: number) {}
 
-  /** The account of an API key, or null when the key is not a sandbox key. */
+  private readonly revoked = new Set<string>();
+
+  /** Revokes a key: from now on it is answered 401 (a test of a key refused mid-run). */
+  revoke(key: string): void {
+    this.revoked.add(key);
+  }
+
+  /** The account of an API key, or null when the key is not a sandbox key or was revoked. */
   forKey(key: string): SandboxAccount | null {
+    if (this.revoked.has(key)) return null;
     const known = this.byKey.get(key);
     if (known) return known;
     const match = KEY.exec(key);

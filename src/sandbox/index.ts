@@ -39,6 +39,8 @@ export interface Sandbox {
   ledger: BillingLedger;
   /** Replaces the fault injection rates. */
   setFaults(faults: FaultRates): void;
+  /** Revokes an API key: every later request with it is answered 401 `invalid_api_key`. */
+  revokeKey(key: string): void;
   /** 429 answers sent so far (over the request rate or the concurrent batch jobs, or injected). */
   readonly rateLimitedAnswers: number;
   /** Resolves once every batch job has completed and no webhook attempt is in flight. */
@@ -91,6 +93,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clock: state.clock,
     ledger: state.ledger,
     setFaults: (faults) => state.faults.set(faults),
+    revokeKey: (key) => state.accounts.revoke(key),
     get rateLimitedAnswers() {
       return state.rateLimitedAnswers;
     },

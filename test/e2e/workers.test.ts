@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -14,6 +15,18 @@ const streams = {
   activity: { kinds: ['posts'], max_pages: 2 },
 };
 const BUDGET = 400;
+/** Two accounts, each with a budget of its own below the run's. */
+const KEYS = [
+  { api_key: 'svc_live_fleet_a', max_credits_per_run: 300 },
+  { api_key: 'svc_live_fleet_b', max_credits_per_run: 300, weight: 1 },
+];
+/** The sandbox's account id of a key (how its ledger names the account). */
+const accountOf = (key: string) => `acct_${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+/** A fleet's config: the seeds and streams of the single sync, called with both keys. */
+const fleetConfig = (sandbox: Sandbox, dest: DestinationConfig) => {
+  const config = syncConfig({ sandbox, destination: dest, streams, budget: BUDGET });
+  return { ...config, api: { base_url: sandbox.url, keys: KEYS } };
+};
 /** How long to wait for a worker's output at most: generous, as a loaded machine starts processes slowly. */
 const PATIENCE = 90_000;
 const pg = await postgresAvailable();
@@ -58,18 +71,18 @@ describe.runIf(pg)('seedline worker', () => {
     for (const schema of cleanup) await dropPostgresSchema(schema);
   });
 
-  it('given three workers, one killed with kill -9 after its first submission and a fourth started later, when they run until idle, then the tables equal a single sync and nothing is billed twice', async () => {
+  it('given two keys and three workers, one killed with kill -9 after its first submission and a fourth started later, when they run until idle, then the tables equal a single sync, nothing is billed twice and each key keeps to its budget', async () => {
     const sandbox = await startSandbox({ rpm: 100_000, concurrentBatchJobs: 2 });
     try {
       const dest = await schemaFor('fleet');
       cleanup.push(dest.schema!);
       const dir = await tempWorkspace();
-      const configPath = await writeConfig(dir, syncConfig({ sandbox, destination: dest, streams, budget: BUDGET }));
+      const configPath = await writeConfig(dir, fleetConfig(sandbox, dest));
       // It takes the first item (profiles, shard 1) and dies right after that job is submitted.
       const killed = worker(configPath, 'w-killed', { SEEDLINE_TEST_CRASH_AT: 'after-submit' });
       await eventually(async () => /\[profiles\] started: [1-9]/.test(killed.stderr), { every: 100, limit: PATIENCE });
       const others = [worker(configPath, 'w-a'), worker(configPath, 'w-b')];
-      expect(await killed.exited).toBe(null);
+      expect(await killed.exited, killed.stderr).toBe(null);
       expect(killed.child.signalCode).toBe('SIGKILL');
       // Started after the kill: it joins the open round and may take the dead worker's item over.
       others.push(worker(configPath, 'w-late'));
@@ -82,6 +95,11 @@ describe.runIf(pg)('seedline worker', () => {
       expect(sandbox.rateLimitedAnswers).toBe(0);
       const billed = sandbox.ledger.entries.reduce((n, e) => n + e.credits, 0);
       expect(billed).toBeLessThanOrEqual(BUDGET);
+      for (const key of KEYS) {
+        const spent = sandbox.ledger.entries.filter((e) => e.account === accountOf(key.api_key));
+        expect(spent.length, `${key.api_key} did some of the work`).toBeGreaterThan(0);
+        expect(spent.reduce((n, e) => n + e.credits, 0)).toBeLessThanOrEqual(key.max_credits_per_run);
+      }
 
       const items = await query(
         dest,

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { FleetStore, ItemEnd, RoundRow, RoundSpec, WorkerRow, WorkItem } from '../fleet-store.js';
+import type { FleetStore, ItemEnd, RoundKeyRow, RoundRow, RoundSpec, WorkerRow, WorkItem } from '../fleet-store.js';
 import { quoteIdentifier } from '../identifiers.js';
 
 /**
@@ -10,7 +10,7 @@ import { quoteIdentifier } from '../identifiers.js';
  * stamped with the database's clock (`clock_timestamp()`): hosts need not agree on the time.
  */
 export class PostgresFleetStore implements FleetStore {
-  private readonly t: Record<'workers' | 'rounds' | 'work' | 'window' | 'slots', string>;
+  private readonly t: Record<'workers' | 'rounds' | 'keys' | 'work' | 'window' | 'slots', string>;
   private takes = 0;
 
   constructor(
@@ -21,6 +21,7 @@ export class PostgresFleetStore implements FleetStore {
     this.t = {
       workers: `${s}._seedline_workers`,
       rounds: `${s}._seedline_fleet_rounds`,
+      keys: `${s}._seedline_fleet_keys`,
       work: `${s}._seedline_fleet_work`,
       window: `${s}._seedline_rate_window`,
       slots: `${s}._seedline_job_slots`,
@@ -40,11 +41,15 @@ export class PostgresFleetStore implements FleetStore {
       await c.query(`create table if not exists ${t.rounds} (
         round_id text primary key, started_at timestamptz not null, finished_at timestamptz,
         credit_limit bigint not null, reserved bigint not null default 0, spent bigint not null default 0)`);
+      await c.query(`create table if not exists ${t.keys} (
+        round_id text not null, key_id text not null, credit_limit bigint not null, weight double precision not null,
+        reserved bigint not null default 0, spent bigint not null default 0, refusal text,
+        primary key (round_id, key_id))`);
       await c.query(`create table if not exists ${t.work} (
         round_id text not null, item text not null, stream text not null, phase integer not null,
         shard integer not null, shards integer not null, status text not null, worker_id text,
         lease_until timestamptz, attempts integer not null default 0, run_id text,
-        granted bigint not null default 0, spent bigint not null default 0, error text,
+        granted bigint not null default 0, spent bigint not null default 0, error text, key_id text,
         updated_at timestamptz not null, primary key (round_id, item))`);
       await c.query(`create table if not exists ${t.window} (key_id text not null, started_at timestamptz not null)`);
       await c.query(`create index if not exists _seedline_rate_window_key on ${t.window} (key_id, started_at)`);
@@ -130,6 +135,13 @@ export class PostgresFleetStore implements FleetStore {
         `insert into ${this.t.rounds} (round_id, started_at, credit_limit) values ($1, clock_timestamp(), $2)`,
         [spec.roundId, spec.creditLimit],
       );
+      for (const key of spec.keys)
+        await c.query(`insert into ${this.t.keys} (round_id, key_id, credit_limit, weight) values ($1, $2, $3, $4)`, [
+          spec.roundId,
+          key.keyId,
+          key.creditLimit,
+          key.weight,
+        ]);
       for (let i = 0; i < spec.items.length; i += 500) {
         const part = spec.items.slice(i, i + 500);
         await c.query(
@@ -164,25 +176,22 @@ export class PostgresFleetStore implements FleetStore {
       const picked = await c.query(
         `with phase as (select min(phase) as p from ${work} where round_id = $1 and status in ('due', 'leased')),
               pick as (
-                select w.round_id, w.item, w.run_id as old_run, w.granted as old_granted from ${work} w, phase
+                select w.round_id, w.item, w.run_id as old_run, w.granted as old_granted, w.key_id as old_key
+                  from ${work} w, phase
                  where w.round_id = $1 and w.phase = phase.p
                    and (w.status = 'due' or (w.status = 'leased' and w.lease_until < clock_timestamp()))
                  order by w.attempts, w.shard, w.item limit 1 for update of w skip locked)
          update ${work} w set status = 'leased', worker_id = $2, attempts = w.attempts + 1, run_id = null, granted = 0,
                 lease_until = clock_timestamp() + $3 * interval '1 millisecond', updated_at = clock_timestamp()
            from pick where w.round_id = pick.round_id and w.item = pick.item
-         returning w.*, pick.old_run, pick.old_granted`,
+         returning w.*, pick.old_run, pick.old_granted, pick.old_key`,
         [roundId, workerId, leaseMs],
       );
       const row = picked.rows[0];
       if (row) {
         // The worker whose lease ran out may have spent all it was granted: counted as spent.
         const lost = Number(row.old_granted);
-        if (lost > 0)
-          await c.query(`update ${rounds} set reserved = reserved - $2, spent = spent + $2 where round_id = $1`, [
-            roundId,
-            lost,
-          ]);
+        if (lost > 0) await this.moveGrant(c, roundId, row.old_key as string | null, lost, lost);
         return {
           roundId,
           item: String(row.item),
@@ -192,6 +201,7 @@ export class PostgresFleetStore implements FleetStore {
           shards: Number(row.shards),
           attempts: Number(row.attempts),
           takenOverRun: (row.old_run as string | null) ?? null,
+          keyId: (row.key_id as string | null) ?? null,
         };
       }
       const left = await c.query(`select 1 from ${work} where round_id = $1 and status in ('due', 'leased') limit 1`, [
@@ -206,31 +216,60 @@ export class PostgresFleetStore implements FleetStore {
     });
   }
 
-  async grant(roundId: string, item: string, workerId: string, credits: number, runId: string): Promise<number> {
+  async grant(
+    roundId: string,
+    item: string,
+    workerId: string,
+    credits: number,
+    run: { runId: string; keyId: string },
+  ): Promise<number> {
     return this.transaction(async (c) => {
+      // Round first, then key: every granter locks in that order, so two never wait on each other.
       const round = await c.query(
-        `select credit_limit, reserved, spent from ${this.t.rounds} where round_id = $1 for update`,
+        `select credit_limit - reserved - spent as left from ${this.t.rounds} where round_id = $1 for update`,
         [roundId],
       );
-      const row = round.rows[0];
-      if (!row) return 0;
-      const left = Number(row.credit_limit) - Number(row.reserved) - Number(row.spent);
+      const key = await c.query(
+        `select credit_limit - reserved - spent as left, refusal from ${this.t.keys} where round_id = $1 and key_id = $2 for update`,
+        [roundId, run.keyId],
+      );
+      if (!round.rows[0] || !key.rows[0]) return 0;
+      const left = Math.min(Number(round.rows[0].left), key.rows[0].refusal === null ? Number(key.rows[0].left) : 0);
       const granted = Math.max(0, Math.min(credits, left));
       const held = await c.query(
-        `update ${this.t.work} set granted = granted + $4, run_id = $5
+        `update ${this.t.work} set granted = granted + $4, run_id = $5, key_id = $6
           where round_id = $1 and item = $2 and worker_id = $3 and status = 'leased'`,
-        [roundId, item, workerId, granted, runId],
+        [roundId, item, workerId, granted, run.runId, run.keyId],
       );
       if ((held.rowCount ?? 0) === 0) return 0;
-      await c.query(`update ${this.t.rounds} set reserved = reserved + $2 where round_id = $1`, [roundId, granted]);
+      await this.moveGrant(c, roundId, run.keyId, -granted, 0);
       return granted;
     });
+  }
+
+  async roundKeys(roundId: string): Promise<RoundKeyRow[]> {
+    const result = await this.pool.query(`select * from ${this.t.keys} where round_id = $1 order by key_id`, [roundId]);
+    return result.rows.map((r) => ({
+      keyId: String(r.key_id),
+      creditLimit: Number(r.credit_limit),
+      weight: Number(r.weight),
+      reserved: Number(r.reserved),
+      spent: Number(r.spent),
+      refusal: (r.refusal as string | null) ?? null,
+    }));
+  }
+
+  async refuseKey(roundId: string, keyId: string, reason: string): Promise<void> {
+    await this.pool.query(
+      `update ${this.t.keys} set refusal = coalesce(refusal, $3) where round_id = $1 and key_id = $2`,
+      [roundId, keyId, reason],
+    );
   }
 
   async finish(roundId: string, item: string, workerId: string, end: ItemEnd): Promise<boolean> {
     return this.transaction(async (c) => {
       const held = await c.query(
-        `select granted from ${this.t.work} where round_id = $1 and item = $2 and worker_id = $3 and status = 'leased' for update`,
+        `select granted, key_id from ${this.t.work} where round_id = $1 and item = $2 and worker_id = $3 and status = 'leased' for update`,
         [roundId, item, workerId],
       );
       const row = held.rows[0];
@@ -241,13 +280,23 @@ export class PostgresFleetStore implements FleetStore {
           where round_id = $1 and item = $2 and worker_id = $3`,
         [roundId, item, workerId, end.status, end.spent, end.runId, end.error],
       );
-      await c.query(`update ${this.t.rounds} set reserved = reserved - $2, spent = spent + $3 where round_id = $1`, [
-        roundId,
-        Number(row.granted),
-        end.spent,
-      ]);
+      await this.moveGrant(c, roundId, (row.key_id as string | null) ?? null, Number(row.granted), end.spent);
       return true;
     });
+  }
+
+  /** Gives `released` credits of grants back to the round and its key, and counts `spent` on both. */
+  private async moveGrant(c: pg.PoolClient, roundId: string, keyId: string | null, released: number, spent: number) {
+    await c.query(`update ${this.t.rounds} set reserved = reserved - $2, spent = spent + $3 where round_id = $1`, [
+      roundId,
+      released,
+      spent,
+    ]);
+    if (keyId !== null)
+      await c.query(
+        `update ${this.t.keys} set reserved = reserved - $3, spent = spent + $4 where round_id = $1 and key_id = $2`,
+        [roundId, keyId, released, spent],
+      );
   }
 
   async takeRequest(keyId: string, limit: number, windowMs: number): Promise<number> {

@@ -69,6 +69,7 @@ export const systemTables = {
       ['item_count', 'bigint', true],
       ['created_at', 'timestamp', true],
       ['updated_at', 'timestamp', true],
+      ['key_id', 'text'],
     ],
     primaryKey: ['idempotency_key'],
   },
@@ -179,6 +180,7 @@ export function batchToDb(row: BatchRow, now: Date): DbRow {
     item_count: row.itemCount,
     created_at: row.createdAt ?? now,
     updated_at: row.updatedAt ?? now,
+    key_id: row.keyId ?? null,
   };
 }
 
@@ -195,6 +197,7 @@ export function batchFromDb(row: DbRow): BatchRow {
     itemCount: Number(row.item_count),
     createdAt: toDate(row.created_at) ?? new Date(0),
     updatedAt: toDate(row.updated_at) ?? new Date(0),
+    keyId: nullableString(row.key_id),
   };
 }
 

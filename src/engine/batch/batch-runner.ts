@@ -571,7 +571,7 @@ export class BatchRunner {
       })
       .join(',');
     const idempotencyKey = `seedline-${KEY_VERSION}-${sha256(stableJson({ stream: this.stream.name, items, generation, ...(webhookUrl ? { webhookUrl } : {}) })).slice(0, 40)}`;
-    return intentRow(this.stream.name, idempotencyKey, body, items.length);
+    return intentRow(this.stream.name, idempotencyKey, body, items.length, undefined, this.ctx.apiKey?.keyId);
   }
 
   private async commit(

@@ -10,7 +10,7 @@ import { RunStoppedError } from '../engine-errors.js';
 import { readOpenBatches } from '../books/ledger-pages.js';
 import type { Partition } from '../../manifest/components/partitions.js';
 import type { SeedScan } from './seed-scan.js';
-import { ownsBatch, withJobSlot } from '../fleet/item-scope.js';
+import { ownsBatch, resumable, withJobSlot } from '../fleet/item-scope.js';
 import { emptyOutcome, type StreamContext, type StreamOutcome, type StreamPlan } from '../stream-context.js';
 
 /**
@@ -31,7 +31,10 @@ export async function runBatchStream(
   // Batches of an earlier run are finished first. Unsent intents cost this run: leave room for
   // them. Submitted jobs were paid by the run that submitted them (it kept their worst case on
   // record until it ended), so this run neither holds room for them nor counts them again.
-  const held = unsentCredits(runner, open);
+  const held = unsentCredits(
+    runner,
+    open.filter((b) => resumable(ctx, b)),
+  );
   if (!ctx.resumeOnly) await runner.applyTriggers();
   const scan = ctx.resumeOnly ? undefined : await runner.scanSeeds();
   try {
@@ -84,7 +87,8 @@ async function runScanned(
     // A re-attached batch stopped early defers none of its seeds: its row stays open, so the next run
     // reads the job from its cursor (or resends the intent with its key). Deferring them would set
     // the seeds an earlier run already loaded `pending`, behind a cursor that never reads them again.
-    for (const batch of open) enqueue([], () => runner.resume(batch));
+    // A job recorded with another of the fleet's keys waits for that key; its seeds are not asked again meanwhile.
+    for (const batch of open) if (resumable(ctx, batch)) enqueue([], () => runner.resume(batch));
     if (scan && plan) {
       // Chunks are made as job slots free up, so only the chunks in flight are held, whatever the list's length.
       for await (const seeds of runner.selectSeeds(scan, plan, spreadChunkSize(plan.cut.taken, ctx.batch))) {

@@ -32,6 +32,7 @@ export function intentRow(
   body: string,
   itemCount: number,
   createdAt?: Date,
+  keyId?: string,
 ): BatchRow {
   return {
     idempotencyKey,
@@ -43,6 +44,7 @@ export function intentRow(
     jobId: null,
     resultsCursor: null,
     ...(createdAt ? { createdAt } : {}),
+    ...(keyId ? { keyId } : {}),
   };
 }
 

@@ -12,7 +12,7 @@ import type { PaidAnswer } from '../books/answer-journal.js';
 import type { Pass, TakenAnswer } from './partition-pass.js';
 import { costOfCall, errorType, type BatchItemOf } from '../service-calls.js';
 import { type StreamContext, type StreamOutcome } from '../stream-context.js';
-import { ownsBatch, withJobSlot } from '../fleet/item-scope.js';
+import { ownsBatch, resumable, withJobSlot } from '../fleet/item-scope.js';
 
 /** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2, except those of an operation whose failures bill). */
 const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
@@ -81,6 +81,8 @@ export class PageRounds {
   async resumeOpen(partitions: readonly Partition[]): Promise<void> {
     const byKey = new Map(partitions.map((p) => [p.key, p]));
     for (const batch of await this.openBatches()) {
+      // A round recorded with another of the fleet's keys waits for that key (its partitions stay out of new rounds).
+      if (!resumable(this.ctx, batch)) continue;
       const passes = new Map<string, Pass>();
       for (const item of itemsOf(batch)) {
         const { key, page } = parseRef(item.ref);
@@ -287,7 +289,7 @@ export class PageRounds {
     const body = JSON.stringify({ items });
     const round = ++this.rounds;
     const idempotencyKey = `seedline-rounds-v1-${sha256(stableJson({ stream: this.stream.name, run: this.ctx.runId, round, items })).slice(0, 40)}`;
-    return intentRow(this.stream.name, idempotencyKey, body, items.length, this.ctx.now());
+    return intentRow(this.stream.name, idempotencyKey, body, items.length, this.ctx.now(), this.ctx.apiKey?.keyId);
   }
 }
 
