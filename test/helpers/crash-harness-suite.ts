@@ -86,6 +86,27 @@ async function withRun<T>(
   }
 }
 
+/** What a trial kills and reruns: `seedline sync`, or a `seedline worker` (its item taken over once its lease runs out). */
+export interface CrashRunner {
+  /** In test names: `sync`, `worker`. */
+  name: string;
+  /** In the suite's name. */
+  label: string;
+  args(configPath: string): string[];
+  /** Share of the default trials it runs. */
+  trials: number;
+}
+
+const SYNC: CrashRunner = { name: 'sync', label: '', args: (config) => ['sync', '--config', config], trials: 1 };
+
+/** A worker on its own: the rerun worker finds the dead one's item leased, waits out its lease and takes it over. */
+export const WORKER: CrashRunner = {
+  name: 'worker',
+  label: ' with workers',
+  args: (config) => ['worker', '--config', config, '--until-idle', '--lease', '2s', '--shards', '3'],
+  trials: 0.5,
+};
+
 const output = (r: { stdout: string; stderr: string }) => `--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 const runs = (['batch', 'calls'] as const).flatMap((mode) =>
@@ -97,9 +118,9 @@ const runs = (['batch', 'calls'] as const).flatMap((mode) =>
  * batch and calls modes, each trial killed at a seeded billed entry, then rerun. A trial's kill
  * point depends on the seed, its backend and mode only, whichever file runs it.
  */
-export function describeCrashHarness(backendName: DestinationKind): void {
+export function describeCrashHarness(backendName: DestinationKind, runner: CrashRunner = SYNC): void {
   describe.sequential(
-    `crash harness on ${backendName}: kill -9 at seeded billed entries, then rerun (SEEDLINE_CRASH_SEED=${SEED})`,
+    `crash harness on ${backendName}${runner.label}: kill -9 at seeded billed entries, then rerun (SEEDLINE_CRASH_SEED=${SEED})`,
     () => {
       runs
         .filter((run) => run.backend.name === backendName)
@@ -107,7 +128,7 @@ export function describeCrashHarness(backendName: DestinationKind): void {
           describe.sequential(`${backend.name}, pages via ${mode}`, () => {
             // Drawn when the file is collected, so a trial filtered with -t gets the same kill point.
             const random = seededRandom(SEED ^ Math.imul(backendIndex + 1, 0x9e3779b1));
-            const draws = Array.from({ length: TRIALS[mode] }, () => random());
+            const draws = Array.from({ length: Math.ceil(TRIALS[mode] * runner.trials) }, () => random());
             let reference: Reference | null = null;
             const results: TrialResult[] = [];
 
@@ -144,7 +165,7 @@ export function describeCrashHarness(backendName: DestinationKind): void {
 
             draws.forEach((draw, index) => {
               const trial = index + 1;
-              it(`trial ${trial}: given a sync killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted run, no key repeats, and nothing is billed twice`, async ({
+              it(`trial ${trial}: given a ${runner.name} killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted sync, no key repeats, and nothing is billed twice`, async ({
                 skip,
               }) => {
                 if (!reference) return skip(`${backend.name} unavailable`);
@@ -157,7 +178,7 @@ export function describeCrashHarness(backendName: DestinationKind): void {
                   async ({ sandbox, dest, configPath }) => {
                     const allowed = ref.allowed;
                     const kill = killAtBilledEntry(sandbox, k);
-                    const crashed = spawnCli(['sync', '--config', configPath]);
+                    const crashed = spawnCli(runner.args(configPath));
                     kill.attach(crashed.child);
                     await crashed.exited;
                     kill.disarm();
@@ -175,7 +196,7 @@ export function describeCrashHarness(backendName: DestinationKind): void {
                       )
                       .toBe('SIGKILL');
 
-                    const rerun = await runCli(['sync', '--config', configPath]);
+                    const rerun = await runCli(runner.args(configPath));
                     expect(rerun.code, `${where}: the rerun did not finish\n${output(rerun)}`).toBe(0);
                     await sandbox.idle();
 
