@@ -34,6 +34,8 @@ export interface SessionOptions {
   lock?: boolean;
   /** Take it shared with other workers (`seedline worker`, Postgres only). Default: false. */
   shared?: boolean;
+  /** Postgres: sessions idle inside a transaction this long are ended by the server (a worker's lease). Default: never. */
+  idleInTransactionTimeoutMs?: number;
   /**
    * Wait while another process holds the destination instead of failing: for the writer lock with
    * `lock`, else until the file opens (DuckDB opens a file in one process at a time). Default: false.
@@ -58,7 +60,7 @@ export interface SessionOptions {
  */
 export async function openSession(configPath: string, options: SessionOptions = {}): Promise<Session> {
   const loaded = await loadConfig(configPath);
-  const settings = destinationConfig(loaded);
+  const settings = destinationConfig(loaded, options.idleInTransactionTimeoutMs);
   refuseMissingFolder(configPath, settings);
   if (options.mustExist) refuseMissingFile(configPath, settings);
   const { closers, close } = closerList();
@@ -178,7 +180,7 @@ function closerList(): { closers: (() => Promise<void>)[]; close: () => Promise<
   return { closers, close };
 }
 
-function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig {
+function destinationConfig({ config, baseDir }: LoadedConfig, idleInTransactionTimeoutMs?: number): DestinationConfig {
   const { destination } = config;
   return destination.type === 'duckdb'
     ? {
@@ -187,7 +189,12 @@ function destinationConfig({ config, baseDir }: LoadedConfig): DestinationConfig
         schema: destination.schema,
         ...(destination.settings ? { settings: destination.settings } : {}),
       }
-    : { type: 'postgres', url: destination.url, schema: destination.schema };
+    : {
+        type: 'postgres',
+        url: destination.url,
+        schema: destination.schema,
+        ...(idleInTransactionTimeoutMs ? { idleInTransactionTimeoutMs } : {}),
+      };
 }
 
 async function connectClient(

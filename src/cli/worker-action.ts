@@ -42,6 +42,7 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
     const session = await openSession(opts.config, {
       lock: true,
       shared: true,
+      idleInTransactionTimeoutMs: settings.leaseMs,
       holder: `seedline worker ${workerId}`,
       waitForLock: opts.wait ?? false,
       signal: stop.signal,

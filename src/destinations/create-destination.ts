@@ -25,7 +25,11 @@ export async function createDestination(config: DestinationConfig): Promise<Dest
     }
     case 'postgres': {
       const { PostgresDestination } = await import('./postgres/postgres-destination.js');
-      return new PostgresDestination({ url: config.url, schema: config.schema ?? 'seedline' });
+      return new PostgresDestination({
+        url: config.url,
+        schema: config.schema ?? 'seedline',
+        ...(config.idleInTransactionTimeoutMs ? { idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs } : {}),
+      });
     }
   }
 }

@@ -426,6 +426,12 @@ export type DestinationConfig =
         string
       >;
     }
-  | { type: 'postgres'; url: string; schema?: string };
+  | {
+      type: 'postgres';
+      url: string;
+      schema?: string;
+      /** Sessions idle inside a transaction this long are ended by the server (a worker: its lease). Default: never. */
+      idleInTransactionTimeoutMs?: number;
+    };
 
 /** Validates and double-quotes an identifier, for the few statements built outside a backend. */

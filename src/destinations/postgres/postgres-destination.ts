@@ -26,6 +26,12 @@ export interface PostgresDestinationOptions {
   schema?: string;
   /** Connections in the pool (units and queries; the lock has its own). Default: 4. */
   poolSize?: number;
+  /**
+   * A session of the pool idle inside a transaction this long is ended by the server, releasing
+   * its locks: a worker sets its lease, so a paused worker never holds rows the worker that took its
+   * item over must write. Default: never.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /**
@@ -74,6 +80,9 @@ export class PostgresDestination extends SqlDestination {
       ...postgresConnection(options.url),
       max: options.poolSize ?? 4,
       types: postgresTypeParsers,
+      ...(options.idleInTransactionTimeoutMs
+        ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }
+        : {}),
     });
     // An idle client's network error must not crash the process; the next checkout reconnects.
     this.pool.on('error', () => undefined);
