@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { FleetStore, ItemEnd, RoundRow, RoundSpec, WorkerRow, WorkItem } from '../fleet-store.js';
+import type { FleetStore, ItemEnd, RoundRow, RoundSpec, WorkerRow, WorkersSeen, WorkItem } from '../fleet-store.js';
 import { quoteIdentifier } from '../identifiers.js';
 
 /**
@@ -113,6 +113,31 @@ export class PostgresFleetStore implements FleetStore {
       leases: Number(r.leases),
       creditsInFlight: Number(r.in_flight),
     }));
+  }
+
+  async inspectWorkers(): Promise<WorkersSeen | null> {
+    const present = await this.pool.query(
+      `select to_regclass($1) is not null and to_regclass($2) is not null as present, clock_timestamp() as now`,
+      [this.t.workers, this.t.work],
+    );
+    const { present: found, now } = present.rows[0] as { present: boolean; now: unknown };
+    if (!found) return null;
+    const [workers, leases] = await Promise.all([
+      this.listWorkers(),
+      this.pool.query(`select worker_id, lease_until from ${this.t.workers}`),
+    ]);
+    const leaseOf = new Map(leases.rows.map((r) => [String(r.worker_id), asDate(r.lease_until)]));
+    // The pool's parsers give timestamps as ISO strings (postgres-type-parsers.ts): made Dates here.
+    return {
+      now: asDate(now),
+      workers: workers.map((w) => ({
+        ...w,
+        startedAt: asDate(w.startedAt),
+        heartbeatAt: asDate(w.heartbeatAt),
+        stoppedAt: w.stoppedAt === null ? null : asDate(w.stoppedAt),
+        leaseUntil: leaseOf.get(w.workerId) ?? asDate(w.heartbeatAt),
+      })),
+    };
   }
 
   async openRound(spec: RoundSpec, options: { minGapMs: number }): Promise<RoundRow | null> {
@@ -328,4 +353,9 @@ export class PostgresFleetStore implements FleetStore {
       client.release();
     }
   }
+}
+
+/** A timestamp as the pool parses it (an ISO string) or a Date, as a Date. */
+function asDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
 }
