@@ -9,6 +9,8 @@ import { log } from '../util/log.js';
 import { sleep } from '../util/sleep.js';
 import { sha256 } from '../util/stable-json.js';
 import { loadCostModel } from './load-cost-model.js';
+import type { MetricsAddress } from './listen-options.js';
+import { startWorkerMetrics, type CommandMetrics } from './metrics-server.js';
 import { openSession } from './open-session.js';
 import { createReporter } from './progress-reporter.js';
 import { UsageError } from './run-command.js';
@@ -23,6 +25,8 @@ export interface WorkerCliOptions {
   shards: string;
   roundEvery: string;
   wait?: boolean;
+  /** Serve Prometheus metrics at `/metrics` there. Default: none. */
+  metrics?: MetricsAddress;
 }
 
 /** Runs a worker until it is stopped (SIGTERM, Ctrl-C) or, with `--until-idle`, until no work is left. */
@@ -35,6 +39,7 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
     ]);
   const workerId = opts.id ?? `${hostname()}-${process.pid}`;
   const stop = stopOnSignals();
+  let metrics: CommandMetrics | undefined;
   try {
     const session = await openSession(opts.config, {
       lock: true,
@@ -61,6 +66,14 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
         },
       });
       const client = await session.connect(limiter);
+      if (opts.metrics)
+        metrics = await startWorkerMetrics(opts.metrics, {
+          destination: session.destination,
+          fleet,
+          workerId,
+          keyId,
+          limiter,
+        });
       log.info(`worker ${workerId}: started (key ${keyId}, lease ${opts.lease}, ${settings.shards} shards a stream)`);
       const summary = await runWorker({
         workerId,
@@ -79,9 +92,11 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
         stop: stop.signal,
         ...settings,
         untilIdle: opts.untilIdle ?? false,
+        ...(metrics ? { onRun: metrics.metrics.workerRunEnded } : {}),
       });
       log.info(`worker ${workerId}: stopped after ${summary.items} items, ${summary.credits} credits billed`);
     } finally {
+      await metrics?.close();
       await session.close();
     }
   } finally {
