@@ -16,6 +16,27 @@ export function parsePort(value: string): number {
   return parsed;
 }
 
+/** Where `--metrics` listens. */
+export interface MetricsAddress {
+  /** Interface. Default: `127.0.0.1`. */
+  host: string;
+  /** Port; 0 picks a free one. */
+  port: number;
+}
+
+/**
+ * Commander parser of `--metrics <[host:]port>`: a port from 0 to 65535, after an optional host
+ * (`[::1]:9464` for an IPv6 address); the host defaults to 127.0.0.1, so nothing is exposed beyond
+ * this machine unless asked.
+ */
+export function parseMetricsAddress(value: string): MetricsAddress {
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value.trim());
+  const port = Number(match?.[2]);
+  if (!match || port > 65535)
+    throw new InvalidArgumentError('expected [host:]port, e.g. 9464 or 0.0.0.0:9464 (port 0 picks a free one)');
+  return { host: match[1]?.replace(/^\[|\]$/g, '') ?? '127.0.0.1', port };
+}
+
 /** A server could not listen on the address it was given (port taken, not allowed, or no such interface). */
 export class ListenError extends Error {
   /** Stable code for scripts. */

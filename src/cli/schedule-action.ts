@@ -10,8 +10,13 @@ import { CronRunner, InvalidCronError } from '../scheduler/cron-runner.js';
 import { runId as newRunId } from '../util/run-id.js';
 import { log } from '../util/log.js';
 import { sha256, stableJson } from '../util/stable-json.js';
+import { keyFingerprint } from '../util/key-fingerprint.js';
+import { primaryApiKey } from '../config/config-schema.js';
+import type { MetricsAddress } from './listen-options.js';
+import { startCommandMetrics, warehouseReader } from './metrics-server.js';
 import { openSession, type Session } from './open-session.js';
 import { UsageError } from './run-command.js';
+import { countedRun, type SeedlineMetrics } from './seedline-metrics.js';
 import { splitList } from './split-list.js';
 import { stopOnSignals } from './stop-on-signals.js';
 import { syncInSession } from './sync-action.js';
@@ -28,6 +33,8 @@ export interface ScheduleOptions {
   streams?: string;
   /** Run every group once at start as well. Default: false. */
   runNow: boolean;
+  /** Serve Prometheus metrics at `/metrics` there. Default: none. */
+  metrics?: MetricsAddress;
 }
 
 /**
@@ -46,6 +53,11 @@ export async function scheduleAction(opts: ScheduleOptions): Promise<number> {
   const groups = groupsOf(loaded, opts);
   await checkStreams(loaded, groups, opts.cron !== undefined);
 
+  const metrics =
+    opts.metrics && (await startCommandMetrics(opts.metrics, { readWarehouse: warehouseReader(opts.config) }));
+  const counting = metrics
+    ? { metrics: metrics.metrics, keyId: keyFingerprint(primaryApiKey(loaded.config)) }
+    : undefined;
   const stop = stopOnSignals((signal) =>
     log.info(`${signal}: stopping; the run under way commits its page first (send it again to quit now)`),
   );
@@ -55,7 +67,15 @@ export async function scheduleAction(opts: ScheduleOptions): Promise<number> {
   try {
     for (const [name, group] of groups) {
       const job = (tickAt: Date) =>
-        runGroup(opts.config, name, group, tickAt, stop.signal, catchUpReads.get(`${name} ${tickAt.getTime()}`));
+        runGroup(
+          opts.config,
+          name,
+          group,
+          tickAt,
+          stop.signal,
+          catchUpReads.get(`${name} ${tickAt.getTime()}`),
+          counting,
+        );
       runners.push(runnerOf(loaded, name, group, job, opts.cron !== undefined, stop.signal));
     }
     runners.forEach((runner) => runner.start());
@@ -76,6 +96,7 @@ export async function scheduleAction(opts: ScheduleOptions): Promise<number> {
   } finally {
     // Also on a failure: ticking timers would otherwise keep the process alive.
     await Promise.all(runners.map((runner) => runner.stop()));
+    await metrics?.close();
     stop.dispose();
     log.info('schedule stopped');
   }
@@ -226,6 +247,7 @@ async function runGroup(
   tickAt: Date,
   stop: AbortSignal,
   readAt?: Date,
+  counting?: { metrics: SeedlineMetrics; keyId: string },
 ): Promise<void> {
   if (stop.aborted) return;
   let session: Session;
@@ -258,12 +280,15 @@ async function runGroup(
     log.info(`[${name}] tick ${tickAt.toISOString()}: sync of ${group.streams.join(', ') || 'every stream'}`, {
       group: name,
     });
-    const result = await syncInSession(session, {
-      config,
-      streams: group.streams.join(',') || undefined,
-      scheduleGroup: name,
-      stop,
-    });
+    const result = await countedRun(counting?.metrics, counting?.keyId ?? '', (limiter) =>
+      syncInSession(session, {
+        config,
+        streams: group.streams.join(',') || undefined,
+        scheduleGroup: name,
+        stop,
+        ...(limiter ? { limiter } : {}),
+      }),
+    );
     log.info(`[${name}] run ${result.runId}: ${result.status}`, { group: name });
   } catch (error) {
     await recordFailedTick(session, name, startedAt, error as Error);

@@ -11,12 +11,19 @@ import { logLine } from '../util/log.js';
 import { WebhookReceiver } from '../webhooks/webhook-receiver.js';
 import { WebhookSecrets } from '../webhooks/webhook-secrets.js';
 import type { OpenedDestination, SpoolDrainer } from '../webhooks/spool-drainer.js';
-import { explainListenError } from './listen-options.js';
+import { keyFingerprint } from '../util/key-fingerprint.js';
+import { primaryApiKey } from '../config/config-schema.js';
+import { explainListenError, type MetricsAddress } from './listen-options.js';
+import { startCommandMetrics, warehouseReader } from './metrics-server.js';
 import { openSession } from './open-session.js';
 import { openSpoolDrainer } from './open-spool-drainer.js';
 import { stopOnSignals } from './stop-on-signals.js';
 import { buildReport } from './report-action.js';
+import { countedRun, type SeedlineMetrics } from './seedline-metrics.js';
 import { syncOnce } from './sync-action.js';
+
+/** The metrics runs are counted in, under the fingerprint of the config's key. */
+type RunCounting = { metrics: SeedlineMetrics; keyId: string };
 
 /** Days of history the `/report` page shows. */
 const REPORT_DAYS = 30;
@@ -28,6 +35,8 @@ export interface ServeOptions {
   port?: number;
   /** Interface to listen on. Default: `127.0.0.1`. */
   host: string;
+  /** Serve Prometheus metrics at `/metrics` there (the batch reads serve starts are its runs). Default: none. */
+  metrics?: MetricsAddress;
 }
 
 /** Serves until SIGINT or SIGTERM, then answers the deliveries under way, loads the spool once more and stops. */
@@ -63,7 +72,25 @@ async function serveUntil(
   log: (line: string) => void,
 ): Promise<void> {
   const webhooks = loaded.config.webhooks!;
-  const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config), log, stop);
+  const metrics =
+    opts.metrics && (await startCommandMetrics(opts.metrics, { readWarehouse: warehouseReader(opts.config) }));
+  try {
+    const counting = metrics && { metrics: metrics.metrics, keyId: keyFingerprint(primaryApiKey(loaded.config)) };
+    await receiveUntil(stop, opts, loaded, log, counting);
+  } finally {
+    await metrics?.close();
+  }
+}
+
+async function receiveUntil(
+  stop: AbortSignal,
+  opts: ServeOptions,
+  loaded: LoadedConfig,
+  log: (line: string) => void,
+  counting: RunCounting | undefined,
+): Promise<void> {
+  const webhooks = loaded.config.webhooks!;
+  const batchReads = new BatchReads(opts.config, await configuredBatchStreams(loaded.config), log, stop, counting);
   const drainer = (await openSpoolDrainer(loaded, {
     open: () => openLocked(opts.config),
     log,
@@ -134,6 +161,7 @@ class BatchReads {
     private readonly streams: readonly string[],
     private readonly log: (line: string) => void,
     private readonly stop: AbortSignal,
+    private readonly counting: RunCounting | undefined,
   ) {}
 
   /** Called by the drainer, lock held, once `batch.completed` events are recorded. */
@@ -164,14 +192,17 @@ class BatchReads {
       }
       try {
         // The stop ends the read after its page commits, or its wait for the lock.
-        await syncOnce({
-          config: this.configPath,
-          streams: streams.join(','),
-          wait: true,
-          resumeOnly: true,
-          resumeJobs: awaited,
-          stop: this.stop,
-        });
+        await countedRun(this.counting?.metrics, this.counting?.keyId ?? '', (limiter) =>
+          syncOnce({
+            config: this.configPath,
+            streams: streams.join(','),
+            wait: true,
+            resumeOnly: true,
+            resumeJobs: awaited,
+            stop: this.stop,
+            ...(limiter ? { limiter } : {}),
+          }),
+        );
       } catch (error) {
         this.log(`batch.completed: reading the results failed (${firstLine(error)}); the next sync reads them`);
       }

@@ -5,6 +5,7 @@ import { formatTable } from './format-table.js';
 import { writeJson } from './json-output.js';
 import { openSession } from './open-session.js';
 import { UsageError } from './run-command.js';
+import { LOST_AFTER_LEASES, workerState } from './worker-state.js';
 
 /** Options of `seedline status`. */
 export interface StatusOptions {
@@ -46,16 +47,37 @@ export async function statusAction(opts: StatusOptions): Promise<void> {
       `select stream, "table", field, change, sum("count") as "values" from ${schema}._seedline_repairs ` +
         `where run_id in (select run_id from ${schema}._seedline_runs order by started_at desc limit 5) group by stream, "table", field, change order by stream, "table", field, change`,
     );
-    if (opts.json) writeJson({ runs, seeds, batches, repairs });
+    const workers = await fleetWorkers(destination);
+    if (opts.json) writeJson({ runs, seeds, batches, repairs, ...(workers ? { workers } : {}) });
     else {
       const repaired = repairs.length === 0 ? '(none: every value fit its column)' : formatTable(repairs);
+      const fleet = workers
+        ? `\n\nWorkers (lost: no heartbeat for ${LOST_AFTER_LEASES} leases):\n${formatTable(workers)}`
+        : '';
       process.stdout.write(
-        `Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n\nRepaired fields (recent runs; values as received in _extra unless discarded):\n${repaired}\n`,
+        `Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n\nRepaired fields (recent runs; values as received in _extra unless discarded):\n${repaired}${fleet}\n`,
       );
     }
   } finally {
     await session.close();
   }
+}
+
+/** The fleet's workers (`seedline worker`), when the destination has its tables: read only, none is created. */
+async function fleetWorkers(destination: Destination): Promise<Record<string, unknown>[] | undefined> {
+  const seen = await destination.fleetStore?.().inspectWorkers();
+  if (!seen) return undefined;
+  return seen.workers.map((w) => ({
+    worker: w.workerId,
+    host: w.host,
+    pid: w.pid,
+    key: w.keyId,
+    started: w.startedAt.toISOString(),
+    last_heartbeat: w.heartbeatAt.toISOString(),
+    leases: w.leases,
+    credits_in_flight: w.creditsInFlight,
+    state: workerState(w, seen.now),
+  }));
 }
 
 /** Runs looked through for `--run`: a year of hourly runs. */

@@ -1,4 +1,5 @@
 import { primaryApiKey } from '../config/config-schema.js';
+import type { RateLimiter } from '../client/index.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import { prepareSync, runSync, type RunResult } from '../engine/pipeline.js';
 import type { StreamOutcome } from '../engine/stream-context.js';
@@ -46,6 +47,8 @@ export interface SyncRunOptions {
   runId?: string;
   /** Awaited after each stream ends, before the next starts (`airbyte read` emits its rows then). Default: none. */
   afterStream?: (outcome: StreamOutcome) => Promise<void>;
+  /** The limiter the run's client calls through (`--metrics` counts its calls). Default: the client's own. */
+  limiter?: RateLimiter;
   /** Awaited after each load unit commits (`airbyte read` emits a checkpoint then). Default: none. */
   unitCommitted?: (stream: string, paid: boolean) => Promise<void>;
 }
@@ -93,7 +96,7 @@ export async function syncInSession(session: Session, opts: SyncRunOptions): Pro
     ...(opts.resumeJobs ? { resumeJobs: opts.resumeJobs } : {}),
     ...(opts.scheduleGroup ? { scheduleGroup: opts.scheduleGroup } : {}),
   });
-  const client = await session.connect();
+  const client = await session.connect(opts.limiter ? { limiter: opts.limiter } : {});
   const result = await runSync(prepared, {
     client,
     reporter: createReporter(),

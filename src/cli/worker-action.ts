@@ -12,6 +12,8 @@ import type { FleetStore } from '../destinations/fleet-store.js';
 import type { WorkerKey } from '../engine/fleet/worker-key.js';
 import { apiKeysOf } from '../config/config-schema.js';
 import { loadCostModel } from './load-cost-model.js';
+import type { MetricsAddress } from './listen-options.js';
+import { startWorkerMetrics, type CommandMetrics } from './metrics-server.js';
 import { openSession, type Session } from './open-session.js';
 import { createReporter } from './progress-reporter.js';
 import { UsageError } from './run-command.js';
@@ -26,6 +28,8 @@ export interface WorkerCliOptions {
   shards: string;
   roundEvery: string;
   wait?: boolean;
+  /** Serve Prometheus metrics at `/metrics` there. Default: none. */
+  metrics?: MetricsAddress;
 }
 
 /** Runs a worker until it is stopped (SIGTERM, Ctrl-C) or, with `--until-idle`, until no work is left. */
@@ -38,6 +42,7 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
     ]);
   const workerId = opts.id ?? `${hostname()}-${process.pid}`;
   const stop = stopOnSignals();
+  let metrics: CommandMetrics | undefined;
   try {
     const session = await openSession(opts.config, {
       lock: true,
@@ -51,10 +56,17 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
     try {
       const fleet = session.destination.fleetStore?.();
       if (!fleet) throw new UsageError('this destination has no fleet tables: seedline worker needs Postgres');
-      const { keys, baseUrl } = await connectKeys(session, fleet);
+      const { keys, baseUrl, limiters } = await connectKeys(session, fleet);
       log.info(
         `worker ${workerId}: started (keys ${keys.map((k) => k.keyId).join(', ')}, lease ${opts.lease}, ${settings.shards} shards a stream)`,
       );
+      if (opts.metrics)
+        metrics = await startWorkerMetrics(opts.metrics, {
+          destination: session.destination,
+          fleet,
+          workerId,
+          keys: keys.map((key) => ({ keyId: key.keyId, limiter: limiters.get(key.keyId)! })),
+        });
       const summary = await runWorker({
         workerId,
         host: hostname(),
@@ -69,9 +81,11 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
         stop: stop.signal,
         ...settings,
         untilIdle: opts.untilIdle ?? false,
+        ...(metrics ? { onRun: metrics.metrics.workerRunEnded } : {}),
       });
       log.info(`worker ${workerId}: stopped after ${summary.items} items, ${summary.credits} credits billed`);
     } finally {
+      await metrics?.close();
       await session.close();
     }
   } finally {
@@ -83,15 +97,21 @@ export async function workerAction(opts: WorkerCliOptions): Promise<void> {
  * Connects every configured key, each through a rate limiter whose window the fleet shares in
  * Postgres. A key the service refuses at the start is left out with a warning; none left fails.
  */
-async function connectKeys(session: Session, fleet: FleetStore): Promise<{ keys: WorkerKey[]; baseUrl: string }> {
+async function connectKeys(
+  session: Session,
+  fleet: FleetStore,
+): Promise<{ keys: WorkerKey[]; baseUrl: string; limiters: Map<string, RateLimiter> }> {
   const { config } = session.loaded;
   const keys: WorkerKey[] = [];
+  const limiters = new Map<string, RateLimiter>();
   let baseUrl = '';
   let firstRefusal: unknown;
   for (const [index, key] of apiKeysOf(config).entries()) {
     const keyId = keyFingerprint(key.api_key);
     try {
-      const client = await session.connect({ apiKey: key.api_key, limiter: sharedLimiter(fleet, keyId) });
+      const limiter = sharedLimiter(fleet, keyId);
+      const client = await session.connect({ apiKey: key.api_key, limiter });
+      limiters.set(keyId, limiter);
       baseUrl = client.baseUrl;
       keys.push({
         keyId,
@@ -109,7 +129,7 @@ async function connectKeys(session: Session, fleet: FleetStore): Promise<{ keys:
     }
   }
   if (keys.length === 0) throw firstRefusal;
-  return { keys, baseUrl };
+  return { keys, baseUrl, limiters };
 }
 
 /** A rate limiter whose sliding window is the key's in the fleet's tables: workers together keep to the key's rate. */

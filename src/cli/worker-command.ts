@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { helpExamples } from './help-examples.js';
+import { parseMetricsAddress } from './listen-options.js';
 import { runCommand } from './run-command.js';
 import type { WorkerCliOptions } from './worker-action.js';
 
@@ -26,11 +27,17 @@ export function registerWorkerCommand(program: Command): void {
     .option('--shards <n>', 'items each stream of seeds or parent rows is cut into', '8')
     .option('--round-every <duration>', 'a new round opens at most this often (without --until-idle)', '15m')
     .option('--wait', 'wait while a sync holds the warehouse instead of failing (Ctrl-C ends the wait)', false)
+    .option(
+      '--metrics <[host:]port>',
+      'serve Prometheus metrics at http://host:port/metrics (host default 127.0.0.1; port 0 picks a free one)',
+      parseMetricsAddress,
+    )
     .addHelpText(
       'after',
       helpExamples(
         'worker --config seedline.yaml --until-idle',
         'worker --config seedline.yaml --id worker-a --lease 1m --round-every 1h',
+        'worker --config seedline.yaml --metrics 0.0.0.0:9464',
       ),
     )
     .action((opts: WorkerCliOptions) =>

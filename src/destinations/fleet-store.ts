@@ -26,6 +26,11 @@ export interface FleetStore {
   stopWorker(workerId: string): Promise<void>;
   /** Workers seen, newest heartbeat first (stopped ones too, for a while). */
   listWorkers(): Promise<WorkerRow[]>;
+  /**
+   * Read-only (`seedline status`): the workers as `listWorkers` gives them, each with the end of
+   * its lease, and the database's clock; null when the fleet tables do not exist (none is created).
+   */
+  inspectWorkers(): Promise<WorkersSeen | null>;
 
   /**
    * The round still open, or a new one made from `spec` when none is open and the last began at
@@ -164,4 +169,15 @@ export interface WorkerRow {
   leases: number;
   /** Credits granted to the items it holds. */
   creditsInFlight: number;
+}
+
+/** Workers as `seedline status` shows them, read without creating anything. */
+export interface WorkersSeen {
+  /** The database's clock when they were read (heartbeats are stamped with it, so no host's clock is compared). */
+  now: Date;
+  /** As `listWorkers` gives them, newest heartbeat first. */
+  workers: (WorkerRow & {
+    /** When its lease runs out without another heartbeat (its start, before its first heartbeat). */
+    leaseUntil: Date;
+  })[];
 }

@@ -1,5 +1,14 @@
 import type pg from 'pg';
-import type { FleetStore, ItemEnd, RoundKeyRow, RoundRow, RoundSpec, WorkerRow, WorkItem } from '../fleet-store.js';
+import type {
+  FleetStore,
+  ItemEnd,
+  RoundKeyRow,
+  RoundRow,
+  RoundSpec,
+  WorkerRow,
+  WorkersSeen,
+  WorkItem,
+} from '../fleet-store.js';
 import { quoteIdentifier } from '../identifiers.js';
 
 /**
@@ -112,12 +121,37 @@ export class PostgresFleetStore implements FleetStore {
       host: String(r.host),
       pid: Number(r.pid),
       keyId: String(r.key_id),
-      startedAt: r.started_at as Date,
-      heartbeatAt: r.heartbeat_at as Date,
-      stoppedAt: (r.stopped_at as Date | null) ?? null,
+      startedAt: timestampOf(r.started_at),
+      heartbeatAt: timestampOf(r.heartbeat_at),
+      stoppedAt: r.stopped_at === null ? null : timestampOf(r.stopped_at),
       leases: Number(r.leases),
       creditsInFlight: Number(r.in_flight),
     }));
+  }
+
+  async inspectWorkers(): Promise<WorkersSeen | null> {
+    const present = await this.pool.query(
+      `select to_regclass($1) is not null and to_regclass($2) is not null as present, clock_timestamp() as now`,
+      [this.t.workers, this.t.work],
+    );
+    const { present: found, now } = present.rows[0] as { present: boolean; now: unknown };
+    if (!found) return null;
+    const [workers, leases] = await Promise.all([
+      this.listWorkers(),
+      this.pool.query(`select worker_id, lease_until from ${this.t.workers}`),
+    ]);
+    const leaseOf = new Map(leases.rows.map((r) => [String(r.worker_id), asDate(r.lease_until)]));
+    // The pool's parsers give timestamps as ISO strings (postgres-type-parsers.ts): made Dates here.
+    return {
+      now: asDate(now),
+      workers: workers.map((w) => ({
+        ...w,
+        startedAt: asDate(w.startedAt),
+        heartbeatAt: asDate(w.heartbeatAt),
+        stoppedAt: w.stoppedAt === null ? null : asDate(w.stoppedAt),
+        leaseUntil: leaseOf.get(w.workerId) ?? asDate(w.heartbeatAt),
+      })),
+    };
   }
 
   async openRound(spec: RoundSpec, options: { minGapMs: number }): Promise<RoundRow | null> {
@@ -355,8 +389,8 @@ export class PostgresFleetStore implements FleetStore {
     if (!r) return null;
     return {
       roundId: String(r.round_id),
-      startedAt: r.started_at as Date,
-      finishedAt: (r.finished_at as Date | null) ?? null,
+      startedAt: timestampOf(r.started_at),
+      finishedAt: r.finished_at === null ? null : timestampOf(r.finished_at),
       creditLimit: Number(r.credit_limit),
       reserved: Number(r.reserved),
       spent: Number(r.spent),
@@ -377,4 +411,14 @@ export class PostgresFleetStore implements FleetStore {
       client.release();
     }
   }
+}
+
+/** A timestamp as the pool parses it (an ISO string) or a Date, as a Date. */
+function asDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+/** A timestamp as the pool's type parsers give it (ISO text) or as pg's defaults do (a Date). */
+function timestampOf(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
 }
