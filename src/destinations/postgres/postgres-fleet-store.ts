@@ -399,6 +399,11 @@ export class PostgresFleetStore implements FleetStore {
 
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // The pool drops its listener on checkout: without one, a connection the server ends (a worker
+    // paused past its lease: idle_in_transaction_session_timeout) would be an uncaught exception.
+    let failure: Error | undefined;
+    const onError = (error: Error) => (failure ??= error);
+    client.on('error', onError);
     try {
       await client.query('begin');
       const result = await fn(client);
@@ -408,7 +413,8 @@ export class PostgresFleetStore implements FleetStore {
       await client.query('rollback').catch(() => undefined);
       throw error;
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(failure);
     }
   }
 }

@@ -21,7 +21,13 @@ export interface ItemOutcome {
  */
 export async function runItem(options: WorkerOptions, item: WorkItem, stop: AbortSignal): Promise<ItemOutcome> {
   const { fleet, workerId } = options;
-  const finish = (end: ItemEnd) => fleet.finish(item.roundId, item.item, workerId, end);
+  const finish = async (end: ItemEnd) => {
+    if (!(await fleet.finish(item.roundId, item.item, workerId, end)))
+      options.reporter.notice(
+        item.item,
+        'another worker took this item over (this worker missed its lease): what this run committed stays, the item is that worker’s',
+      );
+  };
   if (item.takenOverRun) await markTakenOver(options.destination, item.takenOverRun);
   const key = chooseKey(item, options.keys, await fleet.roundKeys(item.roundId));
   if (!key) {
