@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import pg from 'pg';
 import { formatTable } from '../src/cli/format-table.js';
+import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { median } from './stats.js';
 
@@ -72,7 +73,7 @@ function timed(args: string[]): Promise<{ code: number | null; cpu: number; rssM
 }
 
 async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client(postgresConnection(url));
   await client.connect();
   await client.query(`drop schema if exists "${schema}" cascade`);
   await client.end();
