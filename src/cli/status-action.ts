@@ -1,4 +1,5 @@
 import type { Destination, RunRow } from '../destinations/destination.js';
+import type { WorkersSeen } from '../destinations/fleet-store.js';
 import { quoteIdentifier } from '../destinations/identifiers.js';
 import type { StreamOutcome } from '../engine/stream-context.js';
 import { formatTable } from './format-table.js';
@@ -47,12 +48,22 @@ export async function statusAction(opts: StatusOptions): Promise<void> {
       `select stream, "table", field, change, sum("count") as "values" from ${schema}._seedline_repairs ` +
         `where run_id in (select run_id from ${schema}._seedline_runs order by started_at desc limit 5) group by stream, "table", field, change order by stream, "table", field, change`,
     );
-    const workers = await fleetWorkers(destination);
-    if (opts.json) writeJson({ runs, seeds, batches, repairs, ...(workers ? { workers } : {}) });
+    const seen = await destination.fleetStore?.().inspectWorkers();
+    const workers = seen ? fleetWorkers(seen) : undefined;
+    const keys = seen?.keys.map((k) => ({
+      round: k.roundId,
+      started: k.startedAt.toISOString(),
+      key: k.keyId,
+      limit: k.creditLimit,
+      spent: k.spent,
+      refused: k.refusal ?? '',
+    }));
+    if (opts.json) writeJson({ runs, seeds, batches, repairs, ...(seen ? { workers, keys } : {}) });
     else {
       const repaired = repairs.length === 0 ? '(none: every value fit its column)' : formatTable(repairs);
       const fleet = workers
-        ? `\n\nWorkers (lost: no heartbeat for ${LOST_AFTER_LEASES} leases):\n${formatTable(workers)}`
+        ? `\n\nWorkers (lost: no heartbeat for ${LOST_AFTER_LEASES} leases):\n${formatTable(workers)}` +
+          (keys?.length ? `\n\nCredits per key (last rounds; spent: billed or at risk):\n${formatTable(keys)}` : '')
         : '';
       process.stdout.write(
         `Recent runs:\n${formatTable(runs)}\n\nSeed ledger:\n${formatTable(seeds)}\n\nBatch jobs:\n${formatTable(batches)}\n\nRepaired fields (recent runs; values as received in _extra unless discarded):\n${repaired}${fleet}\n`,
@@ -64,9 +75,7 @@ export async function statusAction(opts: StatusOptions): Promise<void> {
 }
 
 /** The fleet's workers (`seedline worker`), when the destination has its tables: read only, none is created. */
-async function fleetWorkers(destination: Destination): Promise<Record<string, unknown>[] | undefined> {
-  const seen = await destination.fleetStore?.().inspectWorkers();
-  if (!seen) return undefined;
+function fleetWorkers(seen: WorkersSeen): Record<string, unknown>[] {
   return seen.workers.map((w) => ({
     worker: w.workerId,
     host: w.host,

@@ -180,4 +180,13 @@ export interface WorkersSeen {
     /** When its lease runs out without another heartbeat (its start, before its first heartbeat). */
     leaseUntil: Date;
   })[];
+  /** The keys of the last 5 rounds, newest round first: what each could spend and spent, and why it was refused. */
+  keys: {
+    roundId: string;
+    startedAt: Date;
+    keyId: string;
+    creditLimit: number;
+    spent: number;
+    refusal: string | null;
+  }[];
 }

@@ -6,6 +6,7 @@ import { runCli, spawnCli, tempWorkspace, writeConfig, type RunningCli } from '.
 import { queryDestination as query } from '../helpers/destinations.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
+import { keyFingerprint } from '../../src/util/key-fingerprint.js';
 import { PRIVATE, PROFILES, syncConfig } from '../helpers/sync-workspace.js';
 
 // Workers share a Postgres warehouse: each is a process of its own, so a kill -9 is real.
@@ -95,10 +96,17 @@ describe.runIf(pg)('seedline worker', () => {
       expect(sandbox.rateLimitedAnswers).toBe(0);
       const billed = sandbox.ledger.entries.reduce((n, e) => n + e.credits, 0);
       expect(billed).toBeLessThanOrEqual(BUDGET);
+      // status shows each key's books: what it spent (billed or at risk) covers what its account was billed.
+      const status = await runCli(['status', '--config', configPath, '--json']);
+      const books = (JSON.parse(status.stdout) as { keys: { key: string; spent: number; limit: number }[] }).keys;
       for (const key of KEYS) {
         const spent = sandbox.ledger.entries.filter((e) => e.account === accountOf(key.api_key));
+        const credits = spent.reduce((n, e) => n + e.credits, 0);
         expect(spent.length, `${key.api_key} did some of the work`).toBeGreaterThan(0);
-        expect(spent.reduce((n, e) => n + e.credits, 0)).toBeLessThanOrEqual(key.max_credits_per_run);
+        expect(credits).toBeLessThanOrEqual(key.max_credits_per_run);
+        const book = books.find((b) => b.key === keyFingerprint(key.api_key));
+        expect(book?.limit).toBe(key.max_credits_per_run);
+        expect(book?.spent).toBeGreaterThanOrEqual(credits);
       }
 
       const items = await query(

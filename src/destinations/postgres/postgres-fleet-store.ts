@@ -121,9 +121,9 @@ export class PostgresFleetStore implements FleetStore {
       host: String(r.host),
       pid: Number(r.pid),
       keyId: String(r.key_id),
-      startedAt: timestampOf(r.started_at),
-      heartbeatAt: timestampOf(r.heartbeat_at),
-      stoppedAt: r.stopped_at === null ? null : timestampOf(r.stopped_at),
+      startedAt: asDate(r.started_at),
+      heartbeatAt: asDate(r.heartbeat_at),
+      stoppedAt: r.stopped_at === null ? null : asDate(r.stopped_at),
       leases: Number(r.leases),
       creditsInFlight: Number(r.in_flight),
     }));
@@ -136,22 +136,40 @@ export class PostgresFleetStore implements FleetStore {
     );
     const { present: found, now } = present.rows[0] as { present: boolean; now: unknown };
     if (!found) return null;
-    const [workers, leases] = await Promise.all([
+    const [workers, leases, keys] = await Promise.all([
       this.listWorkers(),
       this.pool.query(`select worker_id, lease_until from ${this.t.workers}`),
+      this.recentKeyBooks(),
     ]);
     const leaseOf = new Map(leases.rows.map((r) => [String(r.worker_id), asDate(r.lease_until)]));
-    // The pool's parsers give timestamps as ISO strings (postgres-type-parsers.ts): made Dates here.
     return {
       now: asDate(now),
-      workers: workers.map((w) => ({
-        ...w,
-        startedAt: asDate(w.startedAt),
-        heartbeatAt: asDate(w.heartbeatAt),
-        stoppedAt: w.stoppedAt === null ? null : asDate(w.stoppedAt),
-        leaseUntil: leaseOf.get(w.workerId) ?? asDate(w.heartbeatAt),
-      })),
+      workers: workers.map((w) => ({ ...w, leaseUntil: leaseOf.get(w.workerId) ?? w.heartbeatAt })),
+      keys,
     };
+  }
+
+  /** The keys of the last rounds with what each spent (none before the keys' table existed). */
+  private async recentKeyBooks(): Promise<WorkersSeen['keys']> {
+    const present = await this.pool.query(`select to_regclass($1) is not null and to_regclass($2) is not null as ok`, [
+      this.t.keys,
+      this.t.rounds,
+    ]);
+    if (!(present.rows[0] as { ok: boolean }).ok) return [];
+    const result = await this.pool.query(
+      `select r.round_id, r.started_at, k.key_id, k.credit_limit, k.spent, k.refusal
+         from ${this.t.keys} k join ${this.t.rounds} r on r.round_id = k.round_id
+        where r.round_id in (select round_id from ${this.t.rounds} order by started_at desc limit 5)
+        order by r.started_at desc, k.key_id`,
+    );
+    return result.rows.map((r) => ({
+      roundId: String(r.round_id),
+      startedAt: asDate(r.started_at),
+      keyId: String(r.key_id),
+      creditLimit: Number(r.credit_limit),
+      spent: Number(r.spent),
+      refusal: (r.refusal as string | null) ?? null,
+    }));
   }
 
   async openRound(spec: RoundSpec, options: { minGapMs: number }): Promise<RoundRow | null> {
@@ -389,8 +407,8 @@ export class PostgresFleetStore implements FleetStore {
     if (!r) return null;
     return {
       roundId: String(r.round_id),
-      startedAt: timestampOf(r.started_at),
-      finishedAt: r.finished_at === null ? null : timestampOf(r.finished_at),
+      startedAt: asDate(r.started_at),
+      finishedAt: r.finished_at === null ? null : asDate(r.finished_at),
       creditLimit: Number(r.credit_limit),
       reserved: Number(r.reserved),
       spent: Number(r.spent),
@@ -421,10 +439,5 @@ export class PostgresFleetStore implements FleetStore {
 
 /** A timestamp as the pool parses it (an ISO string) or a Date, as a Date. */
 function asDate(value: unknown): Date {
-  return value instanceof Date ? value : new Date(String(value));
-}
-
-/** A timestamp as the pool's type parsers give it (ISO text) or as pg's defaults do (a Date). */
-function timestampOf(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
 }
