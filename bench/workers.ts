@@ -9,13 +9,12 @@
  * (untimed, by another key). A fleet "WxK" is W `seedline worker --until-idle` processes sharing K
  * keys, started together; its wall runs from the first start to the last exit (process starts
  * included). The bound is the rate bound of the sandbox's sliding window for the calls each key
- * made (the fewest calls C of a key take floor((C - 1) / rpm) windows of 59 s), or the latency
+ * made, as the items' runs counted them (the fewest calls C of a key take floor((C - 1) / rpm) windows of 59 s), or the latency
  * bound when larger: more workers on one key cannot move it (a gain must come from overlap, not
  * from overshooting the key's rate), two keys halve it. CPU seconds and the largest peak RSS of the
  * workers come from /usr/bin/time; 429s from the sandbox.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,6 +23,7 @@ import pg from 'pg';
 import { formatTable } from '../src/cli/format-table.js';
 import { postgresConnection } from '../src/destinations/postgres/postgres-connection.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { keyFingerprint } from '../src/util/key-fingerprint.js';
 import { median } from './stats.js';
 
 function flag(name: string, fallback: string): string {
@@ -54,7 +54,6 @@ interface Trial {
   load: number;
 }
 
-const accountOf = (key: string) => `acct_${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
 const seeds = Array.from({ length: partitions }, (_, i) => `https://www.network.example/in/bench-person-${i}`);
 
 /** Runs the CLI under /usr/bin/time; resolves with its exit code, wall, CPU and peak RSS. */
@@ -70,6 +69,33 @@ function timed(args: string[]): Promise<{ code: number | null; cpu: number; rssM
       done({ code, cpu: (user ?? 0) + (sys ?? 0), rssMb: (rss ?? 0) / 1024, stderr });
     });
   });
+}
+
+/**
+ * Calls each key made, as the items' runs counted them (`requests` of each stream outcome): the
+ * sandbox's ledger lists only billed calls, and a page with nothing on it bills nothing but still
+ * counts against the rate.
+ */
+async function callsByKey(schema: string, keys: readonly string[]): Promise<number[]> {
+  const client = new pg.Client(postgresConnection(url));
+  await client.connect();
+  try {
+    const result = await client.query<{ key_id: string; streams: string }>(
+      `select w.key_id, r.streams::text as streams from "${schema}"._seedline_fleet_work w
+         join "${schema}"._seedline_runs r on r.run_id = w.run_id`,
+    );
+    return keys.map((key) =>
+      result.rows
+        .filter((row) => row.key_id === keyFingerprint(key))
+        .reduce(
+          (n, row) =>
+            n + (JSON.parse(row.streams) as { requests?: number }[]).reduce((m, s) => m + (s.requests ?? 0), 0),
+          0,
+        ),
+    );
+  } finally {
+    await client.end();
+  }
 }
 
 async function dropSchema(schema: string): Promise<void> {
@@ -123,9 +149,7 @@ async function trial(workers: number, keyCount: number, dir: string): Promise<Tr
     const seconds = (Date.now() - started) / 1000;
     const failed = runs.find((r) => r.code !== 0);
     if (failed) throw new Error(`a worker failed:\n${failed.stderr}`);
-    const callsPerKey = keys.map(
-      (key) => sandbox.ledger.entries.filter((e) => e.account === accountOf(key) && e.credits > 0).length,
-    );
+    const callsPerKey = await callsByKey(schema, keys);
     const b = bound(callsPerKey, workers);
     return {
       fleet: `${workers} workers, ${keyCount} key${keyCount > 1 ? 's' : ''}`,

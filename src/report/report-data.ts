@@ -60,6 +60,8 @@ export interface ReportData {
   runs: RunSummary[];
   /** Streams refreshing on change: what their refreshes were in the window, against refresh by age alone. */
   refreshesOnChange: RefreshesOnChange[];
+  /** Per API key of `seedline worker` rounds in the window (by fingerprint): what it could and did spend. None without workers. */
+  keys: { key: string; rounds: number; limit: number; spent: number; refusedIn: number }[];
 }
 
 const DAY_MS = 86_400_000;
@@ -111,6 +113,19 @@ export async function readReportData(
     monthToDateByDay: cumulative(runRows.filter((row) => toDate(row.started_at).getTime() >= monthStart)),
     runs: runs.slice(0, 20),
     refreshesOnChange: await refreshesOnChange(read, schema, config, changeTargets, recent, days),
+    keys: (
+      await read(
+        `select k.key_id, count(*) as rounds, sum(k.credit_limit) as credit_limit, sum(k.spent) as spent, count(k.refusal) as refused
+           from ${schema}._seedline_fleet_keys k join ${schema}._seedline_fleet_rounds r on r.round_id = k.round_id
+          where r.started_at >= '${since.toISOString()}' group by k.key_id order by k.key_id`,
+      )
+    ).map((row) => ({
+      key: String(row.key_id),
+      rounds: Number(row.rounds),
+      limit: Number(row.credit_limit),
+      spent: Number(row.spent),
+      refusedIn: Number(row.refused),
+    })),
   };
 }
 

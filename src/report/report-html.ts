@@ -20,6 +20,7 @@ export function renderReportHtml(data: ReportData, charts: readonly Chart[], con
       ? [firstSteps(context)]
       : [
           section('Credits', byId.get('credits'), creditsNumbers(data), 'No credits were billed in this window.'),
+          ...(data.keys.length > 0 ? [keysSection(data)] : []),
           section('This month', byId.get('month'), '', 'No run this month yet.'),
           section(
             'Balance',
@@ -136,6 +137,13 @@ function refreshesTable(data: ReportData): string {
     ['stream', 'watched', 'refreshed by change', 'by age', 'by age alone'],
     data.refreshesOnChange.map((r) => [r.stream, r.watched, r.byChange, r.byAge, r.byAgeAlone]),
   );
+}
+
+/** Workers' API keys (by fingerprint): what their rounds in the window let them spend, and spent. */
+function keysSection(data: ReportData): string {
+  const rows = data.keys.map((k) => [k.key, k.rounds, k.limit, k.spent, k.refusedIn]);
+  const numbers = table(['key', 'rounds', 'could spend', 'spent (billed or at risk)', 'refused in'], rows);
+  return `<section><h2>Credits per key</h2><div class="pair"><div class="numbers below">${numbers}</div></div></section>`;
 }
 
 function runsTable(data: ReportData): string {

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -108,6 +110,12 @@ describe.runIf(pg)('seedline worker', () => {
         expect(book?.limit).toBe(key.max_credits_per_run);
         expect(book?.spent).toBeGreaterThanOrEqual(credits);
       }
+      // And so does the report.
+      const page = join(dir, 'report.html');
+      expect((await runCli(['report', '--config', configPath, '--out', page])).code).toBe(0);
+      const html = await readFile(page, 'utf8');
+      expect(html).toContain('Credits per key');
+      for (const key of KEYS) expect(html).toContain(keyFingerprint(key.api_key));
 
       const items = await query(
         dest,
