@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 
 /**
  * Commander parser of `--port`: an integer from 0 to 65535 (0 picks a free port). A value out of
@@ -62,4 +62,12 @@ export function explainListenError(error: unknown, host: string, port: number): 
   };
   const message = typeof cause === 'string' ? advice[cause] : undefined;
   return message === undefined ? error : new ListenError(`Cannot listen: ${message}.`, { cause: error });
+}
+
+/** The `--metrics <[host:]port>` option of `worker`, `schedule` and `serve` (see docs/metrics.md). */
+export function metricsOption(): Option {
+  return new Option(
+    '--metrics <[host:]port>',
+    'serve Prometheus metrics at http://host:port/metrics (host default 127.0.0.1; port 0 picks a free one)',
+  ).argParser(parseMetricsAddress);
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseMetricsAddress } from './listen-options.js';
+import { metricsOption } from './listen-options.js';
 import { runCommand } from './run-command.js';
 import type { ScheduleOptions } from './schedule-action.js';
 import { helpExamples } from './help-examples.js';
@@ -20,11 +20,7 @@ export function registerScheduleCommand(program: Command): void {
     .option('--timezone <zone>', 'IANA time zone of --cron', 'UTC')
     .option('--streams <names>', 'streams of --cron, comma-separated (default: every configured stream)')
     .option('--run-now', 'run every group once at start as well', false)
-    .option(
-      '--metrics <[host:]port>',
-      'serve Prometheus metrics at http://host:port/metrics (host default 127.0.0.1; port 0 picks a free one)',
-      parseMetricsAddress,
-    )
+    .addOption(metricsOption())
     .addHelpText(
       'after',
       helpExamples(

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseMetricsAddress, parsePort } from './listen-options.js';
+import { metricsOption, parsePort } from './listen-options.js';
 import { runCommand } from './run-command.js';
 import type { ServeOptions } from './serve-action.js';
 import { helpExamples } from './help-examples.js';
@@ -14,11 +14,7 @@ export function registerServeCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'config file (YAML) with a webhooks: section')
     .option('--port <port>', 'port to listen on (default webhooks.port, 8788; 0 picks a free one)', parsePort)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option(
-      '--metrics <[host:]port>',
-      'serve Prometheus metrics at http://host:port/metrics (host default 127.0.0.1; port 0 picks a free one)',
-      parseMetricsAddress,
-    )
+    .addOption(metricsOption())
     .addHelpText(
       'after',
       helpExamples('serve --config seedline.yaml', 'serve --config seedline.yaml --host 0.0.0.0 --port 8788'),

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { helpExamples } from './help-examples.js';
-import { parseMetricsAddress } from './listen-options.js';
+import { metricsOption } from './listen-options.js';
 import { runCommand } from './run-command.js';
 import type { WorkerCliOptions } from './worker-action.js';
 
@@ -27,11 +27,7 @@ export function registerWorkerCommand(program: Command): void {
     .option('--shards <n>', 'items each stream of seeds or parent rows is cut into', '8')
     .option('--round-every <duration>', 'a new round opens at most this often (without --until-idle)', '15m')
     .option('--wait', 'wait while a sync holds the warehouse instead of failing (Ctrl-C ends the wait)', false)
-    .option(
-      '--metrics <[host:]port>',
-      'serve Prometheus metrics at http://host:port/metrics (host default 127.0.0.1; port 0 picks a free one)',
-      parseMetricsAddress,
-    )
+    .addOption(metricsOption())
     .addHelpText(
       'after',
       helpExamples(
