@@ -135,6 +135,12 @@ describe.runIf(pg)('seedline worker', () => {
         `select count(*)::int as n from "${dest.schema}"._seedline_runs where status = 'interrupted'`,
       );
       expect(interrupted).toEqual([{ n: 1 }]);
+      console.log(
+        `[workers] 2 keys, 3 workers (one killed by kill -9 after its first submission) and 1 started later: ` +
+          `${sandbox.ledger.entries.length} billed entries, ${billed} credits ` +
+          `(${KEYS.map((k) => `${keyFingerprint(k.api_key)} ${sandbox.ledger.entries.filter((e) => e.account === accountOf(k.api_key)).reduce((n, e) => n + e.credits, 0)}`).join(', ')}), ` +
+          `${enriched.length} profiles enriched, 0 twice; ${sandbox.rateLimitedAnswers} 429s; items ${JSON.stringify(items)}, taken over: ${takenOver.map((t) => t.item).join(', ')}`,
+      );
       const rounds = await query(dest, `select finished_at, spent from "${dest.schema}"._seedline_fleet_rounds`);
       expect(rounds).toHaveLength(1);
       expect(rounds[0]?.finished_at).not.toBeNull();
