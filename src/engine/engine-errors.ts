@@ -97,3 +97,20 @@ export class DestinationLostError extends Error {
     this.name = 'DestinationLostError';
   }
 }
+
+/**
+ * A paged stream has batch rounds open that another of the fleet's API keys asked (`seedline
+ * worker` with several keys): paid for by that account, readable by that key only. The stream asks
+ * no page until they are read, since one could be theirs, bought again.
+ */
+export class RoundsOfAnotherKeyError extends Error {
+  readonly code = 'SEEDLINE_ROUNDS_OF_ANOTHER_KEY';
+  constructor(stream: string, rounds: readonly { keyId?: string | null | undefined }[]) {
+    const keys = [...new Set(rounds.map((r) => r.keyId ?? 'the primary key'))].join(', ');
+    super(
+      `stream "${stream}" has ${rounds.length} batch round(s) open under ${keys}, paid for by that account: ` +
+        'its pages wait until a worker reads them with that key (restore the key, or add it back to api.keys); no other page is asked meanwhile',
+    );
+    this.name = 'RoundsOfAnotherKeyError';
+  }
+}

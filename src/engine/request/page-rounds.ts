@@ -13,6 +13,7 @@ import type { Pass, TakenAnswer } from './partition-pass.js';
 import { costOfCall, errorType, type BatchItemOf } from '../service-calls.js';
 import { type StreamContext, type StreamOutcome } from '../stream-context.js';
 import { ownsBatch, resumable, withJobSlot } from '../fleet/item-scope.js';
+import { RoundsOfAnotherKeyError } from '../engine-errors.js';
 
 /** Item failures worth asking again in the next round (a failed paged or search item is refunded: batch rule 2, except those of an operation whose failures bill). */
 const TRANSIENT = new Set(['upstream_timeout', 'internal_error', 'upstream_error', 'rate_limited']);
@@ -80,9 +81,12 @@ export class PageRounds {
    */
   async resumeOpen(partitions: readonly Partition[]): Promise<void> {
     const byKey = new Map(partitions.map((p) => [p.key, p]));
+    const foreign: BatchRow[] = [];
     for (const batch of await this.openBatches()) {
-      // A round recorded with another of the fleet's keys waits for that key (its partitions stay out of new rounds).
-      if (!resumable(this.ctx, batch)) continue;
+      if (!resumable(this.ctx, batch)) {
+        foreign.push(batch);
+        continue;
+      }
       const passes = new Map<string, Pass>();
       for (const item of itemsOf(batch)) {
         const { key, page } = parseRef(item.ref);
@@ -100,6 +104,8 @@ export class PageRounds {
       }
       await withJobSlot(this.ctx, () => this.runJob(batch, passes));
     }
+    // A round recorded with another of the fleet's keys is that key's to read; until it is, no other page is asked.
+    if (foreign.length > 0) throw new RoundsOfAnotherKeyError(this.stream.name, foreign);
   }
 
   /** Keys of the partitions whose pages the rounds earlier runs left open ask: `resumeOpen` needs those partitions. */
