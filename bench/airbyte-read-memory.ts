@@ -22,6 +22,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cliStartOf } from './entry-point-env.js';
 
 const self = fileURLToPath(import.meta.url);
 /** Set in a measured CLI process: this file was preloaded to sample its memory. */
@@ -100,12 +101,14 @@ const BASE = flag('base', '');
 async function measured(cli: string, args: string[], dir: string): Promise<Figures> {
   const timeFile = join(dir, 'time.txt');
   const sampleFile = join(dir, 'sample.json');
+  // Started as the build's `seedline` command starts (its shebang's variables and node flags).
+  const start = cliStartOf(cli);
   const proc = spawn(
     '/usr/bin/time',
-    ['-o', timeFile, '-f', '%M %U %S %e', process.execPath, '--import', self, cli, ...args],
+    ['-o', timeFile, '-f', '%M %U %S %e', process.execPath, ...start.nodeArgs, '--import', self, cli, ...args],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, [SAMPLER_ENV]: sampleFile },
+      env: { ...process.env, ...start.env, [SAMPLER_ENV]: sampleFile },
     },
   );
   let stderr = '';

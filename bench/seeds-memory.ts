@@ -1,7 +1,7 @@
 /**
  * Peak memory of a sync against the number of seeds.
  *
- *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts] [--refresh] [--shaping-workers 0] [--duckdb-tags]
+ *   npx tsx bench/seeds-memory.ts [--profiles 10000,100000,1000000] [--backend duckdb|postgres] [--duckdb-settings k=v,…] [--stream company_posts] [--refresh] [--shaping-workers 0] [--duckdb-tags] [--base DIR] [--repeat 1]
  *
  * For each N: N profile seeds in a CSV file (`seeds.profiles: { file, column }`), one sync of the
  * profiles batch stream into a fresh DuckDB file, the sandbox at zero latency in a process of its
@@ -18,14 +18,22 @@
  * peak RSS to the first N's; on DuckDB also the memory DuckDB itself accounts for at the end (`duckdb_memory()`).
  * `--duckdb-tags` (DuckDB) also reads `duckdb_memory()` every 500 ms through the sync and prints,
  * per N, DuckDB's memory by tag (MB) at the reading where the process's RSS was largest.
+ * The sync child starts with the start settings of the build's `seedline` command (its shebang:
+ * bench/entry-point-env.ts). `--base DIR` runs the same sync with another build as well (DIR holds
+ * its built dist/, say a worktree of the commit before), alternated with this one (A B, then B A)
+ * `--repeat` times; peak RSS and CPU seconds are then the kernel's (`/usr/bin/time`), and each
+ * row gives min and median, and the load average over its runs.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { returnFreedDuckDbMemory } from '../src/cli/duckdb-allocator.js';
 import { formatTable } from '../src/cli/format-table.js';
+import { SEEDLINE_NODE_FLAGS, SEEDLINE_START_ENV } from '../src/cli/process-start.js';
+import { cliStartOf, type CliStart } from './entry-point-env.js';
+import { median } from './stats.js';
 
 const self = fileURLToPath(import.meta.url);
 /** `--stream company_posts` measures a request stream over N parent rows instead of the profiles batch stream over N seeds. */
@@ -215,16 +223,56 @@ async function fillCompanies(
   );
 }
 
-/** Starts this file as a child with `args`; resolves with its first stdout line (the child goes on running). */
+/** A build whose sync is measured: this one, or `--base`'s. */
+interface Build {
+  name: 'this' | 'base';
+  /** Its seeds-memory bench, which runs the sync child. */
+  script: string;
+  /** What its `seedline` command starts with. */
+  start: CliStart;
+}
+
+/** This build: this file, and the start settings of its `seedline` command. */
+const THIS_BUILD: Build = {
+  name: 'this',
+  script: self,
+  start: { env: { ...SEEDLINE_START_ENV }, nodeArgs: [...SEEDLINE_NODE_FLAGS] },
+};
+
+/** Another commit's build, in `root` (its dist/ built with the bench). */
+function baseBuild(root: string): Build {
+  return {
+    name: 'base',
+    script: join(root, 'dist/bench/seeds-memory.js'),
+    start: cliStartOf(join(root, 'dist/src/cli/main.js')),
+  };
+}
+
+/** The kernel's figures of a finished child (`/usr/bin/time`). */
+interface KernelFigures {
+  peakRssMb: number;
+  cpuS: number;
+}
+
+/**
+ * Starts `script` (this file unless given) as a child with `args`; resolves with its first stdout
+ * line (the child goes on running). With `timeFile` the child runs under `/usr/bin/time`, which
+ * writes its peak RSS and CPU seconds there when it ends.
+ */
 function child(
   args: string[],
-  nodeArgs: string[] = [],
+  options: { nodeArgs?: string[]; script?: string; start?: CliStart; timeFile?: string } = {},
 ): Promise<{ line: string; done: Promise<number | null>; kill: () => void }> {
+  const { nodeArgs = [], script = self, start, timeFile } = options;
+  const argv = [...(start?.nodeArgs ?? []), ...process.execArgv, ...nodeArgs, script, ...args];
   // The sync child gets the allocator options the `seedline` entry point gives libduckdb (src/cli/duckdb-allocator.ts).
-  const proc = spawn(process.execPath, [...process.execArgv, ...nodeArgs, self, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: returnFreedDuckDbMemory({ ...process.env }),
-  });
+  const env = returnFreedDuckDbMemory({ ...process.env, ...start?.env });
+  const proc = timeFile
+    ? spawn('/usr/bin/time', ['-o', timeFile, '-f', '%M %U %S', process.execPath, ...argv], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env,
+      })
+    : spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], env });
   const done = new Promise<number | null>((resolve) => proc.once('exit', resolve));
   return new Promise((resolve, reject) => {
     let text = '';
@@ -237,10 +285,16 @@ function child(
   });
 }
 
-async function measure(seeds: number): Promise<RunFigures> {
+async function kernelFigures(timeFile: string): Promise<KernelFigures> {
+  const [maxRssKb, user, sys] = (await readFile(timeFile, 'utf8')).trim().split(/\s+/).map(Number);
+  return { peakRssMb: maxRssKb! / 1024, cpuS: user! + sys! };
+}
+
+/** One sync of `seeds` seeds by `build`, with a sandbox and a working folder of its own. */
+async function measure(seeds: number, build: Build, timed: boolean): Promise<RunFigures & Partial<KernelFigures>> {
   const dir = await mkdtemp(join(tmpdir(), 'seedline-bench-seeds-'));
   // The sandbox keeps every result it served: a million profiles outgrow V8's default heap limit.
-  const sandbox = await child(['--serve'], ['--max-old-space-size=12288']);
+  const sandbox = await child(['--serve'], { nodeArgs: ['--max-old-space-size=12288'] });
   try {
     const lines = ['url'];
     for (let i = 0; i < seeds; i++) lines.push(`https://www.network.example/in/bench-person-${i}`);
@@ -261,13 +315,16 @@ async function measure(seeds: number): Promise<RunFigures> {
       flag('shaping-workers', '0'),
       ...(TAGS ? ['--duckdb-tags'] : []),
     ];
-    let run = await child(args);
+    const timeFile = join(dir, 'time.txt');
+    const options = { script: build.script, start: build.start, ...(timed ? { timeFile } : {}) };
+    let run = await child(args, options);
     await run.done;
     if (REFRESH) {
-      run = await child([...args, '--full-refresh']);
+      run = await child([...args, '--full-refresh'], options);
       await run.done;
     }
-    return JSON.parse(run.line) as RunFigures;
+    const figures = JSON.parse(run.line) as RunFigures;
+    return timed ? { ...figures, ...(await kernelFigures(timeFile)) } : figures;
   } finally {
     sandbox.kill();
     await sandbox.done;
@@ -275,15 +332,61 @@ async function measure(seeds: number): Promise<RunFigures> {
   }
 }
 
+/** A sync's figures and the load average (1 min) when it started. */
+type Measured = RunFigures & Partial<KernelFigures> & { load: number };
+
+/** `--base DIR`: each N synced by both builds, alternated, `--repeat` times; min and median of each. */
+async function compareBuilds(counts: number[], base: string): Promise<void> {
+  const builds = [THIS_BUILD, baseBuild(base)];
+  const repeat = Number(flag('repeat', '1'));
+  const rows: Record<string, unknown>[] = [];
+  for (const seeds of counts) {
+    const runs = new Map<Build['name'], Measured[]>(builds.map((b) => [b.name, []]));
+    for (let r = 0; r < repeat; r++)
+      for (const build of r % 2 === 0 ? builds : [...builds].reverse()) {
+        const load = loadavg()[0]!;
+        const f = await measure(seeds, build, true);
+        runs.get(build.name)!.push({ ...f, load });
+        process.stderr.write(`${JSON.stringify({ seeds, build: build.name, load, ...f })}\n`);
+      }
+    for (const [name, list] of runs) {
+      const fig = (pick: (f: Measured) => number) => {
+        const values = list.map(pick);
+        return `${Math.min(...values).toFixed(1)} / ${median(values).toFixed(1)}`;
+      };
+      rows.push({
+        seeds,
+        build: name,
+        runs: list.length,
+        'peak_rss_mb min / median': fig((f) => f.peakRssMb!),
+        'cpu_s min / median': fig((f) => f.cpuS!),
+        'wall_s min / median': fig((f) => f.seconds),
+        peak_heap_mb: Math.round(median(list.map((f) => f.peakHeapMb))),
+        load: `${Math.min(...list.map((f) => f.load)).toFixed(1)}-${Math.max(...list.map((f) => f.load)).toFixed(1)}`,
+      });
+    }
+  }
+  process.stdout.write(
+    `sandbox at zero latency in its own process; ${describeRun()}, ${flag('backend', 'duckdb')}; this build against ${base}, alternated\n\n${formatTable(rows)}\n`,
+  );
+}
+
+function describeRun(): string {
+  if (STREAM === 'company_posts') return 'company_posts request stream over N parent companies, one page each';
+  return `profiles batch stream, CSV seeds${REFRESH ? ', the second sync (--full-refresh) of the same seeds' : ''}`;
+}
+
 async function main(): Promise<void> {
   if (REFRESH && (flag('backend', 'duckdb') !== 'duckdb' || STREAM !== 'profiles'))
     throw new Error('--refresh measures the DuckDB profiles stream: drop --backend postgres and --stream');
   const counts = flag('profiles', '10000,100000,1000000').split(',').map(Number);
+  const base = flag('base', '');
+  if (base) return compareBuilds(counts, base);
   const rows: Record<string, unknown>[] = [];
   let first: number | undefined;
   const tagLines: string[] = [];
   for (const seeds of counts) {
-    const f = await measure(seeds);
+    const f = await measure(seeds, THIS_BUILD, false);
     first ??= f.peakRssMb;
     rows.push({
       seeds,
@@ -301,7 +404,7 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(
-    `sandbox at zero latency in its own process; ${STREAM === 'company_posts' ? 'company_posts request stream over N parent companies, one page each' : `profiles batch stream, CSV seeds${REFRESH ? ', the second sync (--full-refresh) of the same seeds' : ''}`}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`,
+    `sandbox at zero latency in its own process; ${describeRun()}, ${flag('backend', 'duckdb')}\n\n${formatTable(rows)}\n`,
   );
   if (tagLines.length > 0)
     process.stdout.write(`\nduckdb_memory() by tag (MB) at the largest RSS read:\n${tagLines.join('\n')}\n`);

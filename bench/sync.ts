@@ -139,8 +139,6 @@ async function measure(
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs });
   const seconds = (Date.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  process.stderr.write(`ZZ ${part} ${JSON.stringify((globalThis as any).__zz)}\n`);
-  (globalThis as any).__zz = undefined;
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   if (process.argv.includes('--timeline')) process.stderr.write(`${part}: ${timeline(events, started, Date.now())}\n`);
   if (tally) process.stderr.write(`${part}: time per kind of statement\n${formatStatementTimes(tally)}\n`);

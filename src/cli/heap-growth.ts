@@ -6,9 +6,11 @@ import { setFlagsFromString } from 'node:v8';
  * (a unit's records and its shaped rows), but promoted garbage of finished units piled up to
  * 150-230 MB before each full GC. At 100%, bench/load.ts at N=100k measured peak RSS 486 → 421 MB
  * (DuckDB) and 260 → 199 MB (Postgres) for a few percent more CPU in GC and no change in records/s
- * beyond run-to-run noise.
+ * beyond run-to-run noise. At 50% (2026-11-28, with the start settings of src/cli/process-start.ts):
+ * a DuckDB sync of 20k seeds peaked at 310-324 against 328-356 MB and 100k at 351 against 380 MB,
+ * CPU within the runs' noise; a heap snapshot at the peak holds ~40 MB live of 110-130 MB used.
  */
-export const HEAP_GROWING_PERCENT = 100;
+export const HEAP_GROWING_PERCENT = 50;
 
 /**
  * Caps V8's old-space growth factor for this process (see `HEAP_GROWING_PERCENT`) unless the
