@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AnswerRow, BatchRow, SeedRow } from '../../src/destinations/destination.js';
+import { SqlSystemStore } from '../../src/destinations/sql/sql-system-store.js';
 import { destinationKinds, useBackend } from '../helpers/destinations.js';
 
 const fetchedAt = new Date('2026-11-20T08:30:15.123Z');
@@ -117,6 +118,72 @@ for (const kind of destinationKinds) {
         }),
       ]);
       expect([...(await dest.readAnswers('profiles')).keys()]).toEqual(['a2']);
+    });
+
+    it("given a batch's intent, when its key is saved again with another body and a new status, then the status changes and the body it was recorded with stays", async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const intent: BatchRow = {
+        idempotencyKey: 'key-1',
+        stream: 'profiles',
+        bodyHash: 'h1',
+        body: '{"items":[1]}',
+        status: 'intent',
+        itemCount: 1,
+        jobId: null,
+        resultsCursor: null,
+      };
+      let unit = await dest.beginUnit('run_1');
+      await unit.saveBatches([intent]);
+      await unit.commit();
+      unit = await dest.beginUnit('run_1');
+      await unit.saveBatches([
+        { ...intent, bodyHash: 'h2', body: '{"items":[2]}', itemCount: 2, status: 'submitted', jobId: 'job-1' },
+      ]);
+      await unit.commit();
+      expect(await dest.readBatches('profiles')).toEqual([
+        expect.objectContaining({
+          status: 'submitted',
+          jobId: 'job-1',
+          bodyHash: 'h1',
+          body: '{"items":[1]}',
+          itemCount: 1,
+        }),
+      ]);
+    });
+
+    it('given one writer looked seeds up before another writer of the same warehouse recorded them, when it looks again, then it finds them', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const keys = [1, 2, 3].map((n) => `person-${n}`);
+      expect((await dest.readSeedsByKey('profiles', keys)).size).toBe(0);
+      const other = await backend.another();
+      const unit = await other.beginUnit('run_2');
+      await unit.saveSeeds([seed(1), seed(3, { status: 'fetched', fetchedAt })]);
+      await unit.commit();
+      const rows = await dest.readSeedsByKey('profiles', keys);
+      expect([...rows.keys()].sort()).toEqual(['person-1', 'person-3']);
+      expect(rows.get('person-3')).toMatchObject({ status: 'fetched', fetchedAt });
+    });
+
+    it('given a ledger of 2,000 seeds, when chunks of seeds never recorded are looked up, then the answer is empty and, where a lookup scans the ledger, no lookup reads it', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const unit = await dest.beginUnit('run_1');
+      await unit.saveSeeds(Array.from({ length: 2000 }, (_, n) => seed(n)));
+      await unit.commit();
+      const reads = vi.spyOn(SqlSystemStore.prototype as unknown as { readSystem: () => unknown }, 'readSystem');
+      try {
+        for (let chunk = 1; chunk <= 3; chunk++) {
+          const keys = Array.from({ length: 1000 }, (_, n) => `person-${chunk * 10_000 + n}`);
+          expect((await dest.readSeedsByKey('profiles', keys)).size).toBe(0);
+        }
+        expect(reads).toHaveBeenCalledTimes(kind === 'duckdb' ? 0 : 3);
+        const mixed = await dest.readSeedsByKey('profiles', ['person-5', 'person-50000', 'person-1999']);
+        expect([...mixed.keys()].sort()).toEqual(['person-1999', 'person-5']);
+      } finally {
+        reads.mockRestore();
+      }
     });
 
     it('given ledger rows saved in a unit that is rolled back, when read, then none of them is there', async (ctx) => {

@@ -15,6 +15,7 @@ import type { CellValue, ShapedRows } from '../../normalize/record-shaper.js';
 import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql/sql-session.js';
 import { SqlDestination } from '../sql/sql-destination.js';
 import { DuckDbDialect } from './duckdb-dialect.js';
+import type { LedgerKeyFilters } from '../sql/ledger-key-filters.js';
 import type { SharedDuckDbFile } from './duckdb-file-lock.js';
 import { duckDbFileLock } from './duckdb-file-lock.js';
 import { bindDuckDbParameters } from './duckdb-parameters.js';
@@ -145,6 +146,11 @@ export class DuckDbDestination extends SqlDestination {
         if (options.signal?.aborted) throw new LockWaitAbortedError(`DuckDB file ${this.path}`);
       }
     }
+  }
+
+  /** The open file's: every destination of this process writing it shares them. */
+  protected override async ledgerKeyFilters(): Promise<LedgerKeyFilters> {
+    return (await this.ensureOpen()).ledgerKeys;
   }
 
   /** The writer settles its own merges: another destination of this process holding the slot may have a unit under way. */

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DestinationLockedError, DestinationUnavailableError } from '../destination-error.js';
+import { LedgerKeyFilters } from '../sql/ledger-key-filters.js';
 import { duckDbSettingsError } from './duckdb-settings-error.js';
 
 /**
@@ -23,6 +24,8 @@ export interface SharedDuckDbFile {
   refs: number;
   /** The destination holding the single-writer lock in this process, and how it described itself. */
   writer: { owner: object; holder: string } | null;
+  /** Which seed keys have a ledger row, for every destination of the file: all of them write through it while it is open. */
+  readonly ledgerKeys: LedgerKeyFilters;
 }
 
 /** Contents of the `<path>.lock` sidecar, written by the writer after it opened the file. */
@@ -55,6 +58,7 @@ export const duckDbFileLock = {
           connect: path === ':memory:' ? () => instance.connect() : () => connectToWarehouse(instance),
           refs: 0,
           writer: null,
+          ledgerKeys: new LedgerKeyFilters(),
         }),
         async (error: unknown) => {
           open.delete(key);

@@ -56,3 +56,28 @@ function hash(text: string, seed: number): number {
   h = Math.imul(h, 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;
 }
+
+/**
+ * Bloom filters chained as keys come, for a key set that grows without a known end: when the
+ * newest is full, the next keys go to one twice its size, so no key is ever hashed again and
+ * the false-positive rate stays that of a filter at capacity.
+ */
+export class GrowingKeyFilter {
+  private readonly filters: KeyFilter[];
+
+  /** Starts with a filter for `capacity` keys. */
+  constructor(capacity: number) {
+    this.filters = [new KeyFilter(capacity)];
+  }
+
+  add(key: string): void {
+    let newest = this.filters[this.filters.length - 1]!;
+    if (newest.full) this.filters.push((newest = new KeyFilter(2 * newest.capacity)));
+    newest.add(key);
+  }
+
+  mayContain(key: string): boolean {
+    for (let f = 0; f < this.filters.length; f++) if (this.filters[f]!.mayContain(key)) return true;
+    return false;
+  }
+}

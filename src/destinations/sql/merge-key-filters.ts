@@ -1,5 +1,5 @@
 import type { CellValue } from '../../normalize/record-shaper.js';
-import { KeyFilter } from './key-filter.js';
+import { GrowingKeyFilter } from './key-filter.js';
 
 /** How the filters reach a table's key column, inside the unit's transaction. */
 export interface KeyColumnSource {
@@ -11,8 +11,8 @@ export interface KeyColumnSource {
 
 /** What a filter knows of one table. */
 interface Entry {
-  /** Filters of the table's keys, each twice the size of the one before: a key may be in the table when one of them may hold it. Null when there is none. */
-  filters: KeyFilter[] | null;
+  /** A filter of the table's keys; null when there is none. */
+  filter: GrowingKeyFilter | null;
   /** Rows the table had when the filter was last brought up to date; a different count means someone else wrote. */
   rows: number;
   /** Keys merged into the table by this process. */
@@ -47,16 +47,16 @@ export class MergeKeyFilters {
   ): Promise<number[] | null> {
     const entry = this.entry(table);
     const rows = await source.count();
-    if (!entry.filters || entry.rows !== rows) {
-      entry.filters = null;
+    if (!entry.filter || entry.rows !== rows) {
+      entry.filter = null;
       if (rows > BUILD_RATIO * (entry.written + count)) return null;
-      entry.filters = [await build(rows, source)];
+      entry.filter = await build(rows, source);
       entry.rows = rows;
     }
-    const filters = entry.filters;
+    const filter = entry.filter;
     const found: number[] = [];
     for (let i = 0; i < count; i++) {
-      if (mayContain(filters, keyText(keys, i))) found.push(i);
+      if (filter.mayContain(keyText(keys, i))) found.push(i);
     }
     return found;
   }
@@ -65,14 +65,10 @@ export class MergeKeyFilters {
   written(table: string, keys: readonly (readonly CellValue[])[], count: number, rows: number): void {
     const entry = this.entry(table);
     entry.written += count;
-    const filters = entry.filters;
-    if (!filters) return;
-    let filter = filters[filters.length - 1]!;
-    for (let i = 0; i < count; i++) {
-      // A full filter answers "may contain" too often: the next keys go to one twice its size, without a scan.
-      if (filter.full) filters.push((filter = new KeyFilter(2 * filter.capacity)));
-      filter.add(keyText(keys, i));
-    }
+    const filter = entry.filter;
+    if (!filter) return;
+    // A full filter is followed by one twice its size, without a scan.
+    for (let i = 0; i < count; i++) filter.add(keyText(keys, i));
     entry.rows = rows;
   }
 
@@ -83,7 +79,7 @@ export class MergeKeyFilters {
    */
   settled(table: string, rowsBefore: number, rowsAfter: number): void {
     const entry = this.entries.get(table);
-    if (!entry?.filters) return;
+    if (!entry?.filter) return;
     if (entry.rows === rowsBefore) entry.rows = rowsAfter;
     else this.forget(table);
   }
@@ -96,22 +92,17 @@ export class MergeKeyFilters {
   private entry(table: string): Entry {
     let entry = this.entries.get(table);
     if (!entry) {
-      entry = { filters: null, rows: -1, written: 0 };
+      entry = { filter: null, rows: -1, written: 0 };
       this.entries.set(table, entry);
     }
     return entry;
   }
 }
 
-async function build(rows: number, source: KeyColumnSource): Promise<KeyFilter> {
-  const filter = new KeyFilter(Math.max(1 << 16, 2 * rows));
+async function build(rows: number, source: KeyColumnSource): Promise<GrowingKeyFilter> {
+  const filter = new GrowingKeyFilter(Math.max(1 << 16, 2 * rows));
   await source.scan((key) => filter.add(key.length === 1 ? String(key[0]) : key.map(String).join('\u0001')));
   return filter;
-}
-
-function mayContain(filters: readonly KeyFilter[], key: string): boolean {
-  for (let f = 0; f < filters.length; f++) if (filters[f]!.mayContain(key)) return true;
-  return false;
 }
 
 /** The i-th key as the filter hashes it: its values as text (a key column is text, bigint or double). */

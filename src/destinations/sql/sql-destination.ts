@@ -37,6 +37,7 @@ import { SqlSystemStore } from './sql-system-store.js';
 import { SqlTableSetup } from './sql-table-setup.js';
 import { SqlWriteModes } from './sql-write-modes.js';
 import { SqlTriggerChanges } from './sql-trigger-changes.js';
+import type { LedgerKeyFilters } from './ledger-key-filters.js';
 import { rejectedToDb, seedFromDb, systemTables } from './system-tables.js';
 import type { TableLayout } from '../../normalize/table-layout.js';
 import { sameLayout, tableLayout } from '../../normalize/table-layout.js';
@@ -103,6 +104,10 @@ export abstract class SqlDestination implements Destination {
   protected abstract openSession(): Promise<SqlSession>;
   /** Throws when the writer lock this destination took is lost, so a unit is not committed without it. Default: no-op. */
   protected assertWriterLock(): void {}
+  /** The ledger's key filters, for a backend whose lookups by key scan the ledger (see `LedgerKeyFilters`). Default: none. */
+  protected ledgerKeyFilters(): Promise<LedgerKeyFilters | null> {
+    return Promise.resolve(null);
+  }
 
   async ensureSystemTables(): Promise<void> {
     await this.parts.store.ensure();
@@ -384,6 +389,7 @@ export abstract class SqlDestination implements Destination {
         traits: this.traits,
         qualified: (table) => this.qualified(table),
         withSession: (fn) => this.withSession(fn),
+        ledgerKeys: () => this.ledgerKeyFilters(),
       };
       this.madeParts = {
         store: new SqlSystemStore(context),

@@ -1,6 +1,7 @@
 import type { Kysely, RawBuilder } from 'kysely';
 import type { ShapedRows } from '../../normalize/record-shaper.js';
 import type { LogicalType } from '../../normalize/table-layout.js';
+import type { LedgerKeyFilters } from './ledger-key-filters.js';
 
 /** A compiled statement: SQL with `$n` placeholders and its bound values. */
 export interface Statement {
@@ -95,4 +96,6 @@ export interface SqlContext {
   qualified(table: string): string;
   /** Runs `fn` on a session of its own and releases it (discarded when `fn` failed other than with a `DestinationError`). */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** The ledger's key filters where a lookup by key scans the ledger (DuckDB; see `LedgerKeyFilters`); null where it probes an index. */
+  ledgerKeys(): Promise<LedgerKeyFilters | null>;
 }

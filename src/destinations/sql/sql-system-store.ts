@@ -138,8 +138,11 @@ export class SqlSystemStore {
     return rows.map(batchFromDb);
   }
 
-  /** See `Destination.readSeedsByKey`. */
+  /** See `Destination.readSeedsByKey`. Where a lookup scans the ledger, only for the keys its key filter cannot rule out. */
   async readSeedsByKey(stream: string, keys: readonly string[]): Promise<Map<string, SeedRow>> {
+    const filters = await this.context.ledgerKeys();
+    if (filters && keys.length > 0)
+      keys = await filters.mayHave(this.context.schema, stream, keys, (add) => this.scanSeedKeys(stream, add));
     if (keys.length === 0) return new Map();
     const rows = await this.readSystem(
       this.context.db
@@ -150,6 +153,19 @@ export class SqlSystemStore {
         .compile(),
     );
     return new Map(rows.map(seedFromDb).map((row) => [row.seedKey, row]));
+  }
+
+  /** Calls `add` with every seed key of `stream`'s ledger, a chunk at a time. */
+  private scanSeedKeys(stream: string, add: (seedKey: string) => void): Promise<void> {
+    const statement = this.context.db
+      .selectFrom(this.context.qualified(systemTables.seeds.name))
+      .select('seed_key')
+      .where('stream', '=', stream)
+      .compile();
+    return this.context.withSession(async (session) => {
+      if (!session.scan) throw new Error('A ledger key filter needs a backend that scans (SqlSession.scan)');
+      await session.scan(statement, (row) => add(String(row[0])));
+    });
   }
 
   /** See `Destination.readSeedPage`. */
@@ -297,6 +313,11 @@ export class SqlSystemStore {
    */
   async upsertRows(session: SqlSession, table: SystemTable, rows: Record<string, unknown>[]): Promise<void> {
     const unique = lastOfEachKey(table, rows);
+    if (table === systemTables.seeds)
+      (await this.context.ledgerKeys())?.writing(
+        this.context.schema,
+        unique as { stream: unknown; seed_key: unknown }[],
+      );
     if (!this.context.traits.stagedUpserts) {
       for (let i = 0; i < unique.length; i += 500) await session.run(this.upsert(table, unique.slice(i, i + 500)));
       return;
@@ -332,11 +353,10 @@ export class SqlSystemStore {
     await session.run(sql`drop table ${sql.table(stage)}`.compile(this.context.db));
   }
 
-  /** On a key already there, every column but the key and `created_at` takes the new row's value. */
+  /** On a key already there, every column but the key, `created_at` and the table's write-once columns takes the new row's value. */
   private onConflictUpdate(table: SystemTable): Parameters<InsertQueryBuilder<any, any, any>['onConflict']>[0] {
-    const updated = table.columns
-      .map(([name]) => name)
-      .filter((name) => !table.primaryKey.includes(name) && name !== 'created_at');
+    const kept = new Set([...table.primaryKey, 'created_at', ...(table.writeOnce ?? [])]);
+    const updated = table.columns.map(([name]) => name).filter((name) => !kept.has(name));
     return (oc) =>
       oc
         .columns(table.primaryKey as string[])

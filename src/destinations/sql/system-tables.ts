@@ -6,6 +6,12 @@ export interface SystemTable {
   name: string;
   columns: readonly (readonly [name: string, type: LogicalType, notNull?: boolean])[];
   primaryKey: readonly string[];
+  /**
+   * Columns a row's first write sets and later upserts of its key keep, besides `created_at`:
+   * what the key itself stands for. An upsert that rewrote them would write the same values again,
+   * and a batch's body (up to 1,000 items) is most of its row.
+   */
+  writeOnce?: readonly string[];
 }
 
 /** The `_seedline_*` tables, in creation order. */
@@ -72,6 +78,8 @@ export const systemTables = {
       ['key_id', 'text'],
     ],
     primaryKey: ['idempotency_key'],
+    // The idempotency key is a hash of the stream and the items: a key's body never changes (src/engine/batch/batch-runner.ts).
+    writeOnce: ['stream', 'body_hash', 'body', 'item_count'],
   },
   answers: {
     name: '_seedline_answers',
