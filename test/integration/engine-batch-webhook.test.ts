@@ -62,7 +62,8 @@ describe('batch.webhook_url against the sandbox and DuckDB', () => {
 
     expect(result.status).toBe('succeeded');
     const [batch] = await rig.destination.readBatches('profiles');
-    expect(JSON.parse(batch!.body)).toMatchObject({ webhook_url: receiver.url });
+    // The job completed, so its recorded body was emptied: what it was sent with is the service's to tell.
+    expect(batch).toMatchObject({ status: 'completed', body: '' });
     expect((await rig.client.getBatch(batch!.jobId!)).data.webhook_url).toBe(receiver.url);
     expect(bodies).toContainEqual(
       expect.objectContaining({ event: 'batch.completed', job: expect.objectContaining({ job_id: batch!.jobId }) }),

@@ -40,4 +40,30 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     const runs = await upgraded.readRuns(10);
     expect(runs.find((r) => r.runId === 'r1')?.scheduleGroup).toBe('nightly');
   });
+
+  it('given batch rows an earlier release kept whole after their jobs completed, when the upgraded release ensures the system tables, then completed bodies are emptied and open ones kept', async ({
+    skip,
+  }) => {
+    if (!(await backendAvailable(kind))) skip();
+    target = makeTestTarget(kind);
+    const destination = await target.open();
+    await destination.lock({ holder: 'test', wait: false });
+    await destination.ensureSystemTables();
+    const schema = kind === 'duckdb' ? 'seedline' : target.where;
+    // Written as an earlier release wrote them: every body kept, whatever the status.
+    for (const [key, status] of [
+      ['k-done', 'completed'],
+      ['k-open', 'submitted'],
+    ])
+      await destination.query(
+        `insert into "${schema}"._seedline_batches (idempotency_key, stream, body_hash, body, job_id, status, item_count, created_at, updated_at)
+         values ('${key}', 'profiles', 'h', '{"items":[{"ref":"a"}]}', 'job-${key}', '${status}', 1, now(), now())`,
+      );
+    await destination.close();
+
+    const upgraded = await target.open();
+    await upgraded.ensureSystemTables();
+    const bodies = new Map((await upgraded.readBatches('profiles')).map((b) => [b.idempotencyKey, b.body]));
+    expect(Object.fromEntries(bodies)).toEqual({ 'k-done': '', 'k-open': '{"items":[{"ref":"a"}]}' });
+  });
 });

@@ -120,7 +120,7 @@ for (const kind of destinationKinds) {
       expect([...(await dest.readAnswers('profiles')).keys()]).toEqual(['a2']);
     });
 
-    it("given a batch's intent, when its key is saved again with another body and a new status, then the status changes and the body it was recorded with stays", async (ctx) => {
+    it("given a batch's intent, when its key is saved again with another body and a new status, then the status changes and the body it was recorded with stays until the job completes", async (ctx) => {
       if (!backend.available) return ctx.skip();
       const dest = await backend.open();
       const intent: BatchRow = {
@@ -149,6 +149,14 @@ for (const kind of destinationKinds) {
           body: '{"items":[1]}',
           itemCount: 1,
         }),
+      ]);
+
+      unit = await dest.beginUnit('run_1');
+      await unit.saveBatches([{ ...intent, status: 'completed', jobId: 'job-1', resultsCursor: 'c-9' }]);
+      await unit.commit();
+      // Never sent again: its body is emptied, its hash and item count stay.
+      expect(await dest.readBatches('profiles')).toEqual([
+        expect.objectContaining({ status: 'completed', bodyHash: 'h1', body: '', itemCount: 1, resultsCursor: 'c-9' }),
       ]);
     });
 

@@ -84,6 +84,17 @@ export class SqlSystemStore {
           );
       }
     }
+    // Rows an older release left whole once they reached the status that empties a column (a completed job's body).
+    for (const { name, emptiedAt } of tables)
+      if (emptiedAt)
+        await session.run(
+          this.context.db
+            .updateTable(this.context.qualified(name))
+            .set(emptiedAt.column, '')
+            .where('status', '=', emptiedAt.status)
+            .where(emptiedAt.column, '<>', '')
+            .compile(),
+        );
   }
 
   /** See `Destination.readState`. */
@@ -320,7 +331,7 @@ export class SqlSystemStore {
       );
     if (!this.context.traits.stagedUpserts) {
       for (let i = 0; i < unique.length; i += 500) await session.run(this.upsert(table, unique.slice(i, i + 500)));
-      return;
+      return this.emptyDone(session, table, unique);
     }
     const columns = table.columns.map(([name, type]) => ({ name, type }));
     const names = columns.map((c) => c.name);
@@ -351,6 +362,28 @@ export class SqlSystemStore {
         .compile(),
     );
     await session.run(sql`drop table ${sql.table(stage)}`.compile(this.context.db));
+    await this.emptyDone(session, table, unique);
+  }
+
+  /** Empties `table.emptiedAt`'s column in the rows of `rows` that reached its status (500 keys a statement). */
+  private async emptyDone(
+    session: SqlSession,
+    table: SystemTable,
+    rows: readonly Record<string, unknown>[],
+  ): Promise<void> {
+    const rule = table.emptiedAt;
+    if (!rule) return;
+    const key = table.primaryKey[0]!;
+    const done = rows.filter((row) => row.status === rule.status).map((row) => String(row[key]));
+    for (let i = 0; i < done.length; i += 500)
+      await session.run(
+        this.context.db
+          .updateTable(this.context.qualified(table.name))
+          .set(rule.column, '')
+          .where(key, 'in', done.slice(i, i + 500))
+          .where(rule.column, '<>', '')
+          .compile(),
+      );
   }
 
   /** On a key already there, every column but the key, `created_at` and the table's write-once columns takes the new row's value. */

@@ -12,6 +12,11 @@ export interface SystemTable {
    * and a batch's body (up to 1,000 items) is most of its row.
    */
   writeOnce?: readonly string[];
+  /**
+   * A text column emptied (`''`) once its row is upserted with `status`: what is kept only while it
+   * may be sent again. Single-column keys only.
+   */
+  emptiedAt?: { column: string; status: string };
 }
 
 /** The `_seedline_*` tables, in creation order. */
@@ -80,6 +85,9 @@ export const systemTables = {
     primaryKey: ['idempotency_key'],
     // The idempotency key is a hash of the stream and the items: a key's body never changes (src/engine/batch/batch-runner.ts).
     writeOnce: ['stream', 'body_hash', 'body', 'item_count'],
+    // A completed job is never sent again; a table holding every body of a long seed list made each later row's insert
+    // and checkpoint rewrite them all in DuckDB (~160 KB a body; bench/README.md).
+    emptiedAt: { column: 'body', status: 'completed' },
   },
   answers: {
     name: '_seedline_answers',

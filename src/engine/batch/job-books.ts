@@ -24,7 +24,6 @@ const CREATES_NOTHING = new Set([
   'invalid_api_key',
 ]);
 
-/** The items of a recorded intent or job. */
 /** A job's intent as recorded before it is sent: its exact body (and its hash), its key and item count; no job yet. */
 export function intentRow(
   stream: string,
@@ -48,7 +47,10 @@ export function intentRow(
   };
 }
 
+/** The items of a recorded intent or job (none once a completed job's body was emptied). */
 export function itemsOf(batch: BatchRow): RecordedItem[] {
+  // A completed job's body is emptied (src/destinations/sql/system-tables.ts): it holds no item to send or read again.
+  if (batch.body === '') return [];
   return (JSON.parse(batch.body) as { items: RecordedItem[] }).items;
 }
 
