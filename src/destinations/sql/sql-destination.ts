@@ -61,6 +61,9 @@ interface SqlDestinationParts {
   triggerChanges: SqlTriggerChanges;
 }
 
+/** The ledger's columns, as `seedFromDb` reads them. */
+const SEED_COLUMNS = systemTables.seeds.columns.map(([name]) => name);
+
 /**
  * The write-mode logic shared by the SQL backends: tables from zod, staging and merge, history,
  * system tables. A backend supplies sessions (connections), its bulk path, its type names and
@@ -68,20 +71,6 @@ interface SqlDestinationParts {
  * destination shapes and routes writes; the system tables (`SqlSystemStore`), the data tables'
  * DDL (`SqlTableSetup`) and the write modes (`SqlWriteModes`) are parts of their own.
  */
-/** The ledger's columns, as `seedFromDb` reads them. */
-const SEED_COLUMNS = [
-  'stream',
-  'seed_key',
-  'seed',
-  'status',
-  'canonical_url',
-  'job_id',
-  'credits',
-  'fetched_at',
-  'error',
-  'updated_at',
-];
-
 export abstract class SqlDestination implements Destination {
   abstract readonly capabilities: DestinationCapabilities;
   abstract readonly kind: DestinationKind;
