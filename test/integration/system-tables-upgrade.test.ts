@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Destination } from '../../src/destinations/destination.js';
 import { backendAvailable, destinationKinds, makeTestTarget, type TestTarget } from '../helpers/destinations.js';
 
 describe.each(destinationKinds)('system tables of an earlier version (%s)', (kind) => {
@@ -8,16 +9,22 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     target = undefined;
   });
 
+  /** A fresh target with its system tables, written by a locked destination (as an earlier release left it), and its schema. */
+  async function earlierRelease(): Promise<{ warehouse: TestTarget; destination: Destination; schema: string }> {
+    const warehouse = makeTestTarget(kind);
+    target = warehouse;
+    const destination = await warehouse.open();
+    await destination.lock({ holder: 'test', wait: false });
+    await destination.ensureSystemTables();
+    return { warehouse, destination, schema: kind === 'duckdb' ? 'seedline' : warehouse.where };
+  }
+
   it('given a _seedline_runs without schedule_group, when the upgraded release ensures the system tables (two processes at once on Postgres), then the column is added once and a group run round-trips', async ({
     skip,
   }) => {
     if (!(await backendAvailable(kind))) skip();
-    target = makeTestTarget(kind);
-    const destination = await target.open();
-    await destination.lock({ holder: 'test', wait: false });
-    const schema = kind === 'duckdb' ? 'seedline' : target.where;
     // What an earlier seedline created: the same table without the column added since.
-    await destination.ensureSystemTables();
+    const { warehouse, destination, schema } = await earlierRelease();
     await destination.query(`alter table "${schema}"._seedline_runs drop column schedule_group`);
     await destination
       .saveRun({ runId: 'old', startedAt: new Date('2026-01-01T00:00:00Z'), status: 'succeeded' })
@@ -26,7 +33,7 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     await destination.close();
 
     // The upgraded release starting: two processes at once (serve and a schedule tick), each adding the column.
-    const starting = [await target.open(), ...(kind === 'postgres' ? [await target.open()] : [])];
+    const starting = [await warehouse.open(), ...(kind === 'postgres' ? [await warehouse.open()] : [])];
     await Promise.all(starting.map((d) => d.ensureSystemTables()));
     await Promise.all(starting.slice(1).map((d) => d.close()));
     const upgraded = starting[0]!;
@@ -45,11 +52,7 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
     skip,
   }) => {
     if (!(await backendAvailable(kind))) skip();
-    target = makeTestTarget(kind);
-    const destination = await target.open();
-    await destination.lock({ holder: 'test', wait: false });
-    await destination.ensureSystemTables();
-    const schema = kind === 'duckdb' ? 'seedline' : target.where;
+    const { warehouse, destination, schema } = await earlierRelease();
     // Written as an earlier release wrote them: every body kept, whatever the status.
     for (const [key, status] of [
       ['k-done', 'completed'],
@@ -61,7 +64,7 @@ describe.each(destinationKinds)('system tables of an earlier version (%s)', (kin
       );
     await destination.close();
 
-    const upgraded = await target.open();
+    const upgraded = await warehouse.open();
     await upgraded.ensureSystemTables();
     const bodies = new Map((await upgraded.readBatches('profiles')).map((b) => [b.idempotencyKey, b.body]));
     expect(Object.fromEntries(bodies)).toEqual({ 'k-done': '', 'k-open': '{"items":[{"ref":"a"}]}' });
