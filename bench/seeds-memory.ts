@@ -69,6 +69,8 @@ interface RunFigures {
   atPeakMb: Record<string, number>;
   /** DuckDB only: the memory DuckDB's buffer manager accounts for when the sync ends (`duckdb_memory()`), in MB. */
   duckDbOwnMb?: number;
+  /** DuckDB only: times the file was closed and opened again to give back DuckDB's native memory. */
+  reopens?: number;
   /** `--duckdb-tags`: RSS and `duckdb_memory()` by tag (MB) at the reading with the largest RSS. */
   duckDbTagsAtPeak?: Record<string, number>;
 }
@@ -188,6 +190,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
           )[0]!.mb,
         )
       : undefined;
+  const reopens = backend === 'duckdb' ? await reopensOf(join(dir, 'bench.duckdb')) : undefined;
   if (backend === 'postgres') await destination.query(`drop schema "${destinationConfig.schema}" cascade`);
   await client.close();
   await destination.close();
@@ -201,9 +204,21 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
     peakHeapMb: peakHeap / 2 ** 20,
     atPeakMb: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, Math.round(v / 2 ** 20)])),
     ...(duckDbOwnMb === undefined ? {} : { duckDbOwnMb }),
+    ...(reopens === undefined ? {} : { reopens }),
     ...(duckDbTagsAtPeak ? { duckDbTagsAtPeak } : {}),
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
+/** How often this process reopened the DuckDB file (the open file is shared in the process). */
+async function reopensOf(path: string): Promise<number> {
+  const { duckDbFileLock } = await import('../src/destinations/duckdb/duckdb-file-lock.js');
+  const file = await duckDbFileLock.open(path);
+  try {
+    return file.connections.reopened;
+  } finally {
+    duckDbFileLock.release(file);
+  }
 }
 
 /**
@@ -397,6 +412,7 @@ async function main(): Promise<void> {
       peak_heap_mb: Math.round(f.peakHeapMb),
       rss_vs_first: (f.peakRssMb / first).toFixed(2),
       ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }),
+      ...(f.reopens === undefined ? {} : { reopens: f.reopens }),
     });
     if (f.duckDbTagsAtPeak) tagLines.push(`${seeds}: ${JSON.stringify(f.duckDbTagsAtPeak)}`);
     process.stderr.write(

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SeedRow } from '../../src/destinations/destination.js';
 import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
+import { duckDbFileLock } from '../../src/destinations/duckdb/duckdb-file-lock.js';
 
 const DESTINATION_MODULE = resolve(import.meta.dirname, '../../src/destinations/duckdb/duckdb-destination.ts');
 
@@ -31,6 +33,26 @@ async function pidOfAnExitedProcess(): Promise<number> {
   const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
   await new Promise((done) => child.once('exit', done));
   return child.pid!;
+}
+
+/** When process `pid` started (`/proc/<pid>/stat`, field 22), as a writer's sidecar says it. */
+function startOf(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+}
+
+function pendingSeed(n: number): SeedRow {
+  return {
+    stream: 'profiles',
+    seedKey: `person-${n}`,
+    seed: `https://www.network.example/in/person-${n}`,
+    status: 'pending',
+    canonicalUrl: null,
+    jobId: null,
+    credits: 0,
+    fetchedAt: null,
+    error: null,
+  };
 }
 
 /** What `lock` threw (null when it locked). */
@@ -97,5 +119,88 @@ setInterval(() => {}, 1000);`);
 
     expect(error?.code).toBe('SEEDLINE_DESTINATION_LOCKED');
     expect(error?.message).toContain(`seedline sync (run r_live) (pid ${holder.pid} on ${hostname()}`);
+  });
+});
+
+describe('DuckDB file lock: a file reopened between units', () => {
+  let dir: string;
+  let path: string;
+  let other: ChildProcess | null = null;
+  let dest: DuckDbDestination | null = null;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'seedline-reopen-'));
+    path = join(dir, 'warehouse.duckdb');
+  });
+
+  afterEach(async () => {
+    await dest?.close();
+    dest = null;
+    if (other && other.exitCode === null && other.signalCode === null) {
+      const exited = new Promise((done) => other!.once('exit', done));
+      other.kill('SIGKILL');
+      await exited;
+    }
+    other = null;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('given a writer that reopens its file every 500 rows, when 20 units of 300 ledger rows commit, then every row is there, the file was reopened, and another process is still refused', async () => {
+    dest = new DuckDbDestination({ path, rowsBetweenReopens: 500 });
+    await dest.lock({ holder: 'seedline sync (run r_reopen)' });
+    await dest.ensureSystemTables();
+    for (let u = 0; u < 20; u++) {
+      const unit = await dest.beginUnit(`run_${u}`);
+      await unit.saveSeeds(Array.from({ length: 300 }, (_, n) => pendingSeed(u * 300 + n)));
+      await unit.commit();
+    }
+
+    const shared = await duckDbFileLock.open(path);
+    const reopened = shared.connections.reopened;
+    duckDbFileLock.release(shared);
+    expect(reopened).toBeGreaterThanOrEqual(5);
+    const [counted] = await dest.query<{ rows: unknown; keys: unknown }>(
+      'select count(*) as rows, count(distinct seed_key) as keys from seedline._seedline_seeds',
+    );
+    expect([Number(counted!.rows), Number(counted!.keys)]).toEqual([6000, 6000]);
+    other = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `import { DuckDbDestination } from ${JSON.stringify(DESTINATION_MODULE)};
+const dest = new DuckDbDestination({ path: ${JSON.stringify(path)} });
+await dest.lock({ holder: 'seedline sync (run r_other)' }).then(() => console.log('locked'), (e) => console.log(e.code, e.message));`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let answer = '';
+    other.stdout!.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    await new Promise((done) => other!.once('exit', done));
+    expect(answer).toContain('SEEDLINE_DESTINATION_LOCKED');
+    expect(answer).toContain('seedline sync (run r_reopen)');
+  });
+
+  it('given the sidecar of a live writer of this host, whose DuckDB lock is free while it reopens the file, when another writer locks, then it is refused and names that writer; with the start of another process, it locks', async () => {
+    other = await startHolder(`process.stdout.write('ready\\n');
+setInterval(() => {}, 1000);`);
+    const sidecar = {
+      holder: 'seedline sync (run r_reopening)',
+      pid: other.pid,
+      host: hostname(),
+      since: '2026-11-28T20:00:00.000Z',
+    };
+    writeFileSync(`${path}.lock`, `${JSON.stringify({ ...sidecar, started: startOf(other.pid!) })}\n`);
+
+    dest = new DuckDbDestination({ path });
+    const error = await lockError(dest, 'seedline sync (run r_new)');
+    expect(error?.code).toBe('SEEDLINE_DESTINATION_LOCKED');
+    expect(error?.message).toContain(`seedline sync (run r_reopening) (pid ${other.pid} on ${hostname()}`);
+
+    // The pid now belongs to a process that started at another time: the sidecar is stale.
+    writeFileSync(`${path}.lock`, `${JSON.stringify({ ...sidecar, started: '1' })}\n`);
+    expect(await lockError(dest, 'seedline sync (run r_new)')).toBeNull();
   });
 });

@@ -32,6 +32,8 @@ export interface DuckDbDestinationOptions {
   schema?: string;
   /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '1GB' }`). Default: `{ preserve_insertion_order: 'false', memory_limit: '128MB', checkpoint_threshold: '64MB' }`, merged under the given ones. */
   settings?: Record<string, string>;
+  /** Rows appended after which the file is closed and opened again between units, to give back DuckDB's native memory. Default: `DEFAULT_ROWS_BETWEEN_REOPENS` (250,000). */
+  rowsBetweenReopens?: number;
 }
 
 /** A cell as the vector of the table's column type takes it. */
@@ -115,10 +117,11 @@ export class DuckDbDestination extends SqlDestination {
   protected readonly db: Kysely<any>;
   private readonly path: string;
   private readonly settings: Record<string, string>;
+  private readonly rowsBetweenReopens: number | undefined;
   private file: SharedDuckDbFile | null = null;
   private opening: Promise<SharedDuckDbFile> | null = null;
-  private readonly idle: DuckDBConnection[] = [];
-  private readonly busy = new Set<DuckDBConnection>();
+  /** Connections this destination took from the file and has not given back. */
+  private readonly held = new Set<DuckDBConnection>();
   private readonly chunks = new DataChunkCache();
   private closed = false;
 
@@ -126,6 +129,7 @@ export class DuckDbDestination extends SqlDestination {
     super(options.schema ?? 'seedline');
     this.path = options.path;
     this.settings = { ...DEFAULT_SETTINGS, ...options.settings };
+    this.rowsBetweenReopens = options.rowsBetweenReopens;
     this.db = new Kysely<any>({
       dialect: new DuckDbDialect({
         acquire: () => this.acquire(),
@@ -171,9 +175,9 @@ export class DuckDbDestination extends SqlDestination {
     this.closed = true;
     await this.db.destroy();
     const file = this.file ?? (this.opening ? await this.opening.catch(() => null) : null);
-    for (const connection of [...this.idle, ...this.busy]) connection.closeSync();
-    this.idle.length = 0;
-    this.busy.clear();
+    // A statement still running on one belongs to a destination being closed: its connection goes.
+    for (const connection of this.held) file?.connections.release(connection, true);
+    this.held.clear();
     this.chunks.clear();
     if (file) {
       duckDbFileLock.unclaim(file, this);
@@ -184,19 +188,19 @@ export class DuckDbDestination extends SqlDestination {
 
   protected async openSession(): Promise<SqlSession> {
     const connection = await this.acquire();
-    return new DuckDbSession(connection, this.chunks, (broken) => {
-      if (broken) {
-        this.busy.delete(connection);
-        connection.closeSync();
-      } else this.releaseConnection(connection);
-    });
+    return new DuckDbSession(
+      connection,
+      this.chunks,
+      (broken) => this.releaseConnection(connection, broken),
+      (rows) => this.file?.connections.appended(rows),
+    );
   }
 
   private async ensureOpen(): Promise<SharedDuckDbFile> {
     if (this.closed) throw new Error('This destination is closed');
     if (this.file) return this.file;
     // Its folder is never created here: a mistyped path would start an empty warehouse (see openSession).
-    this.opening ??= duckDbFileLock.open(this.path, this.settings);
+    this.opening ??= duckDbFileLock.open(this.path, this.settings, this.rowsBetweenReopens);
     try {
       this.file = await this.opening;
       return this.file;
@@ -208,15 +212,15 @@ export class DuckDbDestination extends SqlDestination {
 
   private async acquire(): Promise<DuckDBConnection> {
     const file = await this.ensureOpen();
-    const connection = this.idle.pop() ?? (await file.connect());
-    this.busy.add(connection);
+    const connection = await file.connections.acquire();
+    this.held.add(connection);
     return connection;
   }
 
-  private releaseConnection(connection: DuckDBConnection): void {
-    this.busy.delete(connection);
-    if (this.closed) connection.closeSync();
-    else this.idle.push(connection);
+  private releaseConnection(connection: DuckDBConnection, broken = false): void {
+    // Closing the destination gave it back already.
+    if (!this.held.delete(connection)) return;
+    this.file?.connections.release(connection, broken);
   }
 }
 
@@ -266,6 +270,7 @@ class DuckDbSession implements SqlSession {
     private readonly connection: DuckDBConnection,
     private readonly chunks: DataChunkCache,
     private readonly onRelease: (broken: boolean) => void,
+    private readonly onAppended: (rows: number) => void,
   ) {}
 
   async run(statement: Statement): Promise<number> {
@@ -344,6 +349,7 @@ class DuckDbSession implements SqlSession {
         for (let start = 0; start < rows.length; start += size)
           writer.append(appender, values, start, Math.min(size, rows.length - start));
         appender.closeSync();
+        this.onAppended(rows.length);
         return;
       }
       // A column retyped behind our back (INTEGER, DECIMAL, …): node-api's vectors convert, one value at a time.
@@ -383,6 +389,7 @@ class DuckDbSession implements SqlSession {
         appender.appendDataChunk(chunk);
       }
       appender.closeSync();
+      this.onAppended(rows.length);
     } catch (error) {
       appender.clear();
       try {

@@ -1,9 +1,11 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { DestinationLockedError, DestinationUnavailableError } from '../destination-error.js';
+import { DestinationError, DestinationLockedError, DestinationUnavailableError } from '../destination-error.js';
 import { LedgerKeyFilters } from '../sql/ledger-key-filters.js';
+import { sleep } from '../../util/sleep.js';
+import { DuckDbConnections } from './duckdb-connections.js';
 import { duckDbSettingsError } from './duckdb-settings-error.js';
 
 /**
@@ -17,9 +19,8 @@ export const WAREHOUSE_CATALOG = 'seedline_warehouse';
 export interface SharedDuckDbFile {
   /** Absolute path (or `:memory:`). */
   readonly path: string;
-  readonly instance: DuckDBInstance;
-  /** A new connection whose default catalog is the warehouse. */
-  connect(): Promise<DuckDBConnection>;
+  /** Its connections, whose default catalog is the warehouse; they reopen the file now and then. */
+  readonly connections: DuckDbConnections;
   /** Destinations using it. */
   refs: number;
   /** The destination holding the single-writer lock in this process, and how it described itself. */
@@ -34,6 +35,8 @@ interface Sidecar {
   pid: number;
   host: string;
   since: string;
+  /** When the holder's process started (Linux's clock ticks since boot): a later process given the same pid is not it. */
+  started?: string;
 }
 
 // DuckDB locks the file per process, and a second instance on the same file inside one process
@@ -47,15 +50,21 @@ const open = new Map<string, Promise<SharedDuckDbFile>>();
  */
 export const duckDbFileLock = {
   /** Opens (or shares) the file; throws `DestinationLockedError` when another process holds it, `DestinationSettingError` naming a refused setting. */
-  async open(path: string, settings?: Record<string, string>): Promise<SharedDuckDbFile> {
+  async open(path: string, settings?: Record<string, string>, rowsBetweenReopens?: number): Promise<SharedDuckDbFile> {
     const key = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
     let pending = open.get(key);
     if (!pending) {
-      pending = openInstance(path === ':memory:' ? undefined : key, settings).then(
+      const file = path === ':memory:' ? undefined : key;
+      pending = openInstance(file, settings).then(
         (instance) => ({
           path: key,
-          instance,
-          connect: path === ':memory:' ? () => instance.connect() : () => connectToWarehouse(instance),
+          connections: new DuckDbConnections(
+            instance,
+            file === undefined
+              ? { connect: (instance) => instance.connect(), reopen: null }
+              : { connect: connectToWarehouse, reopen: (current) => reopenInstance(current, file, settings) },
+            rowsBetweenReopens,
+          ),
           refs: 0,
           writer: null,
           ledgerKeys: new LedgerKeyFilters(),
@@ -78,7 +87,14 @@ export const duckDbFileLock = {
       throw new DestinationLockedError(`DuckDB file ${file.path}`, file.writer.holder);
     file.writer = { owner, holder };
     if (file.path.startsWith(':memory:')) return;
-    const sidecar: Sidecar = { holder, pid: process.pid, host: hostname(), since: new Date().toISOString() };
+    const started = processStart(process.pid);
+    const sidecar: Sidecar = {
+      holder,
+      pid: process.pid,
+      host: hostname(),
+      since: new Date().toISOString(),
+      ...(started ? { started } : {}),
+    };
     try {
       writeFileSync(`${file.path}.lock`, `${JSON.stringify(sidecar)}\n`);
     } catch {
@@ -98,7 +114,7 @@ export const duckDbFileLock = {
     file.refs--;
     if (file.refs > 0) return;
     open.delete(file.path);
-    file.instance.closeSync();
+    file.connections.close();
   },
 };
 
@@ -115,6 +131,8 @@ async function openInstance(
   const connection = await instance.connect();
   try {
     await connection.run(`ATTACH '${file.replace(/'/g, "''")}' AS ${WAREHOUSE_CATALOG}`);
+    const holder = heldElsewhere(file);
+    if (holder) throw new DestinationLockedError(`DuckDB file ${file}`, describeHolder(holder));
     return instance;
   } catch (error) {
     instance.closeSync();
@@ -124,6 +142,50 @@ async function openInstance(
   }
 }
 
+/**
+ * `current` closed, and the file opened again by the process that holds it. Closing released
+ * DuckDB's lock for a moment: a seedline process that opened the file meanwhile sees the sidecar
+ * and lets go at once (see `heldElsewhere`), so a lock error is retried for a while before it is
+ * final. A file that changed in between was written by someone else: what this process knows of
+ * it (the ledger's keys) may be wrong, so the reopen fails rather than trust it.
+ */
+async function reopenInstance(
+  current: DuckDBInstance,
+  file: string,
+  settings: Record<string, string> | undefined,
+): Promise<DuckDBInstance> {
+  current.closeSync();
+  const closed = fileState(file);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const instance = await openInstance(file, settings);
+      if (fileState(file) === closed) return instance;
+      instance.closeSync();
+      throw new DestinationUnavailableError(
+        `DuckDB file ${file}`,
+        new Error('another process wrote the file while seedline closed and opened it again; run again'),
+      );
+    } catch (error) {
+      const reason = asLockError(file, error);
+      if (!(reason instanceof DestinationLockedError) || attempt >= REOPEN_ATTEMPTS) throw reason;
+      await sleep(REOPEN_RETRY_MS);
+    }
+  }
+}
+
+/** The file's size and modification time, with its WAL's: what a write by another process changes. */
+function fileState(file: string): string {
+  return [file, `${file}.wal`]
+    .map((path) => {
+      const stat = statSync(path, { throwIfNoEntry: false });
+      return stat ? `${stat.size}@${stat.mtimeMs}` : '-';
+    })
+    .join(' ');
+}
+
+const REOPEN_ATTEMPTS = 100;
+const REOPEN_RETRY_MS = 50;
+
 async function connectToWarehouse(instance: DuckDBInstance): Promise<DuckDBConnection> {
   const connection = await instance.connect();
   await connection.run(`USE ${WAREHOUSE_CATALOG}`);
@@ -131,6 +193,7 @@ async function connectToWarehouse(instance: DuckDBInstance): Promise<DuckDBConne
 }
 
 function asLockError(path: string, error: unknown): Error {
+  if (error instanceof DestinationError) return error;
   const message = error instanceof Error ? error.message : String(error);
   if (!/could not set lock|conflicting lock/i.test(message))
     return new DestinationUnavailableError(`DuckDB file ${path}`, error);
@@ -144,9 +207,7 @@ function asLockError(path: string, error: unknown): Error {
 function lockHolder(path: string, message: string): string {
   const named = processNamedByDuckDb(message);
   const sidecar = readSidecar(path);
-  if (sidecar && (named ? isSidecarOf(sidecar, named.pid) : !isDeadHere(sidecar))) {
-    return `${sidecar.holder} (pid ${sidecar.pid} on ${sidecar.host}, since ${sidecar.since})`;
-  }
+  if (sidecar && (named ? isSidecarOf(sidecar, named.pid) : !isDeadHere(sidecar))) return describeHolder(sidecar);
   if (!named) return 'another process';
   return named.program ? `process ${named.pid} (${named.program})` : `process ${named.pid}`;
 }
@@ -169,7 +230,13 @@ function readSidecar(path: string): Sidecar | null {
       sidecar.pid! > 0 &&
       typeof sidecar.host === 'string';
     return valid
-      ? { holder: sidecar.holder!, pid: sidecar.pid!, host: sidecar.host!, since: String(sidecar.since) }
+      ? {
+          holder: sidecar.holder!,
+          pid: sidecar.pid!,
+          host: sidecar.host!,
+          since: String(sidecar.since),
+          ...(typeof sidecar.started === 'string' ? { started: sidecar.started } : {}),
+        }
       : null;
   } catch {
     return null;
@@ -179,6 +246,32 @@ function readSidecar(path: string): Sidecar | null {
 // DuckDB's PID is a process of this host (the lock is a local POSIX lock).
 function isSidecarOf(sidecar: Sidecar, pid: number): boolean {
   return sidecar.pid === pid && sidecar.host === hostname();
+}
+
+function describeHolder(sidecar: Sidecar): string {
+  return `${sidecar.holder} (pid ${sidecar.pid} on ${sidecar.host}, since ${sidecar.since})`;
+}
+
+/**
+ * The sidecar's holder when it is another live process of this host: DuckDB's lock was free only
+ * because the holder is opening the file again (`reopenInstance`). Only a sidecar that says when
+ * its process started counts, so a stale one whose pid was given to another process never does.
+ */
+function heldElsewhere(path: string): Sidecar | null {
+  const sidecar = readSidecar(path);
+  if (!sidecar?.started || sidecar.host !== hostname() || sidecar.pid === process.pid) return null;
+  return processStart(sidecar.pid) === sidecar.started ? sidecar : null;
+}
+
+/** When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat`, field 22); null where there is no /proc. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), from field 3 on.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 // Signal 0 checks existence only. The stale sidecar is left in place rather than removed: a writer

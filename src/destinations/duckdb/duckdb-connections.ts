@@ -1,0 +1,109 @@
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+
+/** How a file's connections reach its instance, and how the instance is opened again. */
+export interface DuckDbInstanceSource {
+  /** A new connection to `instance`, set up as every connection of the file is (its default catalog). */
+  connect(instance: DuckDBInstance): Promise<DuckDBConnection>;
+  /** Closes `current` and opens the file again with the same settings; null for a file that cannot be (an in-memory one: it would be lost). */
+  reopen: ((current: DuckDBInstance) => Promise<DuckDBInstance>) | null;
+}
+
+/**
+ * Rows appended to a file's tables after which its instance is closed and opened again, the next
+ * time no connection is in use. DuckDB keeps native memory for what was written through an open
+ * instance that neither a checkpoint nor a DETACH gives back (~50 MB over 8 million rows appended
+ * in 1,000-row transactions, DuckDB alone); closing the instance does: docs/operations.md#memory-and-allocator-variables.
+ */
+export const DEFAULT_ROWS_BETWEEN_REOPENS = 250_000;
+
+/**
+ * The connections of one open DuckDB file, shared by every destination of the process that uses
+ * it, and the file's reopening: once `rowsBetweenReopens` rows were appended, the first moment
+ * no connection is in use closes the instance (DuckDB checkpoints it) and opens it again. A
+ * connection asked for meanwhile waits for the new instance. Nothing is open across it: a unit
+ * holds its connection from its first statement to its commit, so every unit is whole on one side.
+ */
+export class DuckDbConnections {
+  private readonly idle: DuckDBConnection[] = [];
+  private inUse = 0;
+  private appendedSinceOpen = 0;
+  private reopening: Promise<void> | null = null;
+  /** Why the file could not be opened again: every later connection fails with it. */
+  private lost: unknown = null;
+  private closed = false;
+  private reopens = 0;
+
+  constructor(
+    private instance: DuckDBInstance,
+    private readonly source: DuckDbInstanceSource,
+    private readonly rowsBetweenReopens = DEFAULT_ROWS_BETWEEN_REOPENS,
+  ) {}
+
+  /** Times the instance was opened again (for tests and benches). */
+  get reopened(): number {
+    return this.reopens;
+  }
+
+  /** A connection of the open instance, waiting for a reopening under way. */
+  async acquire(): Promise<DuckDBConnection> {
+    while (this.reopening) await this.reopening;
+    if (this.lost) throw this.lost;
+    if (this.closed) throw new Error('This DuckDB file is closed');
+    this.inUse++;
+    try {
+      return this.idle.pop() ?? (await this.source.connect(this.instance));
+    } catch (error) {
+      this.inUse--;
+      throw error;
+    }
+  }
+
+  /** Takes a connection back (closes it when `broken`); the last one in use may start a reopening. */
+  release(connection: DuckDBConnection, broken: boolean): void {
+    this.inUse--;
+    if (broken || this.closed) connection.closeSync();
+    else this.idle.push(connection);
+    if (this.inUse === 0 && this.dueForReopen()) this.reopening = this.reopen();
+  }
+
+  /** Counts rows appended through a connection of this file. */
+  appended(rows: number): void {
+    this.appendedSinceOpen += rows;
+  }
+
+  /** Closes every connection and the instance (DuckDB checkpoints and releases the file). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.closeIdle();
+    // A reopening under way closes the instance it opens itself.
+    if (!this.lost && !this.reopening) this.instance.closeSync();
+  }
+
+  private dueForReopen(): boolean {
+    return (
+      !this.closed && !this.lost && this.source.reopen !== null && this.appendedSinceOpen >= this.rowsBetweenReopens
+    );
+  }
+
+  private async reopen(): Promise<void> {
+    try {
+      this.closeIdle();
+      const instance = await this.source.reopen!(this.instance);
+      // Closed while it was being opened again: nothing will use it.
+      if (this.closed) instance.closeSync();
+      this.instance = instance;
+      this.appendedSinceOpen = 0;
+      this.reopens++;
+    } catch (error) {
+      this.lost = error;
+    } finally {
+      this.reopening = null;
+    }
+  }
+
+  private closeIdle(): void {
+    for (const connection of this.idle) connection.closeSync();
+    this.idle.length = 0;
+  }
+}
