@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll } from 'vitest';
-import type { Destination, DestinationConfig, DestinationKind } from '../../src/destinations/destination.js';
+import type { Destination, DestinationConfig, DestinationKind, SeedRow } from '../../src/destinations/destination.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from './postgres.js';
 
@@ -149,3 +149,19 @@ export const e2eBackends: readonly {
     },
   },
 ];
+
+/** A pending ledger row of the profiles stream for seed `n`, with `over` applied. */
+export function seedRow(n: number, over: Partial<SeedRow> = {}): SeedRow {
+  return {
+    stream: 'profiles',
+    seedKey: `person-${n}`,
+    seed: `https://www.network.example/in/person-${n}`,
+    status: 'pending',
+    canonicalUrl: null,
+    jobId: null,
+    credits: 0,
+    fetchedAt: null,
+    error: null,
+    ...over,
+  };
+}

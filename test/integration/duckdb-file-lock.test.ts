@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SeedRow } from '../../src/destinations/destination.js';
 import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
 import { duckDbFileLock } from '../../src/destinations/duckdb/duckdb-file-lock.js';
+import { seedRow } from '../helpers/destinations.js';
 
 const DESTINATION_MODULE = resolve(import.meta.dirname, '../../src/destinations/duckdb/duckdb-destination.ts');
 
@@ -41,20 +41,6 @@ function startOf(pid: number): string {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
 }
 
-function pendingSeed(n: number): SeedRow {
-  return {
-    stream: 'profiles',
-    seedKey: `person-${n}`,
-    seed: `https://www.network.example/in/person-${n}`,
-    status: 'pending',
-    canonicalUrl: null,
-    jobId: null,
-    credits: 0,
-    fetchedAt: null,
-    error: null,
-  };
-}
-
 /** What `lock` threw (null when it locked). */
 async function lockError(dest: DuckDbDestination, holder: string): Promise<(Error & { code?: string }) | null> {
   return dest.lock({ holder }).then(
@@ -63,7 +49,7 @@ async function lockError(dest: DuckDbDestination, holder: string): Promise<(Erro
   );
 }
 
-describe('DuckDB file lock: who the lock error names', () => {
+describe('DuckDB file lock: who holds it, and a file reopened between units', () => {
   let dir: string;
   let path: string;
   let holder: ChildProcess | null = null;
@@ -120,30 +106,6 @@ setInterval(() => {}, 1000);`);
     expect(error?.code).toBe('SEEDLINE_DESTINATION_LOCKED');
     expect(error?.message).toContain(`seedline sync (run r_live) (pid ${holder.pid} on ${hostname()}`);
   });
-});
-
-describe('DuckDB file lock: a file reopened between units', () => {
-  let dir: string;
-  let path: string;
-  let other: ChildProcess | null = null;
-  let dest: DuckDbDestination | null = null;
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'seedline-reopen-'));
-    path = join(dir, 'warehouse.duckdb');
-  });
-
-  afterEach(async () => {
-    await dest?.close();
-    dest = null;
-    if (other && other.exitCode === null && other.signalCode === null) {
-      const exited = new Promise((done) => other!.once('exit', done));
-      other.kill('SIGKILL');
-      await exited;
-    }
-    other = null;
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('given a writer that reopens its file every 500 rows, when 20 units of 300 ledger rows commit, then every row is there, the file was reopened, and another process is still refused', async () => {
     dest = new DuckDbDestination({ path, rowsBetweenReopens: 500 });
@@ -151,7 +113,7 @@ describe('DuckDB file lock: a file reopened between units', () => {
     await dest.ensureSystemTables();
     for (let u = 0; u < 20; u++) {
       const unit = await dest.beginUnit(`run_${u}`);
-      await unit.saveSeeds(Array.from({ length: 300 }, (_, n) => pendingSeed(u * 300 + n)));
+      await unit.saveSeeds(Array.from({ length: 300 }, (_, n) => seedRow(u * 300 + n)));
       await unit.commit();
     }
 
@@ -163,7 +125,7 @@ describe('DuckDB file lock: a file reopened between units', () => {
       'select count(*) as rows, count(distinct seed_key) as keys from seedline._seedline_seeds',
     );
     expect([Number(counted!.rows), Number(counted!.keys)]).toEqual([6000, 6000]);
-    other = spawn(
+    holder = spawn(
       process.execPath,
       [
         '--import',
@@ -177,27 +139,27 @@ await dest.lock({ holder: 'seedline sync (run r_other)' }).then(() => console.lo
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let answer = '';
-    other.stdout!.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-    await new Promise((done) => other!.once('exit', done));
+    holder.stdout!.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    await new Promise((done) => holder!.once('exit', done));
     expect(answer).toContain('SEEDLINE_DESTINATION_LOCKED');
     expect(answer).toContain('seedline sync (run r_reopen)');
   });
 
   it('given the sidecar of a live writer of this host, whose DuckDB lock is free while it reopens the file, when another writer locks, then it is refused and names that writer; with the start of another process, it locks', async () => {
-    other = await startHolder(`process.stdout.write('ready\\n');
+    holder = await startHolder(`process.stdout.write('ready\\n');
 setInterval(() => {}, 1000);`);
     const sidecar = {
       holder: 'seedline sync (run r_reopening)',
-      pid: other.pid,
+      pid: holder.pid,
       host: hostname(),
       since: '2026-11-28T20:00:00.000Z',
     };
-    writeFileSync(`${path}.lock`, `${JSON.stringify({ ...sidecar, started: startOf(other.pid!) })}\n`);
+    writeFileSync(`${path}.lock`, `${JSON.stringify({ ...sidecar, started: startOf(holder.pid!) })}\n`);
 
     dest = new DuckDbDestination({ path });
     const error = await lockError(dest, 'seedline sync (run r_new)');
     expect(error?.code).toBe('SEEDLINE_DESTINATION_LOCKED');
-    expect(error?.message).toContain(`seedline sync (run r_reopening) (pid ${other.pid} on ${hostname()}`);
+    expect(error?.message).toContain(`seedline sync (run r_reopening) (pid ${holder.pid} on ${hostname()}`);
 
     // The pid now belongs to a process that started at another time: the sidecar is stale.
     writeFileSync(`${path}.lock`, `${JSON.stringify({ ...sidecar, started: '1' })}\n`);

@@ -1,24 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { AnswerRow, BatchRow, SeedRow } from '../../src/destinations/destination.js';
+import type { AnswerRow, BatchRow } from '../../src/destinations/destination.js';
 import { SqlSystemStore } from '../../src/destinations/sql/sql-system-store.js';
-import { destinationKinds, useBackend } from '../helpers/destinations.js';
+import { destinationKinds, seedRow, useBackend } from '../helpers/destinations.js';
 
 const fetchedAt = new Date('2026-11-20T08:30:15.123Z');
 
-function seed(n: number, over: Partial<SeedRow> = {}): SeedRow {
-  return {
-    stream: 'profiles',
-    seedKey: `person-${n}`,
-    seed: `https://www.network.example/in/person-${n}`,
-    status: 'pending',
-    canonicalUrl: null,
-    jobId: null,
-    credits: 0,
-    fetchedAt: null,
-    error: null,
-    ...over,
-  };
-}
+const seed = seedRow;
 
 for (const kind of destinationKinds) {
   describe(`${kind}: ledger upserts`, () => {
