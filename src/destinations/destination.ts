@@ -108,6 +108,14 @@ export interface Loader {
   ): PreparedWrite;
 
   /**
+   * Says a sync is about to look up and write up to `keys` seeds of `stream` in the ledger, and
+   * as many records in `table`: a backend that keeps key filters in memory sizes them once for
+   * that many instead of growing them by doublings (up to half the bytes). A hint only: more or
+   * fewer keys are fine.
+   */
+  expectKeys?(stream: string, table: string, keys: number): Promise<void>;
+
+  /**
    * Writes what Triggers said into the rows of their seeds (matched by the table's `seed` column),
    * in one transaction, in order: merge updates the row; history closes its open version at the
    * Trigger's `checked_at` and adds a version from then (child rows copied to it). Each changed

@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
@@ -210,6 +210,23 @@ describe('retries of batch items whose failure was billed (batch.retry_billed_fa
 
       await bench.sync({ profiles: {} }, seeds(), {}, undefined, noRetry);
       expect((await bench.statuses('profiles'))[profile('flaky-eve-retry')]).toBe('fetched');
+    });
+  });
+});
+
+describe('batch stream seeds announced to the destination', () => {
+  it('given a seed list with a repeat, when a sync runs, then the destination hears how many keys come (repeats included) before its first ledger lookup, and the sync loads every seed', async () => {
+    await withBench({}, async (bench) => {
+      const seeds = [profile('ann-sized'), profile('bob-sized'), profile('ann-sized'), profile('cy-sized')];
+      const announced = vi.spyOn(bench.destination, 'expectKeys');
+      const lookups = vi.spyOn(bench.destination, 'readSeedsByKey');
+      await bench.sync({ profiles: {} }, { profiles: seeds });
+
+      expect(announced).toHaveBeenCalledWith('profiles', 'profiles', 4);
+      expect(announced.mock.invocationCallOrder[0]!).toBeLessThan(lookups.mock.invocationCallOrder[0]!);
+      expect(Object.keys(await bench.statuses('profiles')).sort()).toEqual(
+        [profile('ann-sized'), profile('bob-sized'), profile('cy-sized')].sort(),
+      );
     });
   });
 });

@@ -123,6 +123,8 @@ describe('PartitionScan', () => {
     ],
   };
 
+  /** 5 parent rows, 3 seeds and the single: 9 keys surveyed, 6 of them distinct. */
+  const KEYS_WITH_REPEATS = 9;
   it('given a union of a parent table read in chunks, a seed list, a node whose when fails and a single, when scanned twice, then each pass gives what resolving it whole gives, repeats dropped first-wins', async () => {
     const scan = await PartitionScan.open(partitionSource(union, context.options), context, tables);
     try {
@@ -137,6 +139,7 @@ describe('PartitionScan', () => {
         'https://x.example/company/e',
         '*',
       ]);
+      expect(scan.keys).toBe(KEYS_WITH_REPEATS);
       expect((await pass(scan, 2)).flat()).toEqual(whole);
     } finally {
       await scan.close();

@@ -27,9 +27,42 @@ describe('GrowingKeyFilter', () => {
     expect(missed).toBe(0);
     expect(passed).toBeLessThan(20);
   });
+
+  it('given the keys to come announced, when they are added, then one filter holds them, and more keys announced past them get a filter twice its size', () => {
+    const filter = new GrowingKeyFilter(1 << 16);
+    filter.expect(500_000);
+    for (let n = 0; n < 500_000; n++) filter.add(url(n));
+    expect(filter.bytes).toBe(2_000_000);
+    filter.expect(10);
+    filter.add(url(500_000));
+    filter.add(url(500_001));
+    expect(filter.bytes).toBe(2_000_000 + 4_000_000);
+    for (let n = 0; n < 500_002; n++) if (!filter.mayContain(url(n))) throw new Error(`key ${n} was ruled out`);
+  });
 });
 
 describe('LedgerKeyFilters', () => {
+  it('given the seeds of a stream announced before the first lookup, when they are written, then one filter holds them and the keys of the ledger are still found', async () => {
+    const filters = new LedgerKeyFilters();
+    filters.expect('s', 'profiles', 200_000);
+    const rows = ledger([url(-1)]);
+    for (let chunk = 0; chunk < 200; chunk++) {
+      const keys = Array.from({ length: 1000 }, (_, i) => url(chunk * 1000 + i));
+      expect(await filters.mayHave('s', 'profiles', keys, rows.scan)).toEqual([]);
+      filters.writing(
+        's',
+        keys.map((key) => ({ stream: 'profiles', seed_key: key })),
+      );
+    }
+    expect(filters.bytes).toBe(800_000);
+    expect(await filters.mayHave('s', 'profiles', [url(-1), url(0), url(199_999)], rows.scan)).toEqual([
+      url(-1),
+      url(0),
+      url(199_999),
+    ]);
+    expect(rows.scans()).toBe(1);
+  });
+
   it('given a ledger of 3 keys, when lookups ask for them and for keys never recorded, then only the recorded ones may be there, and the ledger is read once', async () => {
     const filters = new LedgerKeyFilters();
     const rows = ledger([url(1), url(2), url(3)]);

@@ -97,3 +97,40 @@ describe('MergeKeyFilters growth', () => {
     expect(source.scans).toBe(1);
   });
 });
+
+describe('MergeKeyFilters sized by expect', () => {
+  /** Writes `units` units of 5,000 new keys into an empty table, after `expected` is announced (0: none). */
+  async function fill(
+    expected: number,
+    units: number,
+  ): Promise<{ filters: MergeKeyFilters; source: ReturnType<typeof table> }> {
+    const filters = new MergeKeyFilters();
+    const source = table([]);
+    if (expected > 0) filters.expect('t', expected);
+    for (let unit = 0; unit < units; unit++) {
+      const keys = Array.from({ length: 5000 }, (_, i) => `k${unit * 5000 + i}`);
+      expect(await filters.candidates('t', [keys], keys.length, source)).toEqual([]);
+      source.keys.push(...keys);
+      filters.written('t', [keys], keys.length, source.keys.length);
+    }
+    return { filters, source };
+  }
+
+  it('given 300,000 keys announced, when they are merged, then one filter of their size holds them, in fewer bytes than doublings, and none is lost', async () => {
+    const sized = await fill(300_000, 60);
+    const grown = await fill(0, 60);
+    // 4 bytes a key; doubling from 65,536 keys, 300,000 keys take filters of 65,536, 131,072, 262,144 keys.
+    expect(sized.filters.bytes).toBe(1_200_000);
+    expect(grown.filters.bytes).toBe(4 * (65_536 + 131_072 + 262_144));
+    const asked = Array.from({ length: 1000 }, (_, i) => `k${i * 300}`);
+    expect(await sized.filters.candidates('t', [asked], asked.length, sized.source)).toHaveLength(1000);
+    expect(sized.source.scans).toBe(1);
+  });
+
+  it('given fewer keys announced than come, when the rest are merged, then the filter grows past them and loses none', async () => {
+    const { filters, source } = await fill(10_000, 10);
+    const asked = Array.from({ length: 1000 }, (_, i) => `k${i * 50}`);
+    expect(await filters.candidates('t', [asked], asked.length, source)).toHaveLength(1000);
+    expect(await filters.candidates('t', [['new-1', 'new-2']], 2, source)).toEqual([]);
+  });
+});

@@ -6,14 +6,15 @@
  */
 export class KeyFilter {
   private readonly bits: Uint32Array;
-  private readonly mask: number;
+  /** Bits in the filter: a hash picks one as `hash × bitCount / 2^32`, so any size works. */
+  private readonly bitCount: number;
   private added = 0;
 
-  /** A filter for up to `capacity` keys (at least 1,024), in ~4 bytes a key. */
+  /** A filter for up to `capacity` keys (at least 1,024), in 4 bytes a key. */
   constructor(readonly capacity: number) {
-    const words = Math.max(1024, 2 ** Math.ceil(Math.log2(Math.max(1024, capacity))));
+    const words = Math.max(1024, Math.ceil(capacity));
     this.bits = new Uint32Array(words);
-    this.mask = words * 32 - 1;
+    this.bitCount = words * 32;
   }
 
   /** True once more keys were added than the filter holds at its false-positive rate. */
@@ -21,11 +22,21 @@ export class KeyFilter {
     return this.added > this.capacity;
   }
 
+  /** Keys added so far. */
+  get size(): number {
+    return this.added;
+  }
+
+  /** Bytes the filter's bits take. */
+  get bytes(): number {
+    return this.bits.byteLength;
+  }
+
   add(key: string): void {
     let h1 = hash(key, 0x811c9dc5);
     const h2 = hash(key, 0x01000193) | 1;
     for (let i = 0; i < HASHES; i++) {
-      const bit = h1 & this.mask;
+      const bit = Math.floor(((h1 >>> 0) * this.bitCount) / 4294967296);
       this.bits[bit >>> 5]! |= 1 << (bit & 31);
       h1 = (h1 + h2) | 0;
     }
@@ -36,7 +47,7 @@ export class KeyFilter {
     let h1 = hash(key, 0x811c9dc5);
     const h2 = hash(key, 0x01000193) | 1;
     for (let i = 0; i < HASHES; i++) {
-      const bit = h1 & this.mask;
+      const bit = Math.floor(((h1 >>> 0) * this.bitCount) / 4294967296);
       if ((this.bits[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
       h1 = (h1 + h2) | 0;
     }
@@ -60,7 +71,9 @@ function hash(text: string, seed: number): number {
 /**
  * Bloom filters chained as keys come, for a key set that grows without a known end: when the
  * newest is full, the next keys go to one twice its size, so no key is ever hashed again and
- * the false-positive rate stays that of a filter at capacity.
+ * the false-positive rate stays that of a filter at capacity. Doubling costs about twice the bytes
+ * the keys need (a million keys: ~8 MB); an owner that knows how many keys are coming says so
+ * with `expect`, and they go to one filter of their size.
  */
 export class GrowingKeyFilter {
   private readonly filters: KeyFilter[];
@@ -76,8 +89,25 @@ export class GrowingKeyFilter {
     newest.add(key);
   }
 
+  /**
+   * Makes room for `keys` more keys in one filter: the newest filter when it has the room; else
+   * one for that many, at least the size the chain would have grown to (replacing the newest when
+   * it holds no key yet). Past them, the chain doubles again.
+   */
+  expect(keys: number): void {
+    const newest = this.filters[this.filters.length - 1]!;
+    if (newest.capacity - newest.size >= keys) return;
+    if (newest.size === 0) this.filters[this.filters.length - 1] = new KeyFilter(Math.max(keys, newest.capacity));
+    else this.filters.push(new KeyFilter(Math.max(keys, 2 * newest.capacity)));
+  }
+
   mayContain(key: string): boolean {
     for (let f = 0; f < this.filters.length; f++) if (this.filters[f]!.mayContain(key)) return true;
     return false;
+  }
+
+  /** Bytes the filters' bits take. */
+  get bytes(): number {
+    return this.filters.reduce((sum, filter) => sum + filter.bytes, 0);
   }
 }

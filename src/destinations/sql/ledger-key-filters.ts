@@ -36,6 +36,11 @@ export class LedgerKeyFilters {
     for (const row of rows) this.of(schema, String(row.stream)).filter.add(String(row.seed_key));
   }
 
+  /** Sizes `stream`'s filter for `keys` more keys (a sync's distinct seeds), so they go to one filter instead of a chain of doublings. */
+  expect(schema: string, stream: string, keys: number): void {
+    this.of(schema, stream).filter.expect(keys);
+  }
+
   /** The keys among `keys` that may have a ledger row in `stream`; the first call for a stream reads its keys with `scan`. */
   async mayHave(schema: string, stream: string, keys: readonly string[], scan: LedgerKeyScan): Promise<string[]> {
     const entry = this.of(schema, stream);
@@ -46,6 +51,13 @@ export class LedgerKeyFilters {
     });
     await entry.built;
     return keys.filter((key) => entry.filter.mayContain(key));
+  }
+
+  /** Bytes the filters' bits take (what `expect` saves shows here). */
+  get bytes(): number {
+    let sum = 0;
+    for (const entry of this.streams.values()) sum += entry.filter.bytes;
+    return sum;
   }
 
   private of(schema: string, stream: string): StreamFilter {

@@ -17,6 +17,8 @@ interface Entry {
   rows: number;
   /** Keys merged into the table by this process. */
   written: number;
+  /** Keys a sync said it is about to merge (`expect`) and has not merged yet: a filter built now makes room for them. */
+  expected: number;
 }
 
 /** Building a filter scans the table once: worth it once this process merged a quarter as many keys as the table holds. */
@@ -50,7 +52,7 @@ export class MergeKeyFilters {
     if (!entry.filter || entry.rows !== rows) {
       entry.filter = null;
       if (rows > BUILD_RATIO * (entry.written + count)) return null;
-      entry.filter = await build(rows, source);
+      entry.filter = await build(rows, source, entry.expected);
       entry.rows = rows;
     }
     const filter = entry.filter;
@@ -61,10 +63,21 @@ export class MergeKeyFilters {
     return found;
   }
 
+  /**
+   * Says `keys` more keys are about to be merged into `table` (a batch stream's seeds, a record
+   * each), so its filter makes room for them in one filter instead of a chain of doublings.
+   */
+  expect(table: string, keys: number): void {
+    const entry = this.entry(table);
+    entry.expected = keys;
+    entry.filter?.expect(keys);
+  }
+
   /** Adds a unit's keys once they are written; `rows` is the table's row count after the write. */
   written(table: string, keys: readonly (readonly CellValue[])[], count: number, rows: number): void {
     const entry = this.entry(table);
     entry.written += count;
+    entry.expected = Math.max(0, entry.expected - count);
     const filter = entry.filter;
     if (!filter) return;
     // A full filter is followed by one twice its size, without a scan.
@@ -84,6 +97,13 @@ export class MergeKeyFilters {
     else this.forget(table);
   }
 
+  /** Bytes the filters' bits take (what `expect` saves shows here). */
+  get bytes(): number {
+    let sum = 0;
+    for (const entry of this.entries.values()) sum += entry.filter?.bytes ?? 0;
+    return sum;
+  }
+
   /** Forgets what is known of `table` (its rows changed some other way). */
   forget(table: string): void {
     this.entries.delete(table);
@@ -92,15 +112,15 @@ export class MergeKeyFilters {
   private entry(table: string): Entry {
     let entry = this.entries.get(table);
     if (!entry) {
-      entry = { filter: null, rows: -1, written: 0 };
+      entry = { filter: null, rows: -1, written: 0, expected: 0 };
       this.entries.set(table, entry);
     }
     return entry;
   }
 }
 
-async function build(rows: number, source: KeyColumnSource): Promise<GrowingKeyFilter> {
-  const filter = new GrowingKeyFilter(Math.max(1 << 16, 2 * rows));
+async function build(rows: number, source: KeyColumnSource, expected: number): Promise<GrowingKeyFilter> {
+  const filter = new GrowingKeyFilter(Math.max(1 << 16, 2 * rows, rows + expected));
   await source.scan((key) => filter.add(key.length === 1 ? String(key[0]) : key.map(String).join('\u0001')));
   return filter;
 }

@@ -136,6 +136,11 @@ export abstract class SqlDestination implements Destination {
     });
   }
 
+  async expectKeys(stream: string, table: string, keys: number): Promise<void> {
+    this.parts.writeModes.expectKeys(table, keys);
+    (await this.ledgerKeyFilters())?.expect(this.schema, stream, keys);
+  }
+
   async applyTriggerChanges(table: string, runId: string, changes: readonly SeedRowChange[]): Promise<number> {
     if (changes.length === 0 || !(await this.hasTable(table))) return 0;
     const { triggerChanges } = this.parts;

@@ -46,6 +46,11 @@ export class SqlWriteModes {
   }
 
   /** Where rows of a data table are bulk-loaded: the table and its columns in physical order. */
+  /** See `MergeKeyFilters.expect`. */
+  expectKeys(table: string, keys: number): void {
+    this.keyFilters.expect(table, keys);
+  }
+
   bulkTarget(table: string): BulkTarget {
     return { schema: this.context.schema, table, columns: this.physical.get(table) ?? [] };
   }

@@ -73,9 +73,15 @@ export class BatchRunner {
     this.ledger = new SeedLedger(stream, ctx, outcome, this.costs, (rows) => this.commit([], { seeds: rows }));
   }
 
-  /** Opens the scan of the stream's seeds (a seed list is surveyed for repeats once). */
-  scanSeeds(): Promise<SeedScan> {
-    return SeedScan.open(this.stream.partitions, this.ctx, this.stream.name);
+  /**
+   * Opens the scan of the stream's seeds (a seed list is surveyed for repeats once), and tells the
+   * destination how many keys its ledger and table are about to take, a seed and a record each.
+   */
+  async scanSeeds(): Promise<SeedScan> {
+    const scan = await SeedScan.open(this.stream.partitions, this.ctx, this.stream.name);
+    const table = this.stream.table.fixedName;
+    if (table !== null) await this.ctx.destination.expectKeys?.(this.stream.name, table, scan.keys);
+    return scan;
   }
 
   /** Writes what Triggers said since their seeds' last fetch into their rows, at no cost (see {@link applyTriggerDiffs}). */

@@ -39,6 +39,11 @@ export class SeedScan {
     return new SeedScan(ctx, stream, await PartitionScan.open(partitions, partitionContext(ctx), tableChunks(ctx)));
   }
 
+  /** Keys the seed list holds, repeats included: at least the seeds a pass yields. */
+  get keys(): number {
+    return this.partitions.keys;
+  }
+
   /** One pass: the partitions in the list's order, repeats dropped, a chunk at a time with their ledger rows. */
   async *chunks(size = SEED_CHUNK): AsyncGenerator<LedgerSeed[]> {
     for await (const partitions of this.partitions.chunks(size)) {

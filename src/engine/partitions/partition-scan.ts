@@ -66,6 +66,11 @@ export class PartitionScan {
     }
   }
 
+  /** Keys the survey met, repeats included: at least the partitions a pass yields. */
+  get keys(): number {
+    return this.repeats.keysSurveyed;
+  }
+
   /** One pass: the partitions in the source's order, repeats dropped, a chunk for each `size` seeds or parent rows (an expanded parent row gives several partitions). */
   async *chunks(size = SEED_CHUNK): AsyncGenerator<Partition[]> {
     if (this.passing) throw new Error('PartitionScan: a pass is already under way (passes run one at a time)');

@@ -21,6 +21,8 @@ const FIRST_CAPACITY = 4096;
  */
 export class RepeatFinder {
   private filters: BloomFilter[] = [new BloomFilter(FIRST_CAPACITY)];
+  /** Keys the survey met, repeats included. */
+  private count = 0;
   /** Keys that may occur more than once. */
   private readonly candidates = new Set<string>();
   /** Candidates met in the pass under way. */
@@ -28,6 +30,7 @@ export class RepeatFinder {
 
   /** Notes a key of the survey pass. */
   survey(key: string): void {
+    this.count++;
     if (this.filters.some((f) => f.mayHave(key))) {
       this.candidates.add(key);
       return;
@@ -35,6 +38,11 @@ export class RepeatFinder {
     let last = this.filters.at(-1)!;
     if (last.full()) this.filters.push((last = new BloomFilter(last.capacity * 2)));
     last.add(key);
+  }
+
+  /** Keys the survey met, repeats included: at least the distinct keys a pass yields. */
+  get keysSurveyed(): number {
+    return this.count;
   }
 
   /** Ends the survey: the filters are no longer needed. */
