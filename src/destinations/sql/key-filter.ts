@@ -83,7 +83,9 @@ export class GrowingKeyFilter {
     this.filters = [new KeyFilter(capacity)];
   }
 
+  /** Adds `key`; a key the chain may hold already (written again, say) takes no room. */
   add(key: string): void {
+    if (this.mayContain(key)) return;
     let newest = this.filters[this.filters.length - 1]!;
     if (newest.full) this.filters.push((newest = new KeyFilter(2 * newest.capacity)));
     newest.add(key);
