@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=4
 // The `seedline` entry point. Its shebang line carries what node and glibc read only at process
 // start (src/cli/process-start.ts). It sets what must be set before libduckdb loads, so it imports the
 // commands only after that (their actions import DuckDB).

@@ -20,10 +20,20 @@ export const SEEDLINE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'
 /**
  * `MALLOC_ARENA_MAX=2`: glibc gives each thread that allocates under contention an arena of its
  * own (up to 8 per core), and DuckDB's worker threads each keep theirs; two arenas took 14-33 MB
- * off a DuckDB sync's peak. It replaces a value the user set; to choose another, start
- * `node dist/src/cli/main.js` with it.
+ * off a DuckDB sync's peak.
+ *
+ * `MALLOC_MMAP_THRESHOLD_=131072`: blocks of 128 KB and more are mapped on their own and unmapped
+ * when freed. glibc otherwise raises that threshold each time such a block is freed (up to 32 MB),
+ * so results pages and DuckDB's larger vectors end up in the arenas, and what they free stays
+ * there as free chunks: 15 MB more of them at a million seeds than at 20k. A fixed threshold took
+ * 6-13 MB off a DuckDB sync's peak at 300k seeds and 12 MB at a million (bench/README.md).
+ *
+ * They replace values the user set; to choose others, start `node dist/src/cli/main.js` with them.
  */
-export const SEEDLINE_START_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+export const SEEDLINE_START_ENV: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+};
 
 /** The shebang line of the `seedline` entry point: `env -S` with the variables, then node with its flags. */
 export function seedlineShebang(): string {

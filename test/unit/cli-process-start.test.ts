@@ -12,7 +12,9 @@ describe('the seedline command starts node with its start settings', () => {
   it('main.ts begins with the shebang the settings make', async () => {
     const main = await readFile(new URL('../../src/cli/main.ts', import.meta.url), 'utf8');
     expect(main.split('\n')[0]).toBe(seedlineShebang());
-    expect(seedlineShebang()).toBe('#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4');
+    expect(seedlineShebang()).toBe(
+      '#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=4',
+    );
   });
 
   it('env -S hands node the variables and flags in one process (the pid env was started as is node)', async () => {
@@ -21,7 +23,7 @@ describe('the seedline command starts node with its start settings', () => {
     const script = join(await mkdtemp(join(tmpdir(), 'seedline-start-')), 'show.mjs');
     await writeFile(
       script,
-      'console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX, flags: process.execArgv }))',
+      'console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX, mmap: process.env.MALLOC_MMAP_THRESHOLD_, flags: process.execArgv }))',
     );
     const child = execFile('/usr/bin/env', [line, script]);
     const out = await new Promise<string>((resolve, reject) => {
@@ -30,9 +32,10 @@ describe('the seedline command starts node with its start settings', () => {
       child.once('error', reject);
       child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`exited ${code}`))));
     });
-    const seen = JSON.parse(out) as { pid: number; arenas: string; flags: string[] };
+    const seen = JSON.parse(out) as { pid: number; arenas: string; mmap: string; flags: string[] };
     expect(seen.pid).toBe(child.pid);
     expect(seen.arenas).toBe(SEEDLINE_START_ENV.MALLOC_ARENA_MAX);
+    expect(seen.mmap).toBe(SEEDLINE_START_ENV.MALLOC_MMAP_THRESHOLD_);
     expect(seen.flags).toEqual([...SEEDLINE_NODE_FLAGS]);
   });
 
