@@ -45,12 +45,12 @@ export class SqlWriteModes {
       this.keyFilters.settled(table, rowsBefore, rowsAfter);
   }
 
-  /** Where rows of a data table are bulk-loaded: the table and its columns in physical order. */
   /** See `MergeKeyFilters.expect`. */
   expectKeys(table: string, keys: number): void {
     this.keyFilters.expect(table, keys);
   }
 
+  /** Where rows of a data table are bulk-loaded: the table and its columns in physical order. */
   bulkTarget(table: string): BulkTarget {
     return { schema: this.context.schema, table, columns: this.physical.get(table) ?? [] };
   }
