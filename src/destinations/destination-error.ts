@@ -202,8 +202,29 @@ export class UnitClosedError extends DestinationError {
   }
 }
 
-/** The message of an unknown thrown value, without a stack. */
+/**
+ * The message of an unknown thrown value, without a stack. DuckDB's own advice on running out of
+ * memory or on a failed checkpoint is SQL a seedline user never types (`SET memory_limit`,
+ * detach and reattach): it is replaced by what to do here.
+ */
 export function describeCause(cause: unknown): string {
-  if (cause instanceof Error) return cause.message;
-  return String(cause);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return DUCKDB_OUT_OF_MEMORY.test(message) ? duckDbMemoryAdvice(message) : message;
+}
+
+// DuckDB's buffer manager words it "failed to pin block", "could not allocate block" or "failed to allocate data".
+const DUCKDB_OUT_OF_MEMORY = /Out of Memory Error|failed to (pin|allocate) (block|data)|could not allocate block/;
+const DUCKDB_ADVICE = /\s*Possible solutions:[\s\S]*$/;
+const DUCKDB_REATTACH = / Detach and reattach it before using it again\./;
+
+function duckDbMemoryAdvice(message: string): string {
+  const what = message
+    .replace(DUCKDB_ADVICE, '')
+    .replace(DUCKDB_REATTACH, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\.$/, '');
+  const closed = /invalidated|FATAL Error/.test(message)
+    ? ' DuckDB closed the database: the units committed before are kept, and opening the file again replays them from its write-ahead log.'
+    : '';
+  return `${what}.${closed} DuckDB ran out of its memory_limit: raise destination.settings.memory_limit in the config (default 128MB; see docs/operations.md#memory-and-allocator-variables)`;
 }

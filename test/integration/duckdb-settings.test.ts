@@ -2,8 +2,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { openSession } from '../../src/cli/open-session.js';
-import { DestinationSettingError } from '../../src/destinations/destination-error.js';
+import { DestinationSettingError, DestinationWriteError } from '../../src/destinations/destination-error.js';
+import { DuckDbDestination } from '../../src/destinations/duckdb/duckdb-destination.js';
 
 async function configWithSettings(settings: string): Promise<{ dir: string; configPath: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'seedline-settings-'));
@@ -78,5 +80,41 @@ describe('DuckDB settings from the config', () => {
     )) as Error;
     expect(lowered.message).toMatch(/destination\.settings\.default_order was refused/);
     expect(lowered.message.toLowerCase()).not.toContain('secret99');
+  });
+
+  it('given a memory_limit the units outgrow, when a commit runs out of it, then the error says which setting to raise, and the units before are kept', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'seedline-settings-'));
+    // 2 MB values held until a checkpoint (64 MB of WAL by default) fill a 16 MB limit within a few units.
+    const dest = new DuckDbDestination({ path: join(dir, 'w.duckdb'), settings: { memory_limit: '16MB' } });
+    const body = (n: number): string => String(n % 10).repeat(2_000_000);
+    let failure: unknown;
+    let committed = 0;
+    try {
+      await dest.lock({ holder: 'duckdb-settings.test.ts' });
+      await dest.ensureTable({
+        name: 'bodies',
+        schema: z.object({ id: z.string(), body: z.string() }),
+        primaryKey: ['id'],
+        writeMode: 'merge',
+      });
+      while (failure === undefined && committed < 40) {
+        const unit = await dest.beginUnit('run_1');
+        try {
+          await unit.write('bodies', [{ id: `k${committed}`, body: body(committed) }]);
+          await unit.commit();
+          committed++;
+        } catch (error) {
+          failure = error;
+          await unit.rollback();
+        }
+      }
+      expect(failure).toBeInstanceOf(DestinationWriteError);
+      const message = (failure as Error).message;
+      expect(message).toContain('raise destination.settings.memory_limit in the config');
+      expect(message).not.toMatch(/SET memory_limit|Possible solutions/);
+      expect(await dest.query(`select count(*) as n from ${dest.schema}.bodies`)).toEqual([{ n: committed }]);
+    } finally {
+      await dest.close();
+    }
   });
 });
