@@ -179,6 +179,9 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   });
   const result = await runSync(prepared, { client, reporter: silent, concurrentBatchJobs: 5 });
   const seconds = (Date.now() - started) / 1000;
+  // Before anything else reads the destination: a DuckDB database closed by a failed checkpoint refuses every later statement.
+  if (result.status !== 'succeeded')
+    throw new Error(`run ${result.status} after ${seconds.toFixed(0)} s: ${JSON.stringify(result.streams)}`);
   const duckDbTagsAtPeak = tags?.stop();
   const duckDbOwnMb =
     backend === 'duckdb'
@@ -195,7 +198,6 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
   await client.close();
   await destination.close();
   clearInterval(sampler);
-  if (result.status === 'failed') throw new Error(`run failed: ${JSON.stringify(result.streams)}`);
   const figures: RunFigures = {
     records: result.streams.reduce((n, s) => n + s.records, 0),
     seconds,

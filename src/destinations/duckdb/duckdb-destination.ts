@@ -73,7 +73,9 @@ const toOtherVector: ToVector = (v, type) => JSToDuckDBValueConverter(v, type, J
  * RAM keeps a long sync's memory flat (committed rows beyond it go to the file or to temporary
  * files, and large queries spill instead of growing the process). A sync fills whatever limit it
  * is given: 256 MB cost ~90-100 MB more peak RSS from 100k seeds up, in about the same time
- * (bench/README.md); 64 MB failed with DuckDB's out-of-memory error at 50k seeds. A checkpoint
+ * (bench/README.md). 64 MB is not safe: with 16 MB checkpoints it took a million-seed sync under
+ * 300 MB, but the same seeds synced again with `--full-refresh` ran a checkpoint out of memory
+ * and DuckDB closed the database (docs/operations.md#memory-and-allocator-variables). A checkpoint
  * every 64 MB of WAL instead of 16 MB: each one rewrites the last, partly filled row group of
  * every table it touches, and at 16 MB a load spent ~20% more CPU on them; it still runs inside a
  * unit's COMMIT, off the main thread while the next unit is shaped, so little is left for the
