@@ -25,6 +25,7 @@
  * row gives min and median, and the load average over its runs.
  */
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,8 @@ const STREAM = flag('stream', 'profiles');
 const REFRESH = process.argv.includes('--refresh');
 /** `--duckdb-tags`: DuckDB's memory by tag at the sync's largest RSS. */
 const TAGS = process.argv.includes('--duckdb-tags');
+/** `SEEDS_MEMORY_TRACE=FILE` with `--duckdb-tags`: every reading appended to FILE as a JSON line, to follow the tags through a sync. */
+const TRACE = process.env.SEEDS_MEMORY_TRACE;
 /** Set in the sync child that runs the refresh. */
 const FULL_REFRESH = process.argv.includes('--full-refresh');
 
@@ -92,6 +95,11 @@ function sampleDuckDbTags(destination: { query(sql: string): Promise<Record<stri
     destination
       .query('select tag, memory_usage_bytes / 1048576 as mb from duckdb_memory() where memory_usage_bytes > 0')
       .then((rows) => {
+        if (TRACE !== undefined)
+          appendFileSync(
+            TRACE,
+            `${JSON.stringify({ t: Date.now(), rss: Math.round(rss / 2 ** 20), ...Object.fromEntries(rows.map((r) => [String(r.tag), Math.round(Number(r.mb))])) })}\n`,
+          );
         if (rss / 2 ** 20 <= best.rss!) return;
         best = { rss: Math.round(rss / 2 ** 20) };
         for (const row of rows) best[String(row.tag)] = Math.round(Number(row.mb));

@@ -27,10 +27,14 @@ export function pendingTableOf(table: string): string {
 const LATEST = '_seedline_settle_latest';
 
 /**
- * Pending keys settled in one transaction, at most: a transaction's deletes are held in memory
- * until it commits, and a million keys with five child rows each did not fit DuckDB's default
- * 128 MB. Each part scans the table again, so a refresh of a whole table costs one scan per
- * 100,000 keys, not one per unit of 5,000.
+ * Pending keys settled in one transaction, at most: DuckDB holds a transaction's deletes in
+ * memory it cannot evict, one mark per row in every 2,048-row vector a delete touches, until a
+ * checkpoint writes them. A part is therefore the keys listed first (units list them in load
+ * order, so their earlier rows lie close together in the table), and the settle checkpoints
+ * between parts: a million refreshed profiles settled within 64 MB that way, against out of
+ * memory at 128 MB with parts drawn by a hash of the key, each touching every vector
+ * (bench/settle-memory.ts). Each part scans the table again, so a refresh of a whole table costs
+ * one scan per 100,000 keys, not one per unit of 5,000.
  */
 const KEYS_PER_PART = 100_000;
 
@@ -115,8 +119,8 @@ export class PendingReplacements {
 
   /**
    * Deletes the rows the latest write of each pending key replaced, table by table, and then its
-   * pending table; resolves to the tables settled. The keys of a table are settled in parts (by a
-   * hash of the key), each part in a transaction of its own that also takes its keys off the
+   * pending table; resolves to the tables settled. The keys of a table are settled in parts (the
+   * keys listed first), each part in a transaction of its own that also takes its keys off the
    * list, so a settle stopped halfway leaves a list that is still right. Tables are found in the
    * catalog's base tables (a killed process's pending keys are settled too): a child table of
    * `t` is a table named `t__…` with `_loaded_at` and a `_parent_<key>` column for each key column.
@@ -143,11 +147,13 @@ export class PendingReplacements {
         .map(([child]) => child);
       try {
         const rowsBefore = await this.rowCount(session, table);
-        const parts = Math.max(1, Math.ceil((await this.rowCount(session, name)) / KEYS_PER_PART));
-        for (let part = 0; part < parts; part++)
-          await this.transaction(session, () =>
-            this.replace(session, { pending: name, table, keys, children }, part, parts),
-          );
+        for (let listed = await this.rowCount(session, name); listed > 0;) {
+          await this.transaction(session, () => this.replace(session, { pending: name, table, keys, children }));
+          const left = await this.rowCount(session, name);
+          if (left >= listed) throw new Error(`a part of ${name} settled no key (${left} rows still listed)`);
+          if (left > 0) await this.checkpoint(session);
+          listed = left;
+        }
         await this.execute(session, sql`drop table ${this.target(name)}`);
         settled.push({ table, rowsBefore, rowsAfter: await this.rowCount(session, table) });
       } catch (error) {
@@ -158,20 +164,22 @@ export class PendingReplacements {
   }
 
   /**
-   * Deletes from a table and its children the rows of one part of its pending keys that their
-   * latest write did not load, and takes those keys off the list.
+   * Deletes from a table and its children the rows that the latest write of one part of its
+   * pending keys did not load, and takes those keys off the list. A part is the keys of the first
+   * `KEYS_PER_PART` rows still listed: units list keys in the order they load them, so a part's
+   * replaced rows lie close together in the table, and its deletes mark few of the table's row
+   * groups instead of every one (see `KEYS_PER_PART`).
    */
-  private async replace(
-    session: SqlSession,
-    { pending, table, keys, children }: PendingTable,
-    part: number,
-    parts: number,
-  ): Promise<void> {
+  private async replace(session: SqlSession, { pending, table, keys, children }: PendingTable): Promise<void> {
     const refs = sql.join(keys.map((k) => sql.ref(k)));
-    const inPart = sql`hash(${refs}) % ${sql.lit(parts)} = ${sql.lit(part)}`;
+    const sameKey = (alias: string, other: string): RawBuilder<unknown> =>
+      sql.join(
+        keys.map((k) => sql`${sql.ref(`${alias}.${k}`)} is not distinct from ${sql.ref(`${other}.${k}`)}`),
+        sql` and `,
+      );
     await this.execute(
       session,
-      sql`create temporary table ${sql.table(LATEST)} as select ${refs}, max(${sql.ref('_loaded_at')}) as ${sql.ref('latest')} from ${this.target(pending)} where ${inPart} group by ${refs}`,
+      sql`create temporary table ${sql.table(LATEST)} as select ${sql.join(keys.map((k) => sql.ref(`p.${k}`)))}, max(${sql.ref('p._loaded_at')}) as ${sql.ref('latest')} from ${this.target(pending)} as p join (select distinct ${refs} from (select ${refs} from ${this.target(pending)} limit ${sql.lit(KEYS_PER_PART)}) as l) as f on ${sameKey('p', 'f')} group by ${sql.join(keys.map((k) => sql.ref(`p.${k}`)))}`,
     );
     const replaced = (alias: string, keyOf: (key: string) => string): RawBuilder<unknown> =>
       sql`${sql.join(
@@ -188,7 +196,10 @@ export class PendingReplacements {
       session,
       sql`delete from ${this.target(table)} as t using ${sql.table(LATEST)} as w where ${replaced('t', (k) => k)}`,
     );
-    await this.execute(session, sql`delete from ${this.target(pending)} where ${inPart}`);
+    await this.execute(
+      session,
+      sql`delete from ${this.target(pending)} as p using ${sql.table(LATEST)} as w where ${sameKey('p', 'w')}`,
+    );
     await this.execute(session, sql`drop table ${sql.table(LATEST)}`);
   }
 
@@ -207,6 +218,16 @@ export class PendingReplacements {
       tables.set(name, [...(tables.get(name) ?? []), String(row.column_name)]);
     }
     return tables;
+  }
+
+  /**
+   * Writes the part's deletes to the file before the next part: until a checkpoint DuckDB keeps
+   * the deletes of every committed part in memory it cannot evict, and the parts of a million
+   * refreshed keys outgrew 128 MB. Skipped when another transaction is open (DuckDB then refuses
+   * it): the settle is still right, only less bounded.
+   */
+  private async checkpoint(session: SqlSession): Promise<void> {
+    await session.run({ sql: 'CHECKPOINT', parameters: [] }).catch(() => undefined);
   }
 
   private async transaction(session: SqlSession, fn: () => Promise<void>): Promise<void> {
