@@ -26,7 +26,7 @@
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -344,6 +344,8 @@ async function measure(seeds: number, build: Build, timed: boolean): Promise<Run
     const options = { script: build.script, start: build.start, ...(timed ? { timeFile } : {}) };
     let run = await child(args, options);
     await run.done;
+    // `SEEDS_MEMORY_KEEP=FILE`: a copy of the file the (first) sync left, for bench/settle-memory.ts.
+    if (process.env.SEEDS_MEMORY_KEEP) await copyFile(join(dir, 'bench.duckdb'), process.env.SEEDS_MEMORY_KEEP);
     if (REFRESH) {
       run = await child([...args, '--full-refresh'], options);
       await run.done;
