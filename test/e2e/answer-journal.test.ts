@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { queryDestination as query } from '../helpers/destinations.js';
 
 // Single billed calls (jobs searches, activity pages, a batch item retried alone) journal their
@@ -59,7 +60,8 @@ describe('answer journal', () => {
 
   beforeAll(async () => {
     await inWorkspace(async ({ sandbox, configPath, dest }) => {
-      const run = await runCli(['sync', '--config', configPath]);
+      // The uninterrupted reference needs no process of its own: only the killed runs and their reruns do.
+      const run = await runCliInProcess(['sync', '--config', configPath]);
       expect(run.code, run.stderr).toBe(0);
       baseline = { tables: await snapshot(dest), billed: billedByOperation(sandbox) };
     });

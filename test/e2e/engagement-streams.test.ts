@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import {
   billedEntries,
   crashSeedFromEnv,
@@ -79,7 +80,8 @@ async function withRun<T>(
 describe.each(e2eBackends)('engagement, recommendations and interests streams into $name', (backend) => {
   it('given the four streams after their parents, when synced, crashed mid post_comments and rerun, then credits match the ledger, a second run spends 0, and nothing is billed twice', async (ctx) => {
     const reference = await withRun(backend, `${backend.name}_ref`, async ({ sandbox, dest, configPath }) => {
-      const first = await runCli(['sync', '--config', configPath, '--json']);
+      // The reference runs in-process: only the killed run and its rerun need a process of their own.
+      const first = await runCliInProcess(['sync', '--config', configPath, '--json']);
       expect(first.code, first.stderr).toBe(0);
       await sandbox.idle();
       const result = JSON.parse(first.stdout) as SyncJson;
@@ -91,7 +93,7 @@ describe.each(e2eBackends)('engagement, recommendations and interests streams in
         expect([stream, outcome!.credits]).toEqual([stream, byOperation.get(operation)]);
         expect(outcome!.records, stream).toBeGreaterThan(0);
       }
-      const second = JSON.parse((await runCli(['sync', '--config', configPath, '--json'])).stdout) as SyncJson;
+      const second = JSON.parse((await runCliInProcess(['sync', '--config', configPath, '--json'])).stdout) as SyncJson;
       expect(second.credits).toBe(0);
       expect(billedEntries(sandbox)).toHaveLength(entries.length);
       const tables = await readTables(dest);

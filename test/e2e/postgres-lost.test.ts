@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/sandbox/billing-ledger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import {
   billedEntries,
   DEFAULT_CRASH_SEED,
@@ -57,7 +58,8 @@ describe.skipIf(unavailable !== undefined)('a Postgres server that goes away mid
           harnessConfig(referenceSandbox.url, destination(`reference_${mode}`), mode),
           'ref.yaml',
         );
-        const clean = await runCli(['sync', '--config', config]);
+        // The reference runs in-process: only the run that loses its server and the rerun need a process.
+        const clean = await runCliInProcess(['sync', '--config', config]);
         expect(clean.code, clean.stderr).toBe(0);
         reference = billedEntries(referenceSandbox);
       } finally {

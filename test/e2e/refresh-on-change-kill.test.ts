@@ -3,6 +3,7 @@ import { watchProfiles } from '../helpers/watched-profiles.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { seedKey } from '../../src/util/seed-keys.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const KEY = 'svc_live_refresh_kill';
 const DAY = 86_400_000;
@@ -41,7 +42,8 @@ describe('refresh on change across a kill -9', () => {
       seeds: { profiles: WATCHED },
       streams: { profiles: { refresh_after: '1d', refresh_after_watched: '90d' }, signals: {}, triggers: {} },
     });
-    const first = await runCli(['sync', '--config', configPath]);
+    // The first load is setup, run in-process: the killed sync and its rerun have processes of their own.
+    const first = await runCliInProcess(['sync', '--config', configPath]);
     expect(first.code, first.stderr).toBe(0);
 
     // The Signals' checks of the next days run on the sandbox's clock: their Triggers come after the first fetch.

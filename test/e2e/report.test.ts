@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { createDestination } from '../../src/destinations/create-destination.js';
 import { readReportData } from '../../src/report/report-data.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { e2eBackends } from '../helpers/destinations.js';
 import { REPORT_CONFIG } from '../helpers/report-config.js';
 import { useSandboxWorkspace } from '../helpers/sandbox-workspace.js';
@@ -16,7 +17,8 @@ describe.each(e2eBackends)('seedline report data on $name', ({ make }) => {
   it('given a sync that failed a seed and stopped at the budget, when the report data is read, then credits, balance, freshness, failures and runs agree with the ledger', async (ctx) => {
     const { destination: dest, configPath, sandbox } = workspace;
     if (!dest) return ctx.skip();
-    const sync = await runCli(['sync', '--config', configPath]);
+    // Fills the warehouse whose report data is read (in-process); serve below stays a process.
+    const sync = await runCliInProcess(['sync', '--config', configPath]);
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toMatch(/budget_exhausted/);
 

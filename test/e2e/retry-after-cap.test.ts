@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 // Issue 34, item 2: one 429 with `Retry-After: 99999` used to leave the client's queue paused for
 // 27 hours: the run's stream failed, but the process never exited and kept the destination's lock.
@@ -63,7 +64,7 @@ describe('a Retry-After past what a call waits out', () => {
     expect(sync.stdout).toMatch(/companies\s+succeeded/);
     expect(sync.stdout).toMatch(/jobs\s+failed/);
     // The lock was freed: the next command opens the warehouse at once.
-    const status = await runCli(['status', '--config', config]);
+    const status = await runCliInProcess(['status', '--config', config]);
     expect(status.code, status.stderr).toBe(0);
   });
 });

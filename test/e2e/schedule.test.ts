@@ -6,6 +6,7 @@ import { postgresConnection } from '../../src/destinations/postgres/postgres-con
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, type RunningCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
 
@@ -147,7 +148,7 @@ describe.runIf(await postgresAvailable())('seedline schedule (Postgres destinati
     expect(second.stderr).not.toMatch(/catching up/);
     const runs = await runsOf(dest, 'nightly');
     expect(runs.map((r) => r.status)).toEqual(['succeeded']);
-    const status = await runCli(['status', '--config', config]);
+    const status = await runCliInProcess(['status', '--config', config]);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/succeeded\s+nightly/);
   });

@@ -7,6 +7,7 @@ import { createDestination } from '../../src/destinations/create-destination.js'
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { listTaggedSignals } from '../../src/signals/signal-apply.js';
 import { runCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { startRecordingProxy } from '../helpers/recording-proxy.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/sandbox.js';
 
@@ -65,7 +66,11 @@ describe('seedline signals: PATCHes, templates, rejections, day-to-day commands 
       .map((r) => JSON.parse(r.body) as unknown);
 
   it('given applied Signals, when only the interval changes, then each PATCH carries the schedule alone; when templates are added, only those', async () => {
-    expect((await cli('apply', '--config', await config('ops-patch', {}))).code).toBe(0);
+    // The first apply is setup (in-process, no webhook so no secrets); the PATCHes under test come from processes.
+    expect(
+      (await runCliInProcess(['signals', 'apply', '--config', await config('ops-patch', {}), '--discard-secrets']))
+        .code,
+    ).toBe(0);
 
     let mark = proxy.seen.length;
     const interval = await cli('apply', '--config', await config('ops-patch', { schedule: { interval: '1d' } }));

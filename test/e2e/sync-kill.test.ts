@@ -1,6 +1,7 @@
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { queryDestination as query } from '../helpers/destinations.js';
 import {
   countRows as count,
@@ -28,7 +29,9 @@ describe('crash safety', () => {
   let baseline: Awaited<ReturnType<typeof snapshot>>;
   beforeAll(async () => {
     await inWorkspace({ rpm: 100_000 }, async ({ sandbox, dir, dest }) => {
-      expect((await sync(await writeConfig(dir, configFor({ sandbox, destination: dest, streams })))).code).toBe(0);
+      // The uninterrupted reference runs in-process: only the killed runs and their reruns need a process.
+      const configPath = await writeConfig(dir, configFor({ sandbox, destination: dest, streams }));
+      expect((await runCliInProcess(['sync', '--config', configPath])).code).toBe(0);
       baseline = await snapshot(dest);
     });
   });

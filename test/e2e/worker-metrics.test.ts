@@ -3,6 +3,7 @@ import { keyFingerprint } from '../../src/util/key-fingerprint.js';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli, tempWorkspace, writeConfig } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { queryDestination as query } from '../helpers/destinations.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
@@ -23,7 +24,7 @@ const sample = (text: string, name: string, labels: string): number | undefined 
 
 /** `seedline status --json` of the config: its workers, with their state. */
 const statusWorkers = async (configPath: string) => {
-  const status = await runCli(['status', '--config', configPath, '--json']);
+  const status = await runCliInProcess(['status', '--config', configPath, '--json']);
   expect(status.code, status.stderr).toBe(0);
   return (JSON.parse(status.stdout) as { workers?: Record<string, unknown>[] }).workers;
 };

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationConfig } from '../../src/destinations/destination.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli, tempWorkspace, writeConfig, type RunningCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { queryDestination as query } from '../helpers/destinations.js';
 import { dropPostgresSchema, postgresAvailable, testPostgresUrl } from '../helpers/postgres.js';
 import { eventually } from '../helpers/sandbox.js';
@@ -63,7 +64,8 @@ describe.runIf(pg)('seedline worker', () => {
       cleanup.push(dest.schema!);
       const dir = await tempWorkspace();
       const configPath = await writeConfig(dir, syncConfig({ sandbox, destination: dest, streams, budget: BUDGET }));
-      const single = await runCli(['sync', '--config', configPath]);
+      // The single-sync reference runs in-process; the workers under test are processes.
+      const single = await runCliInProcess(['sync', '--config', configPath]);
       expect(single.code, single.stderr).not.toBe(1);
       baseline = await snapshot(dest);
     } finally {
@@ -99,7 +101,7 @@ describe.runIf(pg)('seedline worker', () => {
       const billed = sandbox.ledger.entries.reduce((n, e) => n + e.credits, 0);
       expect(billed).toBeLessThanOrEqual(BUDGET);
       // status shows each key's books: what it spent (billed or at risk) covers what its account was billed.
-      const status = await runCli(['status', '--config', configPath, '--json']);
+      const status = await runCliInProcess(['status', '--config', configPath, '--json']);
       const books = (JSON.parse(status.stdout) as { keys: { key: string; spent: number; limit: number }[] }).keys;
       for (const key of KEYS) {
         const spent = sandbox.ledger.entries.filter((e) => e.account === accountOf(key.api_key));
@@ -112,7 +114,7 @@ describe.runIf(pg)('seedline worker', () => {
       }
       // And so does the report.
       const page = join(dir, 'report.html');
-      expect((await runCli(['report', '--config', configPath, '--out', page])).code).toBe(0);
+      expect((await runCliInProcess(['report', '--config', configPath, '--out', page])).code).toBe(0);
       const html = await readFile(page, 'utf8');
       expect(html).toContain('Credits per key');
       for (const key of KEYS) expect(html).toContain(keyFingerprint(key.api_key));
