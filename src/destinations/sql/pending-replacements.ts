@@ -177,9 +177,10 @@ export class PendingReplacements {
         keys.map((k) => sql`${sql.ref(`${alias}.${k}`)} is not distinct from ${sql.ref(`${other}.${k}`)}`),
         sql` and `,
       );
+    const listedRefs = sql.join(keys.map((k) => sql.ref(`p.${k}`)));
     await this.execute(
       session,
-      sql`create temporary table ${sql.table(LATEST)} as select ${sql.join(keys.map((k) => sql.ref(`p.${k}`)))}, max(${sql.ref('p._loaded_at')}) as ${sql.ref('latest')} from ${this.target(pending)} as p join (select distinct ${refs} from (select ${refs} from ${this.target(pending)} limit ${sql.lit(KEYS_PER_PART)}) as l) as f on ${sameKey('p', 'f')} group by ${sql.join(keys.map((k) => sql.ref(`p.${k}`)))}`,
+      sql`create temporary table ${sql.table(LATEST)} as select ${listedRefs}, max(${sql.ref('p._loaded_at')}) as ${sql.ref('latest')} from ${this.target(pending)} as p join (select distinct ${refs} from (select ${refs} from ${this.target(pending)} limit ${sql.lit(KEYS_PER_PART)}) as l) as f on ${sameKey('p', 'f')} group by ${listedRefs}`,
     );
     const replaced = (alias: string, keyOf: (key: string) => string): RawBuilder<unknown> =>
       sql`${sql.join(
