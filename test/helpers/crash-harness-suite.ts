@@ -90,23 +90,21 @@ async function withRun<T>(
 export interface CrashRunner {
   /** In test names: `sync`, `worker`. */
   name: string;
-  /** In the suite's name. */
-  label: string;
   args(configPath: string): string[];
   /** Share of the default trials it runs. */
   trials: number;
 }
 
-const SYNC: CrashRunner = { name: 'sync', label: '', args: (config) => ['sync', '--config', config], trials: 1 };
+export const SYNC: CrashRunner = { name: 'sync', args: (config) => ['sync', '--config', config], trials: 1 };
 
 /**
  * A worker on its own: the rerun worker finds the dead one's item leased, waits out its lease and
  * takes it over. A third of the default trials (2 batch, 1 calls): each waits out a lease, and the
- * suite keeps to its time (`SEEDLINE_CRASH_TRIALS=18` runs 6 and 3).
+ * suite keeps to its time (`SEEDLINE_CRASH_TRIALS=18` runs 6 and 3). Its reference is the same
+ * uninterrupted sync as the sync trials' (the same config), so both share one reference run.
  */
 export const WORKER: CrashRunner = {
   name: 'worker',
-  label: ' with workers',
   args: (config) => ['worker', '--config', config, '--until-idle', '--lease', '2s', '--shards', '3'],
   trials: 1 / 3,
 };
@@ -119,22 +117,21 @@ const runs = (['batch', 'calls'] as const).flatMap((mode) =>
 
 /**
  * The crash harness on one backend (one test file each, so two workers share the trials):
- * batch and calls modes, each trial killed at a seeded billed entry, then rerun. A trial's kill
- * point depends on the seed, its backend and mode only, whichever file runs it.
+ * batch and calls modes, each trial killed at a seeded billed entry, then rerun. Each mode's one
+ * uninterrupted reference run serves the trials of every runner (`sync`, and on Postgres `worker`):
+ * their configs are the same. A trial's kill point depends on the seed, its backend and mode only
+ * (a runner's trial n is killed where the sync's trial n is), whichever file runs it.
  */
-export function describeCrashHarness(backendName: DestinationKind, runner: CrashRunner = SYNC): void {
+export function describeCrashHarness(backendName: DestinationKind, runners: readonly CrashRunner[] = [SYNC]): void {
   describe.sequential(
-    `crash harness on ${backendName}${runner.label}: kill -9 at seeded billed entries, then rerun (SEEDLINE_CRASH_SEED=${SEED})`,
+    `crash harness on ${backendName}: kill -9 at seeded billed entries, then rerun (SEEDLINE_CRASH_SEED=${SEED})`,
     () => {
       runs
         .filter((run) => run.backend.name === backendName)
         .forEach(({ mode, backend, index: backendIndex }) => {
           describe.sequential(`${backend.name}, pages via ${mode}`, () => {
-            // Drawn when the file is collected, so a trial filtered with -t gets the same kill point.
-            const random = seededRandom(SEED ^ Math.imul(backendIndex + 1, 0x9e3779b1));
-            const draws = Array.from({ length: Math.ceil(TRIALS[mode] * runner.trials) }, () => random());
             let reference: Reference | null = null;
-            const results: TrialResult[] = [];
+            const results = new Map<CrashRunner, TrialResult[]>(runners.map((runner) => [runner, []]));
 
             beforeAll(async () => {
               reference = await withRun(
@@ -158,72 +155,82 @@ export function describeCrashHarness(backendName: DestinationKind, runner: Crash
 
             afterAll(() => {
               if (!reference) return;
-              const total = results.reduce((sum, r) => sum + r.extra, 0);
-              const max = results.reduce((m, r) => Math.max(m, r.extra), 0);
-              const perTrial = results.map((r) => `#${r.trial}@${r.k}:${r.extra}`).join(' ');
-              console.log(
-                `[crash-harness] seed ${SEED} ${backend.name} via ${mode}: ${results.length} trials, credits billed twice: total ${total}, max ${max} per trial ` +
-                  `(reference ${reference.credits} credits in ${reference.entries.length} billed entries; allowed per trial: plan's crash exposure, ${results[0]?.allowed ?? '?'} credits) [trial@kill-entry:extra ${perTrial}]`,
-              );
-            });
-
-            draws.forEach((draw, index) => {
-              const trial = index + 1;
-              it(`trial ${trial}: given a ${runner.name} killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted sync, no key repeats, and nothing is billed twice`, async ({
-                skip,
-              }) => {
-                if (!reference) return skip(`${backend.name} unavailable`);
-                const ref = reference;
-                const k = 1 + Math.floor(draw * ref.entries.length);
-                const ran = await withRun(
-                  backend,
-                  mode,
-                  `${backend.name}_${mode}_${trial}`,
-                  async ({ sandbox, dest, configPath }) => {
-                    const allowed = ref.allowed;
-                    const kill = killAtBilledEntry(sandbox, k);
-                    const crashed = spawnCli(runner.args(configPath));
-                    kill.attach(crashed.child);
-                    await crashed.exited;
-                    kill.disarm();
-                    const fired = kill.fired;
-                    const where =
-                      `seed ${SEED}, ${backend.name} trial ${trial}: kill -9 at billed entry ${k} of ${ref.entries.length}` +
-                      (fired
-                        ? ` (${fired.entry.operation}${fired.entry.jobId ? ' batch item' : ''} ${fired.entry.target})`
-                        : ' (not reached: the run ended first)');
-                    // The crash run bills what the reference billed, so it always reaches entry k: a run that ends on its own tested nothing.
-                    expect
-                      .soft(
-                        crashed.child.signalCode,
-                        `${where}: the crash run was not killed (exit ${crashed.child.exitCode})\n${crashed.stderr}`,
-                      )
-                      .toBe('SIGKILL');
-
-                    const rerun = await runCli(runner.args(configPath));
-                    expect(rerun.code, `${where}: the rerun did not finish\n${output(rerun)}`).toBe(0);
-                    await sandbox.idle();
-
-                    const extra = extraBilling(ref.entries, billedEntries(sandbox));
-                    results.push({ trial, k, extra: extra.credits, allowed });
-                    const { snapshot, duplicateKeys } = await readTables(dest);
-                    expect.soft(duplicateKeys, `${where}: keys loaded more than once`).toEqual([]);
-                    expect
-                      .soft(diffSnapshots(ref.snapshot, snapshot), `${where}: tables differ from the uninterrupted run`)
-                      .toEqual([]);
-                    expect
-                      .soft(
-                        extra.credits,
-                        `${where}: ${extra.credits} credits billed beyond the uninterrupted run's ${ref.credits} ` +
-                          `(by operation ${JSON.stringify(extra.byOperation)}; charged again: ${extra.targets.join('; ') || 'none'})`,
-                      )
-                      .toBeLessThanOrEqual(allowed);
-                    return true;
-                  },
+              for (const [runner, done] of results) {
+                const total = done.reduce((sum, r) => sum + r.extra, 0);
+                const max = done.reduce((m, r) => Math.max(m, r.extra), 0);
+                const perTrial = done.map((r) => `#${r.trial}@${r.k}:${r.extra}`).join(' ');
+                console.log(
+                  `[crash-harness] seed ${SEED} ${backend.name} via ${mode}, ${runner.name}: ${done.length} trials, credits billed twice: total ${total}, max ${max} per trial ` +
+                    `(reference ${reference.credits} credits in ${reference.entries.length} billed entries; allowed per trial: plan's crash exposure, ${done[0]?.allowed ?? '?'} credits) [trial@kill-entry:extra ${perTrial}]`,
                 );
-                if (ran === null) return skip(`${backend.name} unavailable`);
-              });
+              }
             });
+
+            for (const runner of runners) {
+              // Drawn when the file is collected, so a trial filtered with -t gets the same kill point.
+              const random = seededRandom(SEED ^ Math.imul(backendIndex + 1, 0x9e3779b1));
+              const draws = Array.from({ length: Math.ceil(TRIALS[mode] * runner.trials) }, () => random());
+              draws.forEach((draw, index) => {
+                const trial = index + 1;
+                it(`trial ${trial}: given a ${runner.name} killed at a seeded billed entry, when rerun, then the tables equal an uninterrupted sync, no key repeats, and nothing is billed twice`, async ({
+                  skip,
+                }) => {
+                  if (!reference) return skip(`${backend.name} unavailable`);
+                  const ref = reference;
+                  const k = 1 + Math.floor(draw * ref.entries.length);
+                  const ran = await withRun(
+                    backend,
+                    mode,
+                    `${backend.name}_${mode}_${runner.name}_${trial}`,
+                    async ({ sandbox, dest, configPath }) => {
+                      const allowed = ref.allowed;
+                      const kill = killAtBilledEntry(sandbox, k);
+                      const crashed = spawnCli(runner.args(configPath));
+                      kill.attach(crashed.child);
+                      await crashed.exited;
+                      kill.disarm();
+                      const fired = kill.fired;
+                      const where =
+                        `seed ${SEED}, ${backend.name} ${runner.name} trial ${trial}: kill -9 at billed entry ${k} of ${ref.entries.length}` +
+                        (fired
+                          ? ` (${fired.entry.operation}${fired.entry.jobId ? ' batch item' : ''} ${fired.entry.target})`
+                          : ' (not reached: the run ended first)');
+                      // The crash run bills what the reference billed, so it always reaches entry k: a run that ends on its own tested nothing.
+                      expect
+                        .soft(
+                          crashed.child.signalCode,
+                          `${where}: the crash run was not killed (exit ${crashed.child.exitCode})\n${crashed.stderr}`,
+                        )
+                        .toBe('SIGKILL');
+
+                      const rerun = await runCli(runner.args(configPath));
+                      expect(rerun.code, `${where}: the rerun did not finish\n${output(rerun)}`).toBe(0);
+                      await sandbox.idle();
+
+                      const extra = extraBilling(ref.entries, billedEntries(sandbox));
+                      results.get(runner)!.push({ trial, k, extra: extra.credits, allowed });
+                      const { snapshot, duplicateKeys } = await readTables(dest);
+                      expect.soft(duplicateKeys, `${where}: keys loaded more than once`).toEqual([]);
+                      expect
+                        .soft(
+                          diffSnapshots(ref.snapshot, snapshot),
+                          `${where}: tables differ from the uninterrupted run`,
+                        )
+                        .toEqual([]);
+                      expect
+                        .soft(
+                          extra.credits,
+                          `${where}: ${extra.credits} credits billed beyond the uninterrupted run's ${ref.credits} ` +
+                            `(by operation ${JSON.stringify(extra.byOperation)}; charged again: ${extra.targets.join('; ') || 'none'})`,
+                        )
+                        .toBeLessThanOrEqual(allowed);
+                      return true;
+                    },
+                  );
+                  if (ran === null) return skip(`${backend.name} unavailable`);
+                });
+              });
+            }
           });
         });
     },
