@@ -3,7 +3,7 @@ import type { BatchRow } from '../../src/destinations/destination.js';
 import type { RoundKeyRow, WorkItem } from '../../src/destinations/fleet-store.js';
 import { resumable } from '../../src/engine/fleet/item-scope.js';
 import { inShard } from '../../src/engine/fleet/shard.js';
-import { chooseKey, keyOfShard, type WorkerKey } from '../../src/engine/fleet/worker-key.js';
+import { chooseKey, grantToUsableKey, keyOfShard, type WorkerKey } from '../../src/engine/fleet/worker-key.js';
 import type { ServiceClient } from '../../src/engine/service-calls.js';
 import type { StreamContext } from '../../src/engine/stream-context.js';
 
@@ -77,6 +77,36 @@ describe('how a fleet spreads items over its keys', () => {
     expect(resumable(ctx('key_b', false), batch(null))).toBe(false);
     expect(resumable(ctx('key_a', true), batch(null))).toBe(true);
     expect(resumable({} as StreamContext, batch('key_a'))).toBe(true);
+  });
+
+  it('given the chosen key refused by another worker before its grant, when the item takes its grant, then the other key grants it', async () => {
+    // The round as the store sees it: key A is refused between the choice (first read) and the grant.
+    let rows = [row('key_a', 100), row('key_b', 100)];
+    const grants: string[] = [];
+    const fleet = {
+      roundKeys: async () => rows,
+      grant: async (_round: string, _item: string, _worker: string, credits: number, run: { keyId: string }) => {
+        grants.push(run.keyId);
+        if (run.keyId === 'key_a') {
+          rows = [row('key_a', 100, 'the service refused the key (401)'), row('key_b', 100)];
+          return 0;
+        }
+        return credits;
+      },
+    };
+    const chosen = await grantToUsableKey(fleet, item(0), [key('key_a'), key('key_b')], 'w-1', 30, 'run_1');
+    expect(grants).toEqual(['key_a', 'key_b']);
+    expect(chosen?.key.keyId).toBe('key_b');
+    expect(chosen?.granted).toBe(30);
+  });
+
+  it('given a usable key that grants nothing (the round is spent) or nothing to pay for, when the item takes its grant, then it keeps that key with 0', async () => {
+    const fleet = { roundKeys: async () => [row('key_a', 100), row('key_b', 100)], grant: async () => 0 };
+    const keys = [key('key_a'), key('key_b')];
+    expect((await grantToUsableKey(fleet, item(0), keys, 'w-1', 30, 'run_1'))?.key.keyId).toBe('key_a');
+    expect((await grantToUsableKey(fleet, item(0), keys, 'w-1', 0, 'run_1'))?.granted).toBe(0);
+    const none = { roundKeys: async () => [row('key_a', 0), row('key_b', 100, 'refused')], grant: async () => 0 };
+    expect(await grantToUsableKey(none, item(0), keys, 'w-1', 30, 'run_1')).toBeUndefined();
   });
 
   it('given a thousand keys, when cut into 8 shards, then each key is in exactly one shard', () => {

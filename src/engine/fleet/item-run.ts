@@ -5,7 +5,7 @@ import { sleep } from '../../util/sleep.js';
 import { RunStoppedError } from '../engine-errors.js';
 import { planSync, prepareSync, runSync, type RunResult } from '../pipeline.js';
 import type { WorkerOptions } from './worker-options.js';
-import { chooseKey, watchedClient, type WorkerKey } from './worker-key.js';
+import { grantToUsableKey, watchedClient, type WorkerKey } from './worker-key.js';
 
 /** An item's run and the key it called with; no run when no key could take it. */
 export interface ItemOutcome {
@@ -29,13 +29,6 @@ export async function runItem(options: WorkerOptions, item: WorkItem, stop: Abor
       );
   };
   if (item.takenOverRun) await markTakenOver(options.destination, item.takenOverRun);
-  const key = chooseKey(item, options.keys, await fleet.roundKeys(item.roundId));
-  if (!key) {
-    const reason = 'no API key has credits left in this round (each was refused, or spent what it may)';
-    await finish({ status: 'failed', runId: null, spent: 0, error: reason });
-    options.reporter.notice(item.item, reason);
-    return {};
-  }
   const prepared = await prepareSync({
     config: options.config,
     baseDir: options.baseDir,
@@ -47,10 +40,14 @@ export async function runItem(options: WorkerOptions, item: WorkItem, stop: Abor
   });
   const [plan] = await planSync(prepared, options.costs);
   const runId = newRunId('run');
-  const granted = await fleet.grant(item.roundId, item.item, workerId, plan?.worstCaseCredits ?? 0, {
-    runId,
-    keyId: key.keyId,
-  });
+  const chosen = await grantToUsableKey(fleet, item, options.keys, workerId, plan?.worstCaseCredits ?? 0, runId);
+  if (!chosen) {
+    const reason = 'no API key has credits left in this round (each was refused, or spent what it may)';
+    await finish({ status: 'failed', runId: null, spent: 0, error: reason });
+    options.reporter.notice(item.item, reason);
+    return {};
+  }
+  const { key, granted } = chosen;
   const watched = watchedClient(key);
   try {
     const result = await runSync(prepared, {

@@ -1,4 +1,4 @@
-import type { RoundKeyRow, WorkItem } from '../../destinations/fleet-store.js';
+import type { FleetStore, RoundKeyRow, WorkItem } from '../../destinations/fleet-store.js';
 import { errorType, type ServiceClient } from '../service-calls.js';
 
 /** One API key a worker calls with, connected. */
@@ -50,6 +50,34 @@ export function chooseKey(
   return (
     byId(item.keyId) ?? byId(keyOfShard(item, keys)?.keyId ?? null) ?? [...usable].sort((a, b) => used(a) - used(b))[0]
   );
+}
+
+/**
+ * Chooses the item's key (`chooseKey`) and takes a grant of up to `credits` with it. Another
+ * worker may refuse the key or spend its credits between the choice and the grant: that key then
+ * grants nothing, and the next usable key is chosen, so the item's seeds are not left pending
+ * under a grant of 0 while another key could buy them. Undefined when no key is usable; a grant
+ * of 0 from a key still usable means the round itself is spent.
+ */
+export async function grantToUsableKey(
+  fleet: Pick<FleetStore, 'roundKeys' | 'grant'>,
+  item: WorkItem,
+  keys: readonly WorkerKey[],
+  workerId: string,
+  credits: number,
+  runId: string,
+): Promise<{ key: WorkerKey; granted: number } | undefined> {
+  let rows = await fleet.roundKeys(item.roundId);
+  // Each pass passes over a key that became unusable, which it stays for the round: at most one pass a key.
+  for (let pass = 0; pass <= keys.length; pass++) {
+    const key = chooseKey(item, keys, rows);
+    if (!key) return undefined;
+    const granted = await fleet.grant(item.roundId, item.item, workerId, credits, { runId, keyId: key.keyId });
+    if (granted > 0 || credits === 0) return { key, granted };
+    rows = await fleet.roundKeys(item.roundId);
+    if (chooseKey({ ...item, keyId: key.keyId }, [key], rows)) return { key, granted };
+  }
+  return undefined;
 }
 
 /** The key a shard falls to when keys share the work by weight: the same on every worker, round after round. */
