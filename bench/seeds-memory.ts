@@ -35,6 +35,7 @@ import { formatTable } from '../src/cli/format-table.js';
 import { SEEDLINE_NODE_FLAGS, SEEDLINE_START_ENV } from '../src/cli/process-start.js';
 import { cliStartOf, type CliStart } from './entry-point-env.js';
 import { median } from './stats.js';
+import { timeStatements } from './statement-times.js';
 
 const self = fileURLToPath(import.meta.url);
 /** `--stream company_posts` measures a request stream over N parent rows instead of the profiles batch stream over N seeds. */
@@ -43,8 +44,13 @@ const STREAM = flag('stream', 'profiles');
 const REFRESH = process.argv.includes('--refresh');
 /** `--duckdb-tags`: DuckDB's memory by tag at the sync's largest RSS. */
 const TAGS = process.argv.includes('--duckdb-tags');
-/** `SEEDS_MEMORY_TRACE=FILE` with `--duckdb-tags`: every reading appended to FILE as a JSON line, to follow the tags through a sync. */
+/**
+ * `SEEDS_MEMORY_TRACE=FILE` with `--duckdb-tags`: every reading appended to FILE as a JSON line, to
+ * follow the tags through a sync, and each statement that took over `TRACE_STATEMENT_MS` or failed
+ * (`{ t, statement, ms, error }`, `t` when it ended).
+ */
 const TRACE = process.env.SEEDS_MEMORY_TRACE;
+const TRACE_STATEMENT_MS = 100;
 /** Set in the sync child that runs the refresh. */
 const FULL_REFRESH = process.argv.includes('--full-refresh');
 
@@ -164,6 +170,14 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
     }),
     'bench',
   );
+  if (TRACE !== undefined && backend === 'duckdb') {
+    const { DuckDbDestination } = await import('../src/destinations/duckdb/duckdb-destination.js');
+    timeStatements(DuckDbDestination, (statement, ms, error) => {
+      if (ms < TRACE_STATEMENT_MS && error === undefined) return;
+      const line = { t: Date.now(), statement, ms: Math.round(ms), ...(error ? { error: String(error) } : {}) };
+      appendFileSync(TRACE, `${JSON.stringify(line)}\n`);
+    });
+  }
   const destination = await createDestination(destinationConfig);
   await destination.lock({ holder: 'bench' });
   await destination.ensureSystemTables();
@@ -347,6 +361,7 @@ async function measure(seeds: number, build: Build, timed: boolean): Promise<Run
     // `SEEDS_MEMORY_KEEP=FILE`: a copy of the file the (first) sync left, for bench/settle-memory.ts.
     if (process.env.SEEDS_MEMORY_KEEP) await copyFile(join(dir, 'bench.duckdb'), process.env.SEEDS_MEMORY_KEEP);
     if (REFRESH) {
+      process.stderr.write(`first sync: ${run.line}\n`);
       run = await child([...args, '--full-refresh'], options);
       await run.done;
     }

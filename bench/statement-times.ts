@@ -10,8 +10,14 @@ type Tally = Map<string, { calls: number; ms: number }>;
 /** What a session method was given: a statement (`{ sql }`) or a bulk target (`{ table }`). */
 type Argument = { sql?: unknown; table?: unknown } | undefined;
 
-/** Wraps the sessions of every destination of `kind` (its prototype's `openSession`); returns the tally to print. */
-export function timeStatements(kind: { prototype: object }): Tally {
+/** Called as each statement ends: its kind, its wall time, and what it threw. */
+export type OnStatement = (key: string, ms: number, error: unknown) => void;
+
+/**
+ * Wraps the sessions of every destination of `kind` (its prototype's `openSession`); returns the
+ * tally to print. `onStatement` also sees each statement as it ends (a trace of slow or failed ones).
+ */
+export function timeStatements(kind: { prototype: object }, onStatement?: OnStatement): Tally {
   const tally: Tally = new Map();
   const proto = kind.prototype as { openSession: () => Promise<Record<string, unknown>> };
   const open = proto.openSession;
@@ -22,14 +28,20 @@ export function timeStatements(kind: { prototype: object }): Tally {
       if (!original) continue;
       session[method] = async (...args: unknown[]) => {
         const started = performance.now();
+        let error: unknown;
         try {
           return await original.apply(session, args);
+        } catch (thrown) {
+          error = thrown;
+          throw thrown;
         } finally {
           const key = statementKey(method, args[0] as Argument);
+          const ms = performance.now() - started;
           const entry = tally.get(key) ?? { calls: 0, ms: 0 };
           entry.calls++;
-          entry.ms += performance.now() - started;
+          entry.ms += ms;
           tally.set(key, entry);
+          onStatement?.(key, ms, error);
         }
       };
     }
