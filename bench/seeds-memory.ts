@@ -11,7 +11,8 @@
  * `--stream company_posts` syncs a request stream instead: one page of posts of each of N companies
  * put in its parent table beforehand (by batch rounds, as the stream asks by default), so the
  * figures are those of a stream whose partitions are the rows of a parent table.
- * `--refresh` (DuckDB) syncs the profiles twice, the second time with `--full-refresh`, and
+ * `--refresh` (DuckDB) syncs the profiles twice, the second time with `--full-refresh` (with
+ * `SEEDS_MEMORY_FROM=FILE`, a file `SEEDS_MEMORY_KEEP` kept of the same N, only the second), and
  * prints the second sync's figures: every key merged again, and the replaced rows deleted when
  * the stream settles.
  * Prints seeds, records loaded, wall time, calls, peak RSS and peak heap, and the ratio of each
@@ -356,16 +357,19 @@ async function measure(seeds: number, build: Build, timed: boolean): Promise<Run
     ];
     const timeFile = join(dir, 'time.txt');
     const options = { script: build.script, start: build.start, ...(timed ? { timeFile } : {}) };
-    let run = await child(args, options);
-    await run.done;
+    // `SEEDS_MEMORY_FROM=FILE` with `--refresh`: the refresh starts from a copy of a file an earlier first sync of the same N left.
+    const from = REFRESH ? process.env.SEEDS_MEMORY_FROM : undefined;
+    let run = from ? undefined : await child(args, options);
+    await run?.done;
+    if (from) await copyFile(from, join(dir, 'bench.duckdb'));
     // `SEEDS_MEMORY_KEEP=FILE`: a copy of the file the (first) sync left, for bench/settle-memory.ts.
-    if (process.env.SEEDS_MEMORY_KEEP) await copyFile(join(dir, 'bench.duckdb'), process.env.SEEDS_MEMORY_KEEP);
+    else if (process.env.SEEDS_MEMORY_KEEP) await copyFile(join(dir, 'bench.duckdb'), process.env.SEEDS_MEMORY_KEEP);
     if (REFRESH) {
-      process.stderr.write(`first sync: ${run.line}\n`);
+      if (run) process.stderr.write(`first sync: ${run.line}\n`);
       run = await child([...args, '--full-refresh'], options);
       await run.done;
     }
-    const figures = JSON.parse(run.line) as RunFigures;
+    const figures = JSON.parse(run!.line) as RunFigures;
     return timed ? { ...figures, ...(await kernelFigures(timeFile)) } : figures;
   } finally {
     sandbox.kill();

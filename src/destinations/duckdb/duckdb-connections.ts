@@ -1,4 +1,5 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { Mutex } from '../../util/mutex.js';
 
 /** How a file's connections reach its instance, and how the instance is opened again. */
 export interface DuckDbInstanceSource {
@@ -32,6 +33,8 @@ export class DuckDbConnections {
   private lost: unknown = null;
   private closed = false;
   private reopens = 0;
+  /** Commits, checkpoints and scans of large tables, one at a time (see `apart`). */
+  private readonly heavy = new Mutex();
 
   constructor(
     private instance: DuckDBInstance,
@@ -64,6 +67,17 @@ export class DuckDbConnections {
     if (broken || this.closed) connection.closeSync();
     else this.idle.push(connection);
     if (this.inUse === 0 && this.dueForReopen()) this.reopening = this.reopen();
+  }
+
+  /**
+   * Runs `task` when no other task given here runs: COMMIT and CHECKPOINT statements, and reads
+   * that scan a table growing with the warehouse (a ledger lookup). A commit checkpoints the file
+   * in DuckDB's `memory_limit`; a lookup beside it on another connection took that memory (its
+   * hash table and the ledger's blocks), the checkpoint could not pin a block, and DuckDB
+   * invalidated the database (bench/README.md, "Ledger lookups apart from commits").
+   */
+  apart<T>(task: () => Promise<T>): Promise<T> {
+    return this.heavy.run(task);
   }
 
   /** Counts rows appended through a connection of this file. */

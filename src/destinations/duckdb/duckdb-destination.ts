@@ -12,7 +12,7 @@ import type { DestinationCapabilities, LockOptions } from '../destination.js';
 import { DestinationLockedError, LockWaitAbortedError, NotReadOnlyError } from '../destination-error.js';
 import { sleep } from '../../util/sleep.js';
 import type { CellValue, ShapedRows } from '../../normalize/record-shaper.js';
-import type { BulkTarget, SqlDialectTraits, SqlSession, Statement } from '../sql/sql-session.js';
+import type { BulkTarget, ReadOptions, SqlDialectTraits, SqlSession, Statement } from '../sql/sql-session.js';
 import { SqlDestination } from '../sql/sql-destination.js';
 import { DuckDbDialect } from './duckdb-dialect.js';
 import type { LedgerKeyFilters } from '../sql/ledger-key-filters.js';
@@ -190,11 +190,13 @@ export class DuckDbDestination extends SqlDestination {
 
   protected async openSession(): Promise<SqlSession> {
     const connection = await this.acquire();
+    const connections = this.file!.connections;
     return new DuckDbSession(
       connection,
       this.chunks,
       (broken) => this.releaseConnection(connection, broken),
-      (rows) => this.file?.connections.appended(rows),
+      (rows) => connections.appended(rows),
+      (task) => connections.apart(task),
     );
   }
 
@@ -273,18 +275,21 @@ class DuckDbSession implements SqlSession {
     private readonly chunks: DataChunkCache,
     private readonly onRelease: (broken: boolean) => void,
     private readonly onAppended: (rows: number) => void,
+    private readonly apart: <T>(task: () => Promise<T>) => Promise<T>,
   ) {}
 
   async run(statement: Statement): Promise<number> {
     // Without parameters the statement goes in one native call instead of extract, prepare and execute: a COMMIT is
     // then under way as soon as `run` is called, while the caller goes on shaping the next unit.
     const parameters = statement.parameters.length > 0 ? bindDuckDbParameters(statement.parameters) : undefined;
-    const result = await this.connection.run(statement.sql, parameters);
-    return result.rowsChanged;
+    const execute = async () => (await this.connection.run(statement.sql, parameters)).rowsChanged;
+    return CHECKPOINTS.test(statement.sql) ? this.apart(execute) : execute();
   }
 
-  async all(statement: Statement): Promise<Record<string, unknown>[]> {
-    return duckDbRowsOf(await this.connection.runAndReadAll(statement.sql, bindDuckDbParameters(statement.parameters)));
+  async all(statement: Statement, options?: ReadOptions): Promise<Record<string, unknown>[]> {
+    const read = async () =>
+      duckDbRowsOf(await this.connection.runAndReadAll(statement.sql, bindDuckDbParameters(statement.parameters)));
+    return options?.scansLargeTable ? this.apart(read) : read();
   }
 
   async scan(statement: Statement, each: (row: readonly unknown[]) => void): Promise<void> {
@@ -407,6 +412,9 @@ class DuckDbSession implements SqlSession {
     this.onRelease(broken);
   }
 }
+
+/** Statements that may checkpoint the file: a COMMIT past `checkpoint_threshold`, or CHECKPOINT itself. */
+const CHECKPOINTS = /^\s*(COMMIT|CHECKPOINT)\s*;?\s*$/i;
 
 /** A DuckDB statement type as people read it (`DROP`, `INSERT`, …). */
 function statementTypeName(type: StatementType): string {

@@ -11,12 +11,22 @@ export interface Statement {
   parameters: readonly unknown[];
 }
 
+/** How a read runs. */
+export interface ReadOptions {
+  /**
+   * The read scans a table that grows with the warehouse (a ledger lookup by keys on DuckDB). A
+   * backend whose commits checkpoint in the same bounded memory (DuckDB) runs it apart from
+   * them: beside a checkpoint, one of the two runs out of `memory_limit`.
+   */
+  scansLargeTable?: boolean;
+}
+
 /** One connection of a backend, held for a unit or a single operation. */
 export interface SqlSession {
   /** Runs a statement; resolves to the number of rows it changed. */
   run(statement: Statement): Promise<number>;
   /** Runs a statement; resolves to its rows as plain JS values (see `Destination.query`). */
-  all(statement: Statement): Promise<Record<string, unknown>[]>;
+  all(statement: Statement, options?: ReadOptions): Promise<Record<string, unknown>[]>;
   /** Runs one read-only statement a user wrote (see `Destination.readQuery`); throws `NotReadOnlyError` for anything else. */
   readOnly(sql: string): Promise<Record<string, unknown>[]>;
   /** `readOnly` a chunk of about `size` rows at a time (values in column order); the session stays busy until the generator ends. */

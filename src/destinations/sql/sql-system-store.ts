@@ -1,7 +1,7 @@
 import { sql, type InsertQueryBuilder } from 'kysely';
 import type { AnswerRow, BatchPosition, BatchRow, RejectedRow, RunRow, SeedRow, StateRow } from '../destination.js';
 import { cell } from '../../normalize/cell-values.js';
-import type { SqlContext, SqlSession, Statement } from './sql-session.js';
+import type { ReadOptions, SqlContext, SqlSession, Statement } from './sql-session.js';
 import type { SystemTable } from './system-tables.js';
 import { lockDdl } from './sql-table-setup.js';
 import {
@@ -162,6 +162,7 @@ export class SqlSystemStore {
         .where('stream', '=', stream)
         .where('seed_key', 'in', keys)
         .compile(),
+      { scansLargeTable: filters !== null },
     );
     return new Map(rows.map(seedFromDb).map((row) => [row.seedKey, row]));
   }
@@ -396,8 +397,8 @@ export class SqlSystemStore {
         .doUpdateSet(Object.fromEntries(updated.map((name) => [name, sql.ref(`excluded.${name}`)])));
   }
 
-  private async readSystem(statement: Statement): Promise<Record<string, unknown>[]> {
-    return this.context.withSession((session) => session.all(statement));
+  private async readSystem(statement: Statement, options?: ReadOptions): Promise<Record<string, unknown>[]> {
+    return this.context.withSession((session) => session.all(statement, options));
   }
 }
 
