@@ -81,6 +81,8 @@ interface RunFigures {
   duckDbOwnMb?: number;
   /** DuckDB only: times the file was closed and opened again to give back DuckDB's native memory. */
   reopens?: number;
+  /** DuckDB only: whether the sync worked on stored rows and took the full memory settings (see `DuckDbMemoryModes`). */
+  widened?: boolean;
   /** `--duckdb-tags`: RSS and `duckdb_memory()` by tag (MB) at the reading with the largest RSS. */
   duckDbTagsAtPeak?: Record<string, number>;
 }
@@ -216,7 +218,7 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
           )[0]!.mb,
         )
       : undefined;
-  const reopens = backend === 'duckdb' ? await reopensOf(join(dir, 'bench.duckdb')) : undefined;
+  const file = backend === 'duckdb' ? await openFileState(join(dir, 'bench.duckdb')) : undefined;
   if (backend === 'postgres') await destination.query(`drop schema "${destinationConfig.schema}" cascade`);
   await client.close();
   await destination.close();
@@ -229,18 +231,18 @@ async function runSyncChild(url: string, dir: string): Promise<void> {
     peakHeapMb: peakHeap / 2 ** 20,
     atPeakMb: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, Math.round(v / 2 ** 20)])),
     ...(duckDbOwnMb === undefined ? {} : { duckDbOwnMb }),
-    ...(reopens === undefined ? {} : { reopens }),
+    ...(file === undefined ? {} : file),
     ...(duckDbTagsAtPeak ? { duckDbTagsAtPeak } : {}),
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
 
-/** How often this process reopened the DuckDB file (the open file is shared in the process). */
-async function reopensOf(path: string): Promise<number> {
+/** How often this process reopened the DuckDB file, and whether it widened its memory (the open file is shared in the process). */
+async function openFileState(path: string): Promise<{ reopens: number; widened: boolean }> {
   const { duckDbFileLock } = await import('../src/destinations/duckdb/duckdb-file-lock.js');
   const file = await duckDbFileLock.open(path);
   try {
-    return file.connections.reopened;
+    return { reopens: file.connections.reopened, widened: file.connections.widened };
   } finally {
     duckDbFileLock.release(file);
   }
@@ -444,6 +446,7 @@ async function main(): Promise<void> {
       rss_vs_first: (f.peakRssMb / first).toFixed(2),
       ...(f.duckDbOwnMb === undefined ? {} : { duckdb_own_mb: Math.round(f.duckDbOwnMb) }),
       ...(f.reopens === undefined ? {} : { reopens: f.reopens }),
+      ...(f.widened === undefined ? {} : { widened: f.widened }),
     });
     if (f.duckDbTagsAtPeak) tagLines.push(`${seeds}: ${JSON.stringify(f.duckDbTagsAtPeak)}`);
     process.stderr.write(

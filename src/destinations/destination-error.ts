@@ -226,5 +226,5 @@ function duckDbMemoryAdvice(message: string): string {
   const closed = /invalidated|FATAL Error/.test(message)
     ? ' DuckDB closed the database: the units committed before are kept, and opening the file again replays them from its write-ahead log.'
     : '';
-  return `${what}.${closed} DuckDB ran out of its memory_limit: raise destination.settings.memory_limit in the config (default 128MB; see docs/operations.md#memory-and-allocator-variables)`;
+  return `${what}.${closed} DuckDB ran out of its memory_limit: raise destination.settings.memory_limit in the config (default 64MB while a run loads new keys, 128MB once it works on stored rows; see docs/operations.md#memory-and-allocator-variables)`;
 }

@@ -19,7 +19,7 @@ describe('describeCause', () => {
     );
     expect(text).toBe(
       'Out of Memory Error: failed to pin block of size 256.0 KiB (30.4 MiB/30.5 MiB used). DuckDB ran out of its memory_limit: ' +
-        'raise destination.settings.memory_limit in the config (default 128MB; see docs/operations.md#memory-and-allocator-variables)',
+        'raise destination.settings.memory_limit in the config (default 64MB while a run loads new keys, 128MB once it works on stored rows; see docs/operations.md#memory-and-allocator-variables)',
     );
   });
 

@@ -5,8 +5,20 @@ import { Mutex } from '../../util/mutex.js';
 export interface DuckDbInstanceSource {
   /** A new connection to `instance`, set up as every connection of the file is (its default catalog). */
   connect(instance: DuckDBInstance): Promise<DuckDBConnection>;
-  /** Closes `current` and opens the file again with the same settings; null for a file that cannot be (an in-memory one: it would be lost). */
-  reopen: ((current: DuckDBInstance) => Promise<DuckDBInstance>) | null;
+  /** Closes `current` and opens the file again, with `settings` over those it was first opened with; null for a file that cannot be (an in-memory one: it would be lost). */
+  reopen:
+    | ((current: DuckDBInstance, settings: Readonly<Record<string, string>> | undefined) => Promise<DuckDBInstance>)
+    | null;
+}
+
+/** How a file's connections manage its instance. */
+export interface DuckDbConnectionOptions {
+  /** See `DEFAULT_ROWS_BETWEEN_REOPENS`. */
+  rowsBetweenReopens?: number | undefined;
+  /** Memory settings set once the process works on stored rows (`DuckDbMemoryModes.widened`); null: none. */
+  widened?: Readonly<Record<string, string>> | null;
+  /** The instance was opened with the widened settings already (a write-ahead log to replay). */
+  wide?: boolean;
 }
 
 /**
@@ -35,12 +47,22 @@ export class DuckDbConnections {
   private reopens = 0;
   /** Commits, checkpoints and scans of large tables, one at a time (see `apart`). */
   private readonly heavy = new Mutex();
+  private readonly rowsBetweenReopens: number;
+  private readonly widenedSettings: Readonly<Record<string, string>> | null;
+  /** The widening under way or done (see `widen`). */
+  private widening: Promise<void> | null = null;
+  private wide = false;
 
   constructor(
     private instance: DuckDBInstance,
     private readonly source: DuckDbInstanceSource,
-    private readonly rowsBetweenReopens = DEFAULT_ROWS_BETWEEN_REOPENS,
-  ) {}
+    options: DuckDbConnectionOptions = {},
+  ) {
+    this.rowsBetweenReopens = options.rowsBetweenReopens ?? DEFAULT_ROWS_BETWEEN_REOPENS;
+    this.widenedSettings = options.widened ?? null;
+    this.wide = options.wide === true && this.widenedSettings !== null;
+    if (this.wide) this.widening = Promise.resolve();
+  }
 
   /** Times the instance was opened again (for tests and benches). */
   get reopened(): number {
@@ -80,6 +102,29 @@ export class DuckDbConnections {
     return this.heavy.run(task);
   }
 
+  /**
+   * Sets the widened memory settings (see `DuckDbMemoryModes`) through `connection`, once: they
+   * hold for every connection, and for the instance a reopening opens, until the file is closed.
+   */
+  widen(connection: DuckDBConnection): Promise<void> {
+    const settings = this.widenedSettings;
+    if (!settings) return Promise.resolve();
+    this.widening ??= (async () => {
+      for (const [name, value] of Object.entries(settings))
+        await connection.run(`SET GLOBAL ${name} = '${value.replace(/'/g, "''")}'`);
+      this.wide = true;
+    })().catch((error: unknown) => {
+      this.widening = null;
+      throw error;
+    });
+    return this.widening;
+  }
+
+  /** Whether the widened memory settings are in force (for tests and benches). */
+  get widened(): boolean {
+    return this.wide;
+  }
+
   /** Counts rows appended through a connection of this file. */
   appended(rows: number): void {
     this.appendedSinceOpen += rows;
@@ -103,7 +148,7 @@ export class DuckDbConnections {
   private async reopen(): Promise<void> {
     try {
       this.closeIdle();
-      const instance = await this.source.reopen!(this.instance);
+      const instance = await this.source.reopen!(this.instance, this.wide ? this.widenedSettings! : undefined);
       // Closed while it was being opened again: nothing will use it.
       if (this.closed) instance.closeSync();
       this.instance = instance;

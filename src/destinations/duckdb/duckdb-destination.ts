@@ -23,6 +23,7 @@ import { duckDbTypeMapper } from './duckdb-type-mapper.js';
 import { duckDbCellsToJs, duckDbRowsOf, jsonColumns } from './duckdb-value-converter.js';
 import { DuckDbChunkWriter } from './duckdb-chunk-writer.js';
 import { refuseOutsideReads } from './duckdb-read-guard.js';
+import { duckDbMemoryModes, type DuckDbMemoryModes } from './duckdb-memory-modes.js';
 
 /** Settings of a DuckDB destination. */
 export interface DuckDbDestinationOptions {
@@ -30,7 +31,12 @@ export interface DuckDbDestinationOptions {
   path: string;
   /** Schema of the tables. Default: `seedline`. */
   schema?: string;
-  /** DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '1GB' }`). Default: `{ preserve_insertion_order: 'false', memory_limit: '128MB', checkpoint_threshold: '64MB' }`, merged under the given ones. */
+  /**
+   * DuckDB settings applied when this process first opens the file (e.g. `{ memory_limit: '1GB' }`).
+   * Default: `{ preserve_insertion_order: 'false', memory_limit: '128MB', checkpoint_threshold: '64MB' }`,
+   * merged under the given ones; unless `memory_limit` or `checkpoint_threshold` is given, the file
+   * opens with 64MB and 16MB and takes the defaults once the process works on stored rows (see `DuckDbMemoryModes`).
+   */
   settings?: Record<string, string>;
   /** Rows appended after which the file is closed and opened again between units, to give back DuckDB's native memory. Default: `DEFAULT_ROWS_BETWEEN_REOPENS` (250,000). */
   rowsBetweenReopens?: number;
@@ -73,13 +79,11 @@ const toOtherVector: ToVector = (v, type) => JSToDuckDBValueConverter(v, type, J
  * RAM keeps a long sync's memory flat (committed rows beyond it go to the file or to temporary
  * files, and large queries spill instead of growing the process). A sync fills whatever limit it
  * is given: 256 MB cost ~90-100 MB more peak RSS from 100k seeds up, in about the same time
- * (bench/README.md). 64 MB is not safe: with 16 MB checkpoints it took a million-seed sync under
- * 300 MB, but the same seeds synced again with `--full-refresh` ran a checkpoint out of memory
- * and DuckDB closed the database (docs/operations.md#memory-and-allocator-variables). A checkpoint
- * every 64 MB of WAL instead of 16 MB: each one rewrites the last, partly filled row group of
- * every table it touches, and at 16 MB a load spent ~20% more CPU on them; it still runs inside a
- * unit's COMMIT, off the main thread while the next unit is shaped, so little is left for the
- * close.
+ * (bench/README.md). A checkpoint every 64 MB of WAL instead of 16 MB: each one rewrites the last,
+ * partly filled row group of every table it touches, and at 16 MB a load spent ~20% more CPU on
+ * them; it still runs inside a unit's COMMIT, off the main thread while the next unit is shaped,
+ * so little is left for the close. A load of new keys runs leaner until it meets stored rows
+ * (`DuckDbMemoryModes`).
  */
 const DEFAULT_SETTINGS: Record<string, string> = {
   preserve_insertion_order: 'false',
@@ -118,7 +122,7 @@ export class DuckDbDestination extends SqlDestination {
   };
   protected readonly db: Kysely<any>;
   private readonly path: string;
-  private readonly settings: Record<string, string>;
+  private readonly memory: DuckDbMemoryModes;
   private readonly rowsBetweenReopens: number | undefined;
   private file: SharedDuckDbFile | null = null;
   private opening: Promise<SharedDuckDbFile> | null = null;
@@ -130,7 +134,7 @@ export class DuckDbDestination extends SqlDestination {
   constructor(options: DuckDbDestinationOptions) {
     super(options.schema ?? 'seedline');
     this.path = options.path;
-    this.settings = { ...DEFAULT_SETTINGS, ...options.settings };
+    this.memory = duckDbMemoryModes(DEFAULT_SETTINGS, options.settings);
     this.rowsBetweenReopens = options.rowsBetweenReopens;
     this.db = new Kysely<any>({
       dialect: new DuckDbDialect({
@@ -197,6 +201,7 @@ export class DuckDbDestination extends SqlDestination {
       (broken) => this.releaseConnection(connection, broken),
       (rows) => connections.appended(rows),
       (task) => connections.apart(task),
+      () => connections.widen(connection),
     );
   }
 
@@ -204,7 +209,7 @@ export class DuckDbDestination extends SqlDestination {
     if (this.closed) throw new Error('This destination is closed');
     if (this.file) return this.file;
     // Its folder is never created here: a mistyped path would start an empty warehouse (see openSession).
-    this.opening ??= duckDbFileLock.open(this.path, this.settings, this.rowsBetweenReopens);
+    this.opening ??= duckDbFileLock.open(this.path, this.memory, this.rowsBetweenReopens);
     try {
       this.file = await this.opening;
       return this.file;
@@ -276,6 +281,7 @@ class DuckDbSession implements SqlSession {
     private readonly onRelease: (broken: boolean) => void,
     private readonly onAppended: (rows: number) => void,
     private readonly apart: <T>(task: () => Promise<T>) => Promise<T>,
+    private readonly widen: () => Promise<void>,
   ) {}
 
   async run(statement: Statement): Promise<number> {
@@ -289,7 +295,14 @@ class DuckDbSession implements SqlSession {
   async all(statement: Statement, options?: ReadOptions): Promise<Record<string, unknown>[]> {
     const read = async () =>
       duckDbRowsOf(await this.connection.runAndReadAll(statement.sql, bindDuckDbParameters(statement.parameters)));
-    return options?.scansLargeTable ? this.apart(read) : read();
+    if (!options?.scansLargeTable) return read();
+    await this.widen();
+    return this.apart(read);
+  }
+
+  /** Gives DuckDB the file's full memory settings, for the rest of its life in this process (see `DuckDbMemoryModes`). */
+  workOnStoredRows(): Promise<void> {
+    return this.widen();
   }
 
   async scan(statement: Statement, each: (row: readonly unknown[]) => void): Promise<void> {
@@ -306,13 +319,18 @@ class DuckDbSession implements SqlSession {
     }
   }
 
+  /** A user's select may sort or join whole tables: it runs with the file's full memory settings. */
   async readOnly(sql: string): Promise<Record<string, unknown>[]> {
-    return duckDbRowsOf(await (await this.selectOnly(sql)).runAndReadAll());
+    const prepared = await this.selectOnly(sql);
+    await this.widen();
+    return duckDbRowsOf(await prepared.runAndReadAll());
   }
 
   /** DuckDB answers in chunks of its own vector size (2,048 rows), whatever `size` asks. */
   async *readOnlyChunks(sql: string): AsyncGenerator<unknown[][]> {
-    const result = await (await this.selectOnly(sql)).stream();
+    const prepared = await this.selectOnly(sql);
+    await this.widen();
+    const result = await prepared.stream();
     // As `readOnly` reads them: a JSON column's text parsed.
     const json = jsonColumns(result);
     for (;;) {

@@ -7,6 +7,7 @@ import { LedgerKeyFilters } from '../sql/ledger-key-filters.js';
 import { sleep } from '../../util/sleep.js';
 import { DuckDbConnections } from './duckdb-connections.js';
 import { duckDbSettingsError } from './duckdb-settings-error.js';
+import type { DuckDbMemoryModes } from './duckdb-memory-modes.js';
 
 /**
  * The catalog a warehouse file is attached as. DuckDB names a file's catalog after the file
@@ -49,12 +50,20 @@ const open = new Map<string, Promise<SharedDuckDbFile>>();
  * The holder's description is kept in a `<path>.lock` sidecar for writers of other processes.
  */
 export const duckDbFileLock = {
-  /** Opens (or shares) the file; throws `DestinationLockedError` when another process holds it, `DestinationSettingError` naming a refused setting. */
-  async open(path: string, settings?: Record<string, string>, rowsBetweenReopens?: number): Promise<SharedDuckDbFile> {
+  /**
+   * Opens (or shares) the file with `memory`'s opening settings (DuckDB's own defaults when
+   * none); throws `DestinationLockedError` when another process holds it,
+   * `DestinationSettingError` naming a refused setting.
+   */
+  async open(path: string, memory?: DuckDbMemoryModes, rowsBetweenReopens?: number): Promise<SharedDuckDbFile> {
     const key = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
     let pending = open.get(key);
     if (!pending) {
       const file = path === ':memory:' ? undefined : key;
+      // A write-ahead log left by a process that ended without closing the file is replayed on opening, in one go: it
+      // may hold up to a widened checkpoint threshold of rows, so it gets the widened memory.
+      const wide = memory?.widened != null && file !== undefined && walLeft(file);
+      const settings = wide ? { ...memory.opening, ...memory.widened } : memory?.opening;
       pending = openInstance(file, settings).then(
         (instance) => ({
           path: key,
@@ -62,8 +71,11 @@ export const duckDbFileLock = {
             instance,
             file === undefined
               ? { connect: (instance) => instance.connect(), reopen: null }
-              : { connect: connectToWarehouse, reopen: (current) => reopenInstance(current, file, settings) },
-            rowsBetweenReopens,
+              : {
+                  connect: connectToWarehouse,
+                  reopen: (current, over) => reopenInstance(current, file, { ...settings, ...over }),
+                },
+            { rowsBetweenReopens, widened: memory?.widened ?? null, wide },
           ),
           refs: 0,
           writer: null,
@@ -124,9 +136,9 @@ export const duckDbFileLock = {
  */
 async function openInstance(
   file: string | undefined,
-  settings: Record<string, string> | undefined,
+  settings: Readonly<Record<string, string>> | undefined,
 ): Promise<DuckDBInstance> {
-  if (file === undefined) return DuckDBInstance.create(':memory:', settings);
+  if (file === undefined) return DuckDBInstance.create(':memory:', settings && { ...settings });
   const instance = await DuckDBInstance.create(':memory:', { temp_directory: `${file}.tmp`, ...settings });
   const connection = await instance.connect();
   try {
@@ -152,7 +164,7 @@ async function openInstance(
 async function reopenInstance(
   current: DuckDBInstance,
   file: string,
-  settings: Record<string, string> | undefined,
+  settings: Readonly<Record<string, string>> | undefined,
 ): Promise<DuckDBInstance> {
   current.closeSync();
   const closed = fileState(file);
@@ -171,6 +183,11 @@ async function reopenInstance(
       await sleep(REOPEN_RETRY_MS);
     }
   }
+}
+
+/** Whether the file has a write-ahead log not yet checkpointed into it. */
+function walLeft(file: string): boolean {
+  return (statSync(`${file}.wal`, { throwIfNoEntry: false })?.size ?? 0) > 0;
 }
 
 /** The file's size and modification time, with its WAL's: what a write by another process changes. */

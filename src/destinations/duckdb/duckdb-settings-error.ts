@@ -21,7 +21,7 @@ const ECHOED_VALUE_MIN = 4;
  */
 export async function duckDbSettingsError(
   target: string,
-  settings: Record<string, string> | undefined,
+  settings: Readonly<Record<string, string>> | undefined,
   failure: unknown,
 ): Promise<DestinationSettingError | undefined> {
   if (!settings || !SETTINGS_FAILURE.test(failure instanceof Error ? failure.message : String(failure)))

@@ -41,6 +41,12 @@ export interface SqlSession {
   prepareBulk?(tables: readonly BulkTarget[]): Promise<void>;
   /** Runs a statement and calls `each` with every row's values, a chunk at a time, never holding the whole result. Needed when the dialect has `keyFilter`. */
   scan?(statement: Statement, each: (row: readonly unknown[]) => void): Promise<void>;
+  /**
+   * Says the unit is about to change or delete rows already stored (a merge of keys a table may
+   * hold, a replace or history write, a settle), so a backend that runs loads of new keys in less
+   * memory (DuckDB) gives it the room such work needs; awaited before that work. Optional.
+   */
+  workOnStoredRows?(): Promise<void>;
   /** Returns the connection; `broken` discards it. */
   release(broken?: boolean): Promise<void>;
 }

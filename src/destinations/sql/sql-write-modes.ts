@@ -41,6 +41,7 @@ export class SqlWriteModes {
    */
   async settle(session: SqlSession): Promise<void> {
     if (!this.context.traits.deferredMerge) return;
+    await session.workOnStoredRows?.();
     for (const { table, rowsBefore, rowsAfter } of await this.pending.settle(session))
       this.keyFilters.settled(table, rowsBefore, rowsAfter);
   }
@@ -122,6 +123,7 @@ export class SqlWriteModes {
       case 'append':
         return this.steps(loads);
       case 'replace':
+        await session.workOnStoredRows?.();
         // Rows of earlier runs go, rows of this run (earlier pages) stay: readers see the old table until commit.
         return this.steps([
           ...[batch.parent.shape, ...batch.children.map((c) => c.shape)].map((shape) =>
@@ -166,6 +168,7 @@ export class SqlWriteModes {
         return this.mergeStaged(session, layout, batch, loads);
       }
       case 'history':
+        await session.workOnStoredRows?.();
         return this.applyHistory(session, layout, batch);
     }
   }
@@ -195,6 +198,7 @@ export class SqlWriteModes {
     const keys = candidates === null ? batch.keys : batch.keys.map((column) => candidates.map((i) => column[i]!));
     const count = candidates === null ? batch.records : candidates.length;
     let total = 0;
+    if (count > 0) await session.workOnStoredRows?.();
     if (count > 0 && this.context.traits.deferredMerge) await this.pending.record(session, layout, batch, keys, count);
     else if (count > 0) total += await this.deleteKeys(session, layout, batch, keyColumns, keys, count);
     total += await this.steps(loads);
