@@ -72,6 +72,7 @@ describe('DuckDB default settings', () => {
     const destination = await open();
     await destination.ensureTable(profiles);
     await merge(destination, 'run_1', [1, 2]);
+    expect(await settingsOf(destination)).toMatchObject(LEAN);
     await merge(destination, 'run_2', [2, 3]);
     expect(await settingsOf(destination)).toMatchObject(FULL);
     await destination.settle();
@@ -95,6 +96,7 @@ describe('DuckDB default settings', () => {
 
   it('given a select a user wrote (seedline query, seeds by SQL), when it runs, then DuckDB takes the full settings first', async () => {
     const destination = await open();
+    expect(await settingsOf(destination)).toMatchObject(LEAN);
     expect(await destination.readQuery('select 42 as answer')).toEqual([{ answer: 42 }]);
     expect(await settingsOf(destination)).toMatchObject(FULL);
   });
@@ -103,6 +105,7 @@ describe('DuckDB default settings', () => {
     const destination = await open(undefined, 3);
     await destination.ensureTable(profiles);
     await merge(destination, 'run_1', [1, 2]);
+    expect(await settingsOf(destination)).toMatchObject(LEAN);
     await merge(destination, 'run_2', [2, 3, 4, 5]);
     const shared = await duckDbFileLock.open((destination as DuckDbDestination)['path']);
     try {
@@ -131,6 +134,42 @@ describe('DuckDB default settings', () => {
     expect(await settingsOf(reader)).toMatchObject(FULL);
     const rows = await reader.query<{ n: unknown }>(`select count(*) as n from ${reader.schema}.profiles`);
     expect(Number(rows[0]!.n)).toBe(2);
+    // The same file closed cleanly has no log left: it opens lean.
+    await reader.close();
+    expect(existsSync(`${copy}.wal`)).toBe(false);
+    const again = await createDestination({ type: 'duckdb', path: copy });
+    opened.push({ destination: again, dir: mkdtempSync(join(tmpdir(), 'seedline-settings-')) });
+    expect(await settingsOf(again)).toMatchObject(LEAN);
+  });
+
+  it('given merges a killed run left unsettled, when a new process opens the file and settles them, then it takes the full settings first and the rows are right', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seedline-settings-'));
+    const path = join(dir, 'w.duckdb');
+    const writer = new DuckDbDestination({ path });
+    await writer.ensureTable(profiles);
+    await merge(writer, 'run_1', [1, 2]);
+    await merge(writer, 'run_2', [2, 3]);
+    // Closed with the replaced rows of person 2 still listed: what a kill leaves (the settle runs at the stream's end).
+    await writer.close();
+    const next = new DuckDbDestination({ path });
+    opened.push({ destination: next, dir });
+    await next.ensureTable(profiles);
+    expect(await settingsOf(next)).toMatchObject(LEAN);
+    await next.settle();
+    expect(await settingsOf(next)).toMatchObject(FULL);
+    const rows = await next.query<{ url: string }>(`select url from ${next.schema}.profiles order by url`);
+    expect(rows.map((row) => row.url)).toEqual([1, 2, 3].map((n) => profileRecord(n).url));
+  });
+
+  it("given a read of a stream's whole ledger (a state reset), when it runs, then DuckDB takes the full settings first", async () => {
+    const destination = await open();
+    await destination.ensureSystemTables();
+    const unit = await destination.beginUnit('run_1');
+    await unit.saveSeeds([seedRow(1), seedRow(2)]);
+    await unit.commit();
+    expect(await settingsOf(destination)).toMatchObject(LEAN);
+    expect([...(await destination.readSeeds('profiles')).keys()].sort()).toEqual(['person-1', 'person-2']);
+    expect(await settingsOf(destination)).toMatchObject(FULL);
   });
 
   it("given destination.settings with a memory limit, when the file works on stored rows, then the user's limit holds throughout", async () => {

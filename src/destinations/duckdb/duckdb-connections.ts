@@ -148,7 +148,10 @@ export class DuckDbConnections {
   private async reopen(): Promise<void> {
     try {
       this.closeIdle();
-      const instance = await this.source.reopen!(this.instance, this.wide ? this.widenedSettings! : undefined);
+      // A widening under way sets the instance being closed: the new one takes its settings now.
+      const wide = this.widening !== null;
+      const instance = await this.source.reopen!(this.instance, wide ? this.widenedSettings! : undefined);
+      if (wide) this.wide = true;
       // Closed while it was being opened again: nothing will use it.
       if (this.closed) instance.closeSync();
       this.instance = instance;

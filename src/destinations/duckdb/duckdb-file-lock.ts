@@ -61,8 +61,9 @@ export const duckDbFileLock = {
     if (!pending) {
       const file = path === ':memory:' ? undefined : key;
       // A write-ahead log left by a process that ended without closing the file is replayed on opening, in one go: it
-      // may hold up to a widened checkpoint threshold of rows, so it gets the widened memory.
-      const wide = memory?.widened != null && file !== undefined && walLeft(file);
+      // may hold up to a widened checkpoint threshold of rows, so it gets the widened memory. An in-memory warehouse
+      // keeps all its rows in the pool: it gets the widened memory from the start.
+      const wide = memory?.widened != null && (file === undefined || walLeft(file));
       const settings = wide ? { ...memory.opening, ...memory.widened } : memory?.opening;
       pending = openInstance(file, settings).then(
         (instance) => ({

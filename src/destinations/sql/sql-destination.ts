@@ -147,6 +147,7 @@ export abstract class SqlDestination implements Destination {
     return this.withSession(async (session) => {
       const added = await triggerChanges.ensureColumns(session, table);
       this.physical.get(table)?.push(...added);
+      await session.workOnStoredRows?.();
       await session.run({ sql: this.traits.begin, parameters: [] });
       try {
         const changed = await triggerChanges.apply(session, table, runId, changes);

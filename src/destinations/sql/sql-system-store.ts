@@ -131,6 +131,8 @@ export class SqlSystemStore {
         .selectAll()
         .where('stream', '=', stream)
         .compile(),
+      // Every ledger row of the stream: what reads it (a state reset, Airbyte's state) then rewrites many of them.
+      { scansLargeTable: true },
     );
     return new Map(rows.map(seedFromDb).map((row) => [row.seedKey, row]));
   }

@@ -13,7 +13,8 @@ export function partitionContext(ctx: PartitionSources): PartitionContext {
     now: ctx.now(),
     readTable: async (table, columns) => {
       if (!(await ctx.destination.hasTable(table))) return [];
-      return ctx.destination.query(parentSelect(ctx, table, columns));
+      // A read of the warehouse's data, as `tableChunks` reads it (DuckDB gives such reads its full memory).
+      return ctx.destination.readQuery(parentSelect(ctx, table, columns));
     },
   };
 }
