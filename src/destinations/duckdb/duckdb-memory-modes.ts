@@ -1,9 +1,9 @@
 /**
  * DuckDB's memory settings for a file, in two steps: a lean buffer pool while a process only
  * appends rows of new keys (a first load), and the full one from the first time it works on rows
- * already stored (a merge of a key the table may hold, a settle, a replace or history write, a
- * lookup of the ledger by key, a select a user wrote: seeds by SQL, `query`, the report) until
- * the file is closed.
+ * already stored (a merge of a key the table may hold, a settle, a replace or history write,
+ * Triggers' changes, a lookup of the ledger by key or a read of a stream's whole ledger, a select
+ * of the warehouse's data: seeds by SQL, `query`, parent rows, the report) until the file is closed.
  *
  * Why two: appends stream through DuckDB in little memory, and a smaller pool keeps a long first
  * load's peak flat; but deletes and updates of stored rows, and a lookup's hash join beside a
