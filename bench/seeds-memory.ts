@@ -47,7 +47,8 @@ const REFRESH = process.argv.includes('--refresh');
 const TAGS = process.argv.includes('--duckdb-tags');
 /**
  * `SEEDS_MEMORY_TRACE=FILE` with `--duckdb-tags`: every reading appended to FILE as a JSON line, to
- * follow the tags through a sync, and each statement that took over `TRACE_STATEMENT_MS` or failed
+ * follow the tags through a sync beside the process's RSS and V8's `heapTotal`, `heapUsed` and
+ * `external` (MB), and each statement that took over `TRACE_STATEMENT_MS` or failed
  * (`{ t, statement, ms, error }`, `t` when it ended).
  */
 const TRACE = process.env.SEEDS_MEMORY_TRACE;
@@ -100,14 +101,14 @@ function sampleDuckDbTags(destination: { query(sql: string): Promise<Record<stri
   const timer = setInterval(() => {
     if (reading) return;
     reading = true;
-    const rss = process.memoryUsage().rss;
+    const { rss, heapTotal, heapUsed, external } = process.memoryUsage();
     destination
       .query('select tag, memory_usage_bytes / 1048576 as mb from duckdb_memory() where memory_usage_bytes > 0')
       .then((rows) => {
         if (TRACE !== undefined)
           appendFileSync(
             TRACE,
-            `${JSON.stringify({ t: Date.now(), rss: Math.round(rss / 2 ** 20), ...Object.fromEntries(rows.map((r) => [String(r.tag), Math.round(Number(r.mb))])) })}\n`,
+            `${JSON.stringify({ t: Date.now(), rss: Math.round(rss / 2 ** 20), heapTotal: Math.round(heapTotal / 2 ** 20), heapUsed: Math.round(heapUsed / 2 ** 20), external: Math.round(external / 2 ** 20), ...Object.fromEntries(rows.map((r) => [String(r.tag), Math.round(Number(r.mb))])) })}\n`,
           );
         if (rss / 2 ** 20 <= best.rss!) return;
         best = { rss: Math.round(rss / 2 ** 20) };
