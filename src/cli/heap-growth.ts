@@ -9,8 +9,13 @@ import { setFlagsFromString } from 'node:v8';
  * beyond run-to-run noise. At 50% (2026-11-28, with the start settings of src/cli/process-start.ts):
  * a DuckDB sync of 20k seeds peaked at 310-324 against 328-356 MB and 100k at 351 against 380 MB,
  * CPU within the runs' noise; a heap snapshot at the peak holds ~40 MB live of 110-130 MB used.
+ * At 20% (2026-11-29, DuckDB's lean pool): a long sync's peak is where a checkpoint meets the
+ * highest swing of the heap, and the swing shrank (`heapTotal` 66-82 against 74-91 MB at the
+ * largest reading of each 30 s of a 300k-seed sync, whose peak fell from 277 to 261 MB); a million
+ * seeds peaked at 276 against 283 MB (1.095x against 1.11x its 20k runs), for 10-14% more CPU on
+ * the batch path and 3% on the paged one (bench/README.md).
  */
-export const HEAP_GROWING_PERCENT = 50;
+export const HEAP_GROWING_PERCENT = 20;
 
 /**
  * Caps V8's old-space growth factor for this process (see `HEAP_GROWING_PERCENT`) unless the
