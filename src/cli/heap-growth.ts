@@ -12,8 +12,8 @@ import { setFlagsFromString } from 'node:v8';
  * At 20% (2026-11-29, DuckDB's lean pool): a long sync's peak is where a checkpoint meets the
  * highest swing of the heap, and the swing shrank (`heapTotal` 66-82 against 74-91 MB at the
  * largest reading of each 30 s of a 300k-seed sync, whose peak fell from 277 to 261 MB); a million
- * seeds peaked at 276 against 283 MB (1.095x against 1.11x its 20k runs), for 10-14% more CPU on
- * the batch path and 3% on the paged one (bench/README.md).
+ * seeds peaked at 276 against 283 MB and 20k at 243.5 against 258 (medians of six), for 10-14%
+ * more CPU on the batch path and 3% on the paged one (bench/README.md).
  */
 export const HEAP_GROWING_PERCENT = 20;
 
