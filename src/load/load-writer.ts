@@ -137,17 +137,22 @@ export class LoadWriter {
   }
 
   /**
-   * The first waiting unit and, within the group's bounds, the units of its kind waiting after it
-   * (pages, or journal units; never one with the other), in call order. Waiting units belong to
+   * The journal units waiting, or when there is none the first waiting unit and the pages waiting
+   * after it, in call order and within the group's bounds (never pages with journal units).
+   * Journal units go first because a call's place in flight is held until its answer is
+   * journaled, while a page's load runs behind the next calls (see `LoadsBehind`): taken in call
+   * order, an answer waited for the loads ahead of it, 56-60 ms of a 200 ms call at 3,000
+   * calls a minute, against 37-46 ms journal first (bench/README.md). Waiting units belong to
    * callers that each wait for theirs, so none depends on another's commit: taking them past a
    * unit of the other kind changes no order a caller sees.
    */
   private takeGroup(): UnitRequest[] {
-    const first = this.waiting[0]!;
+    const first = this.waiting.find((request) => request.journal) ?? this.waiting[0]!;
     const most = first.journal ? GROUP_JOURNAL_UNITS : GROUP_UNITS;
     const taken = [first];
     let records = first.records;
-    for (const next of this.waiting.slice(1)) {
+    for (const next of this.waiting) {
+      if (next === first) continue;
       if (taken.length >= most) break;
       if (next.journal !== first.journal) continue;
       if (records + next.records > GROUP_RECORDS) break;
