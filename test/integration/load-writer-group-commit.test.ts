@@ -184,5 +184,24 @@ for (const kind of destinationKinds) {
         'page-9',
       ]);
     });
+
+    it('given a page waiting before a journal unit, when the destination is free, then the journal unit commits first (it holds a call in flight; the page loads behind)', async (ctx) => {
+      if (!backend.available) return ctx.skip();
+      const dest = await backend.open();
+      const { lock, writer } = await writerOn(dest);
+
+      const release = await holdLock(lock);
+      const committed: string[] = [];
+      const pending = [
+        writer.inUnit([page(1, 2)], (unit) => unit.saveSeeds([seedOf(1)])).then(() => committed.push('page')),
+        writer
+          .inUnit([], (unit) => unit.saveSeeds([seedOf(8)]), { journal: true })
+          .then(() => committed.push('journal')),
+      ];
+      release();
+      await Promise.all(pending);
+
+      expect(committed).toEqual(['journal', 'page']);
+    });
   });
 }
